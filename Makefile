@@ -1,0 +1,54 @@
+# Accessible-VQA research compendium. `make help` lists the targets.
+# The README's two commands, `make reproduce` and `make test`, do all their own set-up.
+
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export PATH := $(abspath $(BIN)):$(PATH)
+# Offline runs, tests and CI: copy data from a local folder instead of downloading, e.g.
+#   make test VQALIB_DATA_MIRROR=../shared/data
+export VQALIB_DATA_MIRROR
+export MPLBACKEND := Agg
+
+.PHONY: help setup data reproduce test bench lab html clean lock
+
+help:  ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+setup: $(STAMP)  ## create .venv and install the exact pins of requirements.lock
+
+$(STAMP): requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip==25.2"
+	# torch first and alone, so no other package can pull a different (multi-GB) build
+	$(BIN)/python -m pip install --quiet "torch==$$(sed -n 's/^torch==//p' requirements.lock)"
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+data: setup  ## fetch and verify the upstream data into data/raw (or copy from $VQALIB_DATA_MIRROR)
+	$(BIN)/python -m vqalib.datasets fetch
+
+reproduce: data  ## run every notebook in place with papermill and rewrite figures/
+	$(BIN)/python -m vqalib.reproduce run
+
+test: data  ## run the test suite (loaders, validation, report, notebook smoke runs)
+	$(BIN)/python -m pytest
+
+bench: data  ## time loading + validation and `make reproduce` (2-core machine), write benchmarks/
+	$(BIN)/python benchmarks/bench.py
+
+lab: data  ## open JupyterLab on the notebooks
+	$(BIN)/jupyter lab notebooks
+
+html: setup  ## render the executed notebooks, tables and figures into build/html
+	$(BIN)/python -m vqalib.reproduce html
+
+lock: setup  ## rewrite requirements.lock from the current .venv
+	$(BIN)/python -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)+cpu$$/torch==\1/' > requirements.lock.new
+	mv requirements.lock.new requirements.lock
+
+clean:  ## remove build outputs and caches (keeps .venv, data/raw and figures/)
+	rm -rf build .pytest_cache .cache
+	find . -name __pycache__ -type d -not -path './$(VENV)/*' -prune -exec rm -rf {} +
