@@ -1,0 +1,10 @@
+"""vqalib: the package behind the accessible-VQA research compendium.
+
+Modules (one concept each): ``datasets`` (verified upstream files and loaders),
+``validation`` (the validation report), ``taxonomy`` (canonical roles and information
+sources), ``wordcounts`` (VizWiz-LF Table 1), ``roles`` (Tables 2, 3, 15, 16, Fig. 5),
+``report`` (tables and figures with paper comparison), ``plots`` (figures),
+``reproduce`` (runs the notebooks, builds the HTML site).
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,490 @@
+"""Verified upstream data and the VizWiz-LF loader (VizWiz-LF §3–§4, CommVQA §3).
+
+Every upstream file the compendium reads is in :data:`REGISTRY` with the repository,
+the pinned commit, the path there and its SHA-256. :func:`fetch` downloads each file
+once into ``data/raw/`` (or copies it from a local mirror folder) and refuses a file
+whose hash differs; nothing is partially written. :func:`load_vizwiz_lf` turns the
+seven VizWiz-LF files into tidy frames (one row per answer, one row per sentence) and
+a :class:`~vqalib.validation.ValidationReport` that counts every quirk it met.
+
+Configuration (README, "Data"): ``VQALIB_DATA_DIR`` (default ``<project>/data/raw``)
+and ``VQALIB_DATA_MIRROR`` (a folder laid out like ``data/raw``; when set, files are
+copied from it instead of downloaded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from vqalib import taxonomy
+from vqalib.validation import ValidationReport
+from vqalib.wordcounts import count_words
+
+DATA_DIR_ENV = "VQALIB_DATA_DIR"
+MIRROR_ENV = "VQALIB_DATA_MIRROR"
+
+VIZWIZ_LF_REPO = "UT-CS-HCI/lfvqa"
+VIZWIZ_LF_COMMIT = "358d12904635bbf612558da10febfe5e35967540"
+COMMVQA_REPO = "nnaik39/commvqa"
+COMMVQA_COMMIT = "97e5b27e6caf61197d9feca3fe3841df3ac28f24"
+
+
+class DataIntegrityError(RuntimeError):
+    """A file's SHA-256 is not the registered one."""
+
+
+class DataFormatError(ValueError):
+    """A data file cannot be parsed, or an entry lacks a field or has a wrong type."""
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One upstream file: where it comes from, where it lives locally, its hash."""
+
+    key: str  # path below data/raw/ and below a mirror folder
+    dataset: str
+    repo: str
+    commit: str
+    upstream_path: str
+    sha256: str
+
+    @property
+    def url(self) -> str:
+        return f"https://raw.githubusercontent.com/{self.repo}/{self.commit}/{self.upstream_path}"
+
+
+def _vizwiz(stem: str, sha256: str) -> DataFile:
+    return DataFile(f"vizwiz-lf/{stem}.json", "vizwiz-lf", VIZWIZ_LF_REPO, VIZWIZ_LF_COMMIT,
+                    f"data/{stem}.json", sha256)
+
+
+def _commvqa(key: str, upstream_path: str, sha256: str) -> DataFile:
+    return DataFile(f"commvqa/{key}", "commvqa", COMMVQA_REPO, COMMVQA_COMMIT, upstream_path, sha256)
+
+
+REGISTRY: tuple[DataFile, ...] = (
+    _vizwiz("expert", "be3ee44681e30e307977468e046fbd108f2283a3ed63d40ba0a688b9043d2330"),
+    _vizwiz("gpt-4v", "79d5fef8ffbdbe96a12b17b683ca93b32374b8ac15bd82dffa9026f429def9ef"),
+    _vizwiz("gemini", "6d688ec21c9d760e8e764879208e2451ac46d8ed97a193ded7162a6c87b7ef31"),
+    _vizwiz("llava", "8a56c2743d448aace3f3c128a45306d0936191b9fcf59adf46795259b3e472df"),
+    _vizwiz("qwen", "b1968eb4e970e987ede99298d3a57dc0dd0684689efa75bd388b74e6467ceeb6"),
+    _vizwiz("blip2", "4c1217730f6607a6ff23210cb752457ee58eed546ffb766aa3368af52368ea4c"),
+    _vizwiz("instruct_blip", "a05093b51f8d16615284d3cf792327fe43af1db0d0283caebc4324aa4f6ec698"),
+    _commvqa("annotations.json", "CommVQA_dataset/annotations.json",
+             "9a3a0a6dedbd0ff91241a5e494170ac4073d86d596bb786441454f276dc29f60"),
+    _commvqa("results/blip2_baseline_results.csv", "models/blip2/results/blip2_baseline_results.csv",
+             "2b426dc882bc2af74f7549ac90502bcb84273195ee1674c6ecc7a1e40b2d490c"),
+    _commvqa("results/blip2_contextual_results.csv", "models/blip2/results/blip2_contextual_results.csv",
+             "14dccff72626cf383a0d4b73c5b1317f3c74e9593b61df988e240967a456912c"),
+    _commvqa("results/idefics_baseline_results.csv", "models/idefics/results/idefics_baseline_results.csv",
+             "717f7273efda2b1726722cde3a384d98609deb9cabcc957b094a3a3ebf5127a5"),
+    _commvqa("results/idefics_contextual_results.csv", "models/idefics/results/idefics_contextual_results.csv",
+             "47648d40ba5fd78c88982e96fb6b070795fe497a9d4530ba06620a7f0d684374"),
+)
+_BY_KEY = {f.key: f for f in REGISTRY}
+
+
+def registry_frame() -> pd.DataFrame:
+    """The registry as a table (README "Data provenance", notebook 01)."""
+    return pd.DataFrame([{**f.__dict__, "url": f.url} for f in REGISTRY])
+
+
+def project_root() -> Path:
+    """The checkout this package lives in (the folder holding pyproject.toml), else the cwd."""
+    here = Path(__file__).resolve().parent.parent
+    return here if (here / "pyproject.toml").exists() else Path.cwd()
+
+
+def default_data_dir() -> Path:
+    """``$VQALIB_DATA_DIR`` or ``<project>/data/raw``."""
+    env = os.environ.get(DATA_DIR_ENV)
+    return Path(env) if env else project_root() / "data" / "raw"
+
+
+def default_mirror() -> Path | None:
+    """``$VQALIB_DATA_MIRROR`` or None (download from upstream)."""
+    env = os.environ.get(MIRROR_ENV)
+    return Path(env) if env else None
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_file(path: Path, *, expected: str, name: str) -> None:
+    """Raise :class:`DataIntegrityError` naming the file and both hashes on a mismatch."""
+    actual = sha256_of(path)
+    if actual != expected:
+        raise DataIntegrityError(
+            f"{name}: SHA-256 mismatch: expected {expected}, actual {actual}. "
+            "This is not the pinned upstream release; it was refused and nothing was written."
+        )
+
+
+def _copy_or_download(spec: DataFile, *, source: Path | None, target: Path, progress: bool) -> None:
+    """Write ``target`` atomically: a temporary file, hash-checked, then renamed."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            if source is not None:
+                with open(source, "rb") as src:
+                    shutil.copyfileobj(src, out)
+            else:
+                with urllib.request.urlopen(spec.url, timeout=60) as response:
+                    total = int(response.headers.get("Content-Length") or 0) or None
+                    with tqdm(total=total, unit="B", unit_scale=True, desc=spec.key,
+                              disable=not progress, leave=False) as bar:
+                        for block in iter(lambda: response.read(1 << 16), b""):
+                            out.write(block)
+                            bar.update(len(block))
+        verify_file(tmp, expected=spec.sha256, name=f"{spec.key} (from {source or spec.url})")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def fetch(keys: list[str] | None = None, *, data_dir: Path | None = None, mirror: Path | None = None,
+          progress: bool = True) -> pd.DataFrame:
+    """Fetch the registered files into ``data_dir``; return what was done per file.
+
+    A file already present with the right hash is left alone; one present with a wrong
+    hash is replaced. With ``mirror`` set, files are copied from ``mirror/<key>``,
+    otherwise downloaded from the pinned upstream commit.
+    """
+    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    specs = [spec_for(k) for k in keys] if keys else list(REGISTRY)
+    rows = []
+    for spec in tqdm(specs, desc="data", unit="file", disable=not progress):
+        target = data_dir / spec.key
+        if target.exists() and sha256_of(target) == spec.sha256:
+            rows.append({"key": spec.key, "action": "present", "source": str(target)})
+            continue
+        source = Path(mirror) / spec.key if mirror is not None else None
+        if source is not None and not source.exists():
+            raise FileNotFoundError(f"{spec.key}: not in the data mirror {mirror} (looked for {source})")
+        _copy_or_download(spec, source=source, target=target, progress=progress)
+        rows.append({"key": spec.key, "action": "copied" if source else "downloaded",
+                     "source": str(source) if source else spec.url})
+    return pd.DataFrame(rows)
+
+
+def spec_for(key: str) -> DataFile:
+    try:
+        return _BY_KEY[key]
+    except KeyError:
+        raise KeyError(f"{key!r} is not a registered data file; known: {sorted(_BY_KEY)}") from None
+
+
+def verified_path(key: str, *, data_dir: Path | None = None) -> Path:
+    """Local path of a registered file, after checking it exists and its hash is right."""
+    spec = spec_for(key)
+    path = (Path(data_dir) if data_dir is not None else default_data_dir()) / key
+    if not path.exists():
+        raise FileNotFoundError(f"{key}: {path} does not exist; run `make data` (or set {MIRROR_ENV}).")
+    verify_file(path, expected=spec.sha256, name=key)
+    return path
+
+
+def read_json(path: Path) -> object:
+    """Parse a JSON file; a syntax error names the file, line, column and character offset."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataFormatError(
+            f"{path}: malformed JSON at line {err.lineno}, column {err.colno} (char {err.pos}): {err.msg}"
+        ) from err
+
+
+# --- VizWiz-LF -------------------------------------------------------------------------
+
+VIZWIZ_LF_FIELDS: dict[str, type] = {
+    "model": str,
+    "answerability": str,
+    "question": str,
+    "question_type": str,
+    "image_url": str,
+    "answer_paragraph": str,
+    "answer_sentences": list,
+    "functional_roles": list,
+    "information_types": list,
+    "crowd_answers": list,
+    "crowd_majority": str,
+}
+NON_ANSWER_MAJORITIES = ("unanswerable", "unsuitable")
+
+
+@dataclass
+class VizWizLF:
+    """The loaded release: ``answers`` (one row per answer), ``sentences`` (one row per
+    labelled sentence) and the validation ``report``."""
+
+    answers: pd.DataFrame
+    sentences: pd.DataFrame
+    report: ValidationReport
+
+
+def _require(entry: object, *, file: str, qid: str) -> dict:
+    if not isinstance(entry, dict):
+        raise DataFormatError(f"{file}: entry {qid!r} is a {type(entry).__name__}, expected an object")
+    for name, kind in VIZWIZ_LF_FIELDS.items():
+        if name not in entry:
+            raise DataFormatError(f"{file}: entry {qid!r} lacks required field {name!r}")
+        if not isinstance(entry[name], kind):
+            raise DataFormatError(f"{file}: entry {qid!r} field {name!r} is a "
+                                  f"{type(entry[name]).__name__}, expected {kind.__name__}")
+    for name in ("answer_sentences", "crowd_answers"):
+        for i, item in enumerate(entry[name]):
+            if not isinstance(item, str):
+                raise DataFormatError(f"{file}: entry {qid!r} field {name!r}[{i}] is not a string")
+    for name in ("functional_roles", "information_types"):
+        for i, labels in enumerate(entry[name]):
+            if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+                raise DataFormatError(f"{file}: entry {qid!r} field {name!r}[{i}] is not a list of strings")
+    if entry["answerability"] not in taxonomy.ANSWERABILITY:
+        raise DataFormatError(f"{file}: entry {qid!r} field 'answerability' is {entry['answerability']!r}, "
+                              f"expected one of {taxonomy.ANSWERABILITY}")
+    if entry["question_type"] not in taxonomy.QUESTION_TYPES:
+        raise DataFormatError(f"{file}: entry {qid!r} field 'question_type' is {entry['question_type']!r}, "
+                              f"expected one of {taxonomy.QUESTION_TYPES}")
+    return entry
+
+
+def _canonical_lists(label_lists: list[list[str]], *, kind: str, file: str, qid: str,
+                     report: ValidationReport) -> list[tuple[str, ...]]:
+    """Canonical label tuples in taxonomy order; aliases and unknown labels are counted."""
+    order = taxonomy.ROLES if kind == "role" else taxonomy.INFO_SOURCES
+    out = []
+    for labels in label_lists:
+        canon = []
+        for raw in labels:
+            name, status = taxonomy.canonical_label(raw, kind=kind)
+            if status == "alias":
+                report.add(file=file, check="label_alias", detail=f"{kind} {raw!r} -> {name!r}", action="mapped")
+            elif status == "unknown":
+                report.add(file=file, check="unknown_label", detail=f"{kind} {raw!r}",
+                           action="kept as written; not counted in any taxonomy column", example=f"id {qid}")
+            if name in canon:
+                report.add(file=file, check="duplicate_label", detail=f"{kind} {name!r} twice in one sentence",
+                           action="kept once", example=f"id {qid}")
+                continue
+            canon.append(name)
+        known = [x for x in order if x in canon]
+        out.append(tuple(known + [x for x in canon if x not in order]))
+    return out
+
+
+def merge_fragments(sentences: list[str], *, n_units: int) -> list[list[int]]:
+    """Group sentence fragments into ``n_units`` groups (VizWiz-LF sentence/label mismatch).
+
+    The release splits some answers at abbreviations ("CO.", "INC.", "3.5mm") into more
+    fragments than it has label lists. Rule: repeatedly merge the shortest fragment
+    (fewest non-blank characters; first on ties) into its preceding neighbour (the
+    following one for the first fragment) until the counts match.
+    """
+    groups = [[i] for i in range(len(sentences))]
+    while len(groups) > max(n_units, 1):
+        lengths = [sum(len(sentences[i].strip()) for i in g) for g in groups]
+        k = lengths.index(min(lengths))
+        j = k - 1 if k > 0 else 0
+        groups[j:j + 2] = [groups[j] + groups[j + 1]]
+    return groups
+
+
+def _span_text(paragraph: str, parts: list[str]) -> str:
+    """The paragraph text covering consecutive fragments, else the fragments joined by spaces."""
+    start = pos = paragraph.find(parts[0].strip())
+    if start < 0:
+        return " ".join(p.strip() for p in parts)
+    for part in parts:
+        pos = paragraph.find(part.strip(), pos)
+        if pos < 0:
+            return " ".join(p.strip() for p in parts)
+        pos += len(part.strip())
+    return paragraph[start:pos]
+
+
+def _sentence_units(entry: dict, roles: list, infos: list, *, file: str, qid: str,
+                    report: ValidationReport) -> list[dict]:
+    """Line label lists up with sentences; every rule applied is counted in the report."""
+    sentences = entry["answer_sentences"]
+    if len(roles) != len(infos):
+        report.add(file=file, check="role_info_count_differs",
+                   detail=f"{len(roles)} role lists vs {len(infos)} information lists",
+                   action="shorter list padded with empty label lists", example=f"id {qid}")
+        n = max(len(roles), len(infos))
+        roles = roles + [()] * (n - len(roles))
+        infos = infos + [()] * (n - len(infos))
+    n_units = len(roles)
+    if n_units == len(sentences):
+        return [{"sentence": s, "n_fragments": 1, "alignment": "aligned", "roles": r, "info_sources": i}
+                for s, r, i in zip(sentences, roles, infos)]
+    if n_units == 0:
+        report.add(file=file, check="sentence_label_mismatch", detail="answer has sentences but no label lists",
+                   action="each sentence kept with no labels", example=f"id {qid}")
+        return [{"sentence": s, "n_fragments": 1, "alignment": "no_labels", "roles": (), "info_sources": ()}
+                for s in sentences]
+    if n_units > len(sentences):
+        report.add(file=file, check="sentence_label_mismatch", detail="more label lists than sentences",
+                   action="extra label lists kept with no sentence text", example=f"id {qid}")
+        texts = sentences + [None] * (n_units - len(sentences))
+        return [{"sentence": s, "n_fragments": int(s is not None),
+                 "alignment": "aligned" if k < len(sentences) else "extra_label_list", "roles": r, "info_sources": i}
+                for k, (s, r, i) in enumerate(zip(texts, roles, infos))]
+    groups = merge_fragments(sentences, n_units=n_units)
+    report.add(file=file, check="sentence_label_mismatch", detail="more sentences than label lists",
+               action="shortest fragments merged into their neighbour (answers)", example=f"id {qid}")
+    report.add(file=file, check="sentence_label_mismatch", detail="more sentences than label lists",
+               action="fragments merged away (sentences)", count=len(sentences) - n_units)
+    return [{"sentence": _span_text(entry["answer_paragraph"], [sentences[i] for i in g]),
+             "n_fragments": len(g), "alignment": "merged_fragments" if len(g) > 1 else "aligned",
+             "roles": r, "info_sources": i}
+            for g, r, i in zip(groups, roles, infos)]
+
+
+def parse_vizwiz_lf(raw: object, *, file: str, source: str,
+                    report: ValidationReport) -> tuple[list[dict], list[dict]]:
+    """Rows of the answer and sentence frames for one parsed VizWiz-LF file (Table 1–3 input)."""
+    if not isinstance(raw, dict):
+        raise DataFormatError(f"{file}: top level is a {type(raw).__name__}, expected an object keyed by question id")
+    answers, sentences = [], []
+    for qid, entry in raw.items():
+        if not str(qid).isdigit():
+            raise DataFormatError(f"{file}: question id {qid!r} is not an integer")
+        entry = _require(entry, file=file, qid=qid)
+        roles = _canonical_lists(entry["functional_roles"], kind="role", file=file, qid=qid, report=report)
+        infos = _canonical_lists(entry["information_types"], kind="info", file=file, qid=qid, report=report)
+        units = _sentence_units(entry, roles, infos, file=file, qid=qid, report=report)
+        question = entry["question"].strip()
+        if question != entry["question"]:
+            report.add(file=file, check="whitespace", detail="question has leading/trailing white space",
+                       action="trimmed")
+        if entry["crowd_majority"] in NON_ANSWER_MAJORITIES:
+            report.add(file=file, check="crowd_majority_not_an_answer",
+                       detail=f"crowd_majority is {entry['crowd_majority']!r}",
+                       action="kept; answerability comes from the 'answerability' field")
+        for u in units:
+            for kind, key in (("role", "roles"), ("info", "info_sources")):
+                if not u[key]:
+                    report.add(file=file, check="sentence_without_label", detail=f"no {kind} label",
+                               action="kept with an empty label list")
+        answers.append({
+            "source": source,
+            "question_id": int(qid),
+            "question": question,
+            "question_type": entry["question_type"],
+            "answerability": entry["answerability"],
+            "answer": entry["answer_paragraph"],
+            "question_words": count_words(question),
+            "answer_words": count_words(entry["answer_paragraph"]),
+            "n_sentences": len(entry["answer_sentences"]),
+            "n_label_units": len(units),
+            "roles": tuple(r for r in taxonomy.ROLES if any(r in u["roles"] for u in units))
+            + tuple(sorted({r for u in units for r in u["roles"]} - set(taxonomy.ROLES))),
+            "info_sources": tuple(i for i in taxonomy.INFO_SOURCES if any(i in u["info_sources"] for u in units))
+            + tuple(sorted({i for u in units for i in u["info_sources"]} - set(taxonomy.INFO_SOURCES))),
+            "crowd_answers": tuple(entry["crowd_answers"]),
+            "crowd_answer_words": tuple(count_words(a) for a in entry["crowd_answers"]),
+            "crowd_majority": entry["crowd_majority"],
+            "image_url": entry["image_url"],
+            "model_field": entry["model"],
+        })
+        for k, u in enumerate(units):
+            sentences.append({"source": source, "question_id": int(qid), "sentence_index": k, **u})
+    return answers, sentences
+
+
+def _cross_source_checks(answers: pd.DataFrame, report: ValidationReport) -> None:
+    """Missing question ids per source and per-question fields that differ across sources."""
+    all_ids = set(answers["question_id"])
+    for source, group in answers.groupby("source", sort=False):
+        missing = sorted(all_ids - set(group["question_id"]))
+        if missing:
+            report.add(file=group["file"].iloc[0], check="missing_question_ids",
+                       detail=f"{len(missing)} of {len(all_ids)} question ids absent: {', '.join(map(str, missing))}",
+                       action="not imputed; tables use the answers present", count=len(missing))
+    for field in ("question", "question_type", "answerability", "crowd_answers", "crowd_majority", "image_url"):
+        per_q = answers.groupby("question_id")[field].nunique()
+        for qid in per_q[per_q > 1].index:
+            report.add(file="(all sources)", check="cross_source_mismatch", detail=f"field {field!r} differs",
+                       action="each source keeps its own value", example=f"id {qid}")
+
+
+def load_vizwiz_lf(*, data_dir: Path | None = None, sources: list[str] | None = None,
+                   paths: dict[str, Path] | None = None) -> VizWizLF:
+    """Load and validate VizWiz-LF (Table 1–3 and 15–16 input).
+
+    ``sources`` are release file stems (``taxonomy.SOURCES`` keys; default all seven).
+    Registered files are hash-checked; ``paths`` (stem -> file) bypasses the registry
+    for user-supplied answer files of the same format (no hash check).
+    """
+    stems = list(paths) if paths else (sources or list(taxonomy.SOURCES))
+    report = ValidationReport()
+    answer_rows, sentence_rows = [], []
+    for stem in stems:
+        if paths:
+            path = Path(paths[stem])
+        else:
+            path = verified_path(f"vizwiz-lf/{stem}.json", data_dir=data_dir)
+        source = taxonomy.SOURCES.get(stem, stem)
+        a, s = parse_vizwiz_lf(read_json(path), file=path.name, source=source, report=report)
+        for row in a:
+            row["file"] = path.name
+        answer_rows += a
+        sentence_rows += s
+    answers = pd.DataFrame(answer_rows)
+    sentences = pd.DataFrame(sentence_rows)
+    _cross_source_checks(answers, report)
+    order = {s: k for k, s in enumerate(taxonomy.SOURCES.values())}
+    answers = (answers.assign(_o=answers["source"].map(order))
+               .sort_values(["_o", "source", "question_id"], kind="stable").drop(columns="_o").reset_index(drop=True))
+    sentences = (sentences.assign(_o=sentences["source"].map(order))
+                 .sort_values(["_o", "source", "question_id", "sentence_index"], kind="stable")
+                 .drop(columns="_o").reset_index(drop=True))
+    return VizWizLF(answers=answers, sentences=sentences, report=report)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vqalib.datasets", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("fetch", help="download (or copy from the mirror) and verify every registered file")
+    f.add_argument("--data-dir", type=Path, default=None, help=f"default ${DATA_DIR_ENV} or data/raw")
+    f.add_argument("--mirror", type=Path, default=None, help=f"default ${MIRROR_ENV}; unset = download")
+    v = sub.add_parser("verify", help="check the hashes of the local files")
+    v.add_argument("--data-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "fetch":
+            mirror = args.mirror if args.mirror is not None else default_mirror()
+            done = fetch(data_dir=args.data_dir, mirror=mirror)
+            print(done.to_string(index=False))
+        else:
+            for spec in REGISTRY:
+                verified_path(spec.key, data_dir=args.data_dir)
+                print(f"ok  {spec.key}")
+    except (DataIntegrityError, FileNotFoundError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
