@@ -1,0 +1,57 @@
+"""`make bench`: time loading + validation of VizWiz-LF and `make reproduce` for notebooks 01-02.
+
+Prints the numbers and appends them to benchmarks/results.md with the machine they ran on.
+Goals (issue #2): load + validate under 2 s; notebooks 01-02 under 60 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from vqalib import datasets
+
+ROOT = Path(__file__).resolve().parent.parent
+REPEATS = 5
+
+
+def time_load() -> list[float]:
+    times = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        datasets.load_vizwiz_lf()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def time_reproduce() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "vqalib.reproduce", "run", "--only", "01", "02"], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    load = time_load()
+    repro = time_reproduce()
+    lines = [
+        f"load + validate all 7 VizWiz-LF files: median {statistics.median(load):.2f} s "
+        f"(min {min(load):.2f}, max {max(load):.2f}, {REPEATS} runs; goal < 2 s)",
+        f"reproduce notebooks 01-02 (papermill, kernel start included): {repro:.1f} s (goal < 60 s)",
+    ]
+    print(f"machine: {machine}")
+    print("\n".join(lines))
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    with open(ROOT / "benchmarks" / "results.md", "a", encoding="utf-8") as out:
+        out.write(f"\n## {stamp} ({machine})\n\n" + "".join(f"- {line}\n" for line in lines))
+
+
+if __name__ == "__main__":
+    main()
