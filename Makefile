@@ -46,7 +46,8 @@ html: setup  ## render the executed notebooks, tables and figures into build/htm
 	$(BIN)/python -m vqalib.reproduce html
 
 lock: setup  ## rewrite requirements.lock from the current .venv
-	$(BIN)/python -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)+cpu$$/torch==\1/' > requirements.lock.new
+	{ sed -n '/^#/p' requirements.lock; $(BIN)/python -m pip freeze --exclude-editable \
+	  | sed 's/^torch==\(.*\)+cpu$$/torch==\1/'; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock
 
 clean:  ## remove build outputs and caches (keeps .venv, data/raw and figures/)

@@ -60,7 +60,7 @@ def paper_agreement(comparison: pd.DataFrame, *, title: str, unit: str, toleranc
     hi = float(max(data["reproduced"].max(), data["paper"].max()))
     fig, ax = plt.subplots(figsize=(6, 5.5))
     ax.fill_between([lo, hi], [lo - tolerance, hi - tolerance], [lo + tolerance, hi + tolerance],
-                    color="0.85", label=f"±{tolerance:g} {unit}")
+                    color="0.85", label=f"±{tolerance:g} (tolerance)")
     ax.plot([lo, hi], [lo, hi], color="0.4", linewidth=0.8)
     sns.scatterplot(data=data, x="paper", y="reproduced", hue=hue, style="within tolerance",
                     style_order=["yes", "no"], markers={"yes": "o", "no": "X"}, s=45, ax=ax, palette=PALETTE)
