@@ -29,14 +29,28 @@ def notebook_paths(directory: Path | None = None, *, only: list[str] | None = No
     return paths
 
 
+def strip_run_metadata(path: Path) -> None:
+    """Drop per-run timestamps and durations, so an unchanged result rewrites an identical file."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    for holder in [nb.metadata, *(cell.metadata for cell in nb.cells)]:
+        holder.pop("execution", None)
+        for key in ("start_time", "end_time", "duration"):
+            holder.get("papermill", {}).pop(key, None)
+    nbformat.write(nb, path)
+
+
 def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | None = None) -> float:
     """Execute one notebook with papermill (in place unless ``output``); return seconds taken."""
     import papermill
 
     start = time.perf_counter()
-    papermill.execute_notebook(str(path), str(output or path), parameters=parameters or {},
+    target = output or path
+    papermill.execute_notebook(str(path), str(target), parameters=parameters or {},
                                kernel_name=KERNEL, cwd=str(path.parent), progress_bar=False,
                                log_output=False, request_save_on_cell_execute=False)
+    strip_run_metadata(Path(target))
     return time.perf_counter() - start
 
 
