@@ -70,3 +70,34 @@ def paper_agreement(comparison: pd.DataFrame, *, title: str, unit: str, toleranc
     ax.legend(fontsize=8, loc="upper left", frameon=True)
     fig.tight_layout()
     return fig
+
+
+def reference_shift(summary: pd.DataFrame, *, metrics: list[str], metric_names: dict[str, str],
+                    title: str) -> plt.Figure:
+    """Mean score with short (s_r) vs long (l_r) references, per source and metric (Table 4, §5).
+
+    One panel per metric; for each source a line from its s_r score to its l_r score, for
+    the whole answer (l_c, solid) and its Answer sentences (l'_c, dashed), with 95% CIs.
+    """
+    use_style()
+    data = summary[summary["metric"].isin(metrics) & summary["reference_kind"].isin(["s_r", "l_r"])]
+    sources = [s for s in dict.fromkeys(data["source"]) if (data["source"].eq(s) & data["reference_kind"].eq("l_r")).any()]
+    colors = dict(zip(sources, sns.color_palette(PALETTE, n_colors=len(sources))))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 4.6), sharey=False, squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        for source in sources:
+            for cand, style, marker in (("l_c", "-", "o"), ("l_c_prime", "--", "s")):
+                part = data[(data["metric"] == metric) & (data["source"] == source) & (data["candidate_kind"] == cand)]
+                part = part.set_index("reference_kind").reindex(["s_r", "l_r"])
+                x = [0, 1]
+                ax.errorbar(x, part["mean"], yerr=[part["mean"] - part["ci_low"], part["ci_high"] - part["mean"]],
+                            color=colors[source], linestyle=style, marker=marker, capsize=3, linewidth=1.4,
+                            label=f"{source}, {'l_c' if cand == 'l_c' else 'l′_c'}")
+        ax.set_xticks([0, 1], ["short reference s_r", "long reference l_r"])
+        ax.set_xlim(-0.3, 1.3)
+        ax.set_title(metric_names.get(metric, metric))
+        ax.set_ylabel("mean score (95% CI)")
+    axes[0][-1].legend(fontsize=8, bbox_to_anchor=(1.02, 1), loc="upper left", frameon=False)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -9,6 +9,7 @@ colour-blind-safe style, each with an alt text file beside it.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,14 +102,23 @@ def outside_tolerance(comparison: pd.DataFrame, *, keys: list[str], table: str,
     """Cells whose reproduced value is off the paper's, with the known reason if any.
 
     ``known`` is ``data/paper/known_differences.csv`` (columns ``table``, ``cell``,
-    ``explanation``); ``cell`` is the key values joined by `` | ``.
+    ``explanation``); ``cell`` is the key values joined by `` | ``, or a shell-style
+    pattern (``* | BERTScore | * | *``) that explains every cell it matches; exact cells win.
     """
     off = comparison[comparison["within_tolerance"].eq(False)].copy()
     off["cell"] = [" | ".join(map(str, row)) for row in off[keys].itertuples(index=False)]
     if known is None:
         known = load_known_differences()
-    reasons = known[known["table"] == table].set_index("cell")["explanation"]
-    off["explanation"] = off["cell"].map(reasons).fillna("not explained yet")
+    rules = known[known["table"] == table]
+    exact = rules.set_index("cell")["explanation"]
+    patterns = [(c, e) for c, e in zip(rules["cell"], rules["explanation"]) if any(ch in c for ch in "*?[")]
+
+    def explain(cell: str) -> str:
+        if cell in exact.index:
+            return exact[cell]
+        return next((e for pattern, e in patterns if fnmatch.fnmatchcase(cell, pattern)), "not explained yet")
+
+    off["explanation"] = off["cell"].map(explain)
     return off[["cell", "reproduced", "paper", "diff", "explanation"]].reset_index(drop=True)
 
 

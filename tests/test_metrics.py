@@ -1,0 +1,215 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as scistats
+
+from vqalib import metrics
+from vqalib.judge import CachedJudge
+
+
+# --- library-backed metrics on hand-made text ------------------------------------------
+
+def test_ptb_tokenize_keeps_texts_aligned_across_line_breaks():
+    texts = ["Line one\rstill one.", "Two\u2028parts here", "Plain, text!", "a\nb"]
+    assert metrics.ptb_tokenize(texts) == ["line one still one", "two parts here", "plain text", "a b"]
+
+
+def test_rouge_and_meteor_bounds():
+    refs = ["the car is red", "pasta sauce"]
+    cands = ["the car is red", "a photo of a dog"]
+    rouge = metrics.rouge_l(refs, cands)
+    assert rouge[0] == pytest.approx(1.0) and rouge[1] == 0.0
+    met = metrics.meteor(refs, cands)
+    assert met[0] > 0.9 and met[1] == 0.0
+    nltk = metrics.meteor_nltk(refs, cands)
+    assert nltk[0] > 0.9 and nltk[1] == 0.0
+
+
+def test_bertscore_with_the_offline_backbone():
+    backbone = metrics.bertscore_backbone()
+    assert "MiniLM" in backbone.label and backbone.num_layers == 4
+    f1 = metrics.bertscore_f1(["the car is red", "the car is red"], ["the car is red", "bananas in a bowl"],
+                              backbone=backbone)
+    assert f1[0] == pytest.approx(1.0, abs=1e-4) and f1[1] < f1[0]
+
+
+def test_backbone_configuration(monkeypatch):
+    monkeypatch.setenv(metrics.BERTSCORE_MODEL_ENV, "roberta-large")
+    monkeypatch.delenv(metrics.BERTSCORE_LAYERS_ENV, raising=False)
+    b = metrics.bertscore_backbone()
+    assert b.model_type == "roberta-large" and b.num_layers is None and b.label == "roberta-large"
+    assert metrics.bertscore_backbone("x", num_layers=3).label == "x (layer 3)"
+
+
+def _row(**kw):
+    base = dict(reference="pasta sauce", whole_answer="This jar holds pasta sauce, maybe marinara.",
+                crowd_answers=("pasta sauce", "marinara", "unanswerable", "sauce"), question="What is in this jar?")
+    base.update(kw)
+    return pd.DataFrame([base])
+
+
+@pytest.mark.parametrize("definition, expected", [
+    ("crowd_pooled_recall", 3 / 4),      # {pasta, sauce, marinara, unanswerable}: 3 found
+    ("majority_recall", 1.0),
+    ("crowd_recall_mean", (1 + 1 + 0 + 1) / 4),
+    ("crowd_recall_max", 1.0),
+    ("crowd_contained", 1.0),            # 3 of 4 crowd answers contained -> min(1, 3/3)
+    ("majority_precision", 2 / 7),       # this jar holds pasta sauce maybe marinara
+    ("majority_jaccard", 2 / 7),
+    ("question_recall", 2 / 5),          # what is in this jar: this, jar
+])
+def test_lexical_overlap_definitions(definition, expected):
+    assert metrics.lexical_overlap(_row(), definition=definition)[0] == pytest.approx(expected)
+
+
+def test_lexical_overlap_rejects_unknown_definition():
+    with pytest.raises(ValueError, match="unknown definition"):
+        metrics.lexical_overlap(_row(), definition="bleu")
+
+
+# --- evaluation pairs on the real release ---------------------------------------------
+
+def test_evaluation_pairs_settings(vizwiz):
+    pairs = metrics.evaluation_pairs(vizwiz.answers, vizwiz.sentences, question_ids=[1, 2, 3])
+    counts = pairs.groupby(["source", "reference_kind"]).size()
+    assert counts[("Expert", "s_r")] == 6 and ("Expert", "l_r") not in counts.index
+    assert counts[("GPT-4V", "l_r")] == 6
+    expert_answer = vizwiz.answers.query("source == 'Expert' and question_id == 2")["answer"].iloc[0]
+    gpt = pairs.query("source == 'GPT-4V' and question_id == 2 and reference_kind == 'l_r'")
+    assert (gpt["reference"] == expert_answer).all()
+    s_r = pairs.query("source == 'Gemini' and question_id == 1 and reference_kind == 's_r'")["reference"]
+    assert set(s_r) == {"unanswerable"}
+
+
+def test_answer_sentences_text_joins_answer_sentences_in_order():
+    sentences = pd.DataFrame({
+        "source": ["A"] * 4 + ["B"], "question_id": [1] * 4 + [1], "sentence_index": [2, 0, 1, 3, 0],
+        "sentence": ["third", "first", "second", None, "only"],
+        "roles": [("Answer",), ("Answer", "Confirmation"), ("Auxiliary",), ("Answer",), ("Suggestion",)],
+    })
+    text = metrics.answer_sentences_text(sentences)
+    assert text.to_dict() == {("A", 1): "first third"}  # B has no Answer sentence: absent
+
+
+def test_paper_sample_is_balanced_and_seeded(vizwiz):
+    ids = metrics.paper_sample(vizwiz.answers, per_category=30, seed=0)
+    assert len(ids) == 120 and ids == sorted(ids)
+    types = vizwiz.answers.drop_duplicates("question_id").set_index("question_id").loc[ids, "question_type"]
+    assert types.value_counts().tolist() == [30, 30, 30, 30]
+    assert ids == metrics.paper_sample(vizwiz.answers, per_category=30, seed=0)
+    assert ids != metrics.paper_sample(vizwiz.answers, per_category=30, seed=1)
+
+
+# --- scoring, caching, summaries -------------------------------------------------------
+
+def _pairs():
+    return pd.DataFrame({
+        "source": ["A", "A", "A"], "question_id": [1, 2, 3], "question_type": ["Reading"] * 3,
+        "answerability": ["answerable"] * 3, "question": ["What is it?"] * 3,
+        "reference_kind": ["s_r", "s_r", "s_r"], "candidate_kind": ["l_c_prime"] * 3,
+        "reference": ["red car", "pasta sauce", "a dog"],
+        "candidate": ["The car is red.", None, "A dog on a sofa."],
+        "crowd_answers": [("red car",), ("pasta sauce",), ("dog",)],
+        "whole_answer": ["The car is red.", "I see a jar of pasta sauce.", "A dog on a sofa."],
+    })
+
+
+@pytest.mark.parametrize("rule", metrics.NO_ANSWER_RULES)
+def test_no_answer_rules(rule, tmp_path):
+    scores = metrics.score_pairs(_pairs(), metrics=("rouge",), no_answer=rule, cache_dir=tmp_path, progress=False)
+    missing = scores.set_index("question_id").loc[2]
+    if rule == "zero":
+        assert missing["score"] == 0.0
+    elif rule == "exclude":
+        assert pd.isna(missing["score"])
+    else:
+        whole = metrics.rouge_l(metrics.ptb_tokenize(["pasta sauce"]), metrics.ptb_tokenize(["I see a jar of pasta sauce."]))
+        assert missing["score"] == pytest.approx(whole[0])
+    assert missing["status"] == f"no Answer sentence: {rule}"
+
+
+def test_bad_no_answer_rule():
+    with pytest.raises(ValueError, match="no_answer must be one of"):
+        metrics.score_pairs(_pairs(), metrics=("rouge",), no_answer="skip")
+
+
+def test_scores_are_served_from_the_cache(tmp_path, monkeypatch):
+    first = metrics.score_pairs(_pairs(), metrics=("rouge",), cache_dir=tmp_path, progress=False)
+
+    def fail(*_args, **_kwargs):
+        raise AssertionError("recomputed instead of cached")
+
+    monkeypatch.setattr(metrics, "rouge_l", fail)
+    second = metrics.score_pairs(_pairs(), metrics=("rouge",), cache_dir=tmp_path, progress=False)
+    pd.testing.assert_frame_equal(first, second)
+    changed = _pairs().assign(reference=["blue car", "pasta sauce", "a dog"])
+    with pytest.raises(AssertionError, match="recomputed"):
+        metrics.score_pairs(changed, metrics=("rouge",), cache_dir=tmp_path, progress=False)
+
+
+def test_summarize_bootstrap_is_seeded_and_brackets_the_mean():
+    rng = np.random.default_rng(1)
+    scores = pd.DataFrame({"source": "A", "metric": "rouge", "reference_kind": "s_r", "candidate_kind": "l_c",
+                           "score": rng.uniform(size=200)})
+    a = metrics.summarize(scores, n_resamples=500, seed=3)
+    b = metrics.summarize(scores, n_resamples=500, seed=3)
+    pd.testing.assert_frame_equal(a, b)
+    row = a.iloc[0]
+    assert row["n"] == 200 and row["ci_low"] < row["mean"] < row["ci_high"]
+    constant = scores.assign(score=0.5)
+    c = metrics.summarize(constant).iloc[0]
+    assert c["ci_low"] == c["mean"] == c["ci_high"] == 0.5
+    with_nan = scores.assign(score=[np.nan] * 10 + list(scores["score"][10:]))
+    assert metrics.summarize(with_nan).iloc[0]["n"] == 190
+
+
+def test_paper_in_ci():
+    f = pd.DataFrame({"paper": [0.2, 0.5, np.nan], "ci_low": [0.1, 0.1, 0.1], "ci_high": [0.3, 0.3, 0.3]})
+    assert metrics.paper_in_ci(f).tolist()[:2] == [True, False] and pd.isna(metrics.paper_in_ci(f).iloc[2])
+
+
+def test_human_correlation_matches_scipy():
+    rng = np.random.default_rng(0)
+    human = pd.DataFrame({"source": "A", "question_id": range(30), "correctness": rng.uniform(size=30)})
+    score = human["correctness"] * 0.5 + rng.normal(scale=0.1, size=30)
+    scores = pd.DataFrame({"source": "A", "question_id": range(30), "metric": "rouge", "reference_kind": "s_r",
+                           "candidate_kind": "l_c", "score": score})
+    t = metrics.human_correlation(scores, human).iloc[0]
+    ref = scistats.pearsonr(score, human["correctness"])
+    assert t["r"] == pytest.approx(ref.statistic) and t["p"] == pytest.approx(ref.pvalue)
+    assert t["stars"] == "**" and t["n"] == 30
+    assert metrics.significance_stars(0.03) == "*" and metrics.significance_stars(0.2) == ""
+
+
+def test_not_run_rows_cover_the_papers_cells():
+    rows = metrics.not_run_rows(sources=["GPT-4V", "Gemini", "Expert"], metric="lave", reason="no judge")
+    assert len(rows) == 4 + 4 + 2
+    assert rows["status"].eq("not run: no judge").all() and rows["metric"].eq("GPT-4 (LAVE)").all()
+
+
+class ScriptedBackend:
+    """A deterministic backend (no network): rates 3 when the candidate repeats the reference."""
+
+    name, model = "scripted", "echo"
+
+    def __init__(self):
+        self.requests = 0
+
+    def complete(self, messages, *, temperature=0.0, max_tokens=256):
+        self.requests += 1
+        item = messages[-1]["content"]
+        if "unparseable" in item:
+            return "I cannot decide."
+        return "Same answer.\nRating: 3" if "red car" in item.split("Candidate answer:")[-1] else "Wrong.\nRating: 1"
+
+
+def test_score_with_judge(tmp_path):
+    backend = ScriptedBackend()
+    judge = CachedJudge(backend, cache_dir=tmp_path)
+    pairs = _pairs()
+    pairs.loc[2, "candidate"] = "unparseable"
+    scores = metrics.score_with_judge(pairs, judge=judge, progress=False).set_index("question_id")
+    assert scores.loc[1, "score"] == 0.0  # "The car is red." does not contain "red car": rating 1
+    assert scores.loc[2, "score"] == 0.0 and scores.loc[2, "status"] == "no Answer sentence: zero"
+    assert pd.isna(scores.loc[3, "score"]) and scores.loc[3, "status"] == "unparseable reply"
+    assert scores["backbone"].eq("scripted:echo").all() and backend.requests == 2
