@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import re
 import shutil
 import sys
 import time
@@ -18,6 +19,7 @@ from pathlib import Path
 from vqalib.datasets import project_root
 
 KERNEL = "python3"
+PROGRESS_BAR = re.compile(r"\d+%\|")  # tqdm's "42%|████"
 
 
 def notebook_paths(directory: Path | None = None, *, only: list[str] | None = None) -> list[Path]:
@@ -38,6 +40,10 @@ def strip_run_metadata(path: Path) -> None:
         holder.pop("execution", None)
         for key in ("start_time", "end_time", "duration"):
             holder.get("papermill", {}).pop(key, None)
+    for cell in nb.cells:
+        if cell.cell_type == "code":  # progress bars carry rates and times; they mean nothing once run
+            cell.outputs = [o for o in cell.outputs
+                            if not (o.get("name") == "stderr" and PROGRESS_BAR.search(o.get("text", "")))]
     nbformat.write(nb, path)
 
 
