@@ -121,3 +121,15 @@ def test_save_figure_writes_png_pdf_and_alt_text(tmp_path):
 def test_not_run_says_why_and_how():
     t = report.not_run("no LLM judge configured", enable="set VQALIB_JUDGE_URL")
     assert t.iloc[0]["status"] == "not run: no LLM judge configured"
+
+
+def test_tolerance_per_metric(tmp_path):
+    (tmp_path / "a.csv").write_text("model,metric,value\nX,abs-acc,0.77\nX,abs-%,47\n")
+    paper = report.load_paper_table("a", value="value", directory=tmp_path)
+    ours = pd.DataFrame({"model": ["X", "X"], "metric": ["abs-acc", "abs-%"], "value": [0.75, 45.6]})
+    c = report.compare_with_paper(ours, paper, keys=["model", "metric"], value="value",
+                                  tolerance={"abs-acc": 0.02, "abs-%": 2.0}, tolerance_column="metric")
+    assert c["within_tolerance"].tolist() == [True, True]
+    with pytest.raises(KeyError, match="no tolerance"):
+        report.compare_with_paper(ours, paper, keys=["model", "metric"], value="value",
+                                  tolerance={"abs-acc": 0.02}, tolerance_column="metric")

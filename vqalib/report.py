@@ -69,7 +69,8 @@ def load_paper_table(stem: str, *, value: str | list[str], directory: str | Path
 
 
 def compare_with_paper(reproduced: pd.DataFrame, paper: pd.DataFrame, *, keys: list[str],
-                       value: str, tolerance: float) -> pd.DataFrame:
+                       value: str, tolerance: float | dict[str, float],
+                       tolerance_column: str | None = None) -> pd.DataFrame:
     """Set each reproduced cell beside the paper's (every reproduced table).
 
     ``reproduced`` holds ``keys`` and ``value``; ``paper`` comes from
@@ -77,6 +78,8 @@ def compare_with_paper(reproduced: pd.DataFrame, paper: pd.DataFrame, *, keys: l
     ``reproduced`` (full precision), ``paper``, ``diff`` = reproduced rounded to the
     paper's printed precision minus paper, and ``within_tolerance`` = |diff| <= tolerance
     (empty where either side is missing). Cells on one side only are kept, never dropped.
+    ``tolerance`` may map the values of ``tolerance_column`` to tolerances (Table 5: 0.02
+    for rates, 2 for abs-% in percent).
     """
     left = reproduced.rename(columns={value: "reproduced"})
     right = paper.rename(columns={c: f"paper_{c}" for c in paper.columns if c in left.columns and c not in keys})
@@ -90,7 +93,13 @@ def compare_with_paper(reproduced: pd.DataFrame, paper: pd.DataFrame, *, keys: l
     merged["diff"] = pd.Series(rounded, index=merged.index) - merged["paper"]
     both = merged["reproduced"].notna() & merged["paper"].notna()
     merged["within_tolerance"] = pd.Series(pd.NA, index=merged.index, dtype="boolean")
-    merged.loc[both, "within_tolerance"] = merged.loc[both, "diff"].abs() <= tolerance + 1e-9
+    if isinstance(tolerance, dict):
+        tol = merged[tolerance_column].map(tolerance)
+        if tol[both].isna().any():
+            raise KeyError(f"no tolerance for {sorted(set(merged.loc[both & tol.isna(), tolerance_column]))}")
+    else:
+        tol = pd.Series(float(tolerance), index=merged.index)
+    merged.loc[both, "within_tolerance"] = merged.loc[both, "diff"].abs() <= tol[both] + 1e-9
     merged = merged.drop(columns=["_merge", "paper_decimals"])
     first = [c for c in right.columns if c not in ("paper", "paper_decimals")]
     rest = [c for c in merged.columns if c not in first and c not in ("reproduced", "paper", "diff", "within_tolerance")]

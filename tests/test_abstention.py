@@ -1,0 +1,91 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from vqalib import abstention
+
+
+def test_abstains_from_roles():
+    roles = pd.Series([("Answer",), ("Answer", "Answer Failure"), (), ("Auxiliary Failure",)])
+    assert abstention.abstains(roles).tolist() == [False, True, False, False]
+
+
+def test_metrics_on_a_hand_made_example():
+    # 10 questions, 4 unanswerable; the model abstains on 3 of them and on 2 answerable ones
+    unanswerable = np.array([1, 1, 1, 1, 0, 0, 0, 0, 0, 0], dtype=bool)
+    abstained = np.array([1, 1, 1, 0, 1, 1, 0, 0, 0, 0], dtype=bool)
+    s = abstention.abstention_scores(unanswerable=unanswerable, abstained=abstained)
+    assert s["abs-acc"] == pytest.approx(7 / 10)
+    assert s["abs-prec"] == pytest.approx(3 / 5)
+    assert s["abs-recall"] == pytest.approx(3 / 4)
+    assert s["abs-f1"] == pytest.approx(2 * (3 / 5) * (3 / 4) / (3 / 5 + 3 / 4))
+    assert s["abs-%"] == pytest.approx(50.0)
+
+
+def test_majority_never_abstains_and_scores_zero_precision():
+    gold = np.array([True, False, False, False])
+    assert abstention.majority_baseline(gold) == {"abs-acc": 0.75, "abs-prec": 0.0, "abs-recall": 0.0,
+                                                  "abs-f1": 0.0, "abs-%": 0.0}
+
+
+def test_random_baseline_expectation_and_seeded_draws():
+    gold = np.array([True] * 230 + [False] * 370)
+    r = abstention.random_baseline(gold, n_draws=400, seed=0).set_index("variant")
+    p = 230 / 600
+    expected = r.loc["expectation"]
+    assert expected["abs-acc"] == pytest.approx(p * p + (1 - p) ** 2)
+    assert expected["abs-prec"] == expected["abs-recall"] == expected["abs-f1"] == pytest.approx(p)
+    mean = r.iloc[1]
+    assert abs(mean["abs-acc"] - expected["abs-acc"]) < 0.01 and abs(mean["abs-%"] - 100 * p) < 0.5
+    again = abstention.random_baseline(gold, n_draws=400, seed=0)
+    pd.testing.assert_frame_equal(r.reset_index()[again.columns], again)
+
+
+def test_metrics_per_source_and_long_format():
+    answers = pd.DataFrame({"source": ["A"] * 4 + ["B"] * 2,
+                            "answerability": ["unanswerable", "answerable"] * 3,
+                            "abstains": [True, False, False, True, True, True]})
+    m = abstention.abstention_metrics(answers).set_index("source")
+    assert m.loc["A", "abs-acc"] == 0.5 and m.loc["B", "abs-%"] == 100.0 and m.loc["A", "n"] == 4
+    long = abstention.long_format(m.reset_index(), model="source")
+    assert long.columns.tolist() == ["model", "method", "metric", "value"]
+    assert long["metric"].tolist()[:5] == list(abstention.METRICS) and len(long) == 10
+
+
+def test_bad_inputs_are_refused():
+    with pytest.raises(ValueError, match="equally long"):
+        abstention.abstention_scores(unanswerable=np.array([True]), abstained=np.array([True, False]))
+
+
+def test_answerability_agreement_counts():
+    answers = pd.DataFrame({"source": "Expert", "answerability": ["unanswerable"] * 3 + ["answerable"] * 2,
+                            "abstains": [True, False, False, True, False]})
+    t = abstention.answerability_agreement(answers).set_index("quantity")["count"]
+    assert t["expert and crowd agree on answerability"] == 2
+    assert t["crowd unanswerable, answered by the expert"] == 2
+    assert t["crowd answerable, not answered by the expert"] == 1
+
+
+def test_table5_vanilla_on_the_release(vizwiz):
+    answers = vizwiz.answers.assign(abstains=abstention.abstains(vizwiz.answers["roles"]))
+    m = abstention.abstention_metrics(answers).set_index("source")
+    # Expert matches the paper's row (0.73, 0.68, 0.57, 0.62, 32) within 0.02 / 1 point
+    assert m.loc["Expert", "abs-acc"] == pytest.approx(0.73, abs=0.02)
+    assert m.loc["Expert", "abs-prec"] == pytest.approx(0.68, abs=0.02)
+    assert m.loc["Expert", "abs-%"] == pytest.approx(32, abs=1)
+    agreement = abstention.answerability_agreement(answers).set_index("quantity")["count"]
+    assert agreement["expert and crowd agree on answerability"] == 440
+
+
+def test_definition_variants_on_hand_made_sentences():
+    answers = pd.DataFrame({"source": "A", "question_id": [1, 2, 3],
+                            "answerability": ["unanswerable", "unanswerable", "answerable"]})
+    sentences = pd.DataFrame({
+        "source": "A", "question_id": [1, 1, 2, 2, 3], "sentence_index": [0, 1, 0, 1, 0],
+        "roles": [("Answer Failure",), ("Suggestion",), ("Answer",), ("Answer Failure",), ("Auxiliary Failure",)]})
+    v = abstention.definition_variants(answers, sentences).set_index("definition")["abs-%"]
+    assert v["any Answer Failure (paper, §7.1)"] == pytest.approx(200 / 3)
+    assert v["Answer Failure and no Answer"] == pytest.approx(100 / 3)
+    assert v["any failure role"] == pytest.approx(100.0)
+    assert v["half the sentences Answer Failure"] == pytest.approx(200 / 3)
+    assert v["first sentence Answer Failure"] == pytest.approx(100 / 3)

@@ -1,0 +1,147 @@
+"""Abstention of long-form answers (VizWiz-LF §7, Tables 5 and 26, A.4.1).
+
+An answer abstains when at least one of its sentences has the Answer Failure role
+(§7.1). Gold answerability is VizWiz's crowd label; abstaining is the positive class.
+Metrics: abs-acc, abs-prec, abs-recall, abs-f1 (scikit-learn) and abs-% (share of
+answers that abstain, in percent). Baselines: Random (abstain at the unanswerable rate)
+and Majority (always answer).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+
+METRICS = ("abs-acc", "abs-prec", "abs-recall", "abs-f1", "abs-%")
+ABSTAIN_ROLE = "Answer Failure"
+
+
+def abstains(roles: pd.Series) -> pd.Series:
+    """True where an answer's role set contains Answer Failure (§7.1)."""
+    return roles.map(lambda r: ABSTAIN_ROLE in r).astype(bool)
+
+
+def abstention_scores(*, unanswerable: np.ndarray, abstained: np.ndarray) -> dict[str, float]:
+    """abs-acc, abs-prec, abs-recall, abs-f1 and abs-% of one set of decisions (Table 5).
+
+    Precision of a model that never abstains is 0 (scikit-learn's ``zero_division=0``), as
+    the paper's Majority row prints.
+    """
+    y_true = np.asarray(unanswerable, dtype=bool)
+    y_pred = np.asarray(abstained, dtype=bool)
+    if y_true.shape != y_pred.shape or y_true.size == 0:
+        raise ValueError(f"need two equally long, non-empty arrays, got {y_true.shape} and {y_pred.shape}")
+    prec, rec, f1, _ = precision_recall_fscore_support(y_true, y_pred, average="binary", pos_label=True,
+                                                       zero_division=0)
+    return {"abs-acc": float(accuracy_score(y_true, y_pred)), "abs-prec": float(prec), "abs-recall": float(rec),
+            "abs-f1": float(f1), "abs-%": 100.0 * float(y_pred.mean())}
+
+
+def abstention_metrics(answers: pd.DataFrame, *, decision: str = "abstains", by: str = "source") -> pd.DataFrame:
+    """Abstention metrics per source from a boolean ``decision`` column (Table 5 vanilla rows).
+
+    ``answers`` needs ``answerability`` and the decision column; returns one row per
+    group with ``n`` and the five metrics.
+    """
+    rows = []
+    for key, group in answers.groupby(by, sort=False):
+        scores = abstention_scores(unanswerable=group["answerability"].eq("unanswerable").to_numpy(),
+                                   abstained=group[decision].to_numpy(dtype=bool))
+        rows.append({by: key, "n": len(group), **scores})
+    return pd.DataFrame(rows)
+
+
+def random_baseline(unanswerable: np.ndarray, *, n_draws: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """The Random baseline two ways (Table 5): its expectation and a seeded mean over draws.
+
+    Each answer abstains independently with probability p, the unanswerable rate. In
+    expectation accuracy is p^2 + (1-p)^2 and precision = recall = F1 = p; the seeded
+    mean over ``n_draws`` draws shows what single draws scatter around.
+    """
+    gold = np.asarray(unanswerable, dtype=bool)
+    p = float(gold.mean())
+    expected = {"abs-acc": p * p + (1 - p) * (1 - p), "abs-prec": p, "abs-recall": p, "abs-f1": p, "abs-%": 100 * p}
+    rng = np.random.default_rng(seed)
+    draws = pd.DataFrame([abstention_scores(unanswerable=gold, abstained=rng.random(gold.size) < p)
+                          for _ in range(n_draws)])
+    mean, sd = draws.mean(), draws.std(ddof=1)
+    return pd.DataFrame([
+        {"model": "Random", "variant": "expectation", **expected},
+        {"model": "Random", "variant": f"mean of {n_draws} seeded draws (seed {seed})", **mean.to_dict()},
+        {"model": "Random", "variant": f"SD of {n_draws} seeded draws", **sd.to_dict()},
+    ])
+
+
+def majority_baseline(unanswerable: np.ndarray) -> dict[str, float]:
+    """Always answer (the majority class, answerable): Table 5's Majority row."""
+    gold = np.asarray(unanswerable, dtype=bool)
+    return abstention_scores(unanswerable=gold, abstained=np.zeros_like(gold))
+
+
+def long_format(frame: pd.DataFrame, *, model: str = "model", method: str = "vanilla") -> pd.DataFrame:
+    """One row per (model, method, metric): the layout of ``paper_tables`` Tables 5 and 26."""
+    out = frame.melt(id_vars=[model], value_vars=[m for m in METRICS if m in frame.columns],
+                     var_name="metric", value_name="value")
+    out = out.rename(columns={model: "model"}).assign(method=method)
+    out["_m"] = out["metric"].map({m: k for k, m in enumerate(METRICS)})
+    out["_s"] = out["model"].map({s: k for k, s in enumerate(dict.fromkeys(frame[model]))})
+    return out.sort_values(["_s", "_m"], kind="stable").drop(columns=["_m", "_s"])[["model", "method", "metric", "value"]]
+
+
+def answerability_agreement(answers: pd.DataFrame, *, source: str = "Expert") -> pd.DataFrame:
+    """Expert abstention vs crowd answerability: the counts behind §7.2's "52%", "99 of 230", "61 of 370".
+
+    An expert "answers" a question when the expert's answer does not abstain.
+    """
+    a = answers[answers["source"] == source]
+    crowd_unans = a["answerability"].eq("unanswerable")
+    expert_abstains = a["abstains"].astype(bool)
+    agree = (crowd_unans == expert_abstains)
+    rows = [
+        ("questions", len(a), None),
+        ("expert and crowd agree on answerability", int(agree.sum()), float(agree.mean())),
+        ("crowd unanswerable", int(crowd_unans.sum()), None),
+        ("crowd unanswerable, answered by the expert", int((crowd_unans & ~expert_abstains).sum()),
+         float((crowd_unans & ~expert_abstains).sum() / max(crowd_unans.sum(), 1))),
+        ("crowd answerable", int((~crowd_unans).sum()), None),
+        ("crowd answerable, not answered by the expert", int((~crowd_unans & expert_abstains).sum()),
+         float((~crowd_unans & expert_abstains).sum() / max((~crowd_unans).sum(), 1))),
+    ]
+    return pd.DataFrame(rows, columns=["quantity", "count", "share"])
+
+
+DEFINITIONS: dict[str, str] = {
+    "any Answer Failure (paper, §7.1)": "at least one sentence has Answer Failure",
+    "Answer Failure and no Answer": "at least one Answer Failure sentence and no Answer sentence",
+    "any failure role": "at least one sentence has Answer Failure or Auxiliary Failure",
+    "half the sentences Answer Failure": "at least half of the labelled sentences have Answer Failure",
+    "first sentence Answer Failure": "the first labelled sentence has Answer Failure",
+}
+
+
+def definition_variants(answers: pd.DataFrame, sentences: pd.DataFrame) -> pd.DataFrame:
+    """Abstention metrics per source under alternative abstention definitions (Table 5 diagnosis).
+
+    Each row of :data:`DEFINITIONS` is applied to the released sentence labels; used to test
+    whether a different definition explains a paper cell that the §7.1 rule does not.
+    """
+    per_sentence = sentences.assign(
+        af=sentences["roles"].map(lambda r: ABSTAIN_ROLE in r),
+        fail=sentences["roles"].map(lambda r: ABSTAIN_ROLE in r or "Auxiliary Failure" in r),
+        ans=sentences["roles"].map(lambda r: "Answer" in r))
+    grouped = per_sentence.sort_values("sentence_index").groupby(["source", "question_id"], sort=False)
+    flags = pd.DataFrame({
+        "any Answer Failure (paper, §7.1)": grouped["af"].any(),
+        "Answer Failure and no Answer": grouped["af"].any() & ~grouped["ans"].any(),
+        "any failure role": grouped["fail"].any(),
+        "half the sentences Answer Failure": grouped["af"].mean() >= 0.5,
+        "first sentence Answer Failure": grouped["af"].first(),
+    })
+    merged = answers[["source", "question_id", "answerability"]].merge(
+        flags.reset_index(), on=["source", "question_id"], how="left").fillna({k: False for k in DEFINITIONS})
+    rows = []
+    for name in DEFINITIONS:
+        m = abstention_metrics(merged.assign(decision=merged[name].astype(bool)), decision="decision")
+        rows.append(m.assign(definition=name))
+    return pd.concat(rows, ignore_index=True)
