@@ -3,7 +3,8 @@
 Prints the numbers and appends them to benchmarks/results.md with the machine they ran on.
 Goals: load + validate under 2 s; notebooks 01-02 under 60 s (issue #2); all Table 4 metrics
 for 600 questions x 7 sources x 4 settings cold under 3 min with the offline backbone, cached
-under 10 s (issue #3); all on 2 cores.
+under 10 s (issue #3); AFGV rewrites at least 500 questions/s at 20k, cost growing linearly
+(issue #6); all on 2 cores.
 """
 
 from __future__ import annotations
@@ -55,17 +56,48 @@ def time_metrics() -> tuple[float, float, int]:
     return cold, cached, len(pairs)
 
 
+AFGV_SCRIPT = """
+import resource, sys, time
+import pandas as pd
+from vqalib import afgv
+n = int(sys.argv[1])
+vectors = afgv.load_word_vectors()
+pool = pd.concat(afgv.accessibility_question_sets().values(), ignore_index=True)[["question"]]
+questions = pool.sample(n=n, replace=True, random_state=0).assign(question_id=range(n))
+afgv.rewrite_questions(questions.head(50), vectors=vectors, progress=False)  # load CMUdict, wordfreq
+start = time.perf_counter()
+afgv.rewrite_questions(questions, vectors=vectors, progress=False)
+seconds = time.perf_counter() - start
+print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def time_afgv(sizes: tuple[int, ...] = (1000, 5000, 20000)) -> list[str]:
+    """AFGV rewrite throughput and peak memory, one fresh process per size (resampled questions:
+    GQA is not available offline, so VizWiz-LF and CommVQA questions are drawn with replacement)."""
+    lines = []
+    for n in sizes:
+        out = subprocess.run([sys.executable, "-c", AFGV_SCRIPT, str(n)], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout.split()
+        seconds, peak_mb = float(out[-2]), float(out[-1])
+        lines.append(f"AFGV rewrites of {n} questions: {seconds:.1f} s, {n / seconds:.0f} questions/s, "
+                     f"peak RSS {peak_mb:.0f} MB (goal >= 500 questions/s at 20k)")
+    return lines
+
+
 def main() -> None:
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     load = time_load()
     repro = time_reproduce()
     cold, cached, n_pairs = time_metrics()
+    afgv_lines = time_afgv()
     lines = [
         f"load + validate all 7 VizWiz-LF files: median {statistics.median(load):.2f} s "
         f"(min {min(load):.2f}, max {max(load):.2f}, {REPEATS} runs; goal < 2 s)",
         f"reproduce notebooks 01-02 (papermill, kernel start included): {repro:.1f} s (goal < 60 s)",
         f"Table 4 metrics (Lex-Overlap, ROUGE-L, METEOR, BERTScore with {metrics.bertscore_backbone().label}) "
         f"on {n_pairs} answer x setting pairs: cold {cold:.1f} s (goal < 180 s), cached {cached:.1f} s (goal < 10 s)",
+        *afgv_lines,
     ]
     print(f"machine: {machine}")
     print("\n".join(lines))

