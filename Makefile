@@ -11,10 +11,10 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export VQALIB_DATA_MIRROR
 export MPLBACKEND := Agg
 
-.PHONY: help setup data reproduce test bench lab html clean lock
+.PHONY: help setup data data-gqa reproduce test bench lab html clean lock
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 setup: $(STAMP)  ## create .venv and install the exact pins of requirements.lock
 
@@ -29,6 +29,9 @@ $(STAMP): requirements.lock pyproject.toml
 
 data: setup  ## fetch and verify the upstream data into data/raw (or copy from $VQALIB_DATA_MIRROR)
 	$(BIN)/python -m vqalib.datasets fetch
+
+data-gqa: setup  ## online only: download GQA's balanced questions (AFGV's question set) into data/raw/gqa
+	$(BIN)/python -m vqalib.afgv fetch-gqa
 
 reproduce: data  ## run every notebook in place with papermill and rewrite figures/
 	$(BIN)/python -m vqalib.reproduce run

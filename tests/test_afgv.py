@@ -108,3 +108,16 @@ def test_gqa_loader(tmp_path):
     path.write_text(json.dumps(raw))
     with pytest.raises(DataFormatError, match=r"question '3' lacks field 'imageId'"):
         afgv.load_gqa_questions(path)
+
+
+def test_intent_deltas_and_answer_similarity():
+    preds = pd.DataFrame({
+        "model": "M", "question_id": [1, 2, 3, 4] * 2, "tier": ["baseline"] * 4 + ["complex"] * 4,
+        "prediction": ["dog", "red", "yes", "two", "dog", "blue", "no", "two"], "answer": ["dog", "red", "yes", "two"] * 2,
+        "intent_similarity": [1.0] * 4 + [0.9, 0.9, 0.5, 0.5]})
+    d = afgv.intent_deltas(preds, threshold=0.8).set_index("subset")
+    assert d.loc["intent preserved", "delta_vs_baseline"] == pytest.approx(-0.5)
+    assert d.loc["intent shifted", "delta_vs_baseline"] == pytest.approx(-0.5)
+    assert d["shifted_to_preserved_ratio"].iloc[0] == pytest.approx(1.0)
+    sim = afgv.answer_similarity(pd.DataFrame({"prediction": ["a red car", "dog"], "answer": ["a red car", "airplane"]}))
+    assert sim.iloc[0] == pytest.approx(1.0, abs=1e-5) and sim.iloc[1] < 0.9

@@ -444,3 +444,74 @@ def implied_n(accuracy, ci_low, ci_high, *, z: float = Z95) -> np.ndarray:
     p = np.asarray(accuracy, dtype=float)
     half = (np.asarray(ci_high, dtype=float) - np.asarray(ci_low, dtype=float)) / 2
     return p * (1 - p) * (z / half) ** 2
+
+
+def answer_similarity(predictions: pd.DataFrame, *, model_path: str | None = None,
+                      cache_dir: Path | None = None) -> pd.Series:
+    """Answer Semantic Similarity: MiniLM cosine between each prediction and its answer (Metrics)."""
+    texts = sorted(set(map(str, predictions["prediction"])) | set(map(str, predictions["answer"])))
+    emb = embed_texts(texts, model_path=model_path, cache_dir=cache_dir)
+    lookup = {t: k for k, t in enumerate(texts)}
+    a = emb[[lookup[str(t)] for t in predictions["prediction"]]]
+    b = emb[[lookup[str(t)] for t in predictions["answer"]]]
+    return pd.Series((a * b).sum(axis=1), index=predictions.index, name="answer_similarity")
+
+
+def intent_deltas(predictions: pd.DataFrame, *, threshold: float = 0.80) -> pd.DataFrame:
+    """Accuracy change vs baseline for intent-preserved and intent-shifted rewrites (the "2.8x" analysis).
+
+    ``predictions`` needs question_id, model, tier, prediction, answer and the rewrite's
+    ``intent_similarity``; a question's baseline accuracy is compared with its rewrite's,
+    separately for rewrites at or above ``threshold`` and below it.
+    """
+    p = predictions.assign(correct=[normalize_answer(a) == normalize_answer(b)
+                                    for a, b in zip(predictions["prediction"], predictions["answer"])])
+    base = p[p["tier"] == "baseline"].set_index(["model", "question_id"])["correct"]
+    rows = []
+    rewritten = p[p["tier"] != "baseline"]
+    for (model, tier), group in rewritten.groupby(["model", "tier"], observed=True, sort=False):
+        b = base.reindex(pd.MultiIndex.from_arrays([group["model"], group["question_id"]])).to_numpy(dtype=float)
+        kept = group["intent_similarity"].to_numpy() >= threshold
+        for label, mask in (("intent preserved", kept), ("intent shifted", ~kept)):
+            if mask.any():
+                rows.append({"model": model, "tier": tier, "subset": label, "n": int(mask.sum()),
+                             "delta_vs_baseline": float(group["correct"].to_numpy()[mask].mean() - np.nanmean(b[mask]))})
+    out = pd.DataFrame(rows)
+    if not out.empty:
+        wide = out.pivot_table(index=["model", "tier"], columns="subset", values="delta_vs_baseline", observed=True)
+        if {"intent preserved", "intent shifted"} <= set(wide.columns):
+            ratio = (wide["intent shifted"] / wide["intent preserved"]).rename("shifted_to_preserved_ratio")
+            out = out.merge(ratio.reset_index(), on=["model", "tier"], how="left")
+    return out
+
+
+def fetch_gqa_questions(*, dest: Path | None = None) -> Path:
+    """Download GQA's official questions archive (online users; `make data-gqa`) and unpack it.
+
+    GQA publishes no checksum for the archive; its SHA-256 is printed so a run can record it.
+    """
+    import hashlib
+    import urllib.request
+    import zipfile
+
+    dest = dest or project_root() / "data" / "raw" / "gqa"
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = dest / "questions1.2.zip"
+    if not archive.exists():
+        tmp = archive.with_suffix(".part")
+        urllib.request.urlretrieve(GQA_QUESTIONS_URL, tmp)
+        tmp.replace(archive)
+    print(f"{archive}: sha256 {hashlib.sha256(archive.read_bytes()).hexdigest()}")
+    with zipfile.ZipFile(archive) as z:
+        for name in z.namelist():
+            if name.endswith("balanced_questions.json"):
+                z.extract(name, dest)
+    return dest
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] != ["fetch-gqa"]:
+        raise SystemExit("usage: python -m vqalib.afgv fetch-gqa")
+    print(f"GQA questions in {fetch_gqa_questions()}")
