@@ -324,6 +324,18 @@ def _score_texts(metric: str, references: tuple[str, ...], candidates: tuple[str
     raise ValueError(f"unknown metric {metric!r}")
 
 
+def _apply_no_answer_rule(pairs: pd.DataFrame, *, no_answer: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The pairs with a ``status`` column and the rows that get scored, under a no-answer rule."""
+    if no_answer not in NO_ANSWER_RULES:
+        raise ValueError(f"no_answer must be one of {NO_ANSWER_RULES}, not {no_answer!r}")
+    frame = pairs.copy()
+    missing = frame["candidate"].isna()
+    frame["status"] = np.where(missing, f"no Answer sentence: {no_answer}", "scored")
+    if no_answer == "whole_answer":
+        frame.loc[missing, "candidate"] = frame.loc[missing, "whole_answer"]
+    return frame, frame[frame["candidate"].notna()]
+
+
 def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "meteor", "bertscore"),
                 backbone: Backbone | None = None, no_answer: str = "zero",
                 lexical_definition: str = DEFAULT_LEXICAL_OVERLAP, cache_dir: Path | None = None,
@@ -336,19 +348,12 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
     whole long answer is scored instead). Lex-Overlap is a property of the long answer, so
     it is scored once per answer, on its s_r + l_c row.
     """
-    if no_answer not in NO_ANSWER_RULES:
-        raise ValueError(f"no_answer must be one of {NO_ANSWER_RULES}, not {no_answer!r}")
     from joblib import Memory
 
+    frame, scorable = _apply_no_answer_rule(pairs, no_answer=no_answer)
     memory = Memory(str(cache_dir or default_cache_dir()), verbose=0)
     cached = memory.cache(_score_texts)
     backbone = backbone or (bertscore_backbone() if "bertscore" in metrics else None)
-    frame = pairs.copy()
-    missing = frame["candidate"].isna()
-    frame["status"] = np.where(missing, f"no Answer sentence: {no_answer}", "scored")
-    if no_answer == "whole_answer":
-        frame.loc[missing, "candidate"] = frame.loc[missing, "whole_answer"]
-    scorable = frame[frame["candidate"].notna()]
     out = []
     for metric in tqdm(metrics, desc="metrics", unit="metric", disable=not progress):
         if metric == "lex_overlap":
@@ -426,12 +431,7 @@ def score_with_judge(pairs: pd.DataFrame, *, judge, no_answer: str = "zero", pro
     """
     from vqalib.judge import lave
 
-    frame = pairs.copy()
-    missing = frame["candidate"].isna()
-    frame["status"] = np.where(missing, f"no Answer sentence: {no_answer}", "scored")
-    if no_answer == "whole_answer":
-        frame.loc[missing, "candidate"] = frame.loc[missing, "whole_answer"]
-    scorable = frame[frame["candidate"].notna()]
+    frame, scorable = _apply_no_answer_rule(pairs, no_answer=no_answer)
     judged = lave(scorable[["question", "reference", "candidate"]].reset_index(drop=True), judge=judge,
                   progress=progress)
     judged.index = scorable.index
