@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -31,3 +35,24 @@ def small_file(tmp_path) -> Path:
     target = tmp_path / "small.json"
     shutil.copy(FIXTURES / "vizwiz_small.json", target)
     return target
+
+
+@contextlib.contextmanager
+def local_file_server(directory: Path):
+    """Serve ``directory`` over HTTP on 127.0.0.1 (no network); yields (base URL, GET counts per path)."""
+    hits: dict[str, int] = {}
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            hits[self.path] = hits.get(self.path, 0) + 1
+            super().do_GET()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
+    finally:
+        httpd.shutdown()

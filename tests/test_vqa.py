@@ -1,0 +1,318 @@
+"""Answer generation (vqalib.vqa, vqalib.images) with tiny random models built from configs: no download."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import zipfile
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach the hub: test models are built from configs
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import pandas as pd
+import pytest
+
+from conftest import local_file_server
+from vqalib import vqa
+from vqalib.images import ImageError, ImageStore
+
+VOLATILE = {"seconds", "model_seconds", "started_at", "engine", "shard", "run_file"}
+REQUIRED = {"schema", "dataset", "item_id", "question", "image", "image_sha256", "model", "model_id", "revision",
+            "strategy", "item_key", "generation", "kind", "sample", "final", "answer", "item_records", "seconds",
+            "error"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # 2 shared cores: intra-op threads only contend
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    from PIL import Image
+
+    root = tmp_path_factory.mktemp("images")
+    Image.new("RGB", (40, 30), (200, 10, 10)).save(root / "good.png")
+    Image.new("RGB", (24, 24), (10, 200, 10)).save(root / "green.png")
+    (root / "text.png").write_bytes(b"this is not an image")
+    with zipfile.ZipFile(root / "images.zip", "w") as archive:
+        archive.write(root / "green.png", "images/green.png")
+    return {p.stem if p.suffix != ".zip" else "zip": p for p in root.iterdir()}
+
+
+@pytest.fixture(scope="module")
+def server(files):
+    """A local HTTP server on 127.0.0.1 serving the image folder; counts GET requests per path."""
+    with local_file_server(files["good"].parent) as served:
+        yield served
+
+
+@functools.lru_cache(maxsize=None)
+def tiny(key: str) -> vqa.VLM:
+    return vqa.build_model(key, device="cpu")
+
+
+def make_items(n: int, image: Path, **extra) -> pd.DataFrame:
+    frame = pd.DataFrame({"question_id": [str(i) for i in range(n)],
+                          "question": [f"what is object {i}?" for i in range(n)], "image": [str(image)] * n,
+                          "scenario": ["shopping"] * n, "description": ["A red square."] * n, **extra})
+    return vqa.table_items(frame)
+
+
+def stable(records) -> list[dict]:
+    rows = records.to_dict("records") if isinstance(records, pd.DataFrame) else records
+    cleaned = [{k: v for k, v in r.items() if k not in VOLATILE} for r in rows]
+    return sorted(cleaned, key=lambda r: (r["item_key"], r["sample"]))
+
+
+def raw_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+# --- registry and prompts -------------------------------------------------------------------------
+
+def test_registry_holds_the_papers_models_with_table25_settings():
+    keys = set(vqa.REGISTRY)
+    assert {"blip2-flan-t5-xxl", "instructblip-flan-t5-xxl", "llava-1.5-7b", "llava-1.5-13b", "qwen2-vl-7b-instruct",
+            "idefics-9b-instruct", "blip-vqa-base", "blip2-opt-2.7b"} <= keys
+    real = [s for s in vqa.REGISTRY.values() if not s.test_model]
+    assert all(s.revision == "main" and "/" in s.hub_id for s in real)
+    assert all(s.hub_id.startswith("test://") for s in vqa.REGISTRY.values() if s.test_model)
+    assert "STAND-IN" in vqa.model_spec("qwen2-vl-7b-instruct").note
+    import transformers
+
+    assert all(hasattr(transformers, s.model_class) for s in vqa.REGISTRY.values())  # transformers' own classes
+    # Table 25: defaults and self-consistency columns
+    blip2 = vqa.model_spec("blip2-flan-t5-xxl")
+    assert blip2.generation == {"do_sample": False, "top_p": 1.0, "temperature": 1.0}
+    assert vqa.generation_settings(blip2, "self-consistency", max_new_tokens=9) == {
+        "do_sample": True, "temperature": 0.7, "top_p": 0.7, "max_new_tokens": 9}
+    assert vqa.generation_settings(blip2, "vanilla")["do_sample"] is False
+    assert vqa.model_spec("llava-1.5-13b").consistency == {"do_sample": True, "temperature": 0.7}
+    assert vqa.model_spec("instructblip-flan-t5-xxl").consistency == {"do_sample": True, "temperature": 0.7}
+    qwen = vqa.model_spec("qwen2-vl-7b-instruct")
+    assert vqa.generation_settings(qwen, "abstention")["top_p"] == 0.3
+    assert vqa.generation_settings(qwen, "abstention-consistency")["top_p"] == 0.7
+    assert vqa.generation_settings(qwen, "commvqa-contextual")["do_sample"] is False  # CommVQA §5 greedy
+    frame = vqa.registry_frame()
+    assert len(frame) == len(vqa.REGISTRY) and frame["test_model"].sum() == 4
+
+
+def test_prompts_follow_tables_22_to_24_and_commvqa_a1():
+    q = "What color is the jumper"
+    assert vqa.abstention_prompt(q).startswith("You are a helpful assistant that is answering questions about images "
+                                               "for blind and low vision individuals.")
+    assert vqa.abstention_prompt(q).endswith(f"Question: {q}")
+    assert vqa.review_prompt(q, "plaid").endswith("Question: What color is the jumper\nAnswer: plaid\nProblems:")
+    revise = vqa.revise_prompt(q, "plaid", "Plaid is a pattern, not a color.")
+    assert "only output the revised correct answer" in revise and revise.endswith("Revised Answer:")
+    [message] = vqa.consistency_messages("What is this box?", ["a", "b", "c", "d", "e"])
+    assert message["content"].startswith("I have generated the following responses to the question: What is this box?")
+    assert "Response 4: e" in message["content"] and "The most consistent response is Response X." in message["content"]
+    assert vqa.parse_consistency_choice("The most consistent response is Response 3.", n=5) == 3
+    assert vqa.parse_consistency_choice("Response 7", n=5) is None
+    assert vqa.parse_consistency_choice("no idea", n=5) is None
+    context = vqa.contextual_prompt(scenario="travel", description="A stingray.", question="Any fish?")
+    assert context.startswith("Assume someone is browsing a travel website") and context.endswith("Question: Any fish?")
+    assert vqa.short_answer_prompt("Bus color?", family="llava").endswith("single word or phrase.")
+    assert vqa.short_answer_prompt("Bus color?", family="blip") == "Bus color?"
+
+
+# --- strategies end to end ------------------------------------------------------------------------
+
+EXPECTED_RECORDS = {"self-consistency": 6, "abstention-consistency": 6}
+
+
+@pytest.mark.parametrize("strategy", list(vqa.STRATEGIES))
+def test_every_strategy_runs_end_to_end(strategy, files, tmp_path):
+    out = tmp_path / "run.jsonl"
+    items = make_items(2, files["good"])
+    summary = vqa.run_generation(items, model=tiny("tiny-blip2"), strategy=strategy, dataset="table", out=out,
+                                 judge=vqa.TestJudge(mode="2"), progress=False)
+    lines = raw_lines(out)
+    per_item = EXPECTED_RECORDS.get(strategy, 1)
+    assert summary.written_items == 2 and summary.records == len(lines) == 2 * per_item and not summary.errors
+    for record in lines:
+        assert REQUIRED <= set(record) and record["error"] is None
+        assert record["model_id"] == "test://tiny-blip2" and record["test_model"] is True
+        assert record["item_records"] == per_item and isinstance(record["answer"], str)
+        assert record["image_sha256"] and len(record["image_sha256"]) == 64
+    finals = [r for r in lines if r["final"]]
+    assert len(finals) == 2
+    if per_item > 1:  # 5 draws sampled with Table 25's settings, then the judge's pick
+        draws = [r for r in lines if r["kind"] == "draw"]
+        assert [r["sample"] for r in draws[:5]] == list(range(5))
+        assert draws[0]["generation"] == {"do_sample": True, "temperature": 0.7, "top_p": 0.7, "max_new_tokens": 6}
+        assert all(f["kind"] == "aggregate" and f["judge"]["choice"] == 2 for f in finals)
+        assert finals[0]["answer"] == draws[2]["answer"]
+        assert finals[0]["prompt"].startswith("I have generated the following responses")
+    elif strategy == "self-correction":
+        assert [s["stage"] for s in finals[0]["stages"]] == [1, 2, 3]
+        assert finals[0]["stages"][1]["prompt"].startswith(vqa.REVIEW_INSTRUCTION)
+        assert finals[0]["prompt"].endswith("Revised Answer:") and finals[0]["answer"] == finals[0]["stages"][2]["output"]
+    if strategy.startswith("abstention"):
+        assert all(r["prompt"].startswith(vqa.ABSTENTION_INSTRUCTION) for r in lines if r["kind"] in ("draw", "answer"))
+    if strategy == "commvqa-contextual":
+        assert finals[0]["prompt"].startswith("Assume someone is browsing a shopping website")
+    assert "what is object" not in finals[0]["answer"]  # the decoder-only model's echoed prompt is cut
+
+
+@pytest.mark.parametrize("key", ["tiny-blip", "tiny-instructblip", "tiny-llava"])
+def test_each_model_family_answers(key, files, tmp_path):
+    out = tmp_path / "run.jsonl"
+    summary = vqa.run_generation(make_items(1, files["good"]), model=tiny(key), strategy="short-answer",
+                                 dataset="afgv", out=out, progress=False)
+    [record] = raw_lines(out)
+    assert summary.written_items == 1 and record["kind"] == "answer" and record["answer"]
+    assert "what is object" not in record["answer"]
+
+
+# --- images ---------------------------------------------------------------------------------------
+
+def test_commvqa_without_images_gives_error_rows_naming_the_fix(data_dir, tmp_path):
+    items = vqa.commvqa_items(images=None, data_dir=data_dir)
+    assert len(items) == 2984 and items["image"].str.startswith("missing:").all()
+    out = tmp_path / "commvqa.jsonl"
+    summary = vqa.run_generation(items, model=tiny("tiny-blip"), strategy="commvqa-contextual", dataset="commvqa",
+                                 out=out, limit=2, progress=False)
+    assert summary.errors == {"image": 2}
+    assert all("images.zip" in r["error"]["message"] for r in raw_lines(out))
+    vizwiz = vqa.vizwiz_items(data_dir=data_dir)
+    assert len(vizwiz) == 600 and vizwiz["image"].str.startswith("https://vizwiz.cs.colorado.edu/").all()
+
+
+# --- errors become counted records ----------------------------------------------------------------
+
+class FlakyVLM:
+    """Wraps a tiny model: raises ``error`` when the prompt contains ``trigger``."""
+
+    def __init__(self, inner, *, trigger: str, error: BaseException) -> None:
+        self.inner, self.trigger, self.error = inner, trigger, error
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def generate(self, image, prompt, *, settings, seed):
+        if self.trigger in prompt:
+            raise self.error
+        return self.inner.generate(image, prompt, settings=settings, seed=seed)
+
+
+def test_bad_images_model_errors_and_judge_failures_are_counted_records(server, files, tmp_path):
+    base, _ = server
+    items = vqa.table_items(pd.DataFrame({
+        "question_id": ["ok", "missing", "text", "404", "boom", "ok2"],
+        "question": ["what?", "what?", "what?", "what?", "boom?", "what?"],
+        "image": [str(files["good"]), str(files["good"].parent / "nope.png"), str(files["text"]),
+                  f"{base}/absent.png", str(files["good"]), f"{base}/good.png"]}))
+    flaky = FlakyVLM(tiny("tiny-blip"), trigger="boom", error=RuntimeError("CUDA out of memory (simulated)"))
+    out = tmp_path / "runs" / "errors.jsonl"
+    summary = vqa.run_generation(items, model=flaky, strategy="vanilla", dataset="table", out=out, progress=False,
+                                 store=ImageStore(cache_dir=tmp_path / "cache"))
+    assert summary.written_items == 6 and summary.errors == {"image": 3, "model": 1}
+    by_id = {r["item_id"]: r for r in raw_lines(out)}
+    assert by_id["ok"]["kind"] == by_id["ok2"]["kind"] == "answer"  # the run went on after each failure
+    assert by_id["boom"]["error"] == {"stage": "model", "type": "RuntimeError",
+                                      "message": "CUDA out of memory (simulated)"}
+    assert by_id["text"]["error"]["stage"] == "image" and "decodable" in by_id["text"]["error"]["message"]
+
+    judged = tmp_path / "runs" / "judge.jsonl"
+    for mode in ("fail", "garbage"):
+        summary = vqa.run_generation(items.iloc[:1].assign(item_id=mode), model=tiny("tiny-blip"),
+                                     strategy="self-consistency", dataset="table", out=judged,
+                                     judge=vqa.TestJudge(mode=mode), progress=False)
+        assert summary.errors == {"judge": 1} and summary.records == 6  # 5 draws kept + the judge error
+    errors = [r for r in raw_lines(judged) if r["kind"] == "error"]
+    assert [e["error"]["type"] for e in errors] == ["JudgeError", "JudgeError"]
+    assert "unparseable" in errors[1]["error"]["message"]
+    with pytest.raises(ValueError, match="LLM judge"):
+        vqa.run_generation(items, model="tiny-blip", strategy="self-consistency", dataset="table",
+                           out=tmp_path / "x.jsonl", judge=None, progress=False)
+
+    runs = vqa.discover_runs(tmp_path / "runs").set_index("name")
+    assert runs.loc["errors", ["records", "answers", "errors", "image_errors", "model_errors"]].tolist() == [6, 2, 4, 3, 1]
+    assert runs.loc["judge", ["strategy", "judge_errors", "records"]].tolist() == ["self-consistency", 2, 12]
+    table = vqa.load_run(out, finals_only=True)
+    assert len(table) == 6 and table["kind"].value_counts().to_dict() == {"error": 4, "answer": 2}
+
+
+# --- resume, shards, engines ----------------------------------------------------------------------
+
+def test_interrupted_run_resumes_without_loss_or_duplicates(files, tmp_path):
+    items = make_items(6, files["good"])
+    reference = tmp_path / "reference.jsonl"
+    vqa.run_generation(items, model=tiny("tiny-blip"), strategy="self-consistency", dataset="table", out=reference,
+                       judge=vqa.TestJudge(mode="1"), progress=False)
+
+    out = tmp_path / "interrupted.jsonl"
+    dying = FlakyVLM(tiny("tiny-blip"), trigger="object 3", error=KeyboardInterrupt())  # not an item error: stops the run
+    with pytest.raises(KeyboardInterrupt):
+        vqa.run_generation(items, model=dying, strategy="self-consistency", dataset="table", out=out,
+                           judge=vqa.TestJudge(mode="1"), progress=False)
+    assert len(raw_lines(out)) == 3 * 6
+    # a crash during the next write: two whole lines of question 3's block and a cut third line
+    block = [line + "\n" for line in reference.read_text().splitlines() if '"item_id": "3"' in line]
+    with open(out, "a", encoding="utf-8") as handle:
+        handle.write(block[0] + block[1] + block[2][:40])
+
+    summary = vqa.run_generation(items, model=tiny("tiny-blip"), strategy="self-consistency", dataset="table",
+                                 out=out, judge=vqa.TestJudge(mode="1"), progress=False)
+    assert summary.repaired_lines == 3 and summary.skipped_finished == 3 and summary.written_items == 3
+    lines = raw_lines(out)  # every line parses again
+    keys = [(r["item_key"], r["sample"]) for r in lines]
+    assert len(keys) == len(set(keys)) == 6 * 6
+    assert stable(lines) == stable(raw_lines(reference))
+    again = vqa.run_generation(items, model=tiny("tiny-blip"), strategy="self-consistency", dataset="table",
+                               out=out, judge=vqa.TestJudge(mode="1"), progress=False)
+    assert again.written_items == 0 and again.skipped_finished == 6 and again.repaired_lines == 0
+
+
+def test_union_of_shards_equals_unsharded_run(files, tmp_path):
+    items = make_items(7, files["good"])
+    whole = tmp_path / "whole.jsonl"
+    vqa.run_generation(items, model=tiny("tiny-blip"), strategy="abstention", dataset="table", out=whole,
+                       limit=6, progress=False)
+    parts = [tmp_path / f"shard{i}.jsonl" for i in range(3)]
+    counts = [vqa.run_generation(items, model=tiny("tiny-blip"), strategy="abstention", dataset="table", out=part,
+                                 limit=6, shard=f"{i}/3", progress=False).written_items for i, part in enumerate(parts)]
+    assert sum(counts) == 6
+    assert stable(vqa.load_run(parts)) == stable(vqa.load_run(whole))
+
+
+def test_cli_runs_resumes_and_lists(files, tmp_path, capsys):
+    questions = tmp_path / "questions.csv"
+    make_items(4, files["good"]).drop(columns=["item_id"]).to_csv(questions, index=False)
+    out = tmp_path / "runs" / "cli.jsonl"
+    argv = ["run", "--model", "tiny-blip", "--strategy", "vanilla", "--dataset", "table", "--questions",
+            str(questions), "--out", str(out), "--limit", "3", "--no-progress", "--threads", "1"]
+    assert vqa.main(argv) == 0 and len(raw_lines(out)) == 3
+    assert vqa.main(argv) == 0 and len(raw_lines(out)) == 3
+    printed = capsys.readouterr().out
+    assert "3 questions written" in printed and "3 already finished" in printed
+    assert vqa.main(["runs", str(tmp_path / "runs")]) == 0 and "tiny-blip" in capsys.readouterr().out
+    assert vqa.main(["models"]) == 0 and "llava-hf/llava-1.5-13b-hf" in capsys.readouterr().out
+
+
+def test_ray_engine_writes_the_same_records_as_the_plain_engine(files, tmp_path):
+    ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'ray[data]' to test --engine ray")
+    items = make_items(3, files["good"])
+    plain, distributed = tmp_path / "plain.jsonl", tmp_path / "ray.jsonl"
+    vqa.run_generation(items, model="tiny-blip", strategy="self-consistency", dataset="table", out=plain,
+                       judge="test:3", progress=False)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        summary = vqa.run_generation(items, model="tiny-blip", strategy="self-consistency", dataset="table",
+                                     out=distributed, judge="test:3", engine="ray", progress=False)
+    finally:
+        ray.shutdown()
+    assert summary.written_items == 3
+    lines = raw_lines(distributed)
+    assert {r["engine"] for r in lines} == {"ray"}
+    assert stable(lines) == stable(raw_lines(plain))
