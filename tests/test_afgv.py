@@ -121,3 +121,13 @@ def test_intent_deltas_and_answer_similarity():
     assert d["shifted_to_preserved_ratio"].iloc[0] == pytest.approx(1.0)
     sim = afgv.answer_similarity(pd.DataFrame({"prediction": ["a red car", "dog"], "answer": ["a red car", "airplane"]}))
     assert sim.iloc[0] == pytest.approx(1.0, abs=1e-5) and sim.iloc[1] < 0.9
+
+
+def test_predictions_from_runner_records():
+    records = pd.DataFrame({"dataset": ["afgv", "afgv", "vizwiz-lf"], "question_id": [1, 1, 2],
+                            "tier": ["baseline", "complex", None], "model": "blip-vqa-base",
+                            "answer": ["dog", None, "x"], "reference": ["dog", "dog", "y"],
+                            "kind": ["answer", "error", "answer"]})
+    preds = afgv.predictions_from_runs(records)
+    assert len(preds) == 2 and preds["prediction"].tolist() == ["dog", ""]  # an error row counts as wrong
+    assert afgv.tier_accuracy(preds).set_index("tier").loc["complex", "accuracy"] == 0.0

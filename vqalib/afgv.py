@@ -515,3 +515,15 @@ if __name__ == "__main__":
     if sys.argv[1:] != ["fetch-gqa"]:
         raise SystemExit("usage: python -m vqalib.afgv fetch-gqa")
     print(f"GQA questions in {fetch_gqa_questions()}")
+
+
+def predictions_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """AFGV predictions table (question_id, tier, model, prediction, answer) from runner records.
+
+    ``runs`` is ``vqalib.vqa.load_run(..., finals_only=True)`` of AFGV short-answer runs;
+    error records (no answer) are kept as wrong predictions so accuracy is not inflated.
+    """
+    records = runs[runs["dataset"] == "afgv"]
+    return pd.DataFrame({"question_id": records["question_id"], "tier": records["tier"], "model": records["model"],
+                         "prediction": records["answer"].fillna(""), "answer": records["reference"].fillna(""),
+                         "kind": records["kind"]}).reset_index(drop=True)
