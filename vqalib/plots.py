@@ -172,3 +172,106 @@ def human_eval_bars(means: pd.DataFrame, marks: pd.DataFrame, *, title: str, wat
     fig.suptitle(title, fontsize=11)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig
+
+
+# --- CommVQA (notebook 07) -------------------------------------------------------------
+
+def protocol_comparison(steps: pd.DataFrame, *, metrics: list[str], title: str) -> plt.Figure:
+    """CommVQA Table 1 under the authors' and the corrected protocol, beside the paper's values.
+
+    ``steps`` has model, condition, metric, authors, corrected_all_rows, ci_low, ci_high and
+    paper. One panel per metric; one row per model and condition.
+    """
+    use_style()
+    colors = sns.color_palette(PALETTE, n_colors=3)
+    rows = list(dict.fromkeys(zip(steps["model"], steps["condition"])))
+    labels = [f"{m} ({c})" for m, c in rows]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.1 * len(metrics), 0.55 * len(rows) + 1.9), sharey=True,
+                             squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        part = steps[steps["metric"] == metric].set_index(["model", "condition"]).reindex(rows)
+        y = list(range(len(rows)))
+        ax.errorbar(part["corrected_all_rows"], [v - 0.15 for v in y],
+                    xerr=[part["corrected_all_rows"] - part["ci_low"], part["ci_high"] - part["corrected_all_rows"]],
+                    fmt="s", color=colors[0], capsize=3, label="corrected: all rows, 95% CI")
+        ax.plot(part["authors"], [v + 0.15 for v in y], "o", color=colors[1], label="authors' protocol")
+        ax.plot(part["paper"], [v + 0.15 for v in y], "x", color="black", markersize=8, label="paper (Table 1)")
+        ax.set_title(metric)
+        ax.set_yticks(y, labels)
+        ax.set_xlabel("score")
+    axes[0][0].invert_yaxis()  # shared y: first row on top, as in the paper's table
+    axes[0][-1].legend(fontsize=8, bbox_to_anchor=(1.02, 1), loc="upper left", frameon=False)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def accuracy_heatmap(matrix: pd.DataFrame, *, title: str, label: str = "cross-validated accuracy") -> plt.Figure:
+    """Annotated heatmap of pairwise accuracies (CommVQA Figure 2); the diagonal stays empty."""
+    use_style()
+    fig, ax = plt.subplots(figsize=(1.2 * matrix.shape[1] + 2.5, 0.8 * matrix.shape[0] + 1.5))
+    sns.heatmap(matrix, annot=True, fmt=".2f", cmap=SEQUENTIAL_CMAP, vmin=0.5, vmax=1.0, linewidths=0.5,
+                square=True, ax=ax, cbar_kws={"label": label})
+    ax.grid(False)  # the whitegrid style would draw lines across the empty diagonal
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def rates_by_context(frame: pd.DataFrame, *, value: str, group: str, title: str, xlabel: str,
+                     groups: list[str] | None = None, contexts: list[str] | None = None) -> plt.Figure:
+    """Grouped horizontal bars with 95% CI error bars (``ci_low``/``ci_high``): one bar per
+    context within each group (CommVQA Figures 3 and 5: named entities per answer by context)."""
+    use_style()
+    groups = groups or list(dict.fromkeys(frame[group]))
+    contexts = contexts or list(dict.fromkeys(frame["context"]))
+    colors = sns.color_palette(PALETTE, n_colors=len(contexts))
+    height = 0.8 / len(contexts)
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(groups) * len(contexts) * 0.35 + 1.8))
+    for k, (context, color) in enumerate(zip(contexts, colors)):
+        part = frame[frame["context"] == context].set_index(group).reindex(groups)
+        y = [i + (k - (len(contexts) - 1) / 2) * height for i in range(len(groups))]
+        ax.barh(y, part[value], height=height, color=color, label=context,
+                xerr=[part[value] - part["ci_low"], part["ci_high"] - part[value]],
+                error_kw={"elinewidth": 0.8, "capsize": 2})
+    ax.set_yticks(range(len(groups)), groups)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    ax.legend(title="context", fontsize=8, bbox_to_anchor=(1.02, 1), loc="upper left", frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def description_similarity_bars(summary: pd.DataFrame, tests: pd.DataFrame, *, title: str) -> plt.Figure:
+    """Mean answer-description cosine similarity per source and condition with 95% CIs and the
+    baseline-vs-contextual significance marks (CommVQA Figure 4)."""
+    use_style()
+    conditions = ["human", "baseline", "contextual"]
+    colors = dict(zip(conditions, sns.color_palette(PALETTE, n_colors=3)))
+    sources = list(dict.fromkeys(summary["source"]))
+    fig, ax = plt.subplots(figsize=(1.8 * len(sources) + 2.5, 4.2))
+    x = 0.0
+    ticks = []
+    for source in sources:
+        part = summary[summary["source"] == source].set_index("condition")
+        present = [c for c in conditions if c in part.index]
+        xs = [x + 0.4 * k for k in range(len(present))]
+        for xi, c in zip(xs, present):
+            r = part.loc[c]
+            shown = ax.get_legend_handles_labels()[1]
+            ax.bar(xi, r["mean"], width=0.38, color=colors[c], label=None if c in shown else c,
+                   yerr=[[r["mean"] - r["ci_low"]], [r["ci_high"] - r["mean"]]], capsize=3)
+        test = tests[tests["source"] == source]
+        if len(present) == 2 and not test.empty:
+            top = float(part["ci_high"].max()) + 0.02
+            ax.plot(xs, [top, top], color="0.3", linewidth=0.8)
+            ax.text(sum(xs) / 2, top + 0.005, test["stars"].iloc[0], ha="center", va="bottom", fontsize=10)
+        ticks.append((sum(xs) / len(xs), source))
+        x = xs[-1] + 0.8
+    ax.set_xticks([t for t, _ in ticks], [s for _, s in ticks])
+    ax.set_ylabel("cosine similarity to the description")
+    ax.set_title(title)
+    ax.legend(title="answers", fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,249 @@
+"""vqalib.commvqa: loader validation, the two Table 1 protocols, and the text analyses."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vqalib import commvqa
+from vqalib.datasets import DataFormatError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def small(tmp_path) -> commvqa.CommVQA:
+    """The hand-made fixture: 5 annotation rows, 5 result rows of one 'model'."""
+    ann = shutil.copy(FIXTURES / "commvqa_annotations.json", tmp_path / "annotations.json")
+    res = shutil.copy(FIXTURES / "commvqa_results.csv", tmp_path / "toy_baseline_results.csv")
+    return commvqa.load_commvqa(annotations_path=Path(ann), result_paths={("toy", "baseline"): Path(res)})
+
+
+# --- references: both protocols -----------------------------------------------------------
+
+@pytest.mark.parametrize("answers, authors", [
+    (["a", "b", "c"], ["a", "b", "c"]),
+    (["Red, with stripes", "blue", "green"], ["red", "with stripes"]),  # 4 fragments: first two only
+    (["Red, with stripes", "blue"], ["red", "with stripes", "blue"]),  # exactly 3 fragments: all kept
+    (["It's red", "no"], ["its red", "no"]),  # apostrophe removed with the quotes
+    (['A man named "Bob"', "a man"], ["a man named bob", "a man"]),
+    (["Yes, it's red.", "It is red", "Red, with white stripes"], ["yes", "its red."]),
+    (["x [1]", "y"], ["x 1", "y"]),  # brackets stripped everywhere
+])
+def test_authors_references_split_on_commas_like_their_script(answers, authors):
+    cell = str(answers)  # the release's cells are Python list reprs
+    assert commvqa.authors_references(cell) == authors
+
+
+@pytest.mark.parametrize("answers", [
+    ["a", "b", "c"], ["Red, with stripes", "blue"], ["It's red", 'He said "hi"'], ["line\nbreak", "tab\there"],
+    ["", "ünïcode"],
+])
+def test_corrected_references_are_the_list_as_written(answers):
+    assert commvqa.parse_answers_cell(str(answers), file="f.csv", row=0) == tuple(answers)
+
+
+def test_authors_references_keep_python_escapes_as_text():
+    cell = str(["Old woman\n", "nurse"])
+    assert commvqa.authors_references(cell) == ["old woman\\n", "nurse"]
+
+
+@pytest.mark.parametrize("cell", ["['a', 'b'", "[a, b]", "__import__('os').system('true')", "{'a': 1}", "[1, 2]",
+                                  "[]"])
+def test_malformed_answers_cell_is_refused_naming_file_row_and_column(cell):
+    with pytest.raises(DataFormatError, match=r"f\.csv: row 7, column 'answers'"):
+        commvqa.parse_answers_cell(cell, file="f.csv", row=7)
+
+
+def test_malformed_cell_in_a_file_names_the_file_row_and_column(tmp_path):
+    res = shutil.copy(FIXTURES / "commvqa_results_malformed.csv", tmp_path / "bad_results.csv")
+    with pytest.raises(DataFormatError, match=r"bad_results\.csv: row 2, column 'answers': not a Python list"):
+        commvqa.load_commvqa(annotations_path=FIXTURES / "commvqa_annotations.json",
+                             result_paths={("toy", "baseline"): Path(res)})
+
+
+def test_candidates_under_both_protocols(small):
+    authors = commvqa.protocol_inputs(small.results, protocol="authors")
+    corrected = commvqa.protocol_inputs(small.results, protocol="corrected")
+    assert list(authors["candidate"]) == ["yes, the shirt is red.", "", "", "she is eating an apple.",
+                                          "no, it is sunny."]
+    assert list(corrected["candidate"]) == ["Yes, the shirt is red.", "", "None", "She is eating an apple.",
+                                            "No, it is sunny."]
+    assert corrected["references"].iloc[0] == ["Yes, it's red.", "It is red", "Red, with white stripes"]
+
+
+# --- the authors' subsets -----------------------------------------------------------------
+
+def test_subsets_equal_the_scripts_global_seed_sampling():
+    n = 1215
+    items = list(zip(range(n), [f"c{i}" for i in range(n)], [f"img{i}" for i in range(n)]))
+    ours = commvqa.authors_subsets(n)
+    for i in range(3):
+        random.seed(i)
+        theirs = random.sample(items, int(0.8 * n))
+        assert ours[i] == [t[0] for t in theirs]
+    assert [len(s) for s in ours] == [972] * 3
+
+
+def test_subsets_are_seed_stable_and_leave_the_global_generator_alone():
+    random.seed(123)
+    before = random.random()
+    random.seed(123)
+    first = commvqa.authors_subsets(50, seeds=(0, 1, 2))
+    assert random.random() == before
+    assert commvqa.authors_subsets(50, seeds=(0, 1, 2)) == first
+    assert first[0] != first[1] and len(set(first[0])) == 40
+
+
+# --- loader validation ----------------------------------------------------------------
+
+def test_loader_counts_every_quirk(small):
+    report = small.report
+    assert report.total(check="missing_generated_answer") == 1
+    assert report.total(check="row_without_answers") == 1
+    assert report.total(check="question_not_in_annotations") == 1
+    assert report.total(check="generated_answer_read_as_missing") == 1
+    assert report.total(check="fewer_than_3_answers") == 1
+    assert report.total(check="authors_references_differ") == 2  # rows 0 and 2: answers with commas
+    frame = report.to_frame()
+    assert frame.loc[frame["check"] == "question_not_in_annotations", "examples"].str.contains("Is it raining").all()
+
+
+def test_loader_matches_results_and_marks_the_benchmark_subset(small):
+    res = small.results
+    assert list(res["question_id"].astype("float").fillna(-1).astype(int)) == [0, 1, 2, 4, -1]
+    assert list(res["match"]) == ["question"] * 4 + ["unmatched"]  # row 3 matched after trimming white space
+    assert small.annotations["in_benchmark"].tolist() == [True, True, True, False, True]
+    assert small.results["generated_answer"].isna().tolist() == [False, True, False, False, False]
+    assert len(small.answers) == 3 + 2 + 3 + 3 and small.answers["words"].iloc[0] == 3
+
+
+def test_registered_release_validation_counts(data_dir):
+    data = commvqa.load_commvqa(data_dir=data_dir)
+    r = data.report
+    assert len(data.annotations) == 2984 and data.annotations["in_benchmark"].sum() == 1215
+    assert r.total(check="row_without_answers") == 239
+    assert r.total(check="missing_generated_answer", file="blip2_contextual_results.csv") == 51
+    assert r.total(check="missing_generated_answer", file="blip2_baseline_results.csv") == 5
+    assert r.total(check="generated_answer_read_as_missing", file="blip2_baseline_results.csv") == 3
+    assert r.total(check="question_not_in_annotations") == 4  # one edited question in each file
+    assert data.results["question_id"].notna().all()
+
+
+# --- scoring machinery ------------------------------------------------------------------
+
+TOY_REFS = [["a red shirt", "the shirt is red"], ["a man", "a man named bob"], ["paris", "it is paris france"],
+            ["an apple", "fruit", "it looks like an apple"]]
+TOY_CANDS = ["the shirt is red", "", "it is in paris", "she is eating an apple"]
+
+
+def test_pooled_bleu_equals_the_library():
+    from pycocoevalcap.bleu.bleu import Bleu
+
+    stats = commvqa._bleu_statistics(TOY_CANDS, TOY_REFS)
+    for rows in ([0, 1, 2, 3], [0, 2], [3, 3, 1]):
+        lib, _ = Bleu(4).compute_score({i: TOY_REFS[r] for i, r in enumerate(rows)},
+                                       {i: [TOY_CANDS[r]] for i, r in enumerate(rows)}, verbose=0)
+        assert np.allclose(commvqa._bleu_from_pooled(stats[rows].sum(axis=0))[0], lib, rtol=1e-12, atol=1e-15)
+
+
+def test_meteor_session_equals_compute_score_and_pools_exactly():
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    reference = Meteor()
+    expected, expected_seg = reference.compute_score({i: r for i, r in enumerate(TOY_REFS)},
+                                                     {i: [c] for i, c in enumerate(TOY_CANDS)})
+    del reference
+    with commvqa.MeteorSession() as session:
+        stats = session.statistics(TOY_CANDS, TOY_REFS)
+        score, segments = session.evaluate(stats)
+        additive = commvqa.meteor_additive(np.array([[float(x) for x in s.split()] for s in stats]))
+        subsets = [[0, 1, 2, 3], [0, 2], [0, 0, 3], [1, 2, 3], [2]]
+        listed = [session.evaluate([stats[i] for i in rows])[0] for rows in subsets]
+        pooled = session.evaluate_pooled(np.stack([additive[rows].sum(axis=0) for rows in subsets]))
+    assert score == expected and np.allclose(segments, expected_seg)
+    assert segments[0] == 1.0  # an exact match: its chunk is left out of the aggregate
+    assert np.allclose(pooled, listed, rtol=0, atol=1e-12)
+
+
+def test_score_protocol_on_the_fixture(small):
+    authors = commvqa.score_protocol(small.results, protocol="authors", progress=False)
+    corrected = commvqa.score_protocol(small.results, protocol="corrected", n_resamples=50, progress=False)
+    a = authors.scores.set_index("metric")
+    sub = authors.subsets.groupby("metric")["value"].mean()
+    assert np.allclose(a.loc[list(sub.index), "value"], sub)
+    assert set(authors.subsets["n_rows"]) == {4}  # int(0.8 * 5)
+    c = corrected.scores.set_index("metric")
+    assert (c["ci_low"] <= c["value"] + 1e-9).all() and (c["value"] <= c["ci_high"] + 1e-9).all()
+    assert (c["n_empty_candidates"] == 1).all() and (a["n_empty_candidates"] == 2).all()
+    again = commvqa.score_protocol(small.results, protocol="corrected", n_resamples=50, progress=False)
+    pd.testing.assert_frame_equal(corrected.scores, again.scores)
+
+
+def test_authors_protocol_reproduces_paper_table1(data_dir):
+    """The 20 released cells under the authors' protocol, at the paper's three decimals."""
+    from vqalib import report
+
+    data = commvqa.load_commvqa(data_dir=data_dir)
+    scores = commvqa.score_protocol(data.results, protocol="authors", progress=False).scores
+    paper = report.load_paper_table("commvqa_table01_benchmark", value="value")
+    cmp = report.compare_with_paper(commvqa.table1_rows(scores), paper, keys=["model", "condition", "metric"],
+                                    value="value", tolerance=0.0005)
+    compared = cmp[cmp["within_tolerance"].notna()]
+    assert len(compared) == 20
+    off = compared[~compared["within_tolerance"].astype(bool)]
+    assert list(zip(off["model"], off["condition"], off["metric"])) == [("BLIP-2", "contextual", "BLEU-4")]
+
+
+# --- text analyses ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("question, polar", [
+    ("Is the shirt red?", True), ("are there trees", True), ("Isn't it late?", True),
+    ("Is the guitar electric or acoustic?", False), ("What colour is it?", False), ("  Does it fly?", True),
+])
+def test_polar_rule(question, polar):
+    assert commvqa.is_polar(question) is polar
+
+
+@pytest.mark.parametrize("answer, kind", [
+    ("Yes", "yes/no only"), ("no.", "yes/no only"), ("Yes, it is red", "yes/no + more"),
+    ("It is red", "no yes/no"), ("", "no yes/no"), ("Nope!", "yes/no only"),
+])
+def test_answer_kind(answer, kind):
+    assert commvqa.answer_kind(answer) == kind
+
+
+def test_hedges_and_polar_answers_on_the_fixture(small):
+    hedges = commvqa.hedge_counts(small.answers)
+    release = hedges[(hedges["subset"] == "release") & (hedges["context"] == "all")].set_index("hedge")
+    assert release.loc["appear(s) to be", "occurrences"] == 1 and release.loc["it looks like", "occurrences"] == 1
+    polar = commvqa.polar_answers(small.annotations, small.answers).set_index("subset")
+    assert polar.loc["release", "polar_questions"] == 1 and polar.loc["release", "answers"] == 3
+    assert polar.loc["release", "share yes/no + more"] == pytest.approx(1 / 3)
+
+
+def test_interrogative_welch_tests_match_scipy(small):
+    from scipy import stats
+
+    table = commvqa.interrogative_tests(small.annotations, words=("who", "what"))
+    row = table[(table["subset"] == "release") & (table["word"] == "what") & (table["context"] == "health")].iloc[0]
+    has = small.annotations["question"].str.lower().str.contains(r"\bwhat\b").to_numpy(float)
+    inside = (small.annotations["context"] == "health").to_numpy()
+    assert row["share_context"] == 1.0 and row["n_rest"] == 4
+    expected = stats.ttest_ind(has[inside], has[~inside], equal_var=False)
+    assert np.isnan(row["t"]) == np.isnan(expected.statistic)
+
+
+def test_text_fact_comparison_judges_only_same_quantities():
+    paper = pd.DataFrame({"fact_id": ["CV01", "CV37"], "section": ["", ""], "description": ["q", "acc"],
+                          "unit": ["", "%"], "note": ["", ""], "paper": [1215.0, 57.0], "paper_decimals": [0, 0]})
+    facts = [commvqa.Fact("CV01", "benchmark", 1215, "same", 0, ""),
+             commvqa.Fact("CV37", "release", 41.0, "analogous: other model", 0.5, "")]
+    out = commvqa.compare_text_facts(facts, paper)
+    assert out.set_index("fact_id").loc["CV01", "within_tolerance"] == True  # noqa: E712
+    assert pd.isna(out.set_index("fact_id").loc["CV37", "within_tolerance"])
