@@ -1,0 +1,70 @@
+"""Time the offline role / information-source classifier (VizWiz-LF Tables 9-10, vqalib.classify).
+
+``run()`` returns human-readable lines (``benchmarks/bench.py`` prints and records them):
+the machine; encoding the whole release with an empty embedding cache; 5-fold grouped
+cross-validation and final training of both classifiers (cache warm); and the throughput
+of :func:`vqalib.classify.label_answers` on answers it has never seen (cold: sentence
+encoding included) and again (warm: cached embeddings). Goal: CV + training of both
+classifiers well under 5 minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+from vqalib import classify, datasets
+
+N_ANSWERS = 300  # answers labelled in the throughput test
+
+
+def _machine() -> str:
+    import torch
+
+    return (f"{platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}, "
+            f"Python {platform.python_version()}")
+
+
+def run() -> list[str]:
+    data = datasets.load_vizwiz_lf()
+    lines = [f"classify benchmark machine: {_machine()}"]
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp)
+        units = classify.sentence_units(data.sentences, data.answers)
+        start = time.perf_counter()
+        classify.feature_matrix(units, cache_dir=cache)
+        lines.append(f"encode the release with an empty cache ({len(units)} sentences + {units['question'].nunique()} "
+                     f"questions, MiniLM final + layers 2, 4): {time.perf_counter() - start:.1f} s")
+        total = 0.0
+        for kind in ("role", "info"):
+            start = time.perf_counter()
+            result = classify.cross_validate(data.sentences, data.answers, kind=kind, cache_dir=cache)
+            cv = time.perf_counter() - start
+            start = time.perf_counter()
+            classify.train(data.sentences, data.answers, kind=kind, cache_dir=cache)
+            fit = time.perf_counter() - start
+            total += cv + fit
+            weighted = result.scores.set_index(["model", "subset", "label"])["f1"]
+            name = next(m for m in result.scores["model"] if m.startswith("MiniLM"))
+            lines.append(f"{kind} classifier: 5-fold grouped CV {cv:.1f} s, final training {fit:.1f} s "
+                         f"(weighted F1 {weighted[(name, 'all', 'Weighted average')]:.3f} all sources)")
+        lines.append(f"CV + training of both classifiers, embeddings cached: {total:.1f} s (goal well under 300 s)")
+
+    role, info = classify.default_models()
+    sample = data.answers.sample(n=N_ANSWERS, random_state=0)[["source", "question_id", "question", "answer"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        classify._load_encoder(classify.encoder_path())  # loading the encoder once is not throughput
+        for label in ("cold", "warm"):
+            start = time.perf_counter()
+            sentences, _ = classify.label_answers(sample, role_model=role, info_model=info, cache_dir=Path(tmp))
+            seconds = time.perf_counter() - start
+            lines.append(f"label_answers, {label} cache: {len(sample)} answers, {len(sentences)} sentences in "
+                         f"{seconds:.1f} s = {len(sentences) / seconds:.0f} sentences/s")
+    return lines
+
+
+if __name__ == "__main__":
+    print("\n".join(run()))

@@ -1,0 +1,253 @@
+"""vqalib.classify: offline role / information-source classifier (VizWiz-LF Tables 9-10, §7 abstention)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vqalib import classify, taxonomy
+
+
+@pytest.fixture(scope="module")
+def small(vizwiz):
+    """Every source's answers to 60 questions (about 850 sentences): fast, but real."""
+    keep = sorted(vizwiz.answers["question_id"].unique())[:60]
+    return (vizwiz.sentences[vizwiz.sentences["question_id"].isin(keep)].reset_index(drop=True),
+            vizwiz.answers[vizwiz.answers["question_id"].isin(keep)].reset_index(drop=True))
+
+
+@pytest.fixture(scope="module")
+def small_model(small):
+    sentences, answers = small
+    return classify.train(sentences, answers, kind="role", seed=0, inner_splits=2)
+
+
+def test_folds_never_split_a_question(vizwiz):
+    units = classify.sentence_units(vizwiz.sentences, vizwiz.answers)
+    folds = classify.question_folds(units, n_splits=5, seed=0)
+    assert len(folds) == 5
+    tested = np.concatenate([test for _, test in folds])
+    assert sorted(tested) == list(range(len(units)))  # every sentence is tested exactly once
+    qid = units["question_id"].to_numpy()
+    for train, test in folds:
+        assert not set(qid[train]) & set(qid[test])  # so every source's answer to a question is on one side
+    assert classify.question_folds(units, seed=1)[0][1].tolist() != folds[0][1].tolist()  # the seed shuffles
+
+
+def test_f1_table_on_a_hand_made_example():
+    truth = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+    predicted = np.array([[1, 0], [0, 1], [0, 1], [1, 0]])
+    table = classify.f1_table(truth, predicted, labels=("A", "B")).set_index("label")
+    # A: 1 true positive, 1 false positive, 1 false negative -> 0.5; B: perfect -> 1.0
+    assert table.loc["A", "f1"] == pytest.approx(0.5)
+    assert table.loc["B", "f1"] == pytest.approx(1.0)
+    assert table.loc["Weighted average", "f1"] == pytest.approx((2 * 0.5 + 2 * 1.0) / 4)
+    assert table["support"].tolist() == [2, 2, 4]
+
+
+def test_baselines():
+    majority = classify.majority_predictions(3, kind="role")
+    assert (majority[:, taxonomy.ROLES.index("Answer")] == 1).all() and majority.sum() == 3
+    info = classify.majority_predictions(2, kind="info")
+    assert (info[:, taxonomy.INFO_SOURCES.index("Image Content")] == 1).all()
+    train = np.array([[1, 0, 0], [0, 1, 1]])
+    draws = classify.random_predictions(train, 50, rng=np.random.default_rng(0))
+    assert {tuple(r) for r in draws} <= {(1, 0, 0), (0, 1, 1)}  # only combinations seen in training
+    again = classify.random_predictions(train, 50, rng=np.random.default_rng(0))
+    assert np.array_equal(draws, again)
+
+
+def test_decide_gives_every_sentence_a_role_and_allows_no_source():
+    p = np.array([[0.2, 0.4, 0.1], [0.9, 0.1, 0.8], [0.1, 0.1, 0.3]])
+    roles = classify.decide(p, thresholds=np.array([0.5, 0.5, 0.5]), min_labels=1)
+    assert roles.tolist() == [[0, 1, 0], [1, 0, 1], [0, 0, 1]]
+    sources = classify.decide(p, thresholds=np.array([0.5, 0.5, 0.5]), min_labels=0)
+    assert sources[0].sum() == 0
+
+
+def test_tune_thresholds_finds_the_separating_value():
+    p = np.array([[0.1], [0.2], [0.3], [0.6], [0.7]])
+    truth = np.array([[0], [0], [1], [1], [1]])
+    assert 0.2 < classify.tune_thresholds(p, truth)[0] <= 0.3  # any value there gives F1 = 1
+    assert classify.tune_thresholds(p, np.zeros_like(truth))[0] == 0.5  # no positives: default
+
+
+def test_context_features_follow_sentence_order():
+    units = pd.DataFrame({"answer_id": ["a", "a", "a", "b"], "sentence_index": [2, 0, 1, 0],
+                          "sentence": ["Third.", "First.", "Second.", "Alone."], "question": ["Q?"] * 4})
+    x = classify.feature_matrix(units)
+    context = pd.DataFrame(x[:, -len(classify.CONTEXT_FEATURES):], columns=classify.CONTEXT_FEATURES)
+    assert context["relative_position"].tolist() == [1.0, 0.0, 0.5, 0.0]
+    assert context["is_first"].tolist() == [0, 1, 0, 1] and context["is_last"].tolist() == [1, 0, 0, 1]
+    assert context["single_sentence"].tolist() == [0, 0, 0, 1]
+    assert context.loc[1, "cos_previous"] == 0 and context.loc[0, "cos_next"] == 0 and context.loc[3, "cos_next"] == 0
+    assert context.loc[2, "cos_previous"] != 0 and context.loc[2, "cos_next"] != 0
+    assert x.shape[1] == 4 * classify.EMBED_DIM + len(classify.CONTEXT_FEATURES)
+
+
+def test_training_is_deterministic_and_gives_every_sentence_a_role(small, small_model):
+    sentences, answers = small
+    again = classify.train(sentences, answers, kind="role", seed=0, inner_splits=2)
+    features = classify.feature_matrix(classify.sentence_units(sentences, answers))
+    p1, p2 = small_model.predict_proba(features), again.predict_proba(features)
+    assert np.array_equal(p1, p2) and np.array_equal(small_model.thresholds, again.thresholds)
+    predicted = small_model.decide(p1)
+    assert (predicted.sum(axis=1) >= 1).all()
+    meta = small_model.metadata
+    assert meta["training_data"]["excluded_sources"] == ["GPT-4V"]
+    assert "GPT-4V" not in meta["training_data"]["sources"]
+    assert meta["sklearn_version"] and meta["encoder"] == classify.PACKAGED_ENCODER
+    assert len(meta["training_data"]["sha256"]) == 64
+
+
+def test_save_load_round_trip_is_identical_and_small(small, small_model, tmp_path):
+    sentences, answers = small
+    path = classify.save(small_model, tmp_path / "role.joblib")
+    loaded = classify.load(path)
+    features = classify.feature_matrix(classify.sentence_units(sentences, answers))
+    assert np.array_equal(loaded.predict_proba(features), small_model.predict_proba(features))
+    assert loaded.metadata == small_model.metadata and loaded.encoder == classify.PACKAGED_ENCODER
+    assert path.stat().st_size < 3_000_000  # the scikit-learn pipeline only: no encoder weights
+    assert hasattr(small_model.pipeline[-1], "_optimizer")  # saving a slim copy leaves the model intact
+
+
+def test_load_rejects_other_objects(tmp_path):
+    import joblib
+
+    joblib.dump({"not": "a model"}, tmp_path / "x.joblib")
+    with pytest.raises(TypeError, match="SentenceClassifier"):
+        classify.load(tmp_path / "x.joblib")
+
+
+def test_cross_validate_on_a_subset(small):
+    sentences, answers = small
+    result = classify.cross_validate(sentences, answers, kind="role", n_splits=3, seed=0, tune=False, n_random=3)
+    scores = result.scores.set_index(["model", "subset", "label"])
+    mine = "MiniLM + context (mlp)"
+    assert set(result.scores["model"]) == {mine, "Majority", "Random (mean of 3)"}
+    assert 0.3 < scores.loc[(mine, "all", "Weighted average"), "f1"] <= 1
+    assert scores.loc[("Majority", "all", "Confirmation"), "f1"] == 0
+    weighted = scores.xs("Weighted average", level="label")["f1"]
+    assert weighted[(mine, "all")] > weighted[("Majority", "all")]
+    p = result.predictions
+    assert len(p) == len(sentences) and p["predicted"].map(len).min() >= 1
+    assert (p.groupby("question_id")["fold"].nunique() == 1).all()  # a question sits in one test fold
+    agreement = classify.abstention_agreement(p)
+    assert set(agreement["source"]) == set(sentences["source"]) and agreement["agreement"].between(0, 1).all()
+
+
+def test_abstention_agreement_on_a_hand_made_frame():
+    p = pd.DataFrame({"source": ["A", "A", "A", "B"], "question_id": [1, 1, 2, 1],
+                      "labels": [("Answer",), ("Answer Failure",), ("Answer",), ("Answer",)],
+                      "predicted": [("Answer Failure",), ("Answer",), ("Answer Failure",), ("Answer",)]})
+    t = classify.abstention_agreement(p).set_index("source")
+    assert t.loc["A", "agreement"] == 0.5 and t.loc["B", "agreement"] == 1.0  # A/1 agrees, A/2 does not
+    assert t.loc["A", "abstain_labels"] == 0.5 and t.loc["A", "n_answers"] == 2
+
+
+def test_label_noise_duplicates_and_misaligned_answers():
+    sentences = pd.DataFrame({
+        "source": ["A", "B", "A", "B", "A"], "question_id": [1, 1, 2, 2, 3], "sentence_index": 0,
+        "sentence": ["Yes.", "yes", "It is red", "it is RED!", "Unique."],
+        "roles": [("Answer",), ("Answer",), ("Answer",), ("Auxiliary",), ("Misc",)],
+        "info_sources": [("Image Content",)] * 5})
+    noise = classify.label_noise(sentences).set_index(["measure", "kind", "source"])["value"]
+    # pairs: yes A<->B agree; red A<->B disagree. Answer: 2 TP, 1 FP, 1 FN -> 2/3 on support 3; Auxiliary 0 on 1
+    assert noise[("duplicate_consistency_f1", "role", "all")] == pytest.approx((3 * 2 / 3 + 0) / 4)
+    assert noise[("duplicate_exact_agreement", "role", "all")] == 0.5
+    assert noise[("duplicate_consistency_f1", "info", "all")] == 1.0
+
+    units = pd.DataFrame({"source": "A", "question_id": [1, 1, 1, 2, 2], "sentence_index": [0, 1, 2, 0, 1]})
+    truth = np.array([[0, 1], [1, 0], [1, 0], [1, 0], [0, 1]])  # answer 1: lists shifted by one
+    probabilities = np.array([[0.95, 0.05], [0.95, 0.05], [0.05, 0.95], [0.9, 0.1], [0.1, 0.9]])
+    table = classify.misaligned_answers(units, probabilities, truth).set_index("question_id")
+    assert table.loc[1, "misaligned"] and table.loc[1, "rotated"]
+    assert not table.loc[2, "misaligned"]
+
+
+def test_split_sentences_regex():
+    split = lambda t: classify.split_sentences(t, splitter="regex")  # noqa: E731
+    assert split("I cannot tell what this is because the photo is blurry. Please retake it.") == [
+        "I cannot tell what this is because the photo is blurry", "Please retake it"]
+    assert split("Dr. Smith sells 3.5 oz cans in the U.S. now! Is it red? Yes.") == [
+        "Dr. Smith sells 3.5 oz cans in the U.S. now!", "Is it red?", "Yes"]
+    assert split('It says "Soup." Then more.') == ['It says "Soup."', "Then more"]
+    assert split("") == [] and split("   ") == []
+    with pytest.raises(ValueError):
+        classify.split_sentences("x", splitter="nltk")
+
+
+def test_label_answers_with_the_committed_models():
+    frame = pd.DataFrame({
+        "model": ["m1", "m1"], "question": ["What is this?", "What color is this shirt?"],
+        "answer": ["I cannot tell what this is because the photo is blurry. Please retake it.",
+                   "The shirt is dark blue with white stripes. It appears to be made of cotton."]})
+    sentences, answers = classify.label_answers(frame)
+    assert list(sentences.columns) == ["model", "answer_index", "sentence_index", "sentence", "roles", "info_sources"]
+    assert sentences["sentence"].tolist()[:2] == ["I cannot tell what this is because the photo is blurry",
+                                                  "Please retake it"]
+    assert len(sentences) == 4 and answers["n_sentences"].tolist() == [2, 2]
+    assert all(isinstance(r, tuple) and len(r) >= 1 and set(r) <= set(taxonomy.ROLES) for r in sentences["roles"])
+    assert all(set(i) <= set(taxonomy.INFO_SOURCES) for i in sentences["info_sources"])
+    assert answers["abstains"].dtype == bool
+    assert answers["abstains"].tolist() == [True, False]  # the committed models get these two clear cases
+    assert "Answer Failure" in sentences.loc[0, "roles"]
+    empty_s, empty_a = classify.label_answers(pd.DataFrame({"question": ["Q?"], "answer": [""]}))
+    assert empty_s.empty and empty_a["n_sentences"].tolist() == [0] and empty_a["abstains"].tolist() == [False]
+
+
+def test_committed_models_metadata():
+    role, info = classify.default_models()
+    assert role.kind == "role" and info.kind == "info" and role.min_labels == 1 and info.min_labels == 0
+    for model, path in ((role, classify.MODEL_PATHS["role"]), (info, classify.MODEL_PATHS["info"])):
+        assert path.stat().st_size < 3_000_000
+        assert model.metadata["cross_validation"]["f1"]["all: Weighted average"] > 0.6
+        assert model.encoder_name == classify.ENCODER_NAME
+
+
+# --- the paper's few-shot LLM classifier (A.2.2) ----------------------------------------------
+
+def test_llm_prompt_has_definitions_and_eight_examples():
+    from vqalib import classify
+
+    for kind in ("role", "info"):
+        messages = classify.classification_messages(question="What is this?", sentences=["A cup.", "It is red."],
+                                                    kind=kind)
+        user = messages[-1]["content"]
+        assert len(classify.ROLE_EXAMPLES if kind == "role" else classify.INFO_EXAMPLES) == 8
+        assert user.count("Question:") == 9 and user.endswith("[0] A cup. [1] It is red. " + ("Roles:" if kind == "role" else "Types:"))
+    assert "Answer Failure" in classify.ROLE_INSTRUCTION and "Image Quality" in classify.INFO_INSTRUCTION
+
+
+def test_llm_parser_is_strict():
+    from vqalib import classify
+
+    ok = classify.parse_labels("Roles: [0] Confirmation of Photo, Answer [1] Answer Failure, Explanation of Reasoning",
+                               n_sentences=2)
+    assert ok == [("Confirmation", "Answer"), ("Answer Failure", "Explanation")]
+    assert classify.parse_labels("Types: [0] Image Content [1] N/A", n_sentences=2, kind="info") == [("Image Content",), ()]
+    with pytest.raises(classify.LabelParseError, match="expected labels for sentences 0..2"):
+        classify.parse_labels("[0] Answer [1] Misc", n_sentences=3)          # wrong sentence count
+    with pytest.raises(classify.LabelParseError, match="unknown role label 'Greeting'"):
+        classify.parse_labels("[0] Answer [1] Greeting", n_sentences=2)      # unknown label
+    with pytest.raises(classify.LabelParseError, match="no role"):
+        classify.parse_labels("[0] Answer [1] ", n_sentences=2)
+
+
+def test_llm_classify_counts_unparseable_replies(tmp_path, capsys):
+    from vqalib import classify
+    from vqalib.judge import CachedJudge
+
+    class Scripted:
+        name, model = "scripted", "fixed"
+
+        def complete(self, messages, *, temperature=0.0, max_tokens=256):
+            return "Roles: [0] Answer" if "cup" in messages[-1]["content"].split("Question:")[-1] else "no idea"
+
+    answers = pd.DataFrame({"answer_id": [1, 2], "question": ["What is this?", "What is that?"],
+                            "sentences": [["A cup."], ["A dog.", "It sits."]]})
+    out = classify.llm_classify(answers, judge=CachedJudge(Scripted(), cache_dir=tmp_path), progress=False)
+    assert out.loc[out["answer_id"] == 1, "labels"].tolist() == [("Answer",)]
+    assert out.loc[out["answer_id"] == 2, "status"].str.startswith("unparseable").all()
+    assert "1 of 2 replies unparseable" in capsys.readouterr().out
