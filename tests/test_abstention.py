@@ -89,3 +89,19 @@ def test_definition_variants_on_hand_made_sentences():
     assert v["any failure role"] == pytest.approx(100.0)
     assert v["half the sentences Answer Failure"] == pytest.approx(200 / 3)
     assert v["first sentence Answer Failure"] == pytest.approx(100 / 3)
+
+
+def test_strategy_metrics_from_runner_records():
+    records = pd.DataFrame({"model": "llava-1.5-13b", "strategy": ["abstention"] * 3 + ["vanilla"] * 3,
+                            "question_id": [1, 2, 3] * 2, "kind": ["answer", "answer", "error"] * 2,
+                            "answer": ["I cannot tell.", "A red cup.", None] * 2})
+    gold = pd.DataFrame({"question_id": [1, 2, 3], "question": ["q1", "q2", "q3"],
+                         "answerability": ["unanswerable", "answerable", "answerable"]})
+
+    def labeller(frame):  # stands in for classify.label_answers(...)[1]
+        return frame.assign(abstains=frame["answer"].str.contains("cannot"))
+
+    m = abstention.strategy_metrics(records, gold, labeller=labeller).set_index("method")
+    assert m.loc["instruction", "model"] == "LLaVA" and m.loc["instruction", "errors"] == 1
+    assert m.loc["instruction", "n"] == 2 and m.loc["instruction", "abs-acc"] == 1.0
+    assert m.loc["vanilla", "abs-%"] == 50.0

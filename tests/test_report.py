@@ -141,3 +141,12 @@ def test_tolerance_per_metric(tmp_path):
     with pytest.raises(KeyError, match="no tolerance"):
         report.compare_with_paper(ours, paper, keys=["model", "metric"], value="value",
                                   tolerance={"abs-acc": 0.02}, tolerance_column="metric")
+
+
+def test_fill_not_run_replaces_only_matching_rows():
+    table = pd.DataFrame({"model": ["A", "A"], "method": ["vanilla", "prompt"], "value": [0.5, None],
+                          "status": [None, "not run: no runs"]})
+    computed = pd.DataFrame({"model": ["A"], "method": ["prompt"], "value": [0.7]})
+    out = report.fill_not_run(table, computed, keys=["model", "method"])
+    assert out.set_index("method").loc["prompt", "value"] == 0.7 and len(out) == 2
+    assert report.fill_not_run(table, computed.iloc[0:0], keys=["model", "method"]) is table

@@ -145,3 +145,34 @@ def definition_variants(answers: pd.DataFrame, sentences: pd.DataFrame) -> pd.Da
         m = abstention_metrics(merged.assign(decision=merged[name].astype(bool)), decision="decision")
         rows.append(m.assign(definition=name))
     return pd.concat(rows, ignore_index=True)
+
+
+# runner strategy -> the method names of Tables 5 and 26
+TABLE26_METHODS = {"vanilla": "vanilla", "abstention": "instruction", "self-correction": "correction",
+                   "self-consistency": "consistency", "abstention-consistency": "instruct.+consist."}
+PAPER_MODELS = {"llava-1.5-13b": "LLaVA", "llava-1.5-7b": "LLaVA", "blip2-flan-t5-xxl": "BLIP-2",
+                "instructblip-flan-t5-xxl": "InstructBLIP", "qwen2-vl-7b-instruct": "QWEN"}
+
+
+def strategy_metrics(records: pd.DataFrame, gold: pd.DataFrame, *, labeller) -> pd.DataFrame:
+    """Abstention metrics of model runs per (model, strategy) (Tables 5 and 26 strategy rows).
+
+    ``records`` are final runner records (``vqalib.vqa.load_run(..., finals_only=True)``) of
+    VizWiz-LF runs; ``gold`` has question_id, question and answerability; ``labeller`` turns a
+    frame with question and answer into one with ``abstains`` (``vqalib.classify.label_answers``
+    returns it as the second item). Error records are counted in ``errors``, not scored.
+    """
+    rows = []
+    for (model, strategy), group in records.groupby(["model", "strategy"], sort=False):
+        answered = group[group["kind"] != "error"]
+        frame = answered[["question_id", "answer"]].merge(gold[["question_id", "question", "answerability"]],
+                                                          on="question_id", how="inner")
+        if frame.empty:
+            continue
+        labelled = labeller(frame[["question", "answer"]].assign(answer=frame["answer"].fillna("").astype(str)))
+        scores = abstention_scores(unanswerable=frame["answerability"].eq("unanswerable").to_numpy(),
+                                   abstained=labelled["abstains"].to_numpy(dtype=bool))
+        rows.append({"run_model": model, "model": PAPER_MODELS.get(model, model), "strategy": strategy,
+                     "method": TABLE26_METHODS.get(strategy, strategy), "n": len(frame),
+                     "errors": int(len(group) - len(answered)), **scores})
+    return pd.DataFrame(rows)

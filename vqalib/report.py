@@ -211,3 +211,12 @@ def save_figure(fig: plt.Figure, name: str, *, alt_text: str,
     fig.savefig(pdf, metadata={"CreationDate": None, "Creator": None, "Producer": None})
     alt.write_text(alt_text.strip() + "\n", encoding="utf-8")
     return SavedFigure(png=png, pdf=pdf, alt_path=alt, alt_text=alt_text.strip())
+
+
+def fill_not_run(table: pd.DataFrame, computed: pd.DataFrame, *, keys: list[str]) -> pd.DataFrame:
+    """Replace "not run" rows of ``table`` by ``computed`` rows with the same keys (model runs arriving)."""
+    if computed.empty:
+        return table
+    done = set(map(tuple, computed[keys].itertuples(index=False)))
+    kept = table[[tuple(k) not in done for k in table[keys].itertuples(index=False)]]
+    return pd.concat([kept, computed], ignore_index=True)
