@@ -40,7 +40,7 @@ import pandas as pd
 from scipy import stats as scistats
 from tqdm import tqdm
 
-from vqalib.datasets import DataFormatError, project_root, read_json, verified_path
+from vqalib.datasets import DataFormatError, project_root, read_json, require_fields, verified_path
 from vqalib.validation import ValidationReport
 from vqalib.wordcounts import count_words
 
@@ -114,14 +114,7 @@ def parse_annotations(raw: object, *, file: str, report: ValidationReport) -> pd
         raise DataFormatError(f"{file}: top level is a {type(raw).__name__}, expected a list of rows")
     rows = []
     for i, entry in enumerate(raw):
-        if not isinstance(entry, dict):
-            raise DataFormatError(f"{file}: row {i} is a {type(entry).__name__}, expected an object")
-        for name, kind in ANNOTATION_FIELDS.items():
-            if name not in entry:
-                raise DataFormatError(f"{file}: row {i} lacks required field {name!r}")
-            if not isinstance(entry[name], kind):
-                raise DataFormatError(f"{file}: row {i} field {name!r} is a {type(entry[name]).__name__}, "
-                                      f"expected {kind.__name__}")
+        require_fields(entry, ANNOTATION_FIELDS, file=file, where=f"row {i}")
         answers = entry.get("answers")
         if answers is not None and not (isinstance(answers, list) and all(isinstance(a, str) for a in answers)):
             raise DataFormatError(f"{file}: row {i} field 'answers' is not a list of strings")

@@ -242,15 +242,22 @@ class VizWizLF:
     report: ValidationReport
 
 
-def _require(entry: object, *, file: str, qid: str) -> dict:
+def require_fields(entry: object, fields: dict[str, type], *, file: str, where: str) -> dict:
+    """Check that a JSON record is an object with each field of the given type; errors name
+    the file, the record (``where``, e.g. "entry '12'" or "row 3") and the field."""
     if not isinstance(entry, dict):
-        raise DataFormatError(f"{file}: entry {qid!r} is a {type(entry).__name__}, expected an object")
-    for name, kind in VIZWIZ_LF_FIELDS.items():
+        raise DataFormatError(f"{file}: {where} is a {type(entry).__name__}, expected an object")
+    for name, kind in fields.items():
         if name not in entry:
-            raise DataFormatError(f"{file}: entry {qid!r} lacks required field {name!r}")
+            raise DataFormatError(f"{file}: {where} lacks required field {name!r}")
         if not isinstance(entry[name], kind):
-            raise DataFormatError(f"{file}: entry {qid!r} field {name!r} is a "
+            raise DataFormatError(f"{file}: {where} field {name!r} is a "
                                   f"{type(entry[name]).__name__}, expected {kind.__name__}")
+    return entry
+
+
+def _require(entry: object, *, file: str, qid: str) -> dict:
+    require_fields(entry, VIZWIZ_LF_FIELDS, file=file, where=f"entry {qid!r}")
     for name in ("answer_sentences", "crowd_answers"):
         for i, item in enumerate(entry[name]):
             if not isinstance(item, str):
