@@ -251,3 +251,12 @@ def test_llm_classify_counts_unparseable_replies(tmp_path, capsys):
     assert out.loc[out["answer_id"] == 1, "labels"].tolist() == [("Answer",)]
     assert out.loc[out["answer_id"] == 2, "status"].str.startswith("unparseable").all()
     assert "1 of 2 replies unparseable" in capsys.readouterr().out
+
+
+def test_embeddings_do_not_depend_on_what_the_cache_held(tmp_path):
+    """Tables 9-10 must be byte-identical across machines whose caches filled in different orders."""
+    texts = ["A short one.", "A much longer sentence about a blurry photo of a cereal box on a table.", "Red."]
+    together = classify.embed_texts(texts, cache_dir=tmp_path / "a")
+    classify.embed_texts(texts[1:2], cache_dir=tmp_path / "b")  # a different history
+    apart = classify.embed_texts(texts, cache_dir=tmp_path / "b")
+    assert np.array_equal(together, apart)

@@ -148,13 +148,15 @@ def embed_texts(texts: list[str], *, encoder: str | None = None, cache_dir: Path
     release, or a new model's answers, reuses what was computed before.
     """
     path = encoder_path(encoder)
-    spec_id = hashlib.sha1(f"{path}|{HIDDEN_LAYERS}|v1".encode()).hexdigest()[:12]
+    spec_id = hashlib.sha1(f"{path}|{HIDDEN_LAYERS}|v2-unbatched".encode()).hexdigest()[:12]
     store_path = Path(cache_dir or default_cache_dir()) / f"embeddings_{spec_id}.joblib"
     store: dict[str, np.ndarray] = joblib.load(store_path) if store_path.exists() else {}
     keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in texts]
     missing = sorted({k: t for k, t in zip(keys, texts) if k not in store}.items())
     if missing:
-        vectors = _encode([t for _, t in missing], path=path)
+        # one text per forward pass: batched padding changes the floats slightly, and the
+        # cache is filled in different batches on different machines and runs
+        vectors = _encode([t for _, t in missing], path=path, batch_size=1)
         store.update({k: v for (k, _), v in zip(missing, vectors)})
         store_path.parent.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(dir=store_path.parent, suffix=".part")
