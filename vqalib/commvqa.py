@@ -40,7 +40,7 @@ import pandas as pd
 from scipy import stats as scistats
 from tqdm import tqdm
 
-from vqalib.datasets import DataFormatError, project_root, read_json, require_fields, verified_path
+from vqalib.datasets import DataFormatError, cache_root, read_json, require_fields, verified_path
 from vqalib.validation import ValidationReport
 from vqalib.wordcounts import count_words
 
@@ -72,8 +72,7 @@ def result_key(model: str, condition: str) -> str:
 
 def cache_dir() -> Path:
     """``$VQALIB_CACHE_DIR/commvqa`` or ``<project>/.cache/vqalib/commvqa`` (embeddings, entities)."""
-    root = os.environ.get("VQALIB_CACHE_DIR")
-    return (Path(root) if root else project_root() / ".cache" / "vqalib") / "commvqa"
+    return cache_root() / "commvqa"
 
 
 def canonical_context(raw: str) -> tuple[str, str]:

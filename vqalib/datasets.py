@@ -113,6 +113,12 @@ def default_data_dir() -> Path:
     return Path(env) if env else project_root() / "data" / "raw"
 
 
+def cache_root() -> Path:
+    """``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``: where every module caches model outputs."""
+    env = os.environ.get("VQALIB_CACHE_DIR")
+    return Path(env) if env else project_root() / ".cache" / "vqalib"
+
+
 def default_mirror() -> Path | None:
     """``$VQALIB_DATA_MIRROR`` or None (download from upstream)."""
     env = os.environ.get(MIRROR_ENV)

@@ -36,7 +36,7 @@ from typing import Any
 
 import requests
 
-from vqalib.datasets import project_root
+from vqalib.datasets import cache_root
 
 IMAGE_CACHE_ENV = "VQALIB_IMAGE_CACHE"
 IMAGE_TIMEOUT_ENV = "VQALIB_IMAGE_TIMEOUT"
@@ -61,8 +61,7 @@ def default_cache_dir() -> Path:
     """``$VQALIB_IMAGE_CACHE``, else ``$VQALIB_CACHE_DIR/images``, else ``<project>/.cache/vqalib/images``."""
     if os.environ.get(IMAGE_CACHE_ENV):
         return Path(os.environ[IMAGE_CACHE_ENV])
-    base = os.environ.get("VQALIB_CACHE_DIR")
-    return (Path(base) if base else project_root() / ".cache" / "vqalib") / "images"
+    return cache_root() / "images"
 
 
 def commvqa_source(name: str, *, images: str | Path | None) -> str:

@@ -30,7 +30,7 @@ from requests.adapters import HTTPAdapter
 from tqdm import tqdm
 from urllib3.util import Retry
 
-from vqalib.datasets import project_root
+from vqalib.datasets import cache_root
 
 BASE_URL_ENV = "VQALIB_JUDGE_BASE_URL"
 MODEL_ENV = "VQALIB_JUDGE_MODEL"
@@ -38,7 +38,6 @@ API_KEY_ENV = "VQALIB_JUDGE_API_KEY"
 TIMEOUT_ENV = "VQALIB_JUDGE_TIMEOUT"
 HF_MODEL_ENV = "VQALIB_JUDGE_HF_MODEL"
 DEVICE_ENV = "VQALIB_JUDGE_DEVICE"
-CACHE_DIR_ENV = "VQALIB_CACHE_DIR"
 
 ENABLE_HINT = (
     f"set {BASE_URL_ENV} and {MODEL_ENV} (OpenAI-compatible server, key in {API_KEY_ENV}) "
@@ -209,8 +208,7 @@ class CachedJudge:
 
 def default_cache_dir() -> Path:
     """``$VQALIB_CACHE_DIR/judge`` or ``<project>/.cache/vqalib/judge``."""
-    env = os.environ.get(CACHE_DIR_ENV)
-    return (Path(env) if env else project_root() / ".cache" / "vqalib") / "judge"
+    return cache_root() / "judge"
 
 
 def judge_from_env(*, cache_dir: str | Path | None = None) -> CachedJudge | None:

@@ -30,7 +30,7 @@ import pandas as pd
 from scipy import stats as scistats
 from tqdm import tqdm
 
-from vqalib.datasets import project_root
+from vqalib.datasets import cache_root
 
 SETTINGS: tuple[tuple[str, str], ...] = (("s_r", "l_c"), ("s_r", "l_c_prime"), ("l_r", "l_c"), ("l_r", "l_c_prime"))
 METRIC_NAMES = {  # our metric id -> the paper's column name (Table 4)
@@ -88,8 +88,7 @@ def bertscore_backbone(model: str | None = None, *, num_layers: int | None = Non
 
 def default_cache_dir() -> Path:
     """``$VQALIB_CACHE_DIR/metrics`` or ``<project>/.cache/vqalib/metrics``."""
-    root = os.environ.get("VQALIB_CACHE_DIR")
-    return (Path(root) if root else project_root() / ".cache" / "vqalib") / "metrics"
+    return cache_root() / "metrics"
 
 
 # --- evaluation pairs ----------------------------------------------------------------
