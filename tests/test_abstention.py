@@ -91,17 +91,33 @@ def test_definition_variants_on_hand_made_sentences():
     assert v["first sentence Answer Failure"] == pytest.approx(100 / 3)
 
 
-def test_strategy_metrics_from_runner_records():
-    records = pd.DataFrame({"model": "llava-1.5-13b", "strategy": ["abstention"] * 3 + ["vanilla"] * 3,
-                            "question_id": [1, 2, 3] * 2, "kind": ["answer", "answer", "error"] * 2,
-                            "answer": ["I cannot tell.", "A red cup.", None] * 2})
+def test_strategy_metrics_and_role_mix_from_runner_records():
+    records = pd.DataFrame({"model": "llava-1.5-13b", "strategy": ["abstention"] * 4 + ["vanilla"] * 4,
+                            "question_id": ["1", "2", "3", "99"] * 2,  # the runner writes ids as text
+                            "question": ["q1", "q2", "q3", "q99"] * 2, "kind": ["answer", "answer", "error", "answer"] * 2,
+                            "answer": ["I cannot tell. It is blurry.", "A red cup.", None, "x"] * 2})
     gold = pd.DataFrame({"question_id": [1, 2, 3], "question": ["q1", "q2", "q3"],
                          "answerability": ["unanswerable", "answerable", "answerable"]})
 
-    def labeller(frame):  # stands in for classify.label_answers(...)[1]
-        return frame.assign(abstains=frame["answer"].str.contains("cannot"))
+    def labeller(frame):  # stands in for classify.label_answers
+        sentences = frame.assign(sentence=frame["answer"].str.split(". ", regex=False)).explode("sentence")
+        sentences["roles"] = sentences["sentence"].map(lambda s: ("Answer Failure",) if "cannot" in s else ("Answer",))
+        return sentences, frame.assign(abstains=frame["answer"].str.contains("cannot"))
 
-    m = abstention.strategy_metrics(records, gold, labeller=labeller).set_index("method")
+    sentences, answers = abstention.label_runs(records, gold, labeller=labeller)
+    assert answers.attrs["not_in_gold"] == 2 and len(answers) == 6
+    assert answers["answerability"].notna().all() and set(answers["model"]) == {"LLaVA"}
+    m = abstention.strategy_metrics(answers).set_index("method")
     assert m.loc["instruction", "model"] == "LLaVA" and m.loc["instruction", "errors"] == 1
     assert m.loc["instruction", "n"] == 2 and m.loc["instruction", "abs-acc"] == 1.0
     assert m.loc["vanilla", "abs-%"] == 50.0
+
+    mix = abstention.strategy_role_mix(sentences).set_index(["source", "label"])
+    assert mix.loc[("LLaVA · instruction", "Answer Failure"), "count"] == 1
+    assert mix.loc[("LLaVA · vanilla", "Answer"), "percent"] == pytest.approx(200 / 3)
+    # no vanilla run: the "before" bar comes from the released labels
+    released = pd.DataFrame({"source": ["LLaVA", "LLaVA"], "roles": [("Answer",), ("Auxiliary",)]})
+    only_instructed = sentences[sentences["method"] == "instruction"]
+    mix = abstention.strategy_role_mix(only_instructed, released=released)
+    before = mix[mix["method"] == "vanilla"]
+    assert set(before["origin"]) == {"release"} and before["n_annotations"].iloc[0] == 2

@@ -125,9 +125,24 @@ def test_intent_deltas_and_answer_similarity():
 
 def test_predictions_from_runner_records():
     records = pd.DataFrame({"dataset": ["afgv", "afgv", "vizwiz-lf"], "question_id": [1, 1, 2],
-                            "tier": ["baseline", "complex", None], "model": "blip-vqa-base",
+                            "tier": ["baseline", "complex", None], "model": "blip-vqa-base", "question": ["q", "q", "r"],
                             "answer": ["dog", None, "x"], "reference": ["dog", "dog", "y"],
                             "kind": ["answer", "error", "answer"]})
     preds = afgv.predictions_from_runs(records)
     assert len(preds) == 2 and preds["prediction"].tolist() == ["dog", ""]  # an error row counts as wrong
     assert afgv.tier_accuracy(preds).set_index("tier").loc["complex", "accuracy"] == 0.0
+
+
+def test_attach_rewrites_matches_on_text_when_ids_repeat_across_question_sets():
+    rewrites = pd.DataFrame({"question_set": ["A", "A", "B"], "question_id": [1, 1, 1],
+                             "tier": ["baseline", "simplified", "baseline"],
+                             "question": ["what is it?", "what is this?", "which bus?"],
+                             "intent_similarity": [1.0, 0.9, 1.0]})
+    sets = {"A": pd.DataFrame({"question_id": [1], "question_type": ["Identification"]}),
+            "B": pd.DataFrame({"question_id": [1], "question_type": ["travel"]})}
+    predictions = pd.DataFrame({"question_id": ["1", "1", "1"], "tier": ["baseline", "baseline", "complex"],
+                                "question": ["which bus?", "what is it?", "what is that?"], "model": "m",
+                                "prediction": "x", "answer": "x"})
+    out = afgv.attach_rewrites(predictions, rewrites, question_sets=sets)
+    assert out["question_set"].tolist()[:2] == ["B", "A"] and out["question_type"].tolist()[:2] == ["travel", "Identification"]
+    assert out.attrs["unmatched"] == 1 and pd.isna(out.loc[2, "intent_similarity"]) and len(out) == 3

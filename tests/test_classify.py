@@ -146,6 +146,18 @@ def test_abstention_agreement_on_a_hand_made_frame():
     assert t.loc["A", "abstain_labels"] == 0.5 and t.loc["A", "n_answers"] == 2
 
 
+def test_abstention_threshold_is_chosen_on_the_other_folds_only():
+    # fold 0: answers abstain at P >= 0.3; fold 1: at P >= 0.7. Each fold's threshold comes from the other fold.
+    p = pd.DataFrame({"source": "A", "question_id": [1, 2, 3, 4], "fold": [0, 0, 1, 1],
+                      "labels": [("Answer Failure",), ("Answer",), ("Answer Failure",), ("Answer",)],
+                      "predicted": [("Answer",)] * 4, "p_Answer Failure": [0.35, 0.2, 0.75, 0.5]})
+    t = classify.abstention_decision_variants(p, exclude_sources=(), grid=np.array([0.3, 0.7])).set_index("rule")
+    rule = "max P(Answer Failure) >= t, t tuned on the other folds"
+    # fold 0 gets t = 0.7 (fold 1's best): 0.35 and 0.2 both "answer" -> 1 of 2; fold 1 gets t = 0.3 -> 1 of 2
+    assert t.loc[rule, "agreement"] == 0.5
+    assert t.loc["any sentence predicted Answer Failure", "agreement"] == 0.5
+
+
 def test_label_noise_duplicates_and_misaligned_answers():
     sentences = pd.DataFrame({
         "source": ["A", "B", "A", "B", "A"], "question_id": [1, 1, 2, 2, 3], "sentence_index": 0,

@@ -57,3 +57,58 @@ def test_html_site_links_notebooks_tables_and_figures(tmp_path):
 def test_reproduce_rejects_unknown_selection():
     with pytest.raises(SystemExit, match="no notebooks match"):
         reproduce.run(only=["99"])
+
+
+@pytest.mark.notebook
+def test_notebooks_05_06_07_fill_not_run_rows_from_runner_output(tmp_path, data_dir):
+    """The VLM runner hand-off: runs become Table 5/26 rows, Fig. 3, AFGV tier accuracy and CommVQA Table 1 rows."""
+    import os
+
+    import pandas as pd
+    from PIL import Image
+
+    from vqalib import commvqa, vqa
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    image = tmp_path / "red.png"
+    Image.new("RGB", (40, 30), (200, 10, 10)).save(image)
+    model = vqa.build_model("tiny-blip", device="cpu")
+    viz = vqa.vizwiz_items(data_dir=data_dir).head(6).assign(image=str(image))
+    for strategy in ("vanilla", "abstention"):
+        vqa.run_generation(viz, model=model, strategy=strategy, dataset="vizwiz-lf", out=runs / f"viz-{strategy}.jsonl",
+                           progress=False)
+    benchmark = set(commvqa.load_commvqa(data_dir=data_dir).results["question_id"])
+    items = vqa.commvqa_items(data_dir=data_dir)
+    items = items[items["question_id"].astype(int).isin(benchmark)].head(6).assign(image=str(image))
+    for strategy in ("commvqa-baseline", "commvqa-contextual"):
+        vqa.run_generation(items, model=model, strategy=strategy, dataset="commvqa", out=runs / f"comm-{strategy}.jsonl",
+                           progress=False)
+
+    # AFGV: a question's baseline tier (text as the notebook's rewrite has it) and one rewrite it does not know
+    afgv_items = vqa.afgv_items(pd.DataFrame({
+        "question_id": ["2", "2"], "tier": ["baseline", "simplified"], "image": [str(image)] * 2, "answer": ["car"] * 2,
+        "question": ["Can you tell me what kind of vehicle this is?", "What car is this?"]}))
+    vqa.run_generation(afgv_items, model=model, strategy="short-answer", dataset="afgv", out=runs / "afgv.jsonl",
+                       progress=False)
+
+    figures = tmp_path / "figures"
+    for name in ("05_abstention", "06_afgv_tiers", "07_commvqa_context"):
+        reproduce.run_notebook(next(p for p in NOTEBOOKS if p.stem == name), output=tmp_path / f"{name}.ipynb",
+                               parameters={"smoke": True, "figures_dir": str(figures), "data_dir": str(data_dir),
+                                           "runs_dir": str(runs), "include_test_runs": True})
+    table26 = pd.read_csv(figures / "vizwiz-lf_table26_abstention_strategies.csv")
+    mine = table26[table26["model"] == "tiny-blip"].set_index(["method", "metric"])
+    assert mine.loc[("instruction", "abs-%"), "reproduced"] >= 0 and ("vanilla (run)", "abs-acc") in mine.index
+    fig3 = pd.read_csv(figures / "vizwiz-lf_fig03_role_mix_strategies.csv")
+    assert set(fig3["source"]) == {"tiny-blip · vanilla", "tiny-blip · instruction"}
+    assert (figures / "vizwiz-lf_fig03_role_mix_strategies.png").exists()
+    table1 = pd.read_csv(figures / "commvqa_table01_benchmark.csv")
+    scored = table1[table1["model"] == "tiny-blip"]
+    assert set(scored["condition"]) == {"baseline", "contextual"} and scored["reproduced"].notna().all()
+    assert scored["status"].str.contains("6 of the benchmark rows").all()
+    tiers = pd.read_csv(figures / "afgv_tier_accuracy_predictions.csv")
+    assert set(tiers["tier"]) == {"baseline", "simplified"} and set(tiers["model"]) == {"tiny-blip"}
+    by_type = pd.read_csv(figures / "afgv_tier_accuracy_by_question_type.csv")
+    assert set(by_type["question_type"]) == {"Identification"}  # from the matched baseline rewrite only

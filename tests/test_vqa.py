@@ -105,6 +105,9 @@ def test_registry_holds_the_papers_models_with_table25_settings():
     qwen = vqa.model_spec("qwen2-vl-7b-instruct")
     assert vqa.generation_settings(qwen, "abstention")["top_p"] == 0.3
     assert vqa.generation_settings(qwen, "abstention-consistency")["top_p"] == 0.7
+    # the stand-in's own generation_config must not make Table 25's sampling near-greedy
+    assert vqa.generation_settings(qwen, "self-consistency")["top_k"] == 0
+    assert vqa.generation_settings(qwen, "vanilla")["temperature"] == 1.0
     assert vqa.generation_settings(qwen, "commvqa-contextual")["do_sample"] is False  # CommVQA §5 greedy
     frame = vqa.registry_frame()
     assert len(frame) == len(vqa.REGISTRY) and frame["test_model"].sum() == 6

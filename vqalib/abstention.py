@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
+from vqalib.roles import annotation_distribution
+
 METRICS = ("abs-acc", "abs-prec", "abs-recall", "abs-f1", "abs-%")
 ABSTAIN_ROLE = "Answer Failure"
 
@@ -154,25 +156,82 @@ PAPER_MODELS = {"llava-1.5-13b": "LLaVA", "llava-1.5-7b": "LLaVA", "blip2-flan-t
                 "instructblip-flan-t5-xxl": "InstructBLIP", "qwen2-vl-7b-instruct": "QWEN"}
 
 
-def strategy_metrics(records: pd.DataFrame, gold: pd.DataFrame, *, labeller) -> pd.DataFrame:
+def label_runs(records: pd.DataFrame, gold: pd.DataFrame, *, labeller) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Label the final answers of VizWiz-LF model runs (input of Tables 5/26 strategy rows and Fig. 3).
+
+    ``records`` are final runner records (``vqalib.vqa.load_run(..., finals_only=True)``);
+    ``gold`` has question_id, question and answerability; ``labeller`` turns a frame with id
+    columns, question and answer into ``(sentences, answers)`` as
+    :func:`vqalib.classify.label_answers` does. Returns those two frames with ``model`` (the
+    paper's name), ``run_model``, ``strategy``, ``method`` (Table 26's name) and, per answer,
+    ``answerability``. Error records are kept as answer rows with ``kind == "error"`` (counted,
+    not scored); records of questions not in ``gold`` are dropped and counted in ``not_in_gold``.
+    """
+    ids = ["run_model", "strategy", "question_id"]
+    finals = records.assign(run_model=records["model"], question_id=records["question_id"].astype(str))
+    gold = gold.assign(question_id=gold["question_id"].astype(str))  # run records carry ids as text
+    known = finals["question_id"].isin(gold["question_id"])
+    finals = finals[known].merge(gold[["question_id", "question", "answerability"]], on="question_id",
+                                 how="left", suffixes=("_run", ""))
+    answered = finals["kind"] != "error"
+    frame = finals.loc[answered, ids + ["question"]].assign(
+        answer=finals.loc[answered, "answer"].fillna("").astype(str))
+    sentences, labelled = labeller(frame.reset_index(drop=True))
+    errors = finals.loc[~answered, ids].assign(kind="error")
+    answers = pd.concat([labelled.assign(kind="answer"), errors], ignore_index=True)
+    answers = answers.merge(gold[["question_id", "answerability"]], on="question_id", how="left")
+    answers.attrs["not_in_gold"] = int((~known).sum())
+    for frame_ in (sentences, answers):
+        frame_["model"] = frame_["run_model"].map(lambda m: PAPER_MODELS.get(m, m))
+        frame_["method"] = frame_["strategy"].map(lambda s: TABLE26_METHODS.get(s, s))
+    return sentences, answers
+
+
+def strategy_metrics(answers: pd.DataFrame) -> pd.DataFrame:
     """Abstention metrics of model runs per (model, strategy) (Tables 5 and 26 strategy rows).
 
-    ``records`` are final runner records (``vqalib.vqa.load_run(..., finals_only=True)``) of
-    VizWiz-LF runs; ``gold`` has question_id, question and answerability; ``labeller`` turns a
-    frame with question and answer into one with ``abstains`` (``vqalib.classify.label_answers``
-    returns it as the second item). Error records are counted in ``errors``, not scored.
+    ``answers`` is the second frame of :func:`label_runs`; error rows are counted in
+    ``errors``, not scored.
     """
     rows = []
-    for (model, strategy), group in records.groupby(["model", "strategy"], sort=False):
-        answered = group[group["kind"] != "error"]
-        frame = answered[["question_id", "answer"]].merge(gold[["question_id", "question", "answerability"]],
-                                                          on="question_id", how="inner")
-        if frame.empty:
+    for (run_model, strategy), group in answers.groupby(["run_model", "strategy"], sort=False):
+        scored = group[group["kind"] != "error"]
+        if scored.empty:
             continue
-        labelled = labeller(frame[["question", "answer"]].assign(answer=frame["answer"].fillna("").astype(str)))
-        scores = abstention_scores(unanswerable=frame["answerability"].eq("unanswerable").to_numpy(),
-                                   abstained=labelled["abstains"].to_numpy(dtype=bool))
-        rows.append({"run_model": model, "model": PAPER_MODELS.get(model, model), "strategy": strategy,
-                     "method": TABLE26_METHODS.get(strategy, strategy), "n": len(frame),
-                     "errors": int(len(group) - len(answered)), **scores})
+        scores = abstention_scores(unanswerable=scored["answerability"].eq("unanswerable").to_numpy(),
+                                   abstained=scored["abstains"].to_numpy(dtype=bool))
+        rows.append({"run_model": run_model, "model": group["model"].iloc[0], "strategy": strategy,
+                     "method": group["method"].iloc[0], "n": len(scored), "errors": int(len(group) - len(scored)),
+                     **scores})
     return pd.DataFrame(rows)
+
+
+def strategy_role_mix(sentences: pd.DataFrame, *, methods: tuple[str, ...] = ("vanilla", "instruction"),
+                      released: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Share of role annotations per model before and after the abstention instruction (Fig. 3).
+
+    ``sentences`` is the first frame of :func:`label_runs`. A model with an instruction run
+    but no vanilla run gets its "before" bar from ``released`` (the release's sentences with
+    ``source`` and ``roles``) when the release has that model. One row per (model, method,
+    role) with ``source`` = "<model> · <method>", ``before_from`` (runs or release), count
+    and percent, models in order of appearance.
+    """
+    parts = []
+    runs = sentences[sentences["method"].isin(methods)]
+    for model in dict.fromkeys(runs["model"]):
+        mine = runs[runs["model"] == model]
+        for method in methods:
+            chosen = mine[mine["method"] == method].assign(origin="run")
+            if chosen.empty and method == methods[0] and released is not None:
+                chosen = released[released["source"] == model].assign(origin="release")
+            if not chosen.empty:
+                parts.append(chosen[["roles", "origin"]].assign(source=f"{model} · {method}", model=model,
+                                                                method=method))
+    if not parts:
+        return pd.DataFrame(columns=["source", "model", "method", "origin", "label", "count", "n_annotations",
+                                     "percent"])
+    pooled = pd.concat(parts, ignore_index=True)
+    out = annotation_distribution(pooled, kind="role")
+    keys = pooled.drop_duplicates("source").set_index("source")[["model", "method", "origin"]]
+    return out.join(keys, on="source")[["source", "model", "method", "origin", "label", "count", "n_annotations",
+                                          "percent"]]

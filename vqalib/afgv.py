@@ -525,5 +525,31 @@ def predictions_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """
     records = runs[runs["dataset"] == "afgv"]
     return pd.DataFrame({"question_id": records["question_id"], "tier": records["tier"], "model": records["model"],
-                         "prediction": records["answer"].fillna(""), "answer": records["reference"].fillna(""),
-                         "kind": records["kind"]}).reset_index(drop=True)
+                         "question": records["question"], "prediction": records["answer"].fillna(""),
+                         "answer": records["reference"].fillna(""), "kind": records["kind"]}).reset_index(drop=True)
+
+
+def attach_rewrites(predictions: pd.DataFrame, rewrites: pd.DataFrame,
+                    question_sets: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """Predictions with their rewrite's question_set, question_type and intent_similarity (Table 1
+    by question type; the intent analysis).
+
+    Matched on question_id and tier, plus the rewritten question text and question_set when the
+    predictions have them (question ids repeat across question sets). ``question_sets`` (name ->
+    questions with question_id and question_type) supplies question types the rewrites lack.
+    Columns the predictions already carry are kept; ``attrs["unmatched"]`` counts predictions
+    with no rewrite.
+    """
+    if question_sets is not None and "question_type" not in rewrites:
+        types = pd.concat([q[["question_id", "question_type"]].assign(question_set=name)
+                           for name, q in question_sets.items() if "question_type" in q], ignore_index=True)
+        rewrites = rewrites.merge(types, on=["question_set", "question_id"], how="left")
+    keys = ["question_id", "tier"] + [k for k in ("question", "question_set") if k in predictions and k in rewrites]
+    wanted = [c for c in ("question_set", "question_type", "intent_similarity") if c in rewrites and c not in keys]
+    left = predictions.drop(columns=[c for c in wanted if c in predictions and predictions[c].isna().all()])
+    wanted = [c for c in wanted if c not in left]
+    as_text = {k: str for k in ("question_id", "tier")}  # runs write ids as text; tables may hold numbers
+    right = rewrites[keys + wanted].astype(as_text).drop_duplicates(keys)
+    out = left.astype(as_text).merge(right, on=keys, how="left", indicator=True)
+    out.attrs["unmatched"] = int((out.pop("_merge") == "left_only").sum())
+    return out

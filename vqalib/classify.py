@@ -523,6 +523,36 @@ def abstention_agreement(predictions: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def abstention_decision_variants(predictions: pd.DataFrame, *, exclude_sources: tuple[str, ...] = UNTRUSTED_SOURCES,
+                                 grid: np.ndarray = np.round(np.arange(0.1, 0.91, 0.05), 2)) -> pd.DataFrame:
+    """Agreement with the label-based abstention decision under two answer-level rules (VizWiz-LF §7,
+    issue criterion "agreement >= 90% per source"): ``any sentence predicted Answer Failure``
+    (the default, :func:`abstention_agreement`) and ``max P(Answer Failure) >= t`` with ``t``
+    chosen, for each cross-validation fold, on the *other* folds' answers of the trusted sources
+    (so no answer's own label picks its threshold). One row per (source, rule).
+    """
+    p = predictions.assign(label=predictions["labels"].map(lambda r: "Answer Failure" in r),
+                           sentence_rule=predictions["predicted"].map(lambda r: "Answer Failure" in r))
+    answers = p.groupby(["source", "question_id"], sort=False).agg(
+        label=("label", "any"), sentence_rule=("sentence_rule", "any"), p_max=("p_Answer Failure", "max"),
+        fold=("fold", "first")).reset_index()
+    trusted = ~answers["source"].isin(exclude_sources)
+    answers["threshold"] = np.nan
+    for fold in sorted(answers["fold"].unique()):
+        other = answers[trusted & (answers["fold"] != fold)]
+        agreement = [((other["p_max"] >= t) == other["label"]).mean() for t in grid]
+        answers.loc[answers["fold"] == fold, "threshold"] = grid[int(np.argmax(agreement))]
+    answers["threshold_rule"] = answers["p_max"] >= answers["threshold"]
+    rows = []
+    for source, group in answers.groupby("source", sort=False):
+        for rule, name in (("sentence_rule", "any sentence predicted Answer Failure"),
+                           ("threshold_rule", "max P(Answer Failure) >= t, t tuned on the other folds")):
+            rows.append({"source": source, "rule": name, "n_answers": len(group),
+                         "agreement": float((group[rule] == group["label"]).mean()),
+                         "threshold": float(group["threshold"].median()) if rule == "threshold_rule" else np.nan})
+    return pd.DataFrame(rows)
+
+
 # --- label noise ----------------------------------------------------------------------
 
 def normalise_text(text: str | None) -> str:

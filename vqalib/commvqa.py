@@ -657,6 +657,52 @@ def table1_rows(scores: pd.DataFrame) -> pd.DataFrame:
     return scores[["model", "condition", "metric", "value"]].copy()
 
 
+# runner model keys and strategies (vqalib.vqa) -> Table 1's model and condition names
+# (runs of the two released models get their own rows beside the released answers)
+RUN_MODELS = {"idefics-9b-instruct": "IDEFICS (run)", "blip2-opt-2.7b": "BLIP-2 (run)", "llava-1.5-13b": "LLaVA"}
+RUN_CONDITIONS = {"commvqa-baseline": "baseline", "commvqa-contextual": "contextual"}
+
+
+def run_results(records: pd.DataFrame, *, annotations: pd.DataFrame, benchmark: pd.Series) -> pd.DataFrame:
+    """Model answers of the VLM runner as rows shaped like the authors' result files (Table 1 rows
+    of models whose answers are not released: mPLUG-Owl, LLaVA, or any new model).
+
+    ``records`` are final records of CommVQA runs (``vqalib.vqa.load_run(..., finals_only=True)``;
+    the runner's ``question_id`` is the annotation row, as :func:`load_commvqa`'s); only
+    ``benchmark`` question ids (those of the released result files) are kept, so scores compare
+    with the paper's. References are the annotation's answers, written as the authors' files
+    write them (a Python list), so both protocols apply. The frame's ``attrs["counts"]`` counts
+    records dropped: errors (no image, model failure), questions outside the benchmark, and
+    questions whose text differs from the annotation's.
+    """
+    columns = ["model", "condition", "file", "row", "image", "context", "question", "answers_raw", "references",
+               "generated_answer", "pandas_na", "description", "question_id", "match", "run_model"]
+    frame = records[records["strategy"].isin(RUN_CONDITIONS)].copy()
+    frame["question_id"] = pd.to_numeric(frame["question_id"], errors="coerce")
+    counts = {"records": len(frame), "errors": int((frame["kind"] == "error").sum())}
+    frame = frame[frame["kind"] != "error"]
+    inside = frame["question_id"].isin(set(benchmark))
+    counts["outside_benchmark"] = int((~inside).sum())
+    frame = frame[inside].merge(annotations[["question_id", "image", "context", "description", "question", "answers"]],
+                                on="question_id", how="left", suffixes=("_run", ""))
+    same = frame["question_run"].astype(str).str.strip() == frame["question"].astype(str).str.strip()
+    counts["question_text_differs"] = int((~same).sum())
+    frame = frame[same]
+    out = pd.DataFrame({
+        "model": frame["model"].map(lambda m: RUN_MODELS.get(m, m)), "run_model": frame["model"],
+        "condition": frame["strategy"].map(RUN_CONDITIONS), "file": frame["run_file"].map(lambda f: Path(f).name),
+        "image": frame["image"], "context": frame["context"], "question": frame["question"],
+        "answers_raw": frame["answers"].map(lambda a: repr(list(a))), "references": frame["answers"].map(tuple),
+        "generated_answer": frame["answer"].fillna("").astype(str),
+        "description": frame["description"], "question_id": frame["question_id"].astype(int), "match": "run"})
+    out["pandas_na"] = out["generated_answer"].isin(PANDAS_DEFAULT_NA)
+    out = out.sort_values(["model", "condition", "question_id"], kind="stable").reset_index(drop=True)
+    out["row"] = out.groupby(["model", "condition"], sort=False).cumcount()
+    out = out[columns]
+    out.attrs["counts"] = counts
+    return out
+
+
 def not_run_rows(*, reason_clip: str | None = None, reason_models: str | None = None) -> pd.DataFrame:
     """Table 1 cells we cannot compute, each saying why and what would enable it."""
     reason_clip = reason_clip or ("not run: CLIPScore needs the images (images.zip is not in the pinned release) "

@@ -105,10 +105,13 @@ REGISTRY: dict[str, ModelSpec] = {s.key: s for s in (
               ("AFGV",), generation={"do_sample": False}, consistency={"do_sample": True, "temperature": 0.7},
               dtype="float16", max_new_tokens=512, note="AFGV LLaVA-1.5-7B"),
     ModelSpec("qwen2-vl-7b-instruct", "Qwen/Qwen2-VL-7B-Instruct", "main", "qwen2vl", "Qwen2VLForConditionalGeneration",
-              ("VizWiz-LF",), generation={"do_sample": True, "top_p": 0.3},
-              consistency={"do_sample": True, "top_p": 0.7}, max_new_tokens=512,
+              # top_k 0 and temperature 1 spelled out: the checkpoint's own generation_config (near-greedy
+              # top_k / temperature) would otherwise merge with Table 25's top_p and make sampling moot
+              ("VizWiz-LF",), generation={"do_sample": True, "top_p": 0.3, "top_k": 0, "temperature": 1.0},
+              consistency={"do_sample": True, "top_p": 0.7, "top_k": 0, "temperature": 1.0}, max_new_tokens=512,
               note="STAND-IN for Qwen-VL-Chat (Qwen/Qwen-VL-Chat needs trust_remote_code, which is not "
-                   "transformers' own code); Table 25 QWEN settings; answers will differ from the paper's"),
+                   "transformers' own code); Table 25 QWEN settings (Qwen-VL-Chat's top_p with top_k off); "
+                   "answers will differ from the paper's"),
     ModelSpec("idefics-9b-instruct", "HuggingFaceM4/idefics-9b-instruct", "main", "idefics", "IdeficsForVisionText2Text",
               ("CommVQA",), max_new_tokens=256, note="CommVQA A.3; greedy (CommVQA §5)"),
     ModelSpec("blip2-opt-2.7b", "Salesforce/blip2-opt-2.7b", "main", "blip2", "Blip2ForConditionalGeneration",
@@ -622,7 +625,8 @@ def vizwiz_items(*, data_dir: Path | None = None) -> pd.DataFrame:
 
 
 def commvqa_items(*, images: str | Path | None = None, data_dir: Path | None = None) -> pd.DataFrame:
-    """CommVQA questions (one per annotation row, id = 1-based row) with scenario and description (CommVQA §5).
+    """CommVQA questions with scenario and description (CommVQA §5): one per annotation row, id = the
+    row's 0-based position in annotations.json (the ``question_id`` of :func:`vqalib.commvqa.load_commvqa`).
 
     Images come from the authors' ``images.zip`` (or a folder): ``images`` or ``$VQALIB_COMMVQA_IMAGES``;
     without it every question becomes an image error record naming the fix.
@@ -632,7 +636,7 @@ def commvqa_items(*, images: str | Path | None = None, data_dir: Path | None = N
     images = images or os.environ.get(COMMVQA_IMAGES_ENV) or None
     raw = datasets.read_json(datasets.verified_path("commvqa/annotations.json", data_dir=data_dir))
     rows = []
-    for k, entry in enumerate(raw, start=1):
+    for k, entry in enumerate(raw):
         try:
             source = commvqa_source(entry["image"], images=images)
         except ImageError as error:
