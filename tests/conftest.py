@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import http.server
+import json
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -56,3 +59,47 @@ def local_file_server(directory: Path):
         yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
     finally:
         httpd.shutdown()
+
+
+def completion(text):
+    """An OpenAI chat-completions response body holding ``text``."""
+    return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
+
+
+class ScriptedHandler(http.server.BaseHTTPRequestHandler):
+    """Records each request, then answers with the next scripted (status, payload, delay); "Rating: 3" when none."""
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.seen.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+        script = self.server.script
+        status, payload, delay = script.popleft() if script else (200, completion("Rating: 3"), 0)
+        time.sleep(delay)
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client timed out and left
+
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def openai_server():
+    """A local OpenAI-compatible chat endpoint on 127.0.0.1 (no network); ``.url`` is its base URL,
+    ``.seen`` the requests, ``.script`` a deque of replies to give before the default."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ScriptedHandler)
+    httpd.seen, httpd.script = [], collections.deque()
+    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield httpd
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -121,3 +121,17 @@ def test_strategy_metrics_and_role_mix_from_runner_records():
     mix = abstention.strategy_role_mix(only_instructed, released=released)
     before = mix[mix["method"] == "vanilla"]
     assert set(before["origin"]) == {"release"} and before["n_annotations"].iloc[0] == 2
+
+
+def test_ans_acc_pairs_use_the_crowd_answer_and_skip_errors():
+    run_answers = pd.DataFrame({"model": "LLaVA", "run_model": "llava-1.5-13b", "strategy": "abstention",
+                                "method": "instruction", "question_id": ["1", "2"], "question": ["q1", "q2"],
+                                "answer": ["A red cup.", None], "kind": ["answer", "error"]})
+    answers = pd.DataFrame({"source": ["Expert", "GPT-4V"], "question_id": [1, 1], "crowd_majority": ["red cup"] * 2,
+                            "crowd_answers": [["red cup", "cup"]] * 2})
+    pairs = abstention.ans_acc_pairs(run_answers, answers)
+    assert len(pairs) == 1 and pairs.loc[0, "reference"] == "red cup" and pairs.loc[0, "candidate"] == "A red cup."
+    assert pairs.loc[0, "source"] == "LLaVA"
+    scored = pairs.assign(score=[1.0])
+    assert abstention.ans_acc(scored).to_dict("records") == [
+        {"model": "LLaVA", "strategy": "abstention", "method": "instruction", "value": 1.0, "metric": "ans-acc"}]

@@ -2,58 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import math
-import threading
-import time
-from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pandas as pd
 import pytest
 
+from conftest import completion, openai_server
 from vqalib import judge as J
 
 MESSAGES = [{"role": "user", "content": "Is the sky blue?"}]
 
 
-def completion(text):
-    return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
-
-
-class ScriptedHandler(BaseHTTPRequestHandler):
-    """Records each request, then answers with the next scripted (status, payload, delay)."""
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.seen.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-        script = self.server.script
-        status, payload, delay = script.popleft() if script else (200, completion("Rating: 3"), 0)
-        time.sleep(delay)
-        data = json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client timed out and left
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), ScriptedHandler)
-    httpd.seen, httpd.script = [], deque()
-    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
+    with openai_server() as httpd:
+        yield httpd
 
 
 def backend(server, **kw):

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import openai_server
 from vqalib import datasets, reproduce
 
 NOTEBOOKS = reproduce.notebook_paths()
@@ -60,7 +61,7 @@ def test_reproduce_rejects_unknown_selection():
 
 
 @pytest.mark.notebook
-def test_notebooks_05_06_07_fill_not_run_rows_from_runner_output(tmp_path, data_dir):
+def test_notebooks_05_06_07_fill_not_run_rows_from_runner_output(tmp_path, data_dir, monkeypatch):
     """The VLM runner hand-off: runs become Table 5/26 rows, Fig. 3, AFGV tier accuracy and CommVQA Table 1 rows."""
     import os
 
@@ -94,10 +95,17 @@ def test_notebooks_05_06_07_fill_not_run_rows_from_runner_output(tmp_path, data_
                        progress=False)
 
     figures = tmp_path / "figures"
-    for name in ("05_abstention", "06_afgv_tiers", "07_commvqa_context"):
-        reproduce.run_notebook(next(p for p in NOTEBOOKS if p.stem == name), output=tmp_path / f"{name}.ipynb",
-                               parameters={"smoke": True, "figures_dir": str(figures), "data_dir": str(data_dir),
-                                           "runs_dir": str(runs), "include_test_runs": True})
+    with openai_server() as judge:  # a local judge that rates every answer 3 ("correct"): ans-acc of the runs
+        monkeypatch.setenv("VQALIB_JUDGE_BASE_URL", judge.url)
+        monkeypatch.setenv("VQALIB_JUDGE_MODEL", "notebook-test-judge")
+        monkeypatch.setenv("VQALIB_JUDGE_API_KEY", "test")
+        for name in ("05_abstention", "06_afgv_tiers", "07_commvqa_context"):
+            reproduce.run_notebook(next(p for p in NOTEBOOKS if p.stem == name), output=tmp_path / f"{name}.ipynb",
+                                   parameters={"smoke": True, "figures_dir": str(figures), "data_dir": str(data_dir),
+                                               "runs_dir": str(runs), "include_test_runs": True})
+    table5 = pd.read_csv(figures / "vizwiz-lf_table05_abstention.csv").set_index(["model", "method", "metric"])
+    assert table5.loc[("tiny-blip", "prompt", "ans-acc"), "reproduced"] == 1.0  # LAVE rating 3 -> 1.0
+    assert table5.loc[("Gemini", "vanilla", "ans-acc"), "reproduced"] == 1.0
     table26 = pd.read_csv(figures / "vizwiz-lf_table26_abstention_strategies.csv")
     mine = table26[table26["model"] == "tiny-blip"].set_index(["method", "metric"])
     assert mine.loc[("instruction", "abs-%"), "reproduced"] >= 0 and ("vanilla (run)", "abs-acc") in mine.index

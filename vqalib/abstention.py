@@ -206,6 +206,28 @@ def strategy_metrics(answers: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def ans_acc_pairs(run_answers: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
+    """LAVE pairs for the ans-acc of model runs: each run answer against the question's crowd
+    answer (Table 5 ans-acc, "prompt" column), shaped for :func:`vqalib.metrics.score_with_judge`.
+
+    ``run_answers`` is the second frame of :func:`label_runs` (error rows are left out);
+    ``answers`` the release's answers (crowd_majority and crowd_answers per question).
+    """
+    crowd = (answers.drop_duplicates("question_id")[["question_id", "crowd_majority", "crowd_answers"]]
+             .assign(question_id=lambda f: f["question_id"].astype(str)))
+    scored = run_answers[run_answers["kind"] != "error"]
+    pairs = scored[["model", "run_model", "strategy", "method", "question_id", "question", "answer"]].merge(
+        crowd, on="question_id", how="left")
+    return pairs.rename(columns={"crowd_majority": "reference"}).assign(
+        source=pairs["model"], candidate=pairs["answer"], whole_answer=pairs["answer"])
+
+
+def ans_acc(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean LAVE score per (model, strategy) of :func:`ans_acc_pairs` scored by a judge (Table 5 ans-acc)."""
+    return (scores.groupby(["model", "strategy", "method"], sort=False)["score"].mean().rename("value").reset_index()
+            .assign(metric="ans-acc"))
+
+
 def strategy_role_mix(sentences: pd.DataFrame, *, methods: tuple[str, ...] = ("vanilla", "instruction"),
                       released: pd.DataFrame | None = None) -> pd.DataFrame:
     """Share of role annotations per model before and after the abstention instruction (Fig. 3).
