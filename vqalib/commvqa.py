@@ -708,12 +708,18 @@ def not_run_rows(*, reason_clip: str | None = None, reason_models: str | None = 
     reason_clip = reason_clip or ("not run: CLIPScore needs the images (images.zip is not in the pinned release) "
                                   "and a CLIP model (ViT-B/32); enable by adding both to the data registry "
                                   "and configuring a local CLIP model")
-    reason_models = reason_models or ("not run: mPLUG-Owl and LLaVA answers are not in the release; enable with "
-                                      "the VLM runner (issue #8) and the images")
-    rows = [{"model": MODELS[m], "condition": c, "metric": "CLIPScore", "status": reason_clip}
-            for m in MODELS for c in CONDITIONS]
-    rows += [{"model": m, "condition": c, "metric": metric, "status": reason_models}
-             for m in PAPER_ONLY_MODELS for c in CONDITIONS for metric in (*METRICS, "CLIPScore")]
+    reasons = {
+        "LLaVA": reason_models or ("not run: LLaVA's answers are not in the release; enable with the VLM runner and "
+                                   "the images: python -m vqalib.vqa run --model llava-1.5-13b --dataset commvqa "
+                                   "--strategy commvqa-baseline (and commvqa-contextual) --images images.zip "
+                                   "--out runs/<name>.jsonl"),
+        "mPLUG-Owl": reason_models or ("not run: mPLUG-Owl's answers are not in the release, and it has no "
+                                       "transformers-native class, so the VLM runner does not include it"),
+    }
+    rows = [{"model": m, "condition": c, "metric": "CLIPScore", "status": reason_clip}
+            for m in (*MODELS.values(), *PAPER_ONLY_MODELS) for c in CONDITIONS]
+    rows += [{"model": m, "condition": c, "metric": metric, "status": reasons[m]}
+             for m in PAPER_ONLY_MODELS for c in CONDITIONS for metric in METRICS]
     return pd.DataFrame(rows)
 
 
