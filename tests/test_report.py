@@ -124,6 +124,10 @@ def test_save_figure_writes_png_pdf_and_alt_text(tmp_path):
     with pytest.raises(ValueError, match="alt text"):
         report.save_figure(fig, "line2", directory=tmp_path, alt_text="a line")
     plt.close(fig)
+    (tmp_path / "line.csv").write_text("x\n")
+    removed = report.remove_figure("line", directory=tmp_path)  # "not run" next time: no stale image
+    assert sorted(p.name for p in removed) == ["line.alt.txt", "line.pdf", "line.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["line.csv"] and report.remove_figure("line", directory=tmp_path) == []
 
 
 def test_not_run_says_why_and_how():

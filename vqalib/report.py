@@ -213,6 +213,16 @@ def save_figure(fig: plt.Figure, name: str, *, alt_text: str,
     return SavedFigure(png=png, pdf=pdf, alt_path=alt, alt_text=alt_text.strip())
 
 
+def remove_figure(name: str, *, directory: str | Path | None = None) -> list[Path]:
+    """Delete ``figures/<name>.png``, ``.pdf`` and ``.alt.txt`` if present (a figure that is "not run"
+    this time must not leave an earlier run's image behind); return what was deleted."""
+    out = figures_dir(directory)
+    removed = [p for p in (out / f"{name}.png", out / f"{name}.pdf", out / f"{name}.alt.txt") if p.exists()]
+    for p in removed:
+        p.unlink()
+    return removed
+
+
 def fill_not_run(table: pd.DataFrame, computed: pd.DataFrame, *, keys: list[str]) -> pd.DataFrame:
     """Replace "not run" rows of ``table`` by ``computed`` rows with the same keys (model runs arriving)."""
     if computed.empty:
