@@ -235,7 +235,7 @@ def strategy_role_mix(sentences: pd.DataFrame, *, methods: tuple[str, ...] = ("v
     ``sentences`` is the first frame of :func:`label_runs`. A model with an instruction run
     but no vanilla run gets its "before" bar from ``released`` (the release's sentences with
     ``source`` and ``roles``) when the release has that model. One row per (model, method,
-    role) with ``source`` = "<model> · <method>", ``before_from`` (runs or release), count
+    role) with ``source`` = "<model> · <method>", ``origin`` ("run" or "release"), count
     and percent, models in order of appearance.
     """
     parts = []

@@ -665,7 +665,7 @@ RUN_CONDITIONS = {"commvqa-baseline": "baseline", "commvqa-contextual": "context
 
 def run_results(records: pd.DataFrame, *, annotations: pd.DataFrame, benchmark: pd.Series) -> pd.DataFrame:
     """Model answers of the VLM runner as rows shaped like the authors' result files (Table 1 rows
-    of models whose answers are not released: mPLUG-Owl, LLaVA, or any new model).
+    of models whose answers are not released: LLaVA, or any new model).
 
     ``records`` are final records of CommVQA runs (``vqalib.vqa.load_run(..., finals_only=True)``;
     the runner's ``question_id`` is the annotation row, as :func:`load_commvqa`'s); only
