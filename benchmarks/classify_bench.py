@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from vqalib import classify, datasets
+from vqalib.encoders import load_sentence_encoder
 
 N_ANSWERS = 300  # answers labelled in the throughput test
 
@@ -56,7 +57,7 @@ def run() -> list[str]:
     role, info = classify.default_models()
     sample = data.answers.sample(n=N_ANSWERS, random_state=0)[["source", "question_id", "question", "answer"]]
     with tempfile.TemporaryDirectory() as tmp:
-        classify._load_encoder(classify.encoder_path())  # loading the encoder once is not throughput
+        load_sentence_encoder(classify.encoder_path())  # loading the encoder once is not throughput
         for label in ("cold", "warm"):
             start = time.perf_counter()
             sentences, _ = classify.label_answers(sample, role_model=role, info_model=info, cache_dir=Path(tmp))

