@@ -135,3 +135,9 @@ def test_ans_acc_pairs_use_the_crowd_answer_and_skip_errors():
     scored = pairs.assign(score=[1.0])
     assert abstention.ans_acc(scored).to_dict("records") == [
         {"model": "LLaVA", "strategy": "abstention", "method": "instruction", "value": 1.0, "metric": "ans-acc"}]
+
+
+def test_ans_acc_of_released_answers_by_source():
+    scores = pd.DataFrame({"source": ["A", "A", "B"], "score": [1.0, 0.0, 0.5]})
+    out = abstention.ans_acc(scores, by=("source",)).set_index("source")
+    assert out.loc["A", "value"] == 0.5 and out.loc["B", "value"] == 0.5 and set(out["metric"]) == {"ans-acc"}

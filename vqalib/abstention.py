@@ -222,9 +222,10 @@ def ans_acc_pairs(run_answers: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFr
         source=pairs["model"], candidate=pairs["answer"], whole_answer=pairs["answer"])
 
 
-def ans_acc(scores: pd.DataFrame) -> pd.DataFrame:
-    """Mean LAVE score per (model, strategy) of :func:`ans_acc_pairs` scored by a judge (Table 5 ans-acc)."""
-    return (scores.groupby(["model", "strategy", "method"], sort=False)["score"].mean().rename("value").reset_index()
+def ans_acc(scores: pd.DataFrame, *, by: tuple[str, ...] = ("model", "strategy", "method")) -> pd.DataFrame:
+    """Mean LAVE score per group of judge-scored pairs (Table 5 ans-acc): the run pairs of
+    :func:`ans_acc_pairs` by default, or the released answers' pairs ``by=("source",)``."""
+    return (scores.groupby(list(by), sort=False)["score"].mean().rename("value").reset_index()
             .assign(metric="ans-acc"))
 
 
