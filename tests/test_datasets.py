@@ -272,3 +272,10 @@ def test_real_release_keeps_every_label(vizwiz, data_dir):
         assert s["roles"].map(len).sum() == n_roles
         assert s["info_sources"].map(len).sum() == n_infos
         assert len(s) == sum(len(v["functional_roles"]) for v in raw.values())
+
+
+def test_write_atomic_leaves_only_the_target(tmp_path):
+    target = datasets.write_atomic(tmp_path / "sub" / "a.bin", b"xyz")
+    assert target.read_bytes() == b"xyz" and [p.name for p in target.parent.iterdir()] == ["a.bin"]
+    datasets.write_atomic(target, b"new")  # replaces in one step
+    assert target.read_bytes() == b"new" and len(list(target.parent.iterdir())) == 1

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import io
 import os
 import platform
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -57,7 +57,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from vqalib import taxonomy
-from vqalib.datasets import cache_root, project_root
+from vqalib.datasets import cache_root, project_root, write_atomic
 from vqalib.encoders import load_sentence_encoder, packaged_minilm_path
 
 ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -146,12 +146,9 @@ def embed_texts(texts: list[str], *, encoder: str | None = None, cache_dir: Path
         # cache is filled in different batches on different machines and runs
         vectors = _encode([t for _, t in missing], path=path, batch_size=1)
         store.update({k: v for (k, _), v in zip(missing, vectors)})
-        store_path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=store_path.parent, suffix=".part")
-        os.close(handle)
-        joblib.dump(store, tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, store_path)  # atomic: a concurrent reader never sees half a file
+        buffer = io.BytesIO()
+        joblib.dump(store, buffer)
+        write_atomic(store_path, buffer.getvalue())  # a concurrent reader never sees half a file
     width = EMBED_DIM * (1 + len(HIDDEN_LAYERS))
     return np.stack([store[k] for k in keys]) if keys else np.zeros((0, width), dtype=np.float32)
 

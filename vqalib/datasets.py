@@ -143,6 +143,22 @@ def verify_file(path: Path, *, expected: str, name: str) -> None:
         )
 
 
+def write_atomic(target: Path, data: bytes) -> Path:
+    """Write ``data`` to ``target`` through a temporary file in the same folder and a rename, so
+    a reader, or a crash, never meets half a file (image downloads, judge replies, embedding caches)."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(tmp_name, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
+        os.replace(tmp_name, target)
+    finally:
+        Path(tmp_name).unlink(missing_ok=True)
+    return target
+
+
 def _copy_or_download(spec: DataFile, *, source: Path | None, target: Path, progress: bool) -> None:
     """Write ``target`` atomically: a temporary file, hash-checked, then renamed."""
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 import threading
 import zipfile
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from typing import Any
 
 import requests
 
-from vqalib.datasets import cache_root
+from vqalib.datasets import cache_root, write_atomic
 
 IMAGE_CACHE_ENV = "VQALIB_IMAGE_CACHE"
 IMAGE_TIMEOUT_ENV = "VQALIB_IMAGE_TIMEOUT"
@@ -123,14 +122,11 @@ class ImageStore:
             raise ImageError(f"{url}: download failed ({error})") from error
         data = response.content
         self.downloads += 1
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
         meta = {"url": url, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
                 "fetched_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         # write bytes then record, each atomically: a crash leaves no half file and no stale hash
-        for target, payload in ((path, data), (meta_path, json.dumps(meta).encode("utf-8"))):
-            with tempfile.NamedTemporaryFile(dir=self.cache_dir, suffix=".part", delete=False) as handle:
-                handle.write(payload)
-            os.replace(handle.name, target)
+        write_atomic(path, data)
+        write_atomic(meta_path, json.dumps(meta).encode("utf-8"))
         return data
 
     def _read_zip(self, source: str) -> bytes:

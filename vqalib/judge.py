@@ -19,7 +19,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -30,7 +29,7 @@ from requests.adapters import HTTPAdapter
 from tqdm import tqdm
 from urllib3.util import Retry
 
-from vqalib.datasets import cache_root
+from vqalib.datasets import cache_root, write_atomic
 
 BASE_URL_ENV = "VQALIB_JUDGE_BASE_URL"
 MODEL_ENV = "VQALIB_JUDGE_MODEL"
@@ -191,10 +190,7 @@ class CachedJudge:
         text = self.backend.complete(messages, temperature=temperature, max_tokens=max_tokens)
         self.calls += 1
         if text:  # an empty reply is not stored, so a later run asks again
-            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=self.cache_dir, suffix=".tmp",
-                                             delete=False) as handle:
-                json.dump({"request": request, "text": text}, handle, ensure_ascii=False)
-            os.replace(handle.name, path)
+            write_atomic(path, json.dumps({"request": request, "text": text}, ensure_ascii=False).encode("utf-8"))
         return text
 
     def stats(self) -> dict[str, int]:
