@@ -57,6 +57,23 @@ def test_bad_inputs_are_refused():
         abstention.abstention_scores(unanswerable=np.array([True]), abstained=np.array([True, False]))
 
 
+def test_decision_comparison_says_which_decision_is_closer_to_the_paper():
+    by_labels = pd.DataFrame({"source": ["GPT-4V", "InstructBLIP", "New"], "abs-acc": [0.61, 0.63, 0.5],
+                              "abs-prec": 0.5, "abs-recall": 0.5, "abs-f1": 0.5, "abs-%": 40.0})
+    by_classifier = by_labels.assign(**{"abs-acc": [0.77, 0.60, 0.5]})
+    paper = pd.DataFrame({"model": ["InstBLIP", "GPT-4V", "GPT-4V"], "method": ["vanilla", "vanilla", "prompt"],
+                          "metric": "abs-acc", "paper": [0.63, 0.77, 0.10]})
+    out = abstention.decision_comparison(by_labels=by_labels, by_classifier=by_classifier, paper=paper,
+                                         paper_names={"InstructBLIP": "InstBLIP"})
+    assert list(out["model"].drop_duplicates()) == ["GPT-4V", "InstructBLIP", "New"]  # rows keep the sources' order
+    assert list(out.loc[out["model"] == "GPT-4V", "metric"]) == list(abstention.METRICS)
+    acc = out[out["metric"] == "abs-acc"].set_index("model")
+    assert acc.loc["GPT-4V", "paper"] == 0.77 and acc.loc["GPT-4V", "closer_to_paper"] == "offline classifier"
+    assert acc.loc["InstructBLIP", "closer_to_paper"] == "released labels"  # matched through paper_names
+    assert pd.isna(acc.loc["New", "paper"]) and pd.isna(acc.loc["New", "closer_to_paper"])
+    assert out.loc[out["metric"] == "abs-f1", "closer_to_paper"].isna().all()  # the paper has no such cell here
+
+
 def test_answerability_agreement_counts():
     answers = pd.DataFrame({"source": "Expert", "answerability": ["unanswerable"] * 3 + ["answerable"] * 2,
                             "abstains": [True, False, False, True, False]})

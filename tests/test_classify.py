@@ -146,6 +146,18 @@ def test_abstention_agreement_on_a_hand_made_frame():
     assert t.loc["A", "abstain_labels"] == 0.5 and t.loc["A", "n_answers"] == 2
 
 
+def test_abstention_agreement_detects_labels_displaced_by_one_answer():
+    # the labels of answer i describe answer i + 1: own agreement is poor, next-answer agreement perfect
+    decisions = [True, False, False, True, True, False, True, False]
+    p = pd.DataFrame({"source": "A", "question_id": range(8),
+                      "labels": [("Answer Failure",) if d else ("Answer",) for d in decisions[1:] + [False]],
+                      "predicted": [("Answer Failure",) if d else ("Answer",) for d in decisions]})
+    t = classify.abstention_agreement(p.sample(frac=1, random_state=0)).iloc[0]  # row order must not matter
+    assert t["agreement_next_answer"] == 1.0 and t["kappa_next_answer"] == pytest.approx(1.0)
+    assert t["agreement"] == 0.375 and t["kappa"] < 0
+    assert 0.1 < t["agreement_ci_low"] < 0.375 < t["agreement_ci_high"] < 0.75  # Wilson interval of 3 of 8
+
+
 def test_abstention_threshold_is_chosen_on_the_other_folds_only():
     # fold 0: answers abstain at P >= 0.3; fold 1: at P >= 0.7. Each fold's threshold comes from the other fold.
     p = pd.DataFrame({"source": "A", "question_id": [1, 2, 3, 4], "fold": [0, 0, 1, 1],

@@ -91,6 +91,32 @@ def long_format(frame: pd.DataFrame, *, model: str = "model", method: str = "van
     return out.sort_values(["_s", "_m"], kind="stable").drop(columns=["_m", "_s"])[["model", "method", "metric", "value"]]
 
 
+def decision_comparison(*, by_labels: pd.DataFrame, by_classifier: pd.DataFrame, paper: pd.DataFrame,
+                        paper_names: dict[str, str] | None = None) -> pd.DataFrame:
+    """Table 5's vanilla metrics per source two ways, beside the paper: abstention decided by the
+    released labels and by the offline classifier (VizWiz-LF Table 5; the diagnosis of its GPT-4V row).
+
+    ``by_labels`` and ``by_classifier`` have ``source`` and the :data:`METRICS` columns
+    (:func:`abstention_metrics`); ``paper`` is Table 5 from :func:`vqalib.report.load_paper_table`;
+    ``paper_names`` maps our source names to the paper's (``InstructBLIP`` -> ``InstBLIP``).
+    One row per (model, metric) with both values, the paper's, and which one is closer to it.
+    """
+    names = paper_names or {}
+    out = (long_format(by_labels, model="source").rename(columns={"value": "released_labels"})
+           .merge(long_format(by_classifier, model="source").rename(columns={"value": "offline_classifier"}),
+                  on=["model", "method", "metric"], how="outer", sort=False))
+    printed = paper.loc[paper["method"] == "vanilla", ["model", "metric", "paper"]]
+    out = out.assign(_paper_model=out["model"].replace(names)).merge(
+        printed.rename(columns={"model": "_paper_model"}), on=["_paper_model", "metric"], how="left").drop(columns="_paper_model")
+    gap_labels, gap_classifier = (out["released_labels"] - out["paper"]).abs(), (out["offline_classifier"] - out["paper"]).abs()
+    out["closer_to_paper"] = np.select([out["paper"].isna(), gap_labels < gap_classifier, gap_classifier < gap_labels],
+                                       [None, "released labels", "offline classifier"], default="tie")
+    order = {m: k for k, m in enumerate(dict.fromkeys(by_labels["source"]))}  # outer merges sort: restore rows
+    out = out.assign(_s=out["model"].map(order), _m=out["metric"].map({m: k for k, m in enumerate(METRICS)}))
+    out = out.sort_values(["_s", "_m"], kind="stable", na_position="last").reset_index(drop=True)
+    return out[["model", "metric", "released_labels", "offline_classifier", "paper", "closer_to_paper"]]
+
+
 def answerability_agreement(answers: pd.DataFrame, *, source: str = "Expert") -> pd.DataFrame:
     """Expert abstention vs crowd answerability: the counts behind §7.2's "52%", "99 of 230", "61 of 370".
 

@@ -45,11 +45,12 @@ import joblib
 import numpy as np
 import pandas as pd
 import sklearn
+from scipy import stats as scistats
 from scipy.optimize import linear_sum_assignment
 from sklearn.compose import ColumnTransformer
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import f1_score
+from sklearn.metrics import cohen_kappa_score, f1_score
 from sklearn.model_selection import GroupKFold
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.neural_network import MLPClassifier
@@ -489,13 +490,17 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
                     thresholds=pd.DataFrame(thresholds), seconds=time.perf_counter() - start)
 
 
-def abstention_agreement(predictions: pd.DataFrame) -> pd.DataFrame:
+def abstention_agreement(predictions: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
     """Per source: does the answer-level abstention decision from predicted roles agree with
     the one from the released labels? (VizWiz-LF §7, Table 5: an answer abstains when one of
     its sentences has the role Answer Failure.)
 
     ``predictions`` has ``source``, ``question_id``, ``labels`` and ``predicted`` per sentence
-    (the ``predictions`` of a role :class:`CVResult`).
+    (the ``predictions`` of a role :class:`CVResult`). Columns beside ``agreement``: its Wilson
+    interval (``confidence``), Cohen's kappa, and ``agreement_next_answer``: the labels of each
+    answer against the prediction for the *next* answer of the same source (question-id order),
+    the agreement of labels that carry no information about their own answer. Labels tied to
+    their text agree far more with their own answer than with the next one.
     """
     frame = predictions.assign(
         by_labels=predictions["labels"].map(lambda r: "Answer Failure" in r),
@@ -503,9 +508,19 @@ def abstention_agreement(predictions: pd.DataFrame) -> pd.DataFrame:
     per_answer = frame.groupby(["source", "question_id"], sort=False)[["by_labels", "by_predictions"]].any()
     rows = []
     for source, group in per_answer.groupby(level="source", sort=False):
+        group = group.sort_index(level="question_id")
+        labels, predicted = group["by_labels"].to_numpy(), group["by_predictions"].to_numpy()
+        agree = int((labels == predicted).sum())
+        interval = scistats.binomtest(agree, len(group)).proportion_ci(confidence_level=confidence, method="wilson")
+        both_kinds = len(set(labels)) > 1 or len(set(predicted)) > 1
         rows.append({"source": source, "n_answers": len(group),
-                     "abstain_labels": group["by_labels"].mean(), "abstain_predicted": group["by_predictions"].mean(),
-                     "agreement": (group["by_labels"] == group["by_predictions"]).mean()})
+                     "abstain_labels": labels.mean(), "abstain_predicted": predicted.mean(),
+                     "agreement": agree / len(group), "agreement_ci_low": interval.low,
+                     "agreement_ci_high": interval.high,
+                     "kappa": cohen_kappa_score(labels, predicted) if both_kinds else np.nan,
+                     "agreement_next_answer": (labels[:-1] == predicted[1:]).mean() if len(group) > 1 else np.nan,
+                     "kappa_next_answer": (cohen_kappa_score(labels[:-1], predicted[1:])
+                                           if len(group) > 2 and both_kinds else np.nan)})
     return pd.DataFrame(rows)
 
 
