@@ -25,6 +25,40 @@ def test_rouge_and_meteor_bounds():
     assert nltk[0] > 0.9 and nltk[1] == 0.0
 
 
+def test_meteor_equals_pycocoevalcap_compute_score():
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    refs, cands = ["the car is red", "pasta sauce", "a man named bob"], ["the red car", "sauce", ""]
+    reference = Meteor()
+    _, expected = reference.compute_score({i: [r] for i, r in enumerate(refs)}, {i: [c] for i, c in enumerate(cands)})
+    del reference
+    assert metrics.meteor(refs, cands).tolist() == [float(x) for x in expected]
+
+
+METEOR_REFS = [["a red shirt", "the shirt is red"], ["a man", "a man named bob"], ["paris", "it is paris france"],
+               ["an apple", "fruit", "it looks like an apple"]]
+METEOR_CANDS = ["the shirt is red", "", "it is in paris", "she is eating an apple"]
+
+
+def test_meteor_session_equals_compute_score_and_pools_exactly():
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    reference = Meteor()
+    expected, expected_seg = reference.compute_score({i: r for i, r in enumerate(METEOR_REFS)},
+                                                     {i: [c] for i, c in enumerate(METEOR_CANDS)})
+    del reference
+    with metrics.MeteorSession() as session:
+        stats = session.statistics(METEOR_CANDS, METEOR_REFS)
+        score, segments = session.evaluate(stats)
+        additive = metrics.meteor_additive(np.array([[float(x) for x in s.split()] for s in stats]))
+        subsets = [[0, 1, 2, 3], [0, 2], [0, 0, 3], [1, 2, 3], [2]]
+        listed = [session.evaluate([stats[i] for i in rows])[0] for rows in subsets]
+        pooled = session.evaluate_pooled(np.stack([additive[rows].sum(axis=0) for rows in subsets]))
+    assert score == expected and np.allclose(segments, expected_seg)
+    assert segments[0] == 1.0  # an exact match: its chunk is left out of the aggregate
+    assert np.allclose(pooled, listed, rtol=0, atol=1e-12)
+
+
 def test_bertscore_with_the_offline_backbone():
     backbone = metrics.bertscore_backbone()
     assert "MiniLM" in backbone.label and backbone.num_layers == 4

@@ -20,7 +20,7 @@ CIDEr-D) under two protocols:
   rows, with percentile-bootstrap 95% CIs over questions (see :func:`score_protocol`).
 
 Per protocol there is one PTB tokenizer pass over every text of the four files and one
-METEOR JVM (:class:`MeteorSession`) for every file, subset and resample.
+METEOR JVM (:class:`vqalib.metrics.MeteorSession`) for every file, subset and resample.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import math
 import os
 import random
 import re
-import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from scipy import stats as scistats
 from tqdm import tqdm
 
 from vqalib.datasets import DataFormatError, cache_root, read_json, require_fields, verified_path
+from vqalib.metrics import MeteorSession, meteor_additive
 from vqalib.validation import ValidationReport
 from vqalib.wordcounts import count_words
 
@@ -347,83 +347,6 @@ def load_commvqa(*, data_dir: Path | None = None, annotations_path: Path | None 
 
 
 # --- Table 1: scoring -------------------------------------------------------------------
-
-class MeteorSession:
-    """One pycocoevalcap METEOR 1.5 process reused for every file, subset and resample (Table 1).
-
-    pycocoevalcap's ``Meteor.compute_score`` asks the JVM for each segment's statistics
-    (``SCORE`` lines) and then for the score of the list (``EVAL``). This session sends the
-    same lines, but pipelined (a writer thread), and keeps the statistics so that a subset
-    or a bootstrap resample is one ``EVAL`` of statistics already computed. METEOR's corpus
-    score is computed from the sum of the segments' statistics (Java ``MeteorStats.addStats``),
-    so the corpus score of a resample is the ``EVAL`` of one summed line
-    (:meth:`evaluate_pooled`, with :func:`meteor_additive`; checked against :meth:`evaluate`).
-    """
-
-    def __init__(self) -> None:
-        from pycocoevalcap.meteor.meteor import Meteor
-
-        self._meteor = Meteor()
-        self._proc = self._meteor.meteor_p
-
-    def __enter__(self) -> "MeteorSession":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._meteor = None  # pycocoevalcap's __del__ closes stdin and stops the JVM
-        self._proc = None
-
-    def _exchange(self, lines: list[str], replies: int) -> list[str]:
-        proc = self._proc
-
-        def write() -> None:
-            for line in lines:
-                proc.stdin.write(f"{line}\n".encode())
-            proc.stdin.flush()
-
-        writer = threading.Thread(target=write, daemon=True)
-        writer.start()
-        out = []
-        for _ in range(replies):
-            line = proc.stdout.readline()
-            if not line:
-                raise RuntimeError("the METEOR process ended before answering every line")
-            out.append(line.decode().strip())
-        writer.join()
-        return out
-
-    def statistics(self, candidates: list[str], references: list[list[str]]) -> list[str]:
-        """METEOR statistics of each (candidate, references) pair; the lines of ``Meteor._stat``."""
-        lines = [" ||| ".join(("SCORE", " ||| ".join(refs), cand.replace("|||", "").replace("  ", " ")))
-                 for cand, refs in zip(candidates, references)]
-        return self._exchange(lines, len(lines))
-
-    def evaluate(self, stats: list[str]) -> tuple[float, np.ndarray]:
-        """Corpus score and segment scores of a list of statistics (what ``compute_score`` returns)."""
-        out = self._exchange(["EVAL" + "".join(f" ||| {s}" for s in stats)], len(stats) + 1)
-        return float(out[-1]), np.array([float(x) for x in out[:-1]])
-
-    def evaluate_pooled(self, pooled: np.ndarray) -> np.ndarray:
-        """Corpus score of each row of summed statistics (one ``EVAL`` per row, pipelined)."""
-        lines = ["EVAL ||| " + " ".join(repr(float(x)) for x in row) for row in np.atleast_2d(pooled)]
-        out = self._exchange(lines, 2 * len(lines))
-        return np.array([float(x) for x in out[1::2]])
-
-
-def meteor_additive(stats: np.ndarray) -> np.ndarray:
-    """METEOR statistics (rows of 23 numbers) as Java's ``MeteorStats.addStats`` adds them:
-    every field, except the chunk count (column 20) of a segment matched entirely in one chunk
-    (all test and reference words matched, one chunk), which the aggregate leaves out."""
-    stats = np.array(stats, dtype=float, copy=True)
-    test_matches = stats[:, 4:20:2].sum(axis=1)  # content + function matches of the 4 stages
-    ref_matches = stats[:, 5:20:2].sum(axis=1)
-    exact = (test_matches == stats[:, 0]) & (ref_matches == stats[:, 1]) & (stats[:, 20] == 1.0)
-    stats[exact, 20] = 0.0
-    return stats
-
 
 def _bleu_statistics(candidates: list[str], references: list[list[str]]) -> np.ndarray:
     """Per-question BLEU statistics from pycocoevalcap's BleuScorer: testlen, closest reflen,
