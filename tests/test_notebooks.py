@@ -55,6 +55,20 @@ def test_html_site_links_notebooks_tables_and_figures(tmp_path):
     assert 'alt="Heatmap of how many answer sentences' in index
 
 
+def test_strip_run_metadata_drops_progress_bars_and_their_cursor_moves(tmp_path):
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text=t)
+                    for t in ("\n", "\x1b[A", " 42%|████ | 5/12 [00:01<00:02]", "a real warning\n")]
+    cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text="\n"))
+    path = tmp_path / "n.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    reproduce.strip_run_metadata(path)
+    kept = nbformat.read(path, as_version=4).cells[0].outputs
+    assert [(o["name"], o["text"]) for o in kept] == [("stderr", "a real warning\n"), ("stdout", "\n")]
+
+
 def test_reproduce_rejects_unknown_selection():
     with pytest.raises(SystemExit, match="no notebooks match"):
         reproduce.run(only=["99"])

@@ -21,6 +21,8 @@ from vqalib.datasets import project_root
 KERNEL = "python3"
 # tqdm's "42%|████" bars and its notice that ipywidgets is absent: noise once a notebook has run
 PROGRESS_BAR = re.compile(r"\d+%\||TqdmWarning: IProgress not found")
+# what nested bars leave behind once their text is gone: bare newlines and cursor moves ("\x1b[A")
+CURSOR_ONLY = re.compile(r"(?:\s|\x1b\[[0-9;]*[A-Za-z])*")
 
 
 def notebook_paths(directory: Path | None = None, *, only: list[str] | None = None) -> list[Path]:
@@ -44,7 +46,8 @@ def strip_run_metadata(path: Path) -> None:
     for cell in nb.cells:
         if cell.cell_type == "code":  # progress bars carry rates and times; they mean nothing once run
             cell.outputs = [o for o in cell.outputs
-                            if not (o.get("name") == "stderr" and PROGRESS_BAR.search(o.get("text", "")))]
+                            if not (o.get("name") == "stderr" and (PROGRESS_BAR.search(o.get("text", ""))
+                                                                   or CURSOR_ONLY.fullmatch(o.get("text", ""))))]
     nbformat.write(nb, path)
 
 
