@@ -144,6 +144,10 @@ def test_abstention_agreement_on_a_hand_made_frame():
     t = classify.abstention_agreement(p).set_index("source")
     assert t.loc["A", "agreement"] == 0.5 and t.loc["B", "agreement"] == 1.0  # A/1 agrees, A/2 does not
     assert t.loc["A", "abstain_labels"] == 0.5 and t.loc["A", "n_answers"] == 2
+    d = classify.answer_decisions(p)  # one row per answer, in order of appearance
+    assert d[["source", "question_id"]].values.tolist() == [["A", 1], ["A", 2], ["B", 1]]
+    assert d["by_labels"].tolist() == [True, False, False] and d["by_predictions"].tolist() == [True, True, False]
+    assert "p_max" not in d and "fold" not in d  # only when the sentence columns exist
 
 
 def test_abstention_agreement_detects_labels_displaced_by_one_answer():

@@ -58,6 +58,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from vqalib import taxonomy
+from vqalib.abstention import abstains
 from vqalib.datasets import cache_root, project_root, write_atomic
 from vqalib.encoders import load_sentence_encoder, packaged_minilm_path
 
@@ -490,37 +491,52 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
                     thresholds=pd.DataFrame(thresholds), seconds=time.perf_counter() - start)
 
 
-def abstention_agreement(predictions: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
-    """Per source: does the answer-level abstention decision from predicted roles agree with
-    the one from the released labels? (VizWiz-LF §7, Table 5: an answer abstains when one of
-    its sentences has the role Answer Failure.)
+def answer_decisions(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Answer-level abstention decisions from sentence predictions (VizWiz-LF §7, Table 5: an answer
+    abstains when one of its sentences has the role Answer Failure).
 
     ``predictions`` has ``source``, ``question_id``, ``labels`` and ``predicted`` per sentence
-    (the ``predictions`` of a role :class:`CVResult`). Columns beside ``agreement``: its Wilson
-    interval (``confidence``), Cohen's kappa, and ``agreement_next_answer``: the labels of each
-    answer against the prediction for the *next* answer of the same source (question-id order),
-    the agreement of labels that carry no information about their own answer. Labels tied to
-    their text agree far more with their own answer than with the next one.
+    (the ``predictions`` of a role :class:`CVResult`). One row per answer, in order of
+    appearance: ``by_labels``, ``by_predictions`` and, when the sentence columns exist,
+    ``p_max`` (largest P(Answer Failure)) and ``fold``.
     """
-    frame = predictions.assign(
-        by_labels=predictions["labels"].map(lambda r: "Answer Failure" in r),
-        by_predictions=predictions["predicted"].map(lambda r: "Answer Failure" in r))
-    per_answer = frame.groupby(["source", "question_id"], sort=False)[["by_labels", "by_predictions"]].any()
+    frame = predictions.assign(by_labels=abstains(predictions["labels"]),
+                               by_predictions=abstains(predictions["predicted"]))
+    columns = {"by_labels": ("by_labels", "any"), "by_predictions": ("by_predictions", "any")}
+    if "p_Answer Failure" in frame:
+        columns["p_max"] = ("p_Answer Failure", "max")
+    if "fold" in frame:
+        columns["fold"] = ("fold", "first")
+    return frame.groupby(["source", "question_id"], sort=False).agg(**columns).reset_index()
+
+
+def _kappa(a: np.ndarray, b: np.ndarray) -> float:
+    """Cohen's kappa; NaN when neither side varies (kappa is 0/0 there)."""
+    return cohen_kappa_score(a, b) if len(set(a)) > 1 or len(set(b)) > 1 else np.nan
+
+
+def abstention_agreement(predictions: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
+    """Per source: does the answer-level abstention decision from predicted roles agree with
+    the one from the released labels? (VizWiz-LF §7, Table 5; decisions of :func:`answer_decisions`.)
+
+    Columns beside ``agreement``: its Wilson interval (``confidence``), Cohen's kappa, and
+    ``agreement_next_answer`` / ``kappa_next_answer``: the labels of each answer against the
+    prediction for the *next* answer of the same source (question-id order), the agreement of
+    labels that carry no information about their own answer. Labels tied to their text agree
+    far more with their own answer than with the next one.
+    """
     rows = []
-    for source, group in per_answer.groupby(level="source", sort=False):
-        group = group.sort_index(level="question_id")
+    for source, group in answer_decisions(predictions).groupby("source", sort=False):
+        group = group.sort_values("question_id", kind="stable")
         labels, predicted = group["by_labels"].to_numpy(), group["by_predictions"].to_numpy()
         agree = int((labels == predicted).sum())
         interval = scistats.binomtest(agree, len(group)).proportion_ci(confidence_level=confidence, method="wilson")
-        both_kinds = len(set(labels)) > 1 or len(set(predicted)) > 1
         rows.append({"source": source, "n_answers": len(group),
                      "abstain_labels": labels.mean(), "abstain_predicted": predicted.mean(),
                      "agreement": agree / len(group), "agreement_ci_low": interval.low,
-                     "agreement_ci_high": interval.high,
-                     "kappa": cohen_kappa_score(labels, predicted) if both_kinds else np.nan,
+                     "agreement_ci_high": interval.high, "kappa": _kappa(labels, predicted),
                      "agreement_next_answer": (labels[:-1] == predicted[1:]).mean() if len(group) > 1 else np.nan,
-                     "kappa_next_answer": (cohen_kappa_score(labels[:-1], predicted[1:])
-                                           if len(group) > 2 and both_kinds else np.nan)})
+                     "kappa_next_answer": _kappa(labels[:-1], predicted[1:]) if len(group) > 2 else np.nan})
     return pd.DataFrame(rows)
 
 
@@ -532,11 +548,7 @@ def abstention_decision_variants(predictions: pd.DataFrame, *, exclude_sources: 
     chosen, for each cross-validation fold, on the *other* folds' answers of the trusted sources
     (so no answer's own label picks its threshold). One row per (source, rule).
     """
-    p = predictions.assign(label=predictions["labels"].map(lambda r: "Answer Failure" in r),
-                           sentence_rule=predictions["predicted"].map(lambda r: "Answer Failure" in r))
-    answers = p.groupby(["source", "question_id"], sort=False).agg(
-        label=("label", "any"), sentence_rule=("sentence_rule", "any"), p_max=("p_Answer Failure", "max"),
-        fold=("fold", "first")).reset_index()
+    answers = answer_decisions(predictions).rename(columns={"by_labels": "label", "by_predictions": "sentence_rule"})
     trusted = ~answers["source"].isin(exclude_sources)
     answers["threshold"] = np.nan
     for fold in sorted(answers["fold"].unique()):
@@ -648,7 +660,7 @@ def label_noise(sentences: pd.DataFrame, *, answers: pd.DataFrame | None = None,
                 rows.append({"measure": f"{measure}_answers", "kind": kind, "source": source,
                              "n": len(group), "value": float(group[measure].mean())})
     if answers is not None:
-        frame = answers.assign(abstains=answers["roles"].map(lambda r: "Answer Failure" in r),
+        frame = answers.assign(abstains=abstains(answers["roles"]),
                                wording=answers["answer"].fillna("").str.contains(FAILURE_WORDING))
         for source, group in [("all", frame), *frame.groupby("source", sort=False)]:
             no_wording = group[~group["wording"]]
@@ -762,7 +774,7 @@ def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None 
     for name, labels in (("roles", taxonomy.ROLES), ("info_sources", taxonomy.INFO_SOURCES)):
         found = per_answer[name].agg(lambda col: {label for row in col for label in row})
         answers[name] = [tuple(label for label in labels if label in found.get(i, set())) for i in answers.index]
-    answers["abstains"] = answers["roles"].map(lambda r: "Answer Failure" in r)
+    answers["abstains"] = abstains(answers["roles"])
     return sentences, answers
 
 
