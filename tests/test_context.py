@@ -52,14 +52,14 @@ def test_similarity_tests_on_synthetic_scores():
     rows += [{"source": "Human", "condition": "human", "question_id": q, "similarity": 0.3} for q in range(10)]
     tests = context.similarity_tests(pd.DataFrame(rows)).iloc[0]
     assert tests["source"] == "M" and tests["stars"] == "***" and tests["paired_n"] == 200
-    assert tests["difference"] == pytest.approx(0.1, abs=0.02)
+    assert round(tests["difference"], 1) == 0.1  # the simulated shift
 
 
 def test_embed_is_cached_unit_length_and_order_free(tmp_path):
     texts = ["What colour is the car?", "Who is the man?", "What colour is the car?"]
     first = context.embed(texts, cache=tmp_path, progress=False)
-    assert first.shape == (3, 384) and np.allclose(np.linalg.norm(first, axis=1), 1, atol=1e-5)
+    assert first.shape == (3, 384) and np.linalg.norm(first, axis=1) == pytest.approx(np.ones(3))
     assert np.array_equal(first[0], first[2])
     again = context.embed(list(reversed(texts)), cache=tmp_path, progress=False)
     assert np.array_equal(again[::-1], first)
-    assert any(tmp_path.rglob("output.pkl"))
+    assert any(tmp_path.rglob("shard-*.npz")) and not any(tmp_path.rglob("*.pkl"))  # arrays, never pickles

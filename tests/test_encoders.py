@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from vqalib import encoders
 
 
@@ -15,4 +17,50 @@ def test_encoder_is_loaded_once_and_gives_unit_vectors():
     assert encoders.load_sentence_encoder(encoders.packaged_minilm_path()) is first
     vectors = first.encode(["a red cup", "a blue car"], normalize_embeddings=True)
     assert vectors.shape == (2, 384)
-    assert abs(float((vectors[0] ** 2).sum()) - 1.0) < 1e-5
+    assert float((vectors[0] ** 2).sum()) == pytest.approx(1.0)
+
+
+TEXTS = ["What is this?", "A blurry photo of a cereal box on a kitchen table, taken from above at night.",
+         "Red.", "The label says 'Campbell's tomato soup', 10.75 oz; the expiry date is not visible.",
+         "Is the stove on or off?", "It appears to be a can of beans."]
+
+
+def test_embed_is_float64_rounded_and_independent_of_batching_and_cache_history(tmp_path):
+    import numpy as np
+
+    one = encoders.embed(TEXTS, layers=(2, 4), batch_size=1, cache_dir=tmp_path / "a")
+    many = encoders.embed(TEXTS, layers=(2, 4), batch_size=64, cache_dir=tmp_path / "b")
+    assert one.dtype == np.float64 and one.shape == (len(TEXTS), 3 * 384)
+    assert np.array_equal(one, many)  # padding in a batch changes nothing after rounding
+    assert np.array_equal(np.round(one, encoders.DECIMALS), one)
+    encoders.embed(TEXTS[2:3], cache_dir=tmp_path / "c")  # another history, another spec folder
+    assert np.array_equal(encoders.embed(TEXTS, layers=(2, 4), cache_dir=tmp_path / "a"), one)
+    assert not any(tmp_path.rglob("*.pkl")) and not any(tmp_path.rglob("*.joblib"))
+
+
+def test_embed_and_bertscore_are_identical_on_another_cpu_kernel_and_one_thread(tmp_path):
+    """The reproduction contract: AVX2 kernels, one thread (ATEN, MKL, OpenBLAS) give the same bits as
+    this machine's defaults, for the embeddings and for BERTScore."""
+    import os
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from vqalib import metrics
+
+    script = (
+        "import sys, numpy as np\n"
+        "from vqalib import encoders, metrics\n"
+        f"texts = {TEXTS!r}\n"
+        "np.save(sys.argv[1], encoders.embed(texts, layers=(2, 4), cache_dir=sys.argv[2]))\n"
+        "np.save(sys.argv[3], metrics.bertscore_f1(texts[:3], texts[3:], backbone=metrics.bertscore_backbone()))\n"
+    )
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "avx2", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "OPENBLAS_CORETYPE": "Haswell"}
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "e.npy"), str(tmp_path / "cache"),
+                    str(tmp_path / "b.npy")], check=True, env=env, timeout=600)
+    here = encoders.embed(TEXTS, layers=(2, 4), cache_dir=tmp_path / "here")
+    assert np.array_equal(np.load(tmp_path / "e.npy"), here)
+    bert = metrics.bertscore_f1(TEXTS[:3], TEXTS[3:], backbone=metrics.bertscore_backbone())
+    assert np.array_equal(np.load(tmp_path / "b.npy"), bert)

