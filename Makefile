@@ -11,7 +11,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export VQALIB_DATA_MIRROR
 export MPLBACKEND := Agg
 
-.PHONY: help setup data data-gqa reproduce test bench lab html clean lock
+.PHONY: help setup data data-gqa reproduce test test-full bench lab html clean lock
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -36,8 +36,13 @@ data-gqa: setup  ## online only: download GQA's balanced questions (AFGV's quest
 reproduce: data  ## run every notebook in place with papermill and rewrite figures/
 	$(BIN)/python -m vqalib.reproduce run
 
-test: data  ## run the test suite (loaders, validation, report, notebook smoke runs)
+test: data  ## run the test suite: unit tests and one full notebook run checked against figures/ (tiered)
 	$(BIN)/python -m pytest
+
+test-full: data  ## slow checks (CI runs them too): notebook smoke runs, then `make reproduce` must leave git clean
+	$(BIN)/python -m pytest -m full
+	$(BIN)/python -m vqalib.reproduce run
+	$(BIN)/python -m vqalib.contract clean
 
 bench: data  ## time loading + validation and `make reproduce` (2-core machine), write benchmarks/
 	$(BIN)/python benchmarks/bench.py

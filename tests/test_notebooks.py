@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from conftest import openai_server
-from vqalib import datasets, reproduce
+from vqalib import contract, datasets, reproduce
 
 NOTEBOOKS = reproduce.notebook_paths()
 FIGURES = datasets.project_root() / "figures"
@@ -17,7 +17,7 @@ def test_notebooks_are_found_in_order():
     assert names == sorted(names)
 
 
-@pytest.mark.notebook
+@pytest.mark.full
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_smoke_run(path, tmp_path, data_dir):
     out = tmp_path / "figures"
@@ -25,24 +25,23 @@ def test_notebook_smoke_run(path, tmp_path, data_dir):
                            parameters={"smoke": True, "figures_dir": str(out), "data_dir": str(data_dir)})
     text = (tmp_path / path.name).read_text()
     assert '"status": "completed"' in text and "start_time" not in text  # run timestamps stripped
+    assert str(tmp_path) not in text.replace(str(out), "")  # no absolute path but the parameter we passed
     assert any(out.glob("*.csv"))
     for png in out.glob("*.png"):
         assert png.with_name(png.stem + ".alt.txt").exists()
 
 
 @pytest.mark.notebook
-def test_full_runs_are_byte_identical_and_match_committed_figures(tmp_path, data_dir):
-    """Two full runs give byte-identical CSV tables, equal to the ones committed in figures/."""
-    runs = []
-    for k in (1, 2):
-        out = tmp_path / f"run{k}"
-        for path in NOTEBOOKS:
-            reproduce.run_notebook(path, output=out / path.name,
-                                   parameters={"figures_dir": str(out / "figures"), "data_dir": str(data_dir)})
-        runs.append({p.name: p.read_bytes() for p in sorted((out / "figures").glob("*.csv"))})
-    assert runs[0] == runs[1]
-    committed = {p.name: p.read_bytes() for p in sorted(FIGURES.glob("*.csv"))}
-    assert committed == runs[0], "figures/ is stale: run `make reproduce` and commit figures/"
+def test_full_run_reproduces_the_committed_figures(tmp_path, data_dir):
+    """The reproduction contract: a full run of every notebook gives the committed figures/, exactly for
+    counts and closed-form values, within the registry's tolerance for model-derived columns; the
+    failure lists every cell that moved (vqalib.contract)."""
+    out = tmp_path / "figures"
+    for path in NOTEBOOKS:
+        reproduce.run_notebook(path, output=tmp_path / path.name,
+                               parameters={"figures_dir": str(out), "data_dir": str(data_dir)})
+    moved = contract.check_dirs(FIGURES, out)
+    assert all(m.within for m in moved)
 
 
 def test_html_site_links_notebooks_tables_and_figures(tmp_path):

@@ -7,9 +7,11 @@ from vqalib import report
 
 @pytest.fixture
 def paper_dir(tmp_path):
-    (tmp_path / "t.csv").write_text("source,role,percent,note\nA,x,50,\nA,y,6,typo?\nB,x,12.5,\nB,y,,no cell\n")
-    (tmp_path / "w.csv").write_text("category,column,mean_words,sd_words\nTotal,Human,41.2,34.0\nTotal,QWEN,22.0,\n")
-    (tmp_path / "known_differences.csv").write_text("table,cell,explanation\nt,A | y,printed 6 is probably 16\n")
+    (tmp_path / "t.csv").write_text("source,role,answerability,percent,note\nA,x,all,50,\nA,y,all,6,typo?\n"
+                                    "B,x,all,12.5,\nB,y,all,,no cell\n")
+    (tmp_path / "w.csv").write_text("category,dataset,column,mean_words,sd_words\nTotal,VizWiz-LF,Human,41.2,34.0\n"
+                                    "Total,VizWiz-LF,QWEN,22.0,\n")
+    (tmp_path / "known_differences.csv").write_text("table,cell,explanation\ntable02,A | y | all,printed 6 is probably 16\n")
     return tmp_path
 
 
@@ -32,65 +34,67 @@ def test_load_paper_table_names_a_missing_column(paper_dir):
         report.load_paper_table("t", value="share", directory=paper_dir)
 
 
-def test_compare_with_paper(paper_dir):
+TABLE2 = "vizwiz-lf_table02_roles_by_answerability"  # a registry entry: 1 unit of the last printed digit
+
+
+def test_compare_as_the_registry_declares(paper_dir):
     paper = report.load_paper_table("t", value="percent", directory=paper_dir)
-    ours = pd.DataFrame({"source": ["A", "A", "B", "C"], "role": ["x", "y", "x", "x"],
+    ours = pd.DataFrame({"source": ["A", "A", "B", "C"], "role": ["x", "y", "x", "x"], "answerability": "all",
                          "percent": [50.4, 15.9, 12.64, 3.0], "n": [10, 10, 8, 1]})
-    c = report.compare_with_paper(ours, paper, keys=["source", "role"], value="percent", tolerance=1.0)
-    assert list(c.columns) == ["source", "role", "note", "n", "reproduced", "paper", "diff", "within_tolerance"]
+    c = report.compare(ours, TABLE2, value="percent", paper=paper)
+    assert list(c.columns) == ["source", "role", "answerability", "note", "n", "relation", "reproduced", "paper",
+                               "diff", "tolerance", "within_tolerance"]
     rows = c.set_index(["source", "role"])
     assert rows.loc[("A", "x"), "diff"] == 0.0  # 50.4 rounds to the printed 50
-    assert rows.loc[("A", "x"), "within_tolerance"]
+    assert rows.loc[("A", "x"), "within_tolerance"] and rows.loc[("A", "x"), "tolerance"] == 1.0
     assert rows.loc[("A", "y"), "diff"] == pytest.approx(10.0)
     assert not rows.loc[("A", "y"), "within_tolerance"]
     assert rows.loc[("B", "x"), "diff"] == pytest.approx(0.1)  # 12.64 -> 12.6 at one decimal
+    assert rows.loc[("B", "x"), "tolerance"] == pytest.approx(0.1)  # one unit of the printed 12.5
     assert pd.isna(rows.loc[("C", "x"), "paper"]) and pd.isna(rows.loc[("C", "x"), "within_tolerance"])
     assert pd.isna(rows.loc[("B", "y"), "reproduced"])  # a paper row we do not reproduce is kept
     s = report.agreement_summary(c)
-    assert s == {"compared": 3, "within": 2, "outside": 1, "only_reproduced": 1, "only_paper": 0}
+    assert s == {"compared": 3, "within": 2, "outside": 1, "only_reproduced": 1, "only_paper": 0,
+                 "analogous": 0, "fitted": 0, "self-input": 0}
+    assert report.agreement_text(c, TABLE2).startswith("VizWiz-LF Table 2: 2 of 3 cells within tolerance")
 
 
 def test_compare_keeps_conflicting_paper_columns(paper_dir):
     paper = report.load_paper_table("t", value="percent", directory=paper_dir)
-    ours = pd.DataFrame({"source": ["A"], "role": ["x"], "percent": [50.0], "note": ["ours"]})
-    c = report.compare_with_paper(ours, paper, keys=["source", "role"], value="percent", tolerance=1.0)
+    ours = pd.DataFrame({"source": ["A"], "role": ["x"], "answerability": ["all"], "percent": [50.0], "note": ["ours"]})
+    c = report.compare(ours, TABLE2, value="percent", paper=paper)
     assert {"paper_note", "note"} <= set(c.columns)
 
 
 def test_tolerance_boundary_counts_as_within(paper_dir):
     paper = report.load_paper_table("w", value=["mean_words", "sd_words"], directory=paper_dir)
-    ours = pd.DataFrame({"category": ["Total"], "column": ["Human"], "statistic": ["sd_words"], "v": [34.13]})
-    c = report.compare_with_paper(ours, paper, keys=["category", "column", "statistic"], value="v", tolerance=0.1)
+    ours = pd.DataFrame({"category": ["Total"], "dataset": ["VizWiz-LF"], "column": ["Human"],
+                         "statistic": ["sd_words"], "v": [34.13]})
+    c = report.compare(ours, "vizwiz-lf_table01_word_counts", value="v", paper=paper)
     assert c.dropna(subset=["within_tolerance"])["within_tolerance"].tolist() == [True]
     ours["v"] = 34.16
-    c = report.compare_with_paper(ours, paper, keys=["category", "column", "statistic"], value="v", tolerance=0.1)
+    c = report.compare(ours, "vizwiz-lf_table01_word_counts", value="v", paper=paper)
     assert c.dropna(subset=["within_tolerance"])["within_tolerance"].tolist() == [False]
 
 
 def test_outside_tolerance_with_known_reasons(paper_dir):
     paper = report.load_paper_table("t", value="percent", directory=paper_dir)
-    ours = pd.DataFrame({"source": ["A", "B"], "role": ["y", "x"], "percent": [16.0, 20.0]})
-    c = report.compare_with_paper(ours, paper, keys=["source", "role"], value="percent", tolerance=1.0)
-    off = report.outside_tolerance(c, keys=["source", "role"], table="t",
-                                   known=report.load_known_differences(paper_dir))
-    assert off.set_index("cell")["explanation"].to_dict() == {"A | y": "printed 6 is probably 16",
-                                                             "B | x": "not explained yet"}
-    none = report.outside_tolerance(c[c["source"] == "C"], keys=["source", "role"], table="t",
-                                    known=report.load_known_differences(paper_dir))
+    ours = pd.DataFrame({"source": ["A", "B"], "role": ["y", "x"], "answerability": "all", "percent": [16.0, 20.0]})
+    c = report.compare(ours, TABLE2, value="percent", paper=paper)
+    off = report.outside(c, TABLE2, known=report.load_known_differences(paper_dir))
+    assert off.set_index("cell")["explanation"].to_dict() == {"A | y | all": "printed 6 is probably 16",
+                                                             "B | x | all": report.NOT_EXPLAINED}
+    none = report.outside(c[c["source"] == "C"], TABLE2, known=report.load_known_differences(paper_dir))
     assert none.empty
 
 
-def test_every_known_difference_names_a_table_a_notebook_checks():
-    """Each explanation is keyed by a table id that some notebook passes to outside_tolerance."""
-    import json
+def test_every_known_difference_names_a_registered_table():
+    """Each explanation is keyed by the ``known`` id of a registry entry, which notebooks list through report.outside."""
+    from vqalib import registry
 
-    from vqalib.datasets import project_root
-
-    sources = "".join("".join(c["source"]) for nb in sorted((project_root() / "notebooks").glob("*.ipynb"))
-                      for c in json.loads(nb.read_text())["cells"])
     known = report.load_known_differences()
-    for table in known["table"].unique():
-        assert f'table="{table}"' in sources, f"no notebook lists the differences of {table!r}"
+    ids = {spec.known for spec in registry.TABLES.values() if spec.known}
+    assert set(known["table"]) <= ids, set(known["table"]) - ids
     assert known["explanation"].str.len().gt(20).all()
 
 
@@ -101,33 +105,63 @@ def test_wide_keeps_order():
     assert w.loc["A", "a"] == 4.0
 
 
-def test_save_table_is_byte_identical_across_runs(tmp_path):
+def test_save_is_byte_identical_across_runs(tmp_path):
     frame = pd.DataFrame({"k": ["a", "b"], "v": [1 / 3, 2.0], "ok": pd.array([True, pd.NA], dtype="boolean")})
-    report.save_table(frame, "x", title="X", directory=tmp_path / "1")
-    report.save_table(frame.copy(), "x", title="X", directory=tmp_path / "2")
+    name = "vizwiz-lf_answerability_agreement"
+    report.save(frame, name, title="X", directory=tmp_path / "1")
+    report.save(frame.copy(), name, title="X", directory=tmp_path / "2")
     for ext in ("csv", "md"):
-        assert (tmp_path / "1" / f"x.{ext}").read_bytes() == (tmp_path / "2" / f"x.{ext}").read_bytes()
-    assert (tmp_path / "1" / "x.csv").read_text() == "k,v,ok\na,0.3333,True\nb,2.0000,\n"
-    assert (tmp_path / "1" / "x.md").read_text().startswith("# X\n")
+        assert (tmp_path / "1" / f"{name}.{ext}").read_bytes() == (tmp_path / "2" / f"{name}.{ext}").read_bytes()
+    assert (tmp_path / "1" / f"{name}.csv").read_text() == "k,v,ok\na,0.3333,True\nb,2.0000,\n"
+    assert (tmp_path / "1" / f"{name}.md").read_text().startswith("# X\n")
+    with pytest.raises(KeyError, match="not in vqalib.registry"):
+        report.save(frame, "an_unregistered_table", directory=tmp_path)
+
+
+def test_save_keeps_a_file_whose_model_derived_values_moved_within_tolerance(tmp_path, monkeypatch, capsys):
+    """Another CPU's last-digit noise leaves the committed file as it is; anything else rewrites it."""
+    from vqalib import registry
+
+    name = "commvqa_fig04_description_similarity"
+    tol = registry.table(name).model_derived.tolerance("mean")
+    frame = pd.DataFrame({"source": ["Human"], "condition": ["human"], "n_answers": [10], "missing_answers": [0],
+                          "mean": [0.5], "sd": [0.1], "ci_low": [0.4], "ci_high": [0.6]})
+    path = report.save(frame, name, directory=tmp_path)
+    committed = path.read_bytes()
+    report.save(frame.assign(mean=0.5 + 0.9 * tol), name, directory=tmp_path)
+    assert path.read_bytes() == committed and "kept figures/" in capsys.readouterr().out
+    monkeypatch.setenv(report.REWRITE_ENV, "1")
+    report.save(frame.assign(mean=0.5 + 0.9 * tol), name, directory=tmp_path)
+    assert path.read_bytes() != committed
+    monkeypatch.delenv(report.REWRITE_ENV)
+    path.write_bytes(committed)
+    report.save(frame.assign(mean=0.5 + 2 * tol), name, directory=tmp_path)  # beyond tolerance: rewritten
+    assert path.read_bytes() != committed
+    path.write_bytes(committed)
+    report.save(frame.assign(n_answers=11), name, directory=tmp_path)  # a count: exact
+    assert path.read_bytes() != committed
 
 
 def test_save_figure_writes_png_pdf_and_alt_text(tmp_path):
     report.use_style()
     fig, ax = plt.subplots()
     ax.plot([0, 1], [0, 1])
-    saved = report.save_figure(fig, "line", directory=tmp_path,
+    saved = report.save_figure(fig, "vizwiz-lf_reference_shift", directory=tmp_path,
                                alt_text="A straight line rising from the lower left to the upper right corner.")
     assert saved.png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert saved.pdf.read_bytes()[:4] == b"%PDF"
     assert saved.alt_path.read_text().startswith("A straight line")
     assert "Alt text" in saved._repr_markdown_()
     with pytest.raises(ValueError, match="alt text"):
-        report.save_figure(fig, "line2", directory=tmp_path, alt_text="a line")
+        report.save_figure(fig, "vizwiz-lf_role_mix_by_source", directory=tmp_path, alt_text="a line")
+    assert repr(saved) == "SavedFigure('vizwiz-lf_reference_shift')"  # no absolute path in a notebook's output
     plt.close(fig)
     (tmp_path / "line.csv").write_text("x\n")
-    removed = report.remove_figure("line", directory=tmp_path)  # "not run" next time: no stale image
-    assert sorted(p.name for p in removed) == ["line.alt.txt", "line.pdf", "line.png"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["line.csv"] and report.remove_figure("line", directory=tmp_path) == []
+    removed = report.remove_figure("vizwiz-lf_reference_shift", directory=tmp_path)  # "not run": no stale image
+    assert sorted(p.name for p in removed) == ["vizwiz-lf_reference_shift.alt.txt", "vizwiz-lf_reference_shift.pdf",
+                                               "vizwiz-lf_reference_shift.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["line.csv"]
+    assert report.remove_figure("vizwiz-lf_reference_shift", directory=tmp_path) == []
 
 
 def test_not_run_says_why_and_how():
@@ -135,16 +169,29 @@ def test_not_run_says_why_and_how():
     assert t.iloc[0]["status"] == "not run: no LLM judge configured"
 
 
-def test_tolerance_per_metric(tmp_path):
-    (tmp_path / "a.csv").write_text("model,metric,value\nX,abs-acc,0.77\nX,abs-%,47\n")
+def test_tolerance_per_metric_and_relations(tmp_path):
+    """Table 5: rates within 2 units of their second decimal, abs-% of its integer; Random is analogous."""
+    (tmp_path / "a.csv").write_text("model,method,metric,value\nX,vanilla,abs-acc,0.77\nX,vanilla,abs-%,47\n"
+                                    "Random,vanilla,abs-acc,0.50\n")
     paper = report.load_paper_table("a", value="value", directory=tmp_path)
-    ours = pd.DataFrame({"model": ["X", "X"], "metric": ["abs-acc", "abs-%"], "value": [0.75, 45.6]})
-    c = report.compare_with_paper(ours, paper, keys=["model", "metric"], value="value",
-                                  tolerance={"abs-acc": 0.02, "abs-%": 2.0}, tolerance_column="metric")
-    assert c["within_tolerance"].tolist() == [True, True]
-    with pytest.raises(KeyError, match="no tolerance"):
-        report.compare_with_paper(ours, paper, keys=["model", "metric"], value="value",
-                                  tolerance={"abs-acc": 0.02}, tolerance_column="metric")
+    ours = pd.DataFrame({"model": ["X", "X", "Random"], "method": "vanilla", "metric": ["abs-acc", "abs-%", "abs-acc"],
+                         "value": [0.75, 45.6, 0.53]})
+    c = report.compare(ours, "vizwiz-lf_table05_abstention", paper=paper)
+    assert c["tolerance"].tolist() == [pytest.approx(0.02), pytest.approx(2.0), pytest.approx(0.02)]
+    assert c["within_tolerance"].tolist()[:2] == [True, True] and pd.isna(c["within_tolerance"].iloc[2])
+    assert c["relation"].tolist() == ["same", "same", "analogous"]
+    assert report.agreement_summary(c)["analogous"] == 1 and report.agreement_summary(c)["compared"] == 2
+    off = report.outside(c, "vizwiz-lf_table05_abstention", include_unjudged=True)
+    assert off["cell"].tolist() == ["Random | vanilla | abs-acc"]  # shown with its reason, not counted
+
+
+def test_self_input_cells_are_checked_for_consistency_not_counted(tmp_path):
+    (tmp_path / "a.csv").write_text("model,tier,metric,value\nM,Baseline,accuracy,0.533\nM,Baseline,z_score,3.10\n")
+    paper = report.load_paper_table("a", value="value", directory=tmp_path)
+    ours = pd.DataFrame({"model": "M", "tier": "Baseline", "metric": ["accuracy", "z_score"], "value": [0.533, 3.60]})
+    c = report.compare(ours, "afgv_table01_tier_accuracy", paper=paper)
+    assert c["within_tolerance"].isna().all() and c["consistent"].tolist() == [True, False]
+    assert report.agreement_summary(c)["compared"] == 0 and report.agreement_summary(c)["self-input"] == 2
 
 
 def test_fill_not_run_replaces_only_matching_rows():

@@ -63,17 +63,15 @@ def test_bad_kind():
 def _compare_2_3(vizwiz):
     t2 = roles.answers_with_label(vizwiz.answers, kind="role")
     t2 = t2.assign(role=t2["label"].map(taxonomy.paper_role_name)).drop(columns="label")
-    c2 = report.compare_with_paper(t2, report.load_paper_table("vizwiz-lf_table02_roles_by_answerability", value="percent"),
-                                   keys=["source", "role", "answerability"], value="percent", tolerance=1.0)
+    c2 = report.compare(t2, "vizwiz-lf_table02_roles_by_answerability", value="percent")
     t3 = roles.answers_with_label(vizwiz.answers, kind="info")
     t3 = t3.assign(info_source=t3["label"].map(taxonomy.paper_info_name)).drop(columns="label")
-    c3 = report.compare_with_paper(t3, report.load_paper_table("vizwiz-lf_table03_info_sources", value="percent"),
-                                   keys=["source", "info_source", "answerability"], value="percent", tolerance=1.0)
+    c3 = report.compare(t3, "vizwiz-lf_table03_info_sources", value="percent")
     return c2, c3
 
 
 def test_tables_2_and_3_reproduce_the_paper(vizwiz):
-    """Must show: at least 95% of the cells of Tables 2 and 3 within 1 percentage point."""
+    """Must show: at least 95% of the cells of Tables 2 and 3 within the registry's tolerance."""
     c2, c3 = _compare_2_3(vizwiz)
     both = pd.concat([c2, c3])
     assert both["within_tolerance"].notna().sum() == 112 + 42
@@ -87,7 +85,5 @@ def test_tables_15_and_16_for_the_papers_three_sources(vizwiz):
     gpt = t15[t15["source"] == "GPT-4V"]
     assert gpt["n_annotations"].iloc[0] == 3393  # the paper's count for GPT-4V
     t15 = t15.assign(role=t15["label"].map(taxonomy.paper_role_name)).drop(columns="label")
-    c15 = report.compare_with_paper(t15, report.load_paper_table("vizwiz-lf_table15_role_annotation_distribution",
-                                                                 value="percent"),
-                                    keys=["source", "role"], value="percent", tolerance=1.0)
+    c15 = report.compare(t15, "vizwiz-lf_table15_role_annotation_distribution", value="percent")
     assert c15["within_tolerance"].dropna().all()

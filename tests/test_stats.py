@@ -51,8 +51,8 @@ def test_friedman_equals_scipy_on_the_raw_table():
     table = stats.friedman_tests(stats.normalised_scores(hand_made())).set_index("criterion")
     for criterion, raw in (("ranking", RANKS), ("helpfulness", HELPFUL)):
         reference = scistats.friedmanchisquare(*(column(raw, s) for s in range(3)))
-        assert table.loc[criterion, "statistic"] == pytest.approx(reference.statistic, rel=1e-12)
-        assert table.loc[criterion, "p"] == pytest.approx(reference.pvalue, rel=1e-12)
+        assert table.loc[criterion, "statistic"] == pytest.approx(reference.statistic)
+        assert table.loc[criterion, "p"] == pytest.approx(reference.pvalue)
         assert table.loc[criterion, "n_blocks"] == 8 and table.loc[criterion, "df"] == 2
     assert np.isnan(table.loc["plausibility", "p"]) and table.loc["plausibility", "stars"] == ""  # no variation
 
@@ -68,8 +68,8 @@ def test_wilcoxon_equals_scipy_and_bonferroni_factor_is_the_number_of_pairs():
             a, b = SOURCES.index(row.source_a), SOURCES.index(row.source_b)
             reference = scistats.wilcoxon(column(raw, a), column(raw, b), zero_method="wilcox")
             assert row.statistic == pytest.approx(reference.statistic)
-            assert row.p == pytest.approx(reference.pvalue, rel=1e-12)
-            assert row.p_bonferroni == pytest.approx(min(1.0, 3 * reference.pvalue), rel=1e-12)
+            assert row.p == pytest.approx(reference.pvalue)
+            assert row.p_bonferroni == pytest.approx(min(1.0, 3 * reference.pvalue))
             assert row.stars == stats.stars(row.p_bonferroni)
     all_zero = table[table["criterion"] == "plausibility"]
     assert all_zero["n_nonzero"].eq(0).all() and all_zero["p"].isna().all() and all_zero["stars"].eq("").all()

@@ -40,18 +40,15 @@ def test_table1_needs_the_question_source():
 
 
 def test_table1_reproduces_the_paper(vizwiz):
-    """Must show: within 0.1 word in most of the 45 mean/SD pairs; the rest are the known cells."""
+    """Must show: within tolerance in most of the 45 mean/SD pairs; the rest are the known cells."""
     table = wordcounts.word_count_table(vizwiz.answers)
-    compared = report.compare_with_paper(
-        wordcounts.long_format(table).rename(columns={"words": "value"}),
-        report.load_paper_table("vizwiz-lf_table01_word_counts", value=["mean_words", "sd_words"]),
-        keys=["category", "dataset", "column", "statistic"], value="value", tolerance=0.1)
+    compared = report.compare(wordcounts.long_format(table), "vizwiz-lf_table01_word_counts", value="words")
     pairs = wordcounts.pair_agreement(compared)
     assert len(pairs) == 45
     off = set(map(tuple, pairs.loc[~pairs["pair_within"], ["category", "column"]].itertuples(index=False)))
     assert off == {("Identification", "QWEN"), ("Others", "Human"), ("Others", "Answer")}
-    known = report.outside_tolerance(compared, keys=["category", "column", "statistic"], table="table01")
-    assert (known["explanation"] != "not explained yet").all()
+    known = report.outside(compared, "vizwiz-lf_table01_word_counts")
+    assert (known["explanation"] != report.NOT_EXPLAINED).all()
 
 
 def test_paper_layout():

