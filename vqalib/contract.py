@@ -20,6 +20,7 @@ leaves ``git status`` clean. :func:`provenance` records the machine, libraries a
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import io
 import json
 import math
@@ -149,15 +150,9 @@ def compare_dirs(committed: Path, fresh: Path) -> list[Move]:
         elif name.endswith(".md"):
             continue  # the Markdown rendering of a CSV: judged through the CSV
         elif a.read_bytes() != b.read_bytes():
-            drawn_from = {t for pattern in spec.data for t in tolerated_tables if _matches(t, pattern)}
+            drawn_from = {t for pattern in spec.data for t in tolerated_tables if fnmatch.fnmatchcase(t, pattern)}
             moves.append(Move(name, "file", "bytes", "", "", None, "follows", bool(drawn_from)))
     return moves
-
-
-def _matches(stem: str, pattern: str) -> bool:
-    import fnmatch
-
-    return fnmatch.fnmatchcase(stem, pattern)
 
 
 def report_moves(moves: list[Move]) -> str:
@@ -212,11 +207,19 @@ def _java_version() -> str:
         return "not found"
 
 
-def provenance(*, figures: Path | None = None) -> dict:
+def figure_hashes(folder: Path) -> dict[str, str]:
+    """SHA-256 of every file of a figures folder but the provenance record itself."""
+    from vqalib.datasets import sha256_of
+
+    return {p.name: sha256_of(p) for p in sorted(Path(folder).iterdir())
+            if p.is_file() and p.name != PROVENANCE_FILE and not p.name.startswith(".")}
+
+
+def provenance(*, figures: Path | None = None, hashes: dict[str, str] | None = None) -> dict:
     """Where and with what a run of the notebooks was made: platform, CPU and its kernel capability,
     threads and BLAS libraries, Python and key package versions, Java (METEOR), the data files' SHA-256,
-    the embedding rounding and every tolerance rule of the registry; with ``figures``, the SHA-256 of
-    each file in it."""
+    the embedding rounding and every tolerance rule of the registry; with ``figures`` (or its
+    :func:`figure_hashes` already computed, ``hashes``), the SHA-256 of each file in it."""
     from importlib.metadata import PackageNotFoundError, version
 
     import torch
@@ -245,11 +248,8 @@ def provenance(*, figures: Path | None = None) -> dict:
         "embedding_rounding_decimals": encoders.DECIMALS,
         "tolerance_rules": registry.tolerance_rules(),
     }
-    if figures is not None:
-        from vqalib.datasets import sha256_of
-
-        out["figures"] = {p.name: sha256_of(p) for p in sorted(Path(figures).iterdir())
-                          if p.is_file() and p.name != PROVENANCE_FILE and not p.name.startswith(".")}
+    if hashes is not None or figures is not None:
+        out["figures"] = hashes if hashes is not None else figure_hashes(figures)
     return out
 
 

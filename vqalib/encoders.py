@@ -42,19 +42,9 @@ def packaged_minilm_path() -> str:
 
 
 @lru_cache(maxsize=4)
-def load_sentence_encoder(path: str):
-    """A sentence-transformers model on CPU, loaded once per process; a local folder never
-    reaches the model hub, a hub name may."""
-    if Path(path).is_dir():
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(path, device="cpu")
-
-
-@lru_cache(maxsize=4)
 def _float64_encoder(path: str):
-    """A separate float64 copy of the encoder, with hidden states switched on (for :func:`embed`)."""
+    """The sentence-transformers model in float64 on CPU, hidden states switched on, loaded once per
+    process; a local folder never reaches the model hub, a hub name may."""
     if Path(path).is_dir():
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer

@@ -70,18 +70,12 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None) -> Non
     ``build/provenance.json`` always (this run's machine), and ``figures/PROVENANCE.json`` when a file in
     ``figures/`` changed, so the committed record describes the run that made the committed figures."""
     from vqalib import contract, report
-    from vqalib.datasets import sha256_of
 
     paths = notebook_paths(only=only)
     if not paths:
         raise SystemExit(f"no notebooks match {only}")
     figures = project_root() / "figures"
-
-    def hashes() -> dict[str, str]:
-        return {p.name: sha256_of(p) for p in sorted(figures.glob("*"))
-                if p.is_file() and p.name != contract.PROVENANCE_FILE}
-
-    before = hashes()
+    before = contract.figure_hashes(figures)
     total = time.perf_counter()
     for k, path in enumerate(paths, 1):
         print(f"[{k}/{len(paths)}] {path.name} ...", end=" ", flush=True)
@@ -91,9 +85,9 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None) -> Non
             print("FAILED", flush=True)
             raise
         print(f"done in {seconds:.1f} s", flush=True)
-    after = hashes()
+    after = contract.figure_hashes(figures)
     changed = sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
-    record = contract.provenance(figures=figures)
+    record = contract.provenance(hashes=after)
     contract.write_provenance(project_root() / "build" / "provenance.json", record)
     committed = figures / contract.PROVENANCE_FILE
     if changed or not committed.exists():
