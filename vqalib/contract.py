@@ -207,6 +207,32 @@ def _java_version() -> str:
         return "not found"
 
 
+def machine_signature() -> dict:
+    """What makes two machines compute differently (CPU, torch's kernel capability, cores, the thread and
+    instruction-set variables), without what the process happened to import: the same on the machine that
+    made the committed figures, in ``make reproduce`` and inside a notebook's kernel."""
+    import torch
+
+    return {"machine": platform.machine(), "cpu": _cpu_model(), "cpu_count": os.cpu_count(),
+            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            **{k: os.environ.get(k, "") for k in THREAD_VARIABLES}}
+
+
+def made_here(folder: Path) -> bool:
+    """Whether the figures in ``folder`` were made on a machine like this one (its provenance record
+    has this :func:`machine_signature`). There, any change is the code's, never another CPU's rounding."""
+    record = Path(folder) / PROVENANCE_FILE
+    if not record.exists():
+        return False
+    try:
+        return json.loads(record.read_text(encoding="utf-8")).get("machine_signature") == machine_signature()
+    except (OSError, ValueError):
+        return False
+
+
+KEPT_LOG = ".kept.jsonl"  # in a figures folder, git-ignored: what report.save kept, for make reproduce to print
+
+
 def figure_hashes(folder: Path) -> dict[str, str]:
     """SHA-256 of every file of a figures folder but the provenance record itself."""
     from vqalib.datasets import sha256_of
@@ -234,6 +260,7 @@ def provenance(*, figures: Path | None = None, hashes: dict[str, str] | None = N
             return "not installed"
 
     out = {
+        "machine_signature": machine_signature(),
         "platform": {"system": platform.system(), "release": platform.release(), "machine": platform.machine(),
                      "cpu": _cpu_model(), "cpu_count": os.cpu_count(),
                      "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),

@@ -10,6 +10,7 @@ colour-blind-safe style, each with an alt text file beside it.
 from __future__ import annotations
 
 import fnmatch
+import json
 import math
 import os
 from dataclasses import dataclass
@@ -258,9 +259,11 @@ def save(frame: pd.DataFrame, stem: str, *, directory: str | Path | None = None,
     precision); return the CSV path.
 
     Floats are written with a fixed number of decimals and ``\\n`` line endings, so two runs give
-    byte-identical files. When the file exists and differs only in model-derived columns, within the
-    tolerances the registry declares (another CPU's rounding; :mod:`vqalib.contract`), the committed
-    file is kept and a note printed: ``make reproduce`` then leaves ``git status`` clean. Set
+    byte-identical files. On a machine other than the one that made the figures in ``directory``
+    (:func:`vqalib.contract.made_here`), a file that differs only in model-derived columns, within the
+    tolerances the registry declares (another CPU's rounding), is kept: ``make reproduce`` then leaves
+    ``git status`` clean, and lists what it kept (not in the notebook, whose output stays the same).
+    On the machine that made them any difference is the code's, and is written. Set
     ``VQALIB_REWRITE_FIGURES=1`` to write it anyway.
     """
     from vqalib import contract
@@ -270,13 +273,14 @@ def save(frame: pd.DataFrame, stem: str, *, directory: str | Path | None = None,
     out = figures_dir(directory)
     csv_path = out / f"{stem}.csv"
     text = frame.to_csv(index=False, float_format=f"%.{spec.decimals}f", lineterminator="\n")
-    if csv_path.exists() and os.environ.get(REWRITE_ENV) != "1":
+    if csv_path.exists() and os.environ.get(REWRITE_ENV) != "1" and not contract.made_here(out):
         moves = contract.table_moves(spec, csv_path.read_text(encoding="utf-8"), text, file=csv_path.name)
         if moves and all(m.within for m in moves):
             _KEPT.add(stem)
             largest = max((m.moved for m in moves if m.moved is not None and not math.isnan(m.moved)), default=0.0)
-            print(f"kept figures/{csv_path.name}: {len(moves)} model-derived cell(s) moved within their declared "
-                  f"tolerance (largest {largest:.2g}); {REWRITE_ENV}=1 rewrites it")
+            note = {"file": csv_path.name, "cells": len(moves), "largest": largest}
+            with open(out / contract.KEPT_LOG, "a", encoding="utf-8") as log:
+                log.write(json.dumps(note) + "\n")
             return csv_path
     body = frame.to_markdown(index=False, floatfmt=f".{spec.md_decimals}f", missingval="")
     write_atomic(csv_path, text.encode("utf-8"))

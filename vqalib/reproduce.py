@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
 import re
 import shutil
 import sys
@@ -76,6 +77,7 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None) -> Non
         raise SystemExit(f"no notebooks match {only}")
     figures = project_root() / "figures"
     before = contract.figure_hashes(figures)
+    (figures / contract.KEPT_LOG).unlink(missing_ok=True)
     total = time.perf_counter()
     for k, path in enumerate(paths, 1):
         print(f"[{k}/{len(paths)}] {path.name} ...", end=" ", flush=True)
@@ -85,6 +87,13 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None) -> Non
             print("FAILED", flush=True)
             raise
         print(f"done in {seconds:.1f} s", flush=True)
+    kept_log = figures / contract.KEPT_LOG
+    if kept_log.exists():  # tables whose model-derived values moved only within tolerance on this machine
+        for line in kept_log.read_text(encoding="utf-8").splitlines():
+            note = json.loads(line)
+            print(f"kept figures/{note['file']}: {note['cells']} model-derived cell(s) moved within their "
+                  f"declared tolerance (largest {note['largest']:.2g}); VQALIB_REWRITE_FIGURES=1 rewrites it")
+        kept_log.unlink()
     after = contract.figure_hashes(figures)
     changed = sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
     record = contract.provenance(hashes=after)
