@@ -28,6 +28,7 @@ import json
 import re
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
@@ -178,10 +179,17 @@ def _cited_numbers(unit: str, *, root: Path, implied: tuple[str, ...] = ()) -> s
     for stem in set(CITED_FILE.findall(unit)) | set(implied):
         for folder in ("figures", "data/paper"):
             path = root / folder / f"{stem}.csv"
-            if path.exists():  # the values of its rows, not its header, and not the digits of ids ("CV17")
-                cells = pd.read_csv(path, dtype=str, keep_default_na=False).to_numpy().ravel()
-                numbers |= {_normal(n) for cell in cells for n in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])", cell)}
+            if path.exists():
+                numbers |= _numbers_in(path, path.stat().st_mtime_ns)
     return numbers
+
+
+@lru_cache(maxsize=None)
+def _numbers_in(path: Path, version: int) -> frozenset[str]:
+    """The numbers written in a table's rows: not its header, and not the digits of ids ("CV17");
+    ``version`` (the file's mtime) makes a rewritten file read again."""
+    cells = pd.read_csv(path, dtype=str, keep_default_na=False).to_numpy().ravel()
+    return frozenset(_normal(n) for cell in cells for n in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])", cell))
 
 
 def _explained_tables(root: Path) -> list[tuple[str, ...]]:

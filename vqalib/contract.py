@@ -27,7 +27,7 @@ import math
 import os
 import platform
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -101,23 +101,21 @@ def table_moves(spec: registry.Spec, committed: str, fresh: str, *, file: str) -
             continue
         rowdict = b.to_dict()
         applies = md is not None and md.applies(rowdict)
+        label = _row_label(spec, b, i)
         row_moves, numeric_moved = [], False
         for column in changed:
             rule = md.tolerance(column) if applies else None
             x, y = _number(a[column]), _number(b[column])
             moved = abs(x - y) if x is not None and y is not None else None
-            if rule is None:
-                row_moves.append(Move(file, _row_label(spec, b, i), column, a[column], b[column], moved, "exact", False))
-            elif rule == registry.FOLLOWS:
-                row_moves.append(Move(file, _row_label(spec, b, i), column, a[column], b[column], moved, "follows", False))
+            if rule is None or rule == registry.FOLLOWS:
+                tier, ok = ("exact" if rule is None else "follows"), False
             else:
-                ok = moved is not None and (moved <= float(rule) + 1e-12 or (math.isnan(x) and math.isnan(y)))
+                tier, ok = f"{float(rule):g}", moved is not None and (moved <= float(rule) + 1e-12
+                                                                      or (math.isnan(x) and math.isnan(y)))
                 numeric_moved = True
-                row_moves.append(Move(file, _row_label(spec, b, i), column, a[column], b[column], moved,
-                                      f"{float(rule):g}", ok))
+            row_moves.append(Move(file, label, column, a[column], b[column], moved, tier, ok))
         # a derived flag may change only where a model-derived number of its row moved
-        moves += [Move(m.file, m.row, m.column, m.committed, m.fresh, m.moved, m.tolerance, numeric_moved)
-                  if m.tolerance == "follows" else m for m in row_moves]
+        moves += [replace(m, within=numeric_moved) if m.tolerance == "follows" else m for m in row_moves]
     return moves
 
 
