@@ -95,12 +95,18 @@ def _labels(kind: str) -> tuple[tuple[str, ...], str, str]:
 
 # --- sentence encoder and embedding cache ---------------------------------------------
 
+def encoder_spec(encoder: str | None = None) -> str:
+    """The encoder a classifier uses and records: ``encoder``, else ``$VQALIB_CLASSIFY_ENCODER``, else
+    :data:`PACKAGED_ENCODER` (the packaged all-MiniLM-L6-v2)."""
+    return encoder or os.environ.get(ENCODER_ENV) or PACKAGED_ENCODER
+
+
 def embed_texts(texts: list[str], *, encoder: str | None = None, cache_dir: Path | None = None) -> np.ndarray:
     """Encoder features of each text (input of Tables 9-10 classifiers): the sentence embedding and
     the mean-pooled hidden states of :data:`HIDDEN_LAYERS`, float64 rounded by the shared embedding
     service (:func:`vqalib.encoders.embed`), so they are the same on every machine.
     """
-    spec = encoder or os.environ.get(ENCODER_ENV) or PACKAGED_ENCODER
+    spec = encoder_spec(encoder)
     return embed(texts, model=None if spec == PACKAGED_ENCODER else spec, layers=HIDDEN_LAYERS,
                  cache_dir=cache_dir)
 
@@ -284,7 +290,7 @@ def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role",
     units = sentence_units(sentences, answers)
     features = feature_matrix(units, encoder=encoder, cache_dir=cache_dir)
     truth = label_matrix(units, kind=kind)
-    spec = encoder or os.environ.get(ENCODER_ENV) or PACKAGED_ENCODER
+    spec = encoder_spec(encoder)
     model = _fit(features, truth, units, kind=kind, seed=seed, estimator=estimator,
                  exclude_sources=tuple(exclude_sources), tune=tune, inner_splits=inner_splits, encoder=spec)
     fitted = units[~units["source"].isin(exclude_sources)]
@@ -439,7 +445,7 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
     units = sentence_units(sentences, answers).reset_index(drop=True)
     features = feature_matrix(units, encoder=encoder, cache_dir=cache_dir)
     truth = label_matrix(units, kind=kind)
-    spec = encoder or os.environ.get(ENCODER_ENV) or PACKAGED_ENCODER
+    spec = encoder_spec(encoder)
     folds = question_folds(units, n_splits=n_splits, seed=seed)
     params = dict(kind=kind, seed=seed, estimator=estimator, exclude_sources=tuple(exclude_sources), tune=tune,
                   inner_splits=inner_splits, encoder=spec)
