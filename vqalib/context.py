@@ -25,18 +25,17 @@ from tqdm import tqdm
 
 from vqalib.commvqa import CONTEXTS
 from vqalib import encoders
-from vqalib.encoders import packaged_minilm_path
 
 SENTENCE_MODEL_ENV = "VQALIB_SENTENCE_MODEL"
 
 
-def sentence_model(model: str | None = None) -> tuple[str, str]:
-    """(what sentence-transformers loads, the label tables show) for ``model``, else
-    ``$VQALIB_SENTENCE_MODEL``, else the packaged all-MiniLM-L6-v2 (Figures 2 and 4)."""
+def sentence_model(model: str | None = None) -> tuple[str | None, str]:
+    """(the model :func:`vqalib.encoders.embed` is given, the label tables show) for ``model``, else
+    ``$VQALIB_SENTENCE_MODEL``, else the packaged all-MiniLM-L6-v2 (None; Figures 2 and 4)."""
     model = model or os.environ.get(SENTENCE_MODEL_ENV)
     if model:
         return model, model
-    return packaged_minilm_path(), "all-MiniLM-L6-v2 (packaged, offline)"
+    return None, "all-MiniLM-L6-v2 (packaged, offline)"
 
 
 def embed(texts: list[str], *, model: str | None = None, cache: Path | None = None,
@@ -44,8 +43,7 @@ def embed(texts: list[str], *, model: str | None = None, cache: Path | None = No
     """Unit-length sentence embeddings of ``texts`` (rows aligned with ``texts``) from the shared
     embedding service (:func:`vqalib.encoders.embed`: float64, rounded, cached on disk per text),
     so Figures 2 and 4 are the same on every machine."""
-    model = model or os.environ.get(SENTENCE_MODEL_ENV)
-    return encoders.embed(texts, model=model, cache_dir=cache, progress=progress)
+    return encoders.embed(texts, model=sentence_model(model)[0], cache_dir=cache, progress=progress)
 
 
 def questions_for_classifier(annotations: pd.DataFrame) -> pd.DataFrame:
