@@ -11,7 +11,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export VQALIB_DATA_MIRROR
 export MPLBACKEND := Agg
 
-.PHONY: help setup data data-gqa reproduce test test-full bench lab html clean lock
+.PHONY: help setup data data-gqa reproduce test test-full bench lab html check-site clean lock
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -47,11 +47,20 @@ test-full: data  ## slow checks (CI runs them too): notebook smoke runs, then `m
 bench: data  ## time loading + validation and `make reproduce` (2-core machine), write benchmarks/
 	$(BIN)/python benchmarks/bench.py
 
-lab: data  ## open JupyterLab on the notebooks
-	$(BIN)/jupyter lab notebooks
+# JupyterLab refuses to start as root unless told (containers, CI, cloud notebooks)
+LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
-html: setup  ## render the executed notebooks, tables and figures into build/html
-	$(BIN)/python -m vqalib.reproduce html
+lab: data  ## open JupyterLab on the notebooks (as root too)
+	$(BIN)/jupyter lab $(LAB_FLAGS) notebooks
+
+html: setup  ## build the reviewer site into build/html (offline; index by paper and section)
+	$(BIN)/python -m vqalib.site build
+
+site-check/node_modules/.package-lock.json: site-check/package-lock.json
+	npm ci --prefix site-check --no-audit --no-fund
+
+check-site: setup site-check/node_modules/.package-lock.json  ## build the site, audit every page in headless Chromium (axe-core, keyboard walk)
+	$(BIN)/python -m vqalib.site check
 
 lock: setup  ## rewrite requirements.lock from the current .venv
 	{ sed -n '/^#/p' requirements.lock; $(BIN)/python -m pip freeze --exclude-editable \

@@ -1,3 +1,5 @@
+import base64
+
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
@@ -160,10 +162,21 @@ def test_save_figure_writes_png_pdf_and_alt_text(tmp_path):
     assert saved.png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert saved.pdf.read_bytes()[:4] == b"%PDF"
     assert saved.alt_path.read_text().startswith("A straight line")
-    assert "Alt text" in saved._repr_markdown_()
+    bundle, metadata = saved._repr_mimebundle_()  # shown inline: the saved bytes, short alt, long description
+    assert base64.b64decode(bundle["image/png"]) == saved.png.read_bytes()
+    assert metadata["image/png"]["alt"] == report.short_alt("vizwiz-lf_reference_shift") in bundle["text/html"]
+    assert 'aria-describedby="vizwiz-lf_reference_shift-description"' in bundle["text/html"]
+    assert 'id="vizwiz-lf_reference_shift-description">A straight line' in bundle["text/html"]
+    assert str(tmp_path) not in str(bundle)
+    fig, ax = plt.subplots()
     with pytest.raises(ValueError, match="alt text"):
         report.save_figure(fig, "vizwiz-lf_role_mix_by_source", directory=tmp_path, alt_text="a line")
     assert repr(saved) == "SavedFigure('vizwiz-lf_reference_shift')"  # no absolute path in a notebook's output
+    ax.text(0.5, 0.5, "faint", color="0.8")
+    with pytest.raises(ValueError, match="contrast.*faint"):
+        report.save_figure(fig, "vizwiz-lf_role_mix_by_source", directory=tmp_path,
+                           alt_text="A light grey word in the middle of an otherwise empty white plot area.")
+    assert not (tmp_path / "vizwiz-lf_role_mix_by_source.png").exists()
     plt.close(fig)
     (tmp_path / "line.csv").write_text("x\n")
     removed = report.remove_figure("vizwiz-lf_reference_shift", directory=tmp_path)  # "not run": no stale image

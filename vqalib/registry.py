@@ -27,6 +27,11 @@ import fnmatch
 import math
 from dataclasses import dataclass, field
 
+PAPERS = {  # the three papers (../shared/papers), in the order the site and README present them
+    "VizWiz-LF": "Long-Form Answers to Visual Questions from Blind and Low Vision People",
+    "AFGV": "Accessible VQA Evaluation Using Reading-Level Controlled GQA",
+    "CommVQA": "CommVQA: Situating Visual Question Answering in Communicative Contexts",
+}
 RELATIONS = ("same", "analogous", "fitted", "self-input")
 FOLLOWS = "follows"  # a flag or rounded value that may change only where a model-derived value of its row moved
 

@@ -9,7 +9,9 @@ colour-blind-safe style, each with an alt text file beside it.
 
 from __future__ import annotations
 
+import base64
 import fnmatch
+import html
 import json
 import math
 import os
@@ -21,13 +23,9 @@ import matplotlib
 matplotlib.use("Agg")  # headless: figures are written to files, notebooks show them inline
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
 
 from vqalib import registry  # noqa: E402
 from vqalib.datasets import project_root  # noqa: E402
-
-PALETTE = "colorblind"  # seaborn's palette for deuteranopia/protanopia-safe categorical colours
-SEQUENTIAL_CMAP = "viridis"  # perceptually uniform and colour-blind safe
 
 
 def figures_dir(path: str | Path | None = None) -> Path:
@@ -290,23 +288,54 @@ def save(frame: pd.DataFrame, stem: str, *, directory: str | Path | None = None,
 
 
 def use_style() -> None:
-    """The compendium's one figure style (seaborn whitegrid, colour-blind palette)."""
-    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE)
-    plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 150, "savefig.bbox": "tight",
-                         "pdf.fonttype": 42, "svg.hashsalt": "vqalib"})
+    """The compendium's one figure style: :func:`vqalib.plots.use_style` (the notebooks call it from here)."""
+    from vqalib import plots  # here, not at the top: plots must stay importable without report
+
+    plots.use_style()
+
+
+def short_alt(name: str) -> str:
+    """The figure's short alt text (a name, not a description): its registry title, the paper figure it
+    reproduces and, for a simulated study, that the data are simulated. The long description lives in
+    ``figures/<name>.alt.txt`` and is linked to the image by ``aria-describedby`` (HTML)."""
+    spec = registry.figure(name)
+    text = spec.title
+    if spec.reproduces and spec.reproduces not in text:
+        text += f" ({spec.paper} {spec.reproduces})"
+    if "SIMULATED" in name:
+        text = "SIMULATED data: " + text
+    return text
 
 
 @dataclass
 class SavedFigure:
-    """What :func:`save_figure` wrote; shows its alt text when it is a cell's last value."""
+    """What :func:`save_figure` wrote. As a cell's value it shows the saved PNG inline, with the short
+    alt on the image and the long description as its caption: ``text/html`` for JupyterLab, nbconvert
+    and notebook viewers, ``image/png`` (alt in its metadata) for viewers that show images only. Both
+    embed the bytes of the file in ``figures/``, so the notebook shows exactly the committed figure and
+    a rerun writes identical outputs."""
 
     png: Path
     pdf: Path
     alt_path: Path
     alt_text: str
 
-    def _repr_markdown_(self) -> str:
-        return f"**Alt text** (`{self.alt_path.name}`): {self.alt_text}"
+    @property
+    def name(self) -> str:
+        return self.png.stem
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        data = base64.b64encode(self.png.read_bytes()).decode("ascii")
+        alt = short_alt(self.name)
+        described = f"{self.name}-description"
+        body = (f'<figure class="vqalib-figure" data-figure="{html.escape(self.name, quote=True)}">'
+                f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}" '
+                f'aria-describedby="{described}" style="max-width:100%;height:auto">'
+                f'<figcaption><strong>Figure <code>{html.escape(self.name)}</code></strong> (long description, '
+                f'also in <code>figures/{html.escape(self.alt_path.name)}</code>): '
+                f'<span id="{described}">{html.escape(self.alt_text)}</span></figcaption></figure>')
+        return ({"text/html": body, "image/png": data, "text/plain": repr(self)},
+                {"image/png": {"alt": alt}})
 
     def __repr__(self) -> str:  # no absolute paths: a notebook's output must not depend on where the checkout is
         return f"SavedFigure({self.png.stem!r})"
@@ -314,13 +343,20 @@ class SavedFigure:
 
 def save_figure(fig: plt.Figure, name: str, *, alt_text: str,
                 directory: str | Path | None = None) -> SavedFigure:
-    """Write ``figures/<name>.png``, ``.pdf`` and ``.alt.txt`` (alt text for screen readers).
+    """Write ``figures/<name>.png``, ``.pdf`` and ``.alt.txt`` (the long description for screen readers)
+    after checking every text of ``fig`` reaches WCAG's 4.5:1 contrast (:func:`vqalib.plots.contrast_problems`),
+    and close ``fig`` (so a notebook shows the figure once, from the returned :class:`SavedFigure`).
 
     A figure drawn from a table that :func:`save` kept (model noise within tolerance) is kept too,
     so its image matches the committed numbers."""
+    from vqalib import plots
+
     if not alt_text or len(alt_text.split()) < 10:
         raise ValueError(f"figure {name!r}: give a one-paragraph alt text describing what it shows")
     spec = registry.figure(name)
+    problems = plots.contrast_problems(fig)
+    if problems:  # text a low-vision reader cannot read is a bug of the figure, not a style choice
+        raise ValueError(f"figure {name!r}: text below {plots.MIN_CONTRAST}:1 contrast: " + "; ".join(problems))
     out = figures_dir(directory)
     png, pdf, alt = out / f"{name}.png", out / f"{name}.pdf", out / f"{name}.alt.txt"
     kept = any(fnmatch.fnmatchcase(stem, pattern) for stem in _KEPT for pattern in spec.data)
@@ -328,6 +364,7 @@ def save_figure(fig: plt.Figure, name: str, *, alt_text: str,
         fig.savefig(png, metadata={"Software": None})
         fig.savefig(pdf, metadata={"CreationDate": None, "Creator": None, "Producer": None})
         alt.write_text(alt_text.strip() + "\n", encoding="utf-8")
+    plt.close(fig)
     return SavedFigure(png=png, pdf=pdf, alt_path=alt, alt_text=alt.read_text(encoding="utf-8").strip())
 
 

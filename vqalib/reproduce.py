@@ -1,18 +1,15 @@
-"""Run the notebooks end to end and render them for reviewers (`make reproduce`, `make html`).
+"""Run the notebooks end to end (`make reproduce`).
 
 ``run`` executes ``notebooks/NN_*.ipynb`` in order with papermill, in place (outputs are
-kept so a reviewer sees them rendered), printing one progress line per notebook.
-``html`` renders the executed notebooks into ``build/html`` with an index page linking
-every notebook, table and figure (figures carry their alt text).
+kept so a reviewer sees them rendered, figures inline), printing one progress line per notebook.
+The reviewer site is :mod:`vqalib.site`.
 """
 
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import re
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -110,57 +107,14 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None) -> Non
     print(f"reproduced {len(paths)} notebook(s) in {time.perf_counter() - total:.1f} s; {where}")
 
 
-def build_html(*, out: Path | None = None) -> Path:
-    """Render notebooks, tables and figures into a static folder with an index page."""
-    import nbformat
-    from nbconvert import HTMLExporter
-
-    root = project_root()
-    out = out or root / "build" / "html"
-    if out.exists():
-        shutil.rmtree(out)
-    (out / "notebooks").mkdir(parents=True)
-    shutil.copytree(root / "figures", out / "figures")
-    exporter = HTMLExporter()
-    items = []
-    for path in notebook_paths():
-        body, _ = exporter.from_notebook_node(nbformat.read(path, as_version=4))
-        (out / "notebooks" / f"{path.stem}.html").write_text(body, encoding="utf-8")
-        items.append(f'<li><a href="notebooks/{path.stem}.html">{html.escape(path.stem)}</a></li>')
-    tables, figures = [], []
-    for csv in sorted((out / "figures").glob("*.csv")):
-        md = csv.with_suffix(".md")
-        title = md.read_text(encoding="utf-8").splitlines()[0].lstrip("# ") if md.exists() else csv.stem
-        tables.append(f'<li>{html.escape(title)}: <a href="figures/{csv.name}">CSV</a>'
-                      + (f' · <a href="figures/{md.name}">Markdown</a>' if md.exists() else "") + "</li>")
-    for png in sorted((out / "figures").glob("*.png")):
-        alt_file = png.with_name(png.stem + ".alt.txt")
-        alt = alt_file.read_text(encoding="utf-8").strip() if alt_file.exists() else png.stem
-        figures.append(f'<figure><a href="figures/{png.stem}.pdf"><img src="figures/{png.name}" '
-                       f'alt="{html.escape(alt, quote=True)}" style="max-width:48rem"></a>'
-                       f"<figcaption><code>{png.stem}</code>: {html.escape(alt)}</figcaption></figure>")
-    index = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-             "<title>Accessible VQA compendium</title></head><body>"
-             "<h1>Accessible VQA research compendium</h1>"
-             "<h2>Notebooks</h2><ul>" + "".join(items) + "</ul>"
-             "<h2>Tables</h2><ul>" + "".join(tables) + "</ul>"
-             "<h2>Figures</h2>" + "".join(figures) + "</body></html>\n")
-    (out / "index.html").write_text(index, encoding="utf-8")
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vqalib.reproduce", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="execute the notebooks in order, in place")
     r.add_argument("--only", nargs="*", help="notebook name prefixes, e.g. 01 02")
     r.add_argument("--smoke", action="store_true", help="pass smoke=True (small, fast run)")
-    sub.add_parser("html", help="render notebooks, tables and figures into build/html")
     args = parser.parse_args(argv)
-    if args.command == "run":
-        run(only=args.only, parameters={"smoke": True} if args.smoke else None)
-    else:
-        print(f"wrote {build_html() / 'index.html'}")
+    run(only=args.only, parameters={"smoke": True} if args.smoke else None)
     return 0
 
 

@@ -1,0 +1,180 @@
+#!/usr/bin/env node
+// Self-test for check.mjs: writes a small good page and several broken variants
+// into a temp dir, runs the checker on them and asserts what it reports.
+// Usage: node site-check/selftest.mjs   (exit 0 when every assertion holds)
+
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const CHECK = path.join(HERE, 'check.mjs');
+
+function page({
+  lang = 'en', title = 'Self-test page', viewport = true, skip = true, mainTabindex = true,
+  h1 = '<h1>Self-test page</h1>', head = '', body = '', style = '',
+} = {}) {
+  return `<!doctype html>
+<html${lang ? ` lang="${lang}"` : ''}>
+<head>
+<meta charset="utf-8">
+${viewport ? '<meta name="viewport" content="width=device-width, initial-scale=1">' : ''}
+<title>${title}</title>
+<style>
+body { font-family: sans-serif; margin: 0; color: #1a1a1a; background: #fff; line-height: 1.5; }
+.skip-link { position: absolute; left: -10000px; top: 0; background: #fff; color: #0b4fb3; padding: .5em; }
+.skip-link:focus { left: 0; }
+a { color: #0b4fb3; }
+:focus-visible { outline: 3px solid #0b4fb3; outline-offset: 2px; }
+header, main, footer { padding: 1em; }
+.scroll { overflow-x: auto; }
+td, th { border: 1px solid #555; padding: 4px; }
+${style}
+</style>
+${head}
+</head>
+<body>
+${skip ? '<a class="skip-link" href="#main">Skip to main content</a>' : ''}
+<header><nav aria-label="Site"><a href="index.html">Home</a> <a href="data.csv">Data (CSV)</a></nav></header>
+<main id="main"${mainTabindex ? ' tabindex="-1"' : ''}>
+${h1}
+<p>Readable text. <a href="#tbl">Jump to the table</a>.</p>
+<h2 id="tbl">A wide table in its own scroll container</h2>
+<div class="scroll" role="region" aria-label="Wide table" tabindex="0">
+<table style="width:1500px"><caption>Numbers</caption>
+<tr><th scope="col">A</th><th scope="col">B</th></tr><tr><td>1</td><td>2</td></tr></table>
+</div>
+${body}
+<p><button type="button">A button</button></p>
+</main>
+<footer><p>Footer <a href="index.html">back to top</a></p></footer>
+</body>
+</html>
+`;
+}
+
+// name -> [html, expectation]; expectation.fail: category that must fail, msg: substring of a failure
+const CASES = {
+  'index.html': [page(), { pass: true }],
+  'sub/nested.html': [page({ title: 'Nested page' }), { pass: true }],
+  'no-skip.html': [page({ skip: false }), { fail: 'keyboard', msg: 'first Tab stop is not a skip link' }],
+  'skip-main-not-focusable.html': [page({ mainTabindex: false }),
+    { fail: 'keyboard', msg: 'add tabindex="-1" to <main>' }],
+  'trap.html': [page({
+    body: `<p><label for="t">Trap</label> <input id="t" type="text"></p>
+<script>document.getElementById('t').addEventListener('keydown', (e) => { if (e.key === 'Tab') e.preventDefault(); });</script>`,
+  }), { fail: 'keyboard', msg: 'keyboard trap' }],
+  'no-focus-style.html': [page({ style: '*:focus, *:focus-visible { outline: none !important; }' }),
+    { fail: 'keyboard', msg: 'without a focus indicator' }],
+  'hidden-focus.html': [page({
+    style: '.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }',
+    body: '<p><a class="sr-only" href="#tbl">Hidden link that stays hidden on focus</a></p>',
+  }), { fail: 'keyboard', msg: 'not visible when focused' }],
+  'wide.html': [page({ body: '<div class="too-wide" style="width:2000px">A 2000px wide box</div>' }),
+    { fail: 'reflow', msg: 'class="too-wide"> 2000px' }],
+  'external.html': [page({ head: '<script src="https://cdn.example.com/lib.js"></script>' }),
+    { fail: 'offline', msg: 'https://cdn.example.com/lib.js' }],
+  'contrast.html': [page({ body: '<p style="color:#b0b0b0">Low-contrast grey text.</p>' }),
+    { fail: 'axe', msg: 'color-contrast' }],
+  'facts.html': [page({ lang: '', title: 'Notebook', viewport: false, h1: '<h1>One</h1><h1>Two</h1>' }),
+    // axe reports the missing lang too (html-has-lang, serious)
+    { fail: 'facts', msg: ['no lang attribute', 'is just "Notebook"', '2 <h1> elements', 'no <meta name="viewport">'], also: 'axe' }],
+};
+
+const prefixOf = { keyboard: 'keyboard:', reflow: 'reflow:', offline: 'offline:', axe: 'axe ', facts: 'page facts:' };
+
+function run(args, env = {}) {
+  const r = spawnSync(process.execPath, [CHECK, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+  return { code: r.status, out: r.stdout + r.stderr };
+}
+
+let failures = 0;
+function expect(cond, what) {
+  console.log(`${cond ? 'ok  ' : 'FAIL'} ${what}`);
+  if (!cond) failures++;
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'site-check-selftest-'));
+try {
+  const bad = path.join(tmp, 'site');
+  const good = path.join(tmp, 'good');
+  for (const [name, [html]] of Object.entries(CASES)) {
+    fs.mkdirSync(path.dirname(path.join(bad, name)), { recursive: true });
+    fs.writeFileSync(path.join(bad, name), html);
+  }
+  fs.writeFileSync(path.join(bad, 'data.csv'), 'a,b\n1,2\n');
+  fs.mkdirSync(good);
+  fs.writeFileSync(path.join(good, 'index.html'), CASES['index.html'][0]);
+  fs.writeFileSync(path.join(good, 'data.csv'), 'a,b\n1,2\n');
+
+  // 1. the good site passes, with screenshots
+  const outGood = path.join(tmp, 'out-good');
+  const g = run(['--site', good, '--out', outGood, '--screenshot', 'index.html']);
+  expect(g.code === 0, `good site exits 0 (got ${g.code})`);
+  if (g.code !== 0) console.log(g.out);
+  for (const f of ['report.json', 'report.md', 'index-1280.png', 'index-320.png']) {
+    expect(fs.existsSync(path.join(outGood, f)), `good site wrote ${f}`);
+  }
+
+  // 2. the mixed site fails, each variant for its own reason only
+  const outBad = path.join(tmp, 'out-bad');
+  const b = run(['--site', bad, '--out', outBad]);
+  expect(b.code === 1, `site with broken pages exits 1 (got ${b.code})`);
+  const report = JSON.parse(fs.readFileSync(path.join(outBad, 'report.json'), 'utf8'));
+  expect(report.pages.length === Object.keys(CASES).length,
+    `all ${Object.keys(CASES).length} pages audited, nested folders included (got ${report.pages.length})`);
+  for (const [name, [, exp]] of Object.entries(CASES)) {
+    const p = report.pages.find((x) => x.page === name);
+    if (!p) { expect(false, `${name} is in the report`); continue; }
+    if (exp.pass) {
+      expect(p.ok, `${name} passes` + (p.ok ? '' : `: ${p.failures.join(' / ')}`));
+      continue;
+    }
+    expect(!p.ok, `${name} fails`);
+    const msgs = Array.isArray(exp.msg) ? exp.msg : [exp.msg];
+    for (const m of msgs) {
+      expect(p.failures.some((f) => f.startsWith(prefixOf[exp.fail]) && f.includes(m)),
+        `${name}: ${exp.fail} failure mentions "${m}"`);
+    }
+    const other = p.failures.filter((f) => !f.startsWith(prefixOf[exp.fail]) && !(exp.also && f.startsWith(prefixOf[exp.also])));
+    expect(other.length === 0, `${name}: no other failures` + (other.length ? ` (got: ${other.join(' / ')})` : ''));
+  }
+  const md = fs.readFileSync(path.join(outBad, 'report.md'), 'utf8');
+  expect(md.includes('| wide.html | FAIL |'), 'report.md has a summary line per page');
+
+  // 3. a page that never finishes loading fails with a timeout message; the run goes on
+  const hang = path.join(tmp, 'hang');
+  fs.mkdirSync(hang);
+  fs.writeFileSync(path.join(hang, 'index.html'), CASES['index.html'][0]);
+  fs.writeFileSync(path.join(hang, 'data.csv'), 'a,b\n');
+  fs.writeFileSync(path.join(hang, 'busy.html'), page({ body: '<script>for (;;) {}</script>' }));
+  const t0 = Date.now();
+  const h = run(['--site', hang, '--out', path.join(tmp, 'out-hang'), '--timeout', '5']);
+  const hr = JSON.parse(fs.readFileSync(path.join(tmp, 'out-hang', 'report.json'), 'utf8'));
+  const busy = hr.pages.find((x) => x.page === 'busy.html');
+  expect(h.code === 1 && busy && !busy.ok && /timed out after 5 s/.test(busy.error || ''),
+    `a hanging page fails with a timeout message (exit ${h.code}, error: ${busy && busy.error})`);
+  expect(hr.pages.find((x) => x.page === 'index.html').ok, 'the other page of that site still passes');
+  expect(Date.now() - t0 < 40000, `the hanging page did not stall the run (${Math.round((Date.now() - t0) / 1000)} s)`);
+
+  // 4. setup errors exit 2 with a helpful message
+  const c = run(['--site', good, '--out', path.join(tmp, 'out-nochrome')], { CHROME_PATH: path.join(tmp, 'no-such-chromium') });
+  expect(c.code === 2 && c.out.includes('apt-get install chromium'), `missing chromium exits 2 with install hint (got ${c.code})`);
+  const s = run(['--site', path.join(tmp, 'does-not-exist'), '--out', path.join(tmp, 'out-nosite')]);
+  expect(s.code === 2, `missing --site exits 2 (got ${s.code})`);
+  // a copy of check.mjs without node_modules next to it
+  const bare = path.join(tmp, 'bare');
+  fs.mkdirSync(bare);
+  fs.copyFileSync(CHECK, path.join(bare, 'check.mjs'));
+  const nm = spawnSync(process.execPath, [path.join(bare, 'check.mjs'), '--site', good, '--out', path.join(tmp, 'out-bare')],
+    { encoding: 'utf8', cwd: bare });
+  expect(nm.status === 2 && (nm.stdout + nm.stderr).includes('npm ci --prefix site-check'),
+    `missing node_modules exits 2 with npm ci hint (got ${nm.status})`);
+} finally {
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+
+console.log(failures ? `\n${failures} self-test assertion(s) FAILED` : '\nself-test passed');
+process.exit(failures ? 1 : 0);

@@ -1,0 +1,141 @@
+"""The reviewer site (vqalib.site): built from the committed notebooks and figures/, checked as HTML here;
+`make check-site` audits it in headless Chromium with axe-core and a keyboard walk."""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+from bs4 import BeautifulSoup
+
+from vqalib import registry, report, site
+from vqalib.datasets import project_root
+
+ROOT = project_root()
+FIGURES = ROOT / "figures"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    return site.build(out=tmp_path_factory.mktemp("site") / "html")
+
+
+def pages(out: Path) -> dict[str, BeautifulSoup]:
+    return {str(p.relative_to(out)): BeautifulSoup(p.read_text(encoding="utf-8"), "html.parser")
+            for p in sorted(out.rglob("*.html"))}
+
+
+def test_every_page_has_landmarks_a_skip_link_a_real_title_and_nothing_from_other_hosts(built):
+    for name, soup in pages(built).items():
+        assert soup.html["lang"] == "en", name
+        assert soup.find("meta", attrs={"name": "viewport"}), name
+        h1 = soup.find_all("h1")
+        assert len(h1) == 1, name
+        assert soup.title.get_text().startswith(h1[0].get_text(strip=True)), name  # the title says what the H1 says
+        first_link = soup.find("a")
+        assert first_link["href"] == "#main" and "skip-link" in first_link["class"], name
+        assert soup.find("main", id="main") and soup.find("header") and soup.find("footer"), name
+        assert not soup.find("script"), name  # no require.js, MathJax or CDN: the site works offline
+        for tag in soup.find_all(src=True) + soup.find_all("link", href=True):
+            url = tag.get("src") or tag.get("href")
+            assert not re.match(r"(https?:)?//", url), f"{name}: {url}"
+        assert not soup.select("a.anchor-link"), name  # the "¶" links
+
+
+def test_notebook_pages_are_titled_by_their_h1(built):
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        soup = BeautifulSoup((built / "notebooks" / f"{path.stem}.html").read_text(), "html.parser")
+        title = site.notebook_title(nbformat.read(path, as_version=4))
+        assert soup.title.get_text().startswith(title)
+        assert soup.h1.get_text(strip=True) == title
+
+
+def test_every_table_is_an_accessible_html_table_linked_both_ways_with_its_notebook_cell(built):
+    soups = pages(built)
+    for csv in sorted(FIGURES.glob("*.csv")):
+        spec = registry.table(csv.stem)
+        section = soups[f"sections/{spec.notebook}.html"]
+        block = section.find(id=f"table-{csv.stem}")
+        assert block is not None, csv.name
+        table = block.find("table")
+        assert table.caption and csv.name in table.caption.get_text()
+        assert all(th.get("scope") in {"col", "row"} for th in table.find_all("th"))
+        assert len(table.thead.find_all("th")) == len(pd.read_csv(csv, nrows=0).columns)
+        # to the cell that made it, and back
+        cell_link = block.find("a", href=re.compile(rf"^\.\./notebooks/{spec.notebook}\.html#cell-"))
+        assert cell_link is not None, f"{csv.name}: no link to its notebook cell"
+        notebook = soups[f"notebooks/{spec.notebook}.html"]
+        cell = notebook.find(id=cell_link["href"].split("#")[1])
+        assert cell is not None, f"{csv.name}: {cell_link['href']} is not on the notebook page"
+        back = cell.find_next_sibling("p", class_="site-links")
+        assert back.find("a", href=f"../sections/{spec.notebook}.html#table-{csv.stem}"), csv.name
+        # the index lists it
+        assert soups["index.html"].find("a", href=f"sections/{spec.notebook}.html#table-{csv.stem}"), csv.name
+
+
+def test_figures_have_a_short_alt_and_a_long_description_linked_not_repeated(built):
+    soups = pages(built)
+    for png in sorted(FIGURES.glob("*.png")):
+        spec = registry.figure(png.stem)
+        long = (FIGURES / f"{png.stem}.alt.txt").read_text(encoding="utf-8").strip()
+        for page in (f"sections/{spec.notebook}.html", f"notebooks/{spec.notebook}.html"):
+            img = soups[page].find("img", src=f"../figures/{png.name}")
+            assert img is not None, f"{png.name} not on {page}"
+            assert img["alt"] == report.short_alt(png.stem) and len(img["alt"]) < 150
+            description = soups[page].find(id=img["aria-describedby"])
+            assert description.get_text(strip=True) == long
+            assert soups[page].get_text().count(long) == 1  # said once
+            assert img.find_parent("a") is None  # the image is not a link named by its alt
+            assert soups[page].find("a", href=f"../figures/{png.name}")  # full size
+
+
+def test_not_run_and_simulated_tables_are_labelled(built):
+    soups = pages(built)
+    index = soups["index.html"]
+    for csv in sorted(FIGURES.glob("*.csv")):
+        frame = pd.read_csv(csv)
+        item = index.find("a", href=re.compile(rf"#table-{re.escape(csv.stem)}$")).parent
+        labels = item.get_text(" ", strip=True)
+        if "SIMULATED" in csv.stem:
+            assert item.find(class_="badge-simulated"), csv.name
+        elif "status" in frame and frame["status"].astype(str).str.startswith("not run").all():
+            assert "Not run" in labels, csv.name
+        elif "status" in frame and frame["status"].astype(str).str.startswith("not run").any():
+            assert "Partly not run" in labels, csv.name
+        else:
+            assert item.find(class_="badge-result"), csv.name
+
+
+def test_index_is_organised_by_paper_then_section(built):
+    index = pages(built)["index.html"]
+    papers = [h.get_text() for h in index.find_all("h2")]
+    assert [p.split(":")[0] for p in papers] == list(registry.PAPERS)
+    vizwiz = index.find("h2", id="paper-VizWiz-LF").find_parent("section")
+    assert [a["href"] for a in vizwiz.select("h3 a")] == [f"sections/0{k}_{n}.html" for k, n in (
+        (1, "dataset_stats"), (2, "functional_roles"), (3, "automatic_eval"), (4, "human_eval_stats"), (5, "abstention"))]
+
+
+def test_long_tables_show_their_first_rows_and_say_so():
+    frame = pd.DataFrame({"question_id": range(100), "share": [0.5] * 100, "n": range(100)})
+    text = site.html_table(frame, caption="T", row_headers=["question_id"], decimals=2, max_rows=10, table_id="t")
+    soup = BeautifulSoup(text, "html.parser")
+    assert len(soup.tbody.find_all("tr")) == 10
+    assert "first 10 of 100 rows" in soup.caption.get_text()
+    assert [u.get_text() for u in soup.select("thead .unit")] == ["proportion (0–1)", "count"]
+    assert soup.select_one("tbody th").get("scope") == "row"
+    assert soup.select_one(".table-scroll")["tabindex"] == "0"  # a scrolling region keyboard users can reach
+
+
+def test_producing_cell_reads_the_stem_argument_of_save_calls():
+    a, b = "vizwiz-lf_table01_word_counts", "vizwiz-lf_validation_report"
+    cells = [nbformat.v4.new_code_cell(f'report.save(t, "{a}", directory=d)\nreport.compare(t, "{b}")'),
+             nbformat.v4.new_code_cell(f'for t, stem in ((x, "{b}"),):\n    report.save(t, stem, directory=d)'),
+             nbformat.v4.new_code_cell(f'print("{a}")')]
+    for k, cell in enumerate(cells):
+        cell.id, cell.execution_count = f"c{k}", k + 1
+    nb = nbformat.v4.new_notebook(cells=cells)
+    assert site._saved_names(cells[0].source) == [f'"{a}"']
+    assert site._saved_names(cells[1].source) == ["stem"]
+    assert site.producing_cell(nb, a) == ("c0", "In [1]")  # the quoted stem argument, not a mere mention
+    assert site.producing_cell(nb, b) == ("c1", "In [2]")  # a loop over quoted stems
