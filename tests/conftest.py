@@ -67,21 +67,32 @@ def completion(text):
 
 
 class ScriptedHandler(http.server.BaseHTTPRequestHandler):
-    """Records each request, then answers with the next scripted (status, payload, delay); "Rating: 3" when none."""
+    """Records each request, then answers with the next scripted (status, payload, delay[, options]);
+    "Rating: 3" when none. ``options`` (optional): ``headers`` (extra response headers), ``body``
+    (raw bytes sent instead of the JSON payload: non-JSON or empty bodies), ``trickle`` (seconds
+    between single bytes of the body: a server that keeps every read alive but never finishes)."""
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.seen.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
         script = self.server.script
-        status, payload, delay = script.popleft() if script else (200, completion("Rating: 3"), 0)
+        status, payload, delay, *rest = script.popleft() if script else (200, completion("Rating: 3"), 0)
+        options = rest[0] if rest else {}
         time.sleep(delay)
-        data = json.dumps(payload).encode()
+        data = options["body"] if "body" in options else json.dumps(payload).encode()
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for name, value in options.get("headers", {}).items():
+                self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            if options.get("trickle"):
+                for k in range(len(data)):
+                    self.wfile.write(data[k:k + 1])
+                    time.sleep(options["trickle"])
+            else:
+                self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client timed out and left
 

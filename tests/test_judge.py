@@ -1,9 +1,15 @@
-"""The LLM judge (VizWiz-LF Table 4 LAVE, Table 17 prompt): a real local HTTP server, a tiny local LM."""
+"""The LLM judge (VizWiz-LF Table 4 LAVE, Table 17 prompt; mair-lab/lave's prompt and reply rule):
+a real local HTTP server, a tiny local LM."""
 
 from __future__ import annotations
 
+import json
 import math
+import socket
+import time
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -11,6 +17,8 @@ from conftest import completion, openai_server
 from vqalib import judge as J
 
 MESSAGES = [{"role": "user", "content": "Is the sky blue?"}]
+DEADLINE = 1.0  # seconds: the overall deadline of the trickling-server test
+SLACK = 1.0  # seconds a cut-off call may overrun its deadline on a loaded 2-core machine
 
 
 @pytest.fixture
@@ -22,6 +30,15 @@ def server():
 def backend(server, **kw):
     options = {"base_url": server.url, "model": "judge-model", "timeout": 5.0, "max_retries": 2, "backoff_factor": 0.01}
     return J.OpenAIChatBackend(**(options | kw))
+
+
+def items_frame(n: int) -> pd.DataFrame:
+    return pd.DataFrame({"answer_id": list(range(10, 10 + n)), "question": [f"q{i}" for i in range(n)],
+                         "reference": ["r"] * n, "candidate": [f"c{i}" for i in range(n)]})
+
+
+def cache_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.json"))
 
 
 # --- OpenAI-compatible backend against a real server -------------------------------------------
@@ -45,6 +62,7 @@ def test_timeout_retried_then_judge_error(server):
         backend(server, timeout=0.3, max_retries=2).complete(MESSAGES)
     message = str(info.value)
     assert f"{server.url}/chat/completions" in message and "judge-model" in message
+    assert info.value.status == "timeout" and not info.value.fatal
     assert len(server.seen) == 3  # 1 + max_retries
 
 
@@ -56,40 +74,154 @@ def test_server_error_then_success(server):
 
 def test_persistent_server_error_raises(server):
     server.script.extend([(503, {"error": "busy"}, 0)] * 3)
-    with pytest.raises(J.JudgeError, match="503"):
+    with pytest.raises(J.JudgeError, match="503") as info:
         backend(server, max_retries=2).complete(MESSAGES)
+    assert info.value.status == "http 503" and not info.value.fatal
     assert len(server.seen) == 3
 
 
 def test_client_error_not_retried(server):
     server.script.append((401, {"error": "bad key"}, 0))
-    with pytest.raises(J.JudgeError, match="401"):
+    with pytest.raises(J.JudgeError, match="401") as info:
         backend(server).complete(MESSAGES)
+    assert info.value.status == "http 401" and info.value.fatal
     assert len(server.seen) == 1
 
 
-def test_malformed_completions_are_unparseable(server, tmp_path, capsys):
+def test_trickling_server_cut_at_deadline(server, tmp_path):
+    """Must show: a server sending one byte at a time (every read well inside the 5 s read timeout)
+    is cut off at the overall deadline, and the batch goes on with the next item."""
+    body = json.dumps(completion("The candidate answer is correct. " * 10 + "Rating: 3")).encode()
+    server.script.append((200, None, 0, {"body": body, "trickle": 0.02}))  # ~9 s to send in full
+    server.script.append((200, completion("Right.\nRating: 3"), 0))
+    judge = J.CachedJudge(backend(server, deadline=DEADLINE, timeout=5.0), cache_dir=tmp_path)
+    start = time.monotonic()
+    out = J.lave(items_frame(2), judge=judge, progress=False)
+    first_item = time.monotonic() - start
+    assert list(out["judge_status"]) == ["timeout", "parsed"]
+    assert DEADLINE <= first_item < DEADLINE + SLACK
+    assert len(server.seen) == 2  # the cut-off call was not retried: its deadline had passed
+    assert out.loc[0, "rationale"] == "" and math.isnan(out.loc[0, "score"]) and out.loc[1, "score"] == 1.0
+
+
+def test_trickling_server_direct_call_raises_timeout(server):
+    body = json.dumps(completion("x" * 400)).encode()
+    server.script.append((200, None, 0, {"body": body, "trickle": 0.02}))
+    start = time.monotonic()
+    with pytest.raises(J.JudgeError, match="deadline") as info:
+        backend(server, deadline=DEADLINE, timeout=5.0).complete(MESSAGES)
+    assert info.value.status == "timeout"
+    assert time.monotonic() - start < DEADLINE + SLACK
+
+
+def test_retry_after_is_capped(server):
+    """Must show: ``Retry-After: 21600`` (6 h) makes the client wait MAX_RETRY_AFTER (60 s), no longer;
+    the sleep is injected, so the test does not wait."""
+    server.script.extend([(429, {"error": "rate limited"}, 0, {"headers": {"Retry-After": "21600"}}),
+                          (200, completion("Rating: 2"), 0)])
+    waits = []
+    assert backend(server, sleep=waits.append).complete(MESSAGES) == "Rating: 2"
+    assert J.MAX_RETRY_AFTER == 60.0 and waits == [J.MAX_RETRY_AFTER]
+    assert len(server.seen) == 2
+
+
+def test_retry_after_beyond_deadline_is_not_waited(server):
+    server.script.append((503, {"error": "busy"}, 0, {"headers": {"Retry-After": "30"}}))
+    waits = []
+    with pytest.raises(J.JudgeError, match="would pass the deadline") as info:
+        backend(server, deadline=5.0, sleep=waits.append).complete(MESSAGES)
+    assert info.value.status == "http 503" and waits == [] and len(server.seen) == 1
+
+
+def test_retry_wait():
+    assert J.retry_wait(attempt=0, backoff_factor=0.5, retry_after="21600") == J.MAX_RETRY_AFTER
+    assert J.retry_wait(attempt=0, backoff_factor=0.5, retry_after="21600", max_retry_after=5.0) == 5.0
+    assert J.retry_wait(attempt=0, backoff_factor=0.5, retry_after="7") == 7.0
+    assert J.retry_wait(attempt=2, backoff_factor=0.5) == 2.0  # no header: 0.5 * 2**2
+    assert J.retry_wait(attempt=2, backoff_factor=0.5, retry_after="soon") == 2.0  # unreadable header: backoff
+    assert J.retry_wait(attempt=9, backoff_factor=0.5) == J.MAX_RETRY_AFTER  # the backoff is capped too
+    now = pd.Timestamp("2024-01-01 12:00:00", tz="UTC").to_pydatetime()
+    assert J.retry_wait(attempt=0, backoff_factor=0.5, retry_after="Mon, 01 Jan 2024 12:00:20 GMT", now=now) == 20.0
+    assert J.retry_wait(attempt=0, backoff_factor=0.5, retry_after="Mon, 01 Jan 2024 18:00:00 GMT",
+                        now=now) == J.MAX_RETRY_AFTER
+    assert J.retry_wait(attempt=0, backoff_factor=0.5, retry_after="Mon, 01 Jan 2024 11:00:00 GMT", now=now) == 0.0
+
+
+# --- a LAVE batch against a real server: per-item statuses, the cache --------------------------
+
+def test_non_json_and_empty_replies_counted_per_item(server, tmp_path, capsys):
+    """Must show: a non-JSON 200, an empty body, a completion without choices and an HTTP 400 are
+    counted per item and the batch goes on; only the readable reply is cached."""
     server.script.extend([
+        (200, None, 0, {"body": b"<html><body>502 Bad Gateway</body></html>"}),
+        (200, None, 0, {"body": b""}),
         (200, {"choices": []}, 0),
-        (200, completion("The candidate is right."), 0),
-        (200, completion("Correct.\nRating: 3"), 0),
+        (400, {"error": "maximum context length exceeded"}, 0),
         (200, {"choices": [{"message": {"content": None}}]}, 0),
+        (200, completion("Correct.\nRating: 3"), 0),
     ])
-    items = pd.DataFrame({"answer_id": [10, 11, 12, 13], "question": ["q1", "q2", "q3", "q4"],
-                          "reference": ["r"] * 4, "candidate": ["c1", "c2", "c3", "c4"]})
     judge = J.CachedJudge(backend(server), cache_dir=tmp_path)
-    out = J.lave(items, judge=judge, progress=False)
-    assert list(out["answer_id"]) == [10, 11, 12, 13]
-    assert list(out["status"]) == ["unparseable", "unparseable", "ok", "unparseable"]
-    assert str(out["rating"].dtype) == "Int64"
-    assert out["rating"].isna().tolist() == [True, True, False, True]
-    assert out.loc[2, "rating"] == 3 and out.loc[2, "score"] == 1.0
-    assert all(math.isnan(out.loc[i, "score"]) for i in (0, 1, 3))
-    assert out.loc[0, "rationale"] == ""
+    out = J.lave(items_frame(6), judge=judge, progress=False)
+    assert list(out["answer_id"]) == [10, 11, 12, 13, 14, 15]
+    assert list(out["judge_status"]) == ["non-json", "empty", "empty", "http 400", "empty", "parsed"]
+    assert list(out["status"]) == ["unparseable"] * 5 + ["ok"]
+    assert out.attrs["lave"] == {"prompt": "vizwiz-lf", "unparseable": "drop",
+                                 "counts": {"non-json": 1, "empty": 3, "http 400": 1, "parsed": 1}}
+    assert str(out["rating"].dtype) == "Int64" and out["rating"].isna().tolist() == [True] * 5 + [False]
+    assert all(math.isnan(s) for s in out["score"][:5]) and out.loc[5, "score"] == 1.0
+    assert len(server.seen) == 6  # nothing retried: none of these is transient
     printed = capsys.readouterr().out
-    assert "judge openai:judge-model: 4 calls, 0 cache hits" in printed and "3 of 4 replies unparseable" in printed
+    assert "judge openai:judge-model: 6 calls, 0 cache hits" in printed
+    assert "1 of 6 replies rated, 5 not (3 empty, 1 http 400, 1 non-json; left out of the mean)" in printed
+    assert len(cache_files(tmp_path)) == 1
     # the user prompt of each request is the Table 17 prompt for its item
-    assert server.seen[1]["body"]["messages"][1]["content"].endswith("Candidate answer: 'c2'\nOutput:")
+    assert server.seen[1]["body"]["messages"][1]["content"].endswith("Candidate answer: 'c1'\nOutput:")
+
+
+def test_cache_keyed_by_base_url(tmp_path):
+    """Must show: a second server with the same model name is asked, not served the first one's replies."""
+    with openai_server() as a, openai_server() as b:
+        a.script.append((200, completion("Server A.\nRating: 1"), 0))
+        b.script.append((200, completion("Server B.\nRating: 3"), 0))
+        out_a = J.lave(items_frame(1), judge=J.CachedJudge(backend(a), cache_dir=tmp_path), progress=False)
+        out_b = J.lave(items_frame(1), judge=J.CachedJudge(backend(b), cache_dir=tmp_path), progress=False)
+        assert (out_a.loc[0, "rating"], out_b.loc[0, "rating"]) == (1, 3)
+        assert (len(a.seen), len(b.seen)) == (1, 1)
+        again = J.CachedJudge(backend(a), cache_dir=tmp_path)  # the same server again: its own cached reply
+        assert J.lave(items_frame(1), judge=again, progress=False).loc[0, "rating"] == 1
+        assert again.stats() == {"calls": 0, "cache_hits": 1} and len(a.seen) == 1
+        assert len(cache_files(tmp_path)) == 2
+
+
+def test_cache_file_has_no_credentials_in_the_url(server, tmp_path):
+    url = server.url.replace("http://", "http://user:s3cret@")
+    judge = J.CachedJudge(backend(server, base_url=url), cache_dir=tmp_path)
+    judge.complete(MESSAGES)
+    [path] = cache_files(tmp_path)
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    assert stored["request"]["endpoint"] == server.url and "s3cret" not in path.read_text(encoding="utf-8")
+
+
+def test_unparseable_reply_not_cached_and_asked_again(server, tmp_path):
+    """Must show: an unparseable reply is not stored, so the next run asks the server again."""
+    server.script.extend([(200, completion("The candidate is right."), 0), (200, completion("Right.\nRating: 3"), 0)])
+    first = J.lave(items_frame(1), judge=J.CachedJudge(backend(server), cache_dir=tmp_path), progress=False)
+    assert list(first["judge_status"]) == ["unparseable: no rating"] and cache_files(tmp_path) == []
+    second = J.lave(items_frame(1), judge=J.CachedJudge(backend(server), cache_dir=tmp_path), progress=False)
+    assert list(second["judge_status"]) == ["parsed"] and len(server.seen) == 2
+    third_judge = J.CachedJudge(backend(server), cache_dir=tmp_path)
+    assert J.lave(items_frame(1), judge=third_judge, progress=False).loc[0, "rating"] == 3
+    assert len(server.seen) == 2 and third_judge.stats() == {"calls": 0, "cache_hits": 1}
+
+
+def test_stale_unparseable_cache_entry_is_not_served(server, tmp_path):
+    """A reply stored before only readable replies were cached is asked again, not served."""
+    judge = J.CachedJudge(backend(server), cache_dir=tmp_path)
+    messages = J.lave_messages(question="q0", reference="r", candidate="c0")
+    request = judge.request_key(messages, temperature=0.0, max_tokens=256, prompt="vizwiz-lf")
+    judge._path(request).write_text(json.dumps({"request": request, "text": "I cannot decide."}), encoding="utf-8")
+    out = J.lave(items_frame(1), judge=judge, progress=False)
+    assert list(out["judge_status"]) == ["parsed"] and len(server.seen) == 1
 
 
 def test_cache_hit_makes_no_request(server, tmp_path):
@@ -104,9 +236,13 @@ def test_cache_hit_makes_no_request(server, tmp_path):
 
     judge.complete(MESSAGES, temperature=0.7)  # different temperature: miss
     assert len(server.seen) == 2
+    judge.complete(MESSAGES, max_tokens=32)  # different max_tokens: miss
+    assert len(server.seen) == 3
+    judge.complete(MESSAGES, prompt="lave-reference")  # different prompt variant: miss
+    assert len(server.seen) == 4
     other = J.CachedJudge(backend(server, model="other-model"), cache_dir=tmp_path)
     other.complete(MESSAGES)  # different model: miss
-    assert len(server.seen) == 3 and other.cache_hits == 0
+    assert len(server.seen) == 5 and other.cache_hits == 0
     again = J.CachedJudge(backend(server), cache_dir=tmp_path)  # a new process reads the disk cache
     assert again.complete(MESSAGES) == "Rating: 3" and again.stats() == {"calls": 0, "cache_hits": 1}
 
@@ -119,30 +255,158 @@ def test_empty_reply_not_cached(server, tmp_path):
     assert judge.stats() == {"calls": 2, "cache_hits": 0}
 
 
-# --- prompt and parsing -----------------------------------------------------------------------
+def test_fatal_status_ends_the_batch(server, tmp_path):
+    server.script.extend([(200, completion("Rating: 3"), 0), (404, {"error": "model not found"}, 0)])
+    with pytest.raises(J.JudgeError, match="LAVE stopped at item 1 of 3.*404") as info:
+        J.lave(items_frame(3), judge=J.CachedJudge(backend(server), cache_dir=tmp_path), progress=False)
+    assert info.value.fatal and len(server.seen) == 2
 
-@pytest.mark.parametrize("reply, rating", [
-    ("The candidate answer is correct.\nRating: 3", 3),
-    ("Rating: 1 at first, but on reflection... Rating: 2", 2),
-    ("**Rating:** 3", 3),
-    ("**Rating: 2**", 2),
-    ("rating :  1", 1),
-    ("RATING:3", 3),
-    ("Rating: 4", None),
-    ("Rating: 0", None),
-    ("Rating: 2.5", None),
-    ("Rating: 3 ... final Rating: 5", None),  # the last one counts, even when out of range
-    ("The candidate answer is correct.", None),
-    ("I would give it a 3.", None),
-    ("", None),
+
+def closed_port_url() -> str:
+    """A base URL on 127.0.0.1 where nothing listens (connection refused at once)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_failed_calls_counted_then_a_run_of_them_ends_the_batch(tmp_path):
+    down = J.OpenAIChatBackend(base_url=closed_port_url(), model="m", max_retries=0)
+    out = J.lave(items_frame(4), judge=J.CachedJudge(down, cache_dir=tmp_path), max_consecutive_failures=None,
+                 progress=False)
+    assert list(out["judge_status"]) == ["connection error"] * 4 and out["score"].isna().all()
+    with pytest.raises(J.JudgeError, match="3 judge calls in a row failed") as info:
+        J.lave(items_frame(4), judge=J.CachedJudge(down, cache_dir=tmp_path), max_consecutive_failures=3,
+               progress=False)
+    assert info.value.status == "connection error"
+
+
+# --- unparseable policy -----------------------------------------------------------------------
+
+POLICY_REPLIES = [completion("Right.\nRating: 3"), completion("Hard to say."), completion("Rating: 2-3"),
+                  completion("")]
+
+
+@pytest.mark.parametrize("policy, scores", [
+    ("drop", [1.0, math.nan, math.nan, math.nan]),
+    ("reference", [1.0, 0.5, 0.5, math.nan]),  # mair-lab/lave: no 1/2/3 -> 2; no reply at all is never scored
 ])
-def test_parse_rating(reply, rating):
+def test_unparseable_policy(server, tmp_path, policy, scores):
+    server.script.extend((200, reply, 0) for reply in POLICY_REPLIES)
+    out = J.lave(items_frame(4), judge=J.CachedJudge(backend(server), cache_dir=tmp_path), unparseable=policy,
+                 progress=False)
+    assert list(out["judge_status"]) == ["parsed", "unparseable: no rating", "unparseable: range", "empty"]
+    assert out["rating"].isna().tolist() == [False, True, True, True]
+    np.testing.assert_array_equal(out["score"].to_numpy(), scores)  # exact; NaN where no score
+    assert out.attrs["lave"]["unparseable"] == policy
+
+
+def test_policy_and_prompt_from_env(server, tmp_path, clean_env, data_dir):
+    clean_env.setenv("VQALIB_JUDGE_UNPARSEABLE", "reference")
+    clean_env.setenv("VQALIB_JUDGE_PROMPT", "lave-reference")
+    server.script.append((200, completion("Hard to say."), 0))
+    out = J.lave(items_frame(1), judge=J.CachedJudge(backend(server), cache_dir=tmp_path), data_dir=data_dir,
+                 progress=False)
+    assert out.attrs["lave"]["prompt"] == "lave-reference" and out.loc[0, "score"] == 0.5
+    assert [m["role"] for m in server.seen[0]["body"]["messages"]] == ["user"]
+
+
+def test_bad_policy_or_prompt_is_a_clear_error(server, tmp_path, clean_env):
+    judge = J.CachedJudge(backend(server), cache_dir=tmp_path)
+    with pytest.raises(ValueError, match="unknown unparseable policy 'guess'"):
+        J.lave(items_frame(1), judge=judge, unparseable="guess", progress=False)
+    with pytest.raises(ValueError, match="unknown LAVE prompt 'gpt'"):
+        J.lave(items_frame(1), judge=judge, prompt="gpt", progress=False)
+    clean_env.setenv("VQALIB_JUDGE_PROMPT", "table17")
+    with pytest.raises(ValueError, match="VQALIB_JUDGE_PROMPT='table17': must be one of vizwiz-lf, lave-reference"):
+        J.lave(items_frame(1), judge=judge, progress=False)
+    assert server.seen == []
+
+
+# --- reading replies --------------------------------------------------------------------------
+
+ECHOED = ("The candidate answer is correct because both say 'giraffe'. So rating=3\n\nQuestion: 'What is this?'\n"
+          "Reference answers: 'dog'\nCandidate answer: 'cat'\nOutput: The candidate answer is incorrect. So rating=1")
+
+
+@pytest.mark.parametrize("reply, rating, reason", [
+    # the reference's own format and the variants the issue lists
+    ("The candidate answer is correct because most of the reference answers (4 out of 5) indicate the animal "
+     "on the left is a giraffe. So rating=3", 3, None),
+    ("The candidate answer is incorrect because the car is 'red' and not 'pink'. So rating=1", 1, None),
+    ("The candidate answer is ambiguous because people sitting are not always resting. So rating=2.", 2, None),
+    ("The candidate names the brand correctly.\nRating = 3", 3, None),
+    ("The candidate misses the expiry date.\nRating - 2", 2, None),
+    ("Rationale: the colour is right but the pattern is not mentioned.\nRating (1-3): 2", 2, None),
+    ("The candidate answer is correct.\nScore: 3", 3, None),
+    ("The candidate answer matches the reference answer.\n3", 3, None),
+    # Table 17's format and Markdown
+    ("The candidate answer is correct because both mention that the color is red.\nRating: 3", 3, None),
+    ("**Rationale:** The candidate omits the flavour.\n**Rating:** 2", 2, None),
+    ("**Rating: 2**", 2, None),
+    ("rating :  1", 1, None),
+    ("RATING:3", 3, None),
+    ("Rating: **1**", 1, None),
+    ("Rating:\n2", 2, None),
+    ("The candidate is right.\nRating 3", 3, None),
+    ("Rating—1", 1, None),
+    # other common phrasings
+    ("Rating: [3]", 3, None),
+    ('Rating: "2"', 2, None),
+    ("Rating: 3/3", 3, None),
+    ("Rating: 2 out of 3", 2, None),
+    ("Final rating: 1.", 1, None),
+    ("Rating: Three", 3, None),
+    ("Rating: 3.0", 3, None),
+    ("Rating on a scale of 1-3: 3", 3, None),
+    ("Rating (out of 3): 1", 1, None),
+    ("Both say the shirt is blue. Rating: 3 (correct)", 3, None),
+    ("The candidate is incomplete, so I would rate it a 2.", 2, None),
+    ("I would give it a 3.", 3, None),
+    ("The rating is 1 because the candidate names the wrong medicine.", 1, None),
+    ("I'd give this a rating of 2 since the background is not described.", 2, None),
+    ("The candidate answer is correct. 3", 3, None),
+    ("**3**", 3, None),
+    ("Rating: 3\n\nRating: 3", 3, None),  # the same rating twice
+    (ECHOED, 3, None),  # a model inventing a further demonstration: read up to it
+    # rejected: no rating
+    ("", None, J.REASON_EMPTY),
+    ("   \n", None, J.REASON_EMPTY),
+    ("The candidate answer is correct.", None, J.REASON_NO_RATING),
+    ("I cannot rate this answer without seeing the image.", None, J.REASON_NO_RATING),
+    ("Rating: X", None, J.REASON_NO_RATING),  # the template echoed
+    ("The reference counts 2 people and the candidate says 3", None, J.REASON_NO_RATING),
+    # rejected: ranges
+    ("Rating: 1-3 scale, I give 3", None, J.REASON_RANGE),
+    ("Rating: 2-3", None, J.REASON_RANGE),
+    ("Rating: 2 or 3, depending on whether the logo counts.", None, J.REASON_RANGE),
+    ("Score: 2 to 3", None, J.REASON_RANGE),
+    # rejected: off the 1-3 scale
+    ("Rating: 4", None, J.REASON_OUT_OF_RANGE),
+    ("Rating: 0", None, J.REASON_OUT_OF_RANGE),
+    ("Rating: -1", None, J.REASON_OUT_OF_RANGE),
+    ("Rating: 2.5", None, J.REASON_OUT_OF_RANGE),
+    ("Score: 4/5", None, J.REASON_OUT_OF_RANGE),
+    ("Rating: 3/5", None, J.REASON_OUT_OF_RANGE),
+    ("Rating: 3 ... final Rating: 5", None, J.REASON_OUT_OF_RANGE),
+    # rejected: several different ratings
+    ("Rating: 1 at first, but on reflection... Rating: 2", None, J.REASON_CONFLICT),
+    ("A rating of 1 would be too harsh; the answer is incomplete. Rating: 2", None, J.REASON_CONFLICT),
+    ("The candidate answer is partial.\nRating: 2\n\nOn second thought it is correct.\nRating: 3", None,
+     J.REASON_CONFLICT),
+])
+def test_parse_lave_reply(reply, rating, reason):
+    assert J.parse_lave_reply(reply) == (rating, reason)
     assert J.parse_rating(reply) == rating
+    assert reason is None or reason in J.PARSE_REASONS
 
 
 def test_lave_score():
     assert [J.lave_score(r) for r in (1, 2, 3)] == [0.0, 0.5, 1.0]
+    assert J.lave_score(J.REFERENCE_FALLBACK_RATING) == 0.5
 
+
+# --- prompts ----------------------------------------------------------------------------------
 
 def test_lave_messages_holds_table17():
     messages = J.lave_messages(question="What is this?", reference="A can of soup.", candidate="soup")
@@ -159,12 +423,92 @@ def test_lave_messages_holds_table17():
     assert [e["rating"] for e in J.LAVE_EXAMPLES] == [3, 3, 1, 2]
     assert user.endswith("Question: 'What is this?'\nReference answer: 'A can of soup.'\n"
                          "Candidate answer: 'soup'\nOutput:")
+    with pytest.raises(ValueError, match="one reference answer"):
+        J.lave_messages(question="q", reference=["a", "b"], candidate="c")
+
+
+def demo(question, references, prediction, output, explanation):
+    return {"question": question, "references": references, "prediction": prediction, "output": output,
+            "explanation": explanation}
+
+
+SYNTHETIC = J.LaveDemos(
+    general=tuple(demo(f"Q{i}?", ["b", "a"], f"p{i}", "3", f"E{i}.") for i in range(9)),
+    binary=(demo("Is it?", ["yes", "no", "yes"], "maybe", "1", "Not yes or no."),),
+)
+
+
+def test_lave_reference_prompt_layout():
+    """mair-lab/lave's build_prompt (num_shots 8, no caption, rationale): one text, demonstrations
+    ending "So rating=X", references sorted and quoted, the item's rare references filtered."""
+    [message] = J.lave_messages(question="What colour?", reference=["red", "red", "red", "red", "pink"],
+                                candidate="red", prompt="lave-reference", demos=SYNTHETIC)
+    shots = "".join(f"Question: 'Q{i}?'\nReference answers: 'a', 'b'\nCandidate answer: 'p{i}'\n"
+                    f"Output: E{i}. So rating=3\n\n" for i in range(8))  # the ninth is not shown
+    assert message == {"role": "user", "content": J.LAVE_REFERENCE_INSTRUCTION + "\n\n" + shots +
+                       "Question: 'What colour?'\nReference answers: 'red', 'red', 'red', 'red'\n"
+                       "Candidate answer: 'red'\nOutput:"}
+    assert "THIS IS VERY IMPORTANT: A binary question should only be answered with 'yes' or 'no'" in message["content"]
+    [binary] = J.lave_messages(question="Is it red?", reference="Yes.", candidate="red", prompt="lave-reference",
+                               demos=SYNTHETIC)
+    assert "Question: 'Is it?'\nReference answers: 'no', 'yes', 'yes'\nCandidate answer: 'maybe'\n" \
+           "Output: Not yes or no. So rating=1\n\n" in binary["content"] and "Q0?" not in binary["content"]
+
+
+def test_reference_helpers():
+    assert J.filter_references(["a"] * 4 + ["b"]) == ["a"] * 4  # 1/4 <= 0.25: an outlier
+    assert J.filter_references(["a"] * 3 + ["b"]) == ["a"] * 3 + ["b"]
+    assert J.filter_references(["only"]) == ["only"]
+    assert J.format_references(["b", "a"], filter_outliers=False) == "'a', 'b'"
+    assert J.is_binary_question(["Yes."]) and J.is_binary_question(["no", "no", "yes"])
+    assert not J.is_binary_question(["yes, it is red"])
+
+
+def test_lave_reference_demos_from_the_data_registry(data_dir):
+    demos = J.load_lave_demos(data_dir=data_dir)
+    assert len(demos.general) >= J.LAVE_REFERENCE_SHOTS and len(demos.binary) >= J.LAVE_REFERENCE_SHOTS
+    [message] = J.lave_messages(question="What is this?", reference="A can of soup.", candidate="soup",
+                                prompt="lave-reference", demos=demos)
+    text = message["content"]
+    assert text.startswith(J.LAVE_REFERENCE_INSTRUCTION) and text.count("So rating=") == J.LAVE_REFERENCE_SHOTS
+    for shown in demos.general[:J.LAVE_REFERENCE_SHOTS]:
+        assert f"Candidate answer: '{shown['prediction']}'\nOutput: {shown['explanation']} " \
+               f"So rating={shown['output']}" in text
+    assert f"Output: {demos.general[J.LAVE_REFERENCE_SHOTS]['explanation']}" not in text
+    assert text.endswith("Reference answers: 'A can of soup.'\nCandidate answer: 'soup'\nOutput:")
+
+
+def test_lave_reference_without_demos_says_how_to_get_them(tmp_path, server):
+    with pytest.raises(FileNotFoundError, match="make data"):
+        J.lave(items_frame(1), judge=J.CachedJudge(backend(server), cache_dir=tmp_path / "c"),
+               prompt="lave-reference", data_dir=tmp_path, progress=False)
+    assert server.seen == []
+
+
+def test_demo_records_are_checked(tmp_path):
+    no_output = {"question": "q", "references": [], "prediction": "p", "explanation": "e"}
+    with pytest.raises(J.datasets.DataFormatError, match=r"record 1: field 'output'"):
+        J._checked_demos(tmp_path / "d.json", [demo("q", ["a"], "p", "3", "e"), no_output])
+
+
+def test_lave_reference_end_to_end(server, tmp_path, data_dir):
+    server.script.append((200, completion("The candidate answer is correct because it names the soup. So rating=3"), 0))
+    items = pd.DataFrame({"question": ["What is this?"], "reference": [["soup", "soup", "tomato soup"]],
+                          "candidate": ["soup"]})
+    out = J.lave(items, judge=J.CachedJudge(backend(server), cache_dir=tmp_path), prompt="lave-reference",
+                 data_dir=data_dir, progress=False)
+    assert list(out["judge_status"]) == ["parsed"] and out.loc[0, "score"] == 1.0
+    sent = server.seen[0]["body"]["messages"]
+    assert len(sent) == 1 and sent[0]["content"].endswith("Reference answers: 'soup', 'soup', 'tomato soup'\n"
+                                                          "Candidate answer: 'soup'\nOutput:")
 
 
 # --- configuration ----------------------------------------------------------------------------
 
 JUDGE_VARS = ("VQALIB_JUDGE_BASE_URL", "VQALIB_JUDGE_MODEL", "VQALIB_JUDGE_API_KEY", "OPENAI_API_KEY",
-              "VQALIB_JUDGE_TIMEOUT", "VQALIB_JUDGE_HF_MODEL", "VQALIB_JUDGE_DEVICE", "VQALIB_CACHE_DIR")
+              "VQALIB_JUDGE_TIMEOUT", "VQALIB_JUDGE_DEADLINE", "VQALIB_JUDGE_MAX_RETRY_AFTER",
+              "VQALIB_JUDGE_PROMPT", "VQALIB_JUDGE_UNPARSEABLE", "VQALIB_JUDGE_HF_MODEL", "VQALIB_JUDGE_DEVICE",
+              "VQALIB_CACHE_DIR")
 
 
 @pytest.fixture
@@ -182,16 +526,33 @@ def test_judge_from_env_unset(clean_env, tmp_path):
     assert "\n" not in J.ENABLE_HINT
 
 
+def test_settings_defaults_and_errors(clean_env):
+    assert [J.setting(name) for name in ("timeout", "deadline", "max_retry_after", "prompt", "unparseable")] == \
+        [J.DEFAULT_TIMEOUT, J.DEFAULT_DEADLINE, J.MAX_RETRY_AFTER, "vizwiz-lf", "drop"]
+    clean_env.setenv("VQALIB_JUDGE_DEADLINE", "-1")
+    with pytest.raises(ValueError, match="VQALIB_JUDGE_DEADLINE='-1': must be a positive number"):
+        J.setting("deadline")
+    clean_env.setenv("VQALIB_JUDGE_MAX_RETRY_AFTER", "soon")
+    with pytest.raises(ValueError, match="VQALIB_JUDGE_MAX_RETRY_AFTER='soon'"):
+        J.setting("max_retry_after")
+    clean_env.setenv("VQALIB_JUDGE_UNPARSEABLE", "zero")
+    with pytest.raises(ValueError, match="must be one of drop, reference"):
+        J.setting("unparseable")
+
+
 def test_judge_from_env_openai(clean_env, tmp_path, server):
     clean_env.setenv("VQALIB_JUDGE_BASE_URL", server.url + "/")
     clean_env.setenv("VQALIB_JUDGE_MODEL", "gpt-test")
     clean_env.setenv("OPENAI_API_KEY", "sk-fallback")
     clean_env.setenv("VQALIB_JUDGE_TIMEOUT", "7.5")
+    clean_env.setenv("VQALIB_JUDGE_DEADLINE", "42")
+    clean_env.setenv("VQALIB_JUDGE_MAX_RETRY_AFTER", "5")
     clean_env.setenv("VQALIB_CACHE_DIR", str(tmp_path))
     judge = J.judge_from_env()
     assert isinstance(judge, J.CachedJudge)
     assert isinstance(judge.backend, J.OpenAIChatBackend) and isinstance(judge.backend, J.JudgeBackend)
     assert (judge.backend.model, judge.backend.timeout, judge.backend.base_url) == ("gpt-test", 7.5, server.url)
+    assert (judge.backend.deadline, judge.backend.max_retry_after) == (42.0, 5.0)
     assert judge.cache_dir == tmp_path / "judge"
     judge.complete(MESSAGES)
     assert server.seen[0]["auth"] == "Bearer sk-fallback"

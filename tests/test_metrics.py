@@ -245,5 +245,5 @@ def test_score_with_judge(tmp_path):
     scores = metrics.score_with_judge(pairs, judge=judge, progress=False).set_index("question_id")
     assert scores.loc[1, "score"] == 0.0  # "The car is red." does not contain "red car": rating 1
     assert scores.loc[2, "score"] == 0.0 and scores.loc[2, "status"] == "no Answer sentence: zero"
-    assert pd.isna(scores.loc[3, "score"]) and scores.loc[3, "status"] == "unparseable reply"
+    assert pd.isna(scores.loc[3, "score"]) and scores.loc[3, "status"] == "judge: unparseable: no rating"
     assert scores["backbone"].eq("scripted:echo").all() and backend.requests == 2

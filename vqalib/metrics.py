@@ -500,8 +500,9 @@ def human_correlation(scores: pd.DataFrame, human: pd.DataFrame, *, rating: str 
 def score_with_judge(pairs: pd.DataFrame, *, judge, no_answer: str = "zero", progress: bool = True) -> pd.DataFrame:
     """LAVE scores of every evaluation pair through a configured judge (Table 4 LAVE column).
 
-    Same long format as :func:`score_pairs` (metric ``lave``); an unparseable reply leaves
-    the score missing and is named in ``status``, never guessed.
+    Same long format as :func:`score_pairs` (metric ``lave``); a reply without a readable rating leaves
+    the score missing and names why in ``status`` ("judge: unparseable: range", "judge: timeout", …), unless
+    the judge's ``reference`` policy scores it as mair-lab/lave does (:func:`vqalib.judge.lave`).
     """
     from vqalib.judge import lave
 
@@ -510,7 +511,11 @@ def score_with_judge(pairs: pd.DataFrame, *, judge, no_answer: str = "zero", pro
                   progress=progress)
     judged.index = scorable.index
     frame["score"] = judged["score"].reindex(frame.index)
-    frame.loc[scorable.index[judged["status"].eq("unparseable").to_numpy()], "status"] = "unparseable reply"
+    # each reply's own status (unparseable with its reason, empty, non-json, timeout, http <code>): counted per item
+    failed = judged["judge_status"].ne("parsed").to_numpy() if "judge_status" in judged else \
+        judged["status"].eq("unparseable").to_numpy()
+    frame.loc[scorable.index[failed], "status"] = ("judge: " + judged.loc[failed, "judge_status"]).to_numpy() \
+        if "judge_status" in judged else "unparseable reply"
     if no_answer == "zero":
         frame.loc[frame["candidate"].isna(), "score"] = 0.0
     frame["metric"] = "lave"
