@@ -57,22 +57,35 @@ def test_friedman_equals_scipy_on_the_raw_table():
     assert np.isnan(table.loc["plausibility", "p"]) and table.loc["plausibility", "stars"] == ""  # no variation
 
 
-def test_wilcoxon_equals_scipy_and_bonferroni_factor_is_the_number_of_pairs():
-    table = stats.pairwise_wilcoxon(stats.normalised_scores(hand_made()))
+@pytest.mark.parametrize("correction", [True, False])
+def test_wilcoxon_equals_scipy_and_bonferroni_factor_is_the_number_of_pairs(correction):
+    table = stats.pairwise_wilcoxon(stats.normalised_scores(hand_made()), correction=correction)
     assert table["correction_factor"].eq(3).all()
+    assert table["correction"].eq("continuity" if correction else "none").all()
     assert len(list(itertools.combinations(SOURCES, 2))) == 3
     for criterion, raw in (("ranking", RANKS), ("helpfulness", HELPFUL)):
         part = table[table["criterion"] == criterion]
         assert list(zip(part["source_a"], part["source_b"])) == list(itertools.combinations(SOURCES, 2))
         for row in part.itertuples():
             a, b = SOURCES.index(row.source_a), SOURCES.index(row.source_b)
-            reference = scistats.wilcoxon(column(raw, a), column(raw, b), zero_method="wilcox")
+            reference = scistats.wilcoxon(column(raw, a), column(raw, b), zero_method="wilcox", correction=correction)
             assert row.statistic == pytest.approx(reference.statistic)
             assert row.p == pytest.approx(reference.pvalue)
             assert row.p_bonferroni == pytest.approx(min(1.0, 3 * reference.pvalue))
             assert row.stars == stats.stars(row.p_bonferroni)
     all_zero = table[table["criterion"] == "plausibility"]
     assert all_zero["n_nonzero"].eq(0).all() and all_zero["p"].isna().all() and all_zero["stars"].eq("").all()
+
+
+def test_the_continuity_correction_is_the_default_and_never_lowers_p():
+    """R's wilcox.test and pingouin correct; scipy does not by default: the choice is stated and selectable."""
+    scores = stats.normalised_scores(hand_made())
+    assert stats.WILCOXON_CORRECTION is True
+    default = stats.pairwise_wilcoxon(scores)
+    assert default["correction"].eq("continuity").all()
+    both = stats.correction_sensitivity(scores)
+    assert (both["p_bonferroni_continuity"].fillna(1) >= both["p_bonferroni_none"].fillna(1)).all()
+    assert both["stars_differ"].eq(both["stars_continuity"] != both["stars_none"]).all()
 
 
 def test_bonferroni_factor_follows_the_number_of_compared_sources():
