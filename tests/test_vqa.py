@@ -466,3 +466,14 @@ def test_ray_engine_writes_the_same_records_as_the_plain_engine(files, tmp_path)
     lines = raw_lines(distributed)
     assert {r["engine"] for r in lines} == {"ray"}
     assert stable(lines) == stable(raw_lines(plain))
+
+
+def test_afgv_items_ask_only_rewrites_that_belong_in_their_tier(tmp_path):
+    """A question left without a complex rewrite keeps its original text in that tier (issue 15): it must not be
+    asked, and scored, as a complex question; the items say how many were left out."""
+    rewrites = pd.DataFrame({"question_id": ["1", "1", "1"], "tier": ["baseline", "simplified", "complex"],
+                             "question": ["What is it?", "What is this?", "What is it?"], "image": ["a.png"] * 3,
+                             "status": ["original", "rewritten", "no rewrite raises FK"]})
+    items = vqa.afgv_items(rewrites)
+    assert items["item_id"].tolist() == ["1/baseline", "1/simplified"]
+    assert items.attrs["not_placed"] == 1

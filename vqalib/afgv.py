@@ -5,7 +5,10 @@ target is its least frequent content word (frequency over the question corpus); 
 candidates are the target's nearest neighbours in a word-vector space, filtered (see
 :func:`keep_candidate`); the **simplified** tier takes the candidate giving the lowest
 Flesch-Kincaid grade (ties: shorter word, then more frequent), the **complex** tier the
-highest (ties: longer word, then less frequent); the original is the **baseline** tier.
+highest (ties: longer word, then less frequent); the original is the **baseline** tier. A
+rewrite enters its tier only if it moves the grade the tier's way (simplified: lower than the
+original, complex: higher; equal is neither), else the question has no rewrite in that tier
+and is counted (:func:`place_in_tiers`, :func:`readability_table`).
 Readability is textstat's; the intent filter is MiniLM cosine similarity (threshold 0.80).
 Tier statistics (Table 1) use exact-match accuracy with Wald 95% CIs and two-proportion
 z-scores against the baseline tier.
@@ -127,8 +130,9 @@ def fk_grade(text: str) -> float:
 
 
 def _fk_from_counts(words: np.ndarray, sentences: np.ndarray, syllable_total: np.ndarray) -> np.ndarray:
-    # textstat's formula: 0.39 * ASL + 11.8 * ASW - 15.59 (checked against textstat in the tests)
-    return 0.39 * words / sentences + 11.8 * syllable_total / words - 15.59
+    # textstat's formula, 0.39 * ASL + 11.8 * ASW - 15.59, with its order of operations, so that a rewrite
+    # with the original's counts gets the original's grade to the last bit (the tier rule compares them)
+    return 0.39 * (words / sentences) + 11.8 * (syllable_total / words) - 15.59
 
 
 # --- the rewrite pipeline -----------------------------------------------------------------
@@ -212,6 +216,105 @@ def _replace(question: str, target: str, candidate: str) -> str:
     return re.sub(rf"(?<![\w'-]){re.escape(target)}(?![\w'-])", swap, question, count=1, flags=re.IGNORECASE)
 
 
+# --- the tier rule -----------------------------------------------------------------------------
+
+TIER_DIRECTION = {"simplified": -1, "complex": 1}  # the sign a rewrite's FK change must have to enter the tier
+PLACED = ("original", "rewritten")  # statuses of a row whose text belongs in its tier
+FK_NOT_MOVED = {"simplified": "no rewrite lowers FK", "complex": "no rewrite raises FK"}
+LEFT_OUT = {  # status of a question without a rewrite in a tier -> its count column in the readability table
+    "no content word with a vector": "left_out_no_content_word",
+    "no candidate after filtering": "left_out_no_candidate",
+    FK_NOT_MOVED["simplified"]: "left_out_no_rewrite_lowers_fk",
+    FK_NOT_MOVED["complex"]: "left_out_no_rewrite_raises_fk",
+}
+
+
+def moves_fk(tier: str, *, rewrite_fk, original_fk) -> np.ndarray:
+    """Whether a rewrite belongs in ``tier`` (AFGV Readability Analysis: simplified prompts have
+    "consistently lower grade levels", complex ones "increase the grade level"): its FK grade is
+    strictly below the original's for ``simplified``, strictly above for ``complex``."""
+    change = np.asarray(rewrite_fk, dtype=float) - np.asarray(original_fk, dtype=float)
+    return TIER_DIRECTION[tier] * change > 0  # equal grades move nothing: not placed
+
+
+def _question_keys(rewrites: pd.DataFrame) -> list[str]:
+    return [k for k in ("question_set", "question_id") if k in rewrites]
+
+
+def _question_index(frame: pd.DataFrame) -> pd.Index:
+    """Each row's question (question_id, or (question_set, question_id) when sets are stacked)."""
+    keys = _question_keys(frame)
+    return pd.MultiIndex.from_frame(frame[keys]) if len(keys) > 1 else pd.Index(frame[keys[0]])
+
+
+def _baseline_rows(rewrites: pd.DataFrame) -> pd.DataFrame:
+    """The baseline row of every question, indexed by its keys (each question must have exactly one)."""
+    base = rewrites[rewrites["tier"].astype(str) == "baseline"]
+    base = base.set_axis(_question_index(base), axis=0)  # the key columns stay columns too
+    if base.index.has_duplicates:
+        raise ValueError("rewrites: a question has more than one baseline row")
+    missing = _question_index(rewrites).difference(base.index)
+    if len(missing):
+        raise ValueError(f"rewrites: {len(missing)} question(s) without a baseline row, e.g. {missing[0]}")
+    return base
+
+
+def place_in_tiers(rewrites: pd.DataFrame) -> pd.DataFrame:
+    """Keep a tier's rewrite only where it moves the FK grade the tier's way (AFGV Readability Analysis).
+
+    The pipeline's candidate for a tier is already the extreme one (Implementation Details: "the
+    candidate giving the lowest Flesch-Kincaid Grade Level is preferred" for simplified, the highest
+    for complex), so when it does not beat the original's grade no other neighbour does: there is no
+    further candidate to try, and the question has no rewrite in that tier. Its row then carries the
+    original (every column of its baseline row, as for the other questions without a rewrite), the
+    status ``"no rewrite lowers FK"`` (simplified) or ``"no rewrite raises FK"`` (complex), and the
+    rejected candidate in ``rejected_replacement`` / ``rejected_fk_grade``. A grade equal to the
+    original's is not a move (:func:`moves_fk`). Rows are never dropped.
+
+    ``rewrites``: :func:`rewrite_questions`' rows (``question_set`` too when several sets are
+    stacked); only rows with status ``"rewritten"`` are judged, so applying it twice changes nothing.
+    """
+    keys = _question_keys(rewrites)
+    base = _baseline_rows(rewrites)
+    at = _question_index(rewrites)
+    original_fk = base["fk_grade"].reindex(at).to_numpy(dtype=float)
+    tier = rewrites["tier"].astype(str).to_numpy()
+    out = rewrites.copy()
+    for column, dtype in (("rejected_replacement", object), ("rejected_fk_grade", float)):
+        if column not in out:
+            out[column] = pd.Series(np.nan, index=out.index, dtype=dtype)
+    for name in TIER_DIRECTION:
+        judged = (tier == name) & (out["status"] == "rewritten").to_numpy()
+        reject = judged & ~moves_fk(name, rewrite_fk=out["fk_grade"].to_numpy(dtype=float), original_fk=original_fk)
+        if not reject.any():
+            continue
+        out.loc[reject, "rejected_replacement"] = out.loc[reject, "replacement"]
+        out.loc[reject, "rejected_fk_grade"] = out.loc[reject, "fk_grade"]
+        original = base.reindex(at[reject])
+        own = keys + ["tier", "status", "rejected_replacement", "rejected_fk_grade"]  # what the row keeps of its own
+        for column in original.columns.difference(own):
+            out.loc[reject, column] = original[column].to_numpy()
+        out.loc[reject, "status"] = FK_NOT_MOVED[name]
+    return out
+
+
+def out_of_order(rewrites: pd.DataFrame) -> pd.DataFrame:
+    """Per question set and tier: rewrites placed in the tier, and how many of them do not move the
+    FK grade the tier's way (0 after :func:`place_in_tiers`; the check of issue 15)."""
+    base = _baseline_rows(rewrites)
+    placed = rewrites[(rewrites["status"] == "rewritten") & rewrites["tier"].astype(str).isin(list(TIER_DIRECTION))]
+    original_fk = base["fk_grade"].reindex(_question_index(placed)).to_numpy(dtype=float)
+    wrong = np.zeros(len(placed), dtype=bool)
+    tier = placed["tier"].astype(str).to_numpy()
+    for name in TIER_DIRECTION:
+        mask = tier == name
+        wrong[mask] = ~moves_fk(name, rewrite_fk=placed["fk_grade"].to_numpy(dtype=float)[mask],
+                                original_fk=original_fk[mask])
+    groups = [k for k in ("question_set",) if k in placed] + ["tier"]
+    table = placed.assign(tier=tier, out_of_order=wrong).groupby(groups, sort=False)
+    return table["out_of_order"].agg(placed="size", out_of_order="sum").reset_index()
+
+
 @dataclass(frozen=True)
 class RewriteConfig:
     """Settings of the rewrite pipeline (documented in notebook 06)."""
@@ -227,7 +330,9 @@ def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig
     ``questions`` has ``question_id`` and ``question``. Returns one row per (question,
     tier) with the rewrite, the target and replacement words, FK grade, syllables and words;
     a question with no usable target or candidate keeps its original text in every tier
-    and is marked in ``status`` (nothing is dropped).
+    and is marked in ``status`` (nothing is dropped). The tier's candidate enters the tier
+    only if it moves the FK grade the tier's way (:func:`place_in_tiers`), else the row keeps
+    the original with status ``"no rewrite lowers FK"`` / ``"no rewrite raises FK"``.
     """
     from tqdm import tqdm
 
@@ -278,15 +383,42 @@ def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig
                          "status": "rewritten"})
     out = pd.DataFrame(rows)
     out["tier"] = pd.Categorical(out["tier"], categories=list(TIERS), ordered=True)
-    return out.sort_values(["question_id", "tier"], kind="stable").reset_index(drop=True)
+    out = out.sort_values(["question_id", "tier"], kind="stable").reset_index(drop=True)
+    return place_in_tiers(out)
 
 
 def readability_table(rewrites: pd.DataFrame) -> pd.DataFrame:
-    """Mean and SD of syllables and FK grade per tier (AFGV Table 2 layout, plus FK)."""
-    g = rewrites.groupby("tier", observed=True)
-    return pd.DataFrame({"n": g.size(), "mean_syllables": g["syllables"].mean(), "sd_syllables": g["syllables"].std(ddof=1),
-                         "mean_fk": g["fk_grade"].mean(), "sd_fk": g["fk_grade"].std(ddof=1),
-                         "mean_words": g["words"].mean()}).reset_index()
+    """Mean and SD of syllables and FK grade per tier, with the questions each tier leaves out
+    (AFGV Table 2 layout, plus FK and counts).
+
+    ``rewrites``: one question set's :func:`rewrite_questions` rows. Per tier: ``n_questions`` (all
+    questions of the set); ``n``, the questions the statistics are over: every question for
+    ``baseline``, the questions with a rewrite in the tier for ``simplified`` and ``complex``
+    (``statistics_over`` says which); one ``left_out_*`` count per reason a question has no rewrite
+    in the tier (:data:`LEFT_OUT`), so that ``n`` plus them is ``n_questions``; the means and SDs; and
+    for the rewritten tiers the baseline means over the same questions
+    (``baseline_mean_*_same_questions``), the paired comparison the all-question baseline row is not.
+    """
+    unknown = set(rewrites["status"]) - set(PLACED) - set(LEFT_OUT)
+    if unknown:
+        raise ValueError(f"readability_table: unknown status {sorted(unknown)}")
+    base = _baseline_rows(rewrites)
+    n_questions = len(base)
+    rows = []
+    for name in TIERS:
+        part = rewrites[rewrites["tier"].astype(str) == name]
+        placed = part[part["status"].isin(PLACED)]
+        row = {"tier": name, "statistics_over": "all questions" if name == "baseline"
+               else "questions with a rewrite in this tier", "n_questions": n_questions, "n": len(placed)}
+        row.update({column: int((part["status"] == status).sum()) for status, column in LEFT_OUT.items()})
+        row.update(mean_syllables=placed["syllables"].mean(), sd_syllables=placed["syllables"].std(ddof=1),
+                   mean_fk=placed["fk_grade"].mean(), sd_fk=placed["fk_grade"].std(ddof=1),
+                   mean_words=placed["words"].mean())
+        same = base.reindex(_question_index(placed)) if name != "baseline" else None
+        row.update(baseline_mean_syllables_same_questions=np.nan if same is None else same["syllables"].mean(),
+                   baseline_mean_fk_same_questions=np.nan if same is None else same["fk_grade"].mean())
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def embed_texts(texts, *, model_path: str | None = None, cache_dir: Path | None = None) -> np.ndarray:

@@ -662,9 +662,16 @@ def afgv_items(rewrites: pd.DataFrame, *, images: str | Path | None = None) -> p
 
     ``rewrites`` has question_id, tier, question and image_id (join the GQA questions' ``image_id``
     to :func:`vqalib.afgv.rewrite_questions`' output) or image; optional answer (ground truth).
+    With a ``status`` column, only rows whose text belongs in their tier are asked
+    (:data:`vqalib.afgv.PLACED`): a question left without a simplified or complex rewrite keeps its
+    original text there, which must not be scored as that tier. ``attrs["not_placed"]`` counts them.
     """
+    from vqalib.afgv import PLACED
+
     images = images or os.environ.get(GQA_IMAGES_ENV) or None
     frame = rewrites.copy()
+    placed = frame["status"].isin(PLACED) if "status" in frame else pd.Series(True, index=frame.index)
+    frame = frame[placed]
     if "image" not in frame:
         if "image_id" not in frame:
             raise ValueError("AFGV rewrites need an image_id (GQA) or image column")
@@ -678,7 +685,9 @@ def afgv_items(rewrites: pd.DataFrame, *, images: str | Path | None = None) -> p
     frame["item_id"] = frame["question_id"].astype(str) + "/" + frame["tier"].astype(str)
     if "answer" in frame:
         frame["reference"] = frame["answer"]
-    return _finish_items(frame)
+    items = _finish_items(frame)
+    items.attrs["not_placed"] = int((~placed).sum())
+    return items
 
 
 def table_items(questions: pd.DataFrame) -> pd.DataFrame:
