@@ -19,9 +19,10 @@ def _mirror_with(tmp_path: Path, key: str, content: bytes) -> Path:
 
 def test_registry_lists_every_upstream_file_at_a_pinned_commit():
     keys = [f.key for f in datasets.REGISTRY]
-    assert len(keys) == len(set(keys)) == 12
+    assert len(keys) == len(set(keys)) == 18
     assert sum(f.dataset == "vizwiz-lf" for f in datasets.REGISTRY) == 7
-    assert sum(k.startswith("commvqa/results/") for k in keys) == 4
+    assert sum(k.startswith("commvqa/results/") for k in keys) == 8  # four models x two prompts
+    assert sum(f.dataset == "lave" for f in datasets.REGISTRY) == 2  # the LAVE reference's demonstrations
     for f in datasets.REGISTRY:
         assert len(f.commit) == 40 and f.commit in f.url and f.upstream_path in f.url
         assert len(f.sha256) == 64

@@ -19,7 +19,7 @@ CIDEr-D) under two protocols:
   generated answers kept as written (only empty cells are missing, scored as empty), all
   rows, with percentile-bootstrap 95% CIs over questions (see :func:`score_protocol`).
 
-Per protocol there is one PTB tokenizer pass over every text of the four files and one
+Per protocol there is one PTB tokenizer pass over every text of the eight files and one
 METEOR JVM (:class:`vqalib.metrics.MeteorSession`) for every file, subset and resample.
 """
 
@@ -52,8 +52,10 @@ CONTEXT_LABELS = {"shopping": "Shopping", "travel": "Travel", "science magazines
 # spellings met in the release -> canonical (the annotations' spelling)
 CONTEXT_ALIASES = {"science_journals": "science magazines", "science journals": "science magazines",
                    "science_magazines": "science magazines", "social_media": "social media"}
-MODELS = {"idefics": "IDEFICS", "blip2": "BLIP-2"}  # released result files -> Table 1 row names
-PAPER_ONLY_MODELS = ("mPLUG-Owl", "LLaVA")  # in Table 1, answers not released
+# released result files -> Table 1 row names: all four benchmarked models (the first two first, so the
+# bootstrap and subset draws of IDEFICS and BLIP-2 are those of the two-model release they were made with)
+MODELS = {"idefics": "IDEFICS", "blip2": "BLIP-2", "llava": "LLaVA", "mplug_owl": "mPLUG-Owl"}
+PAPER_ORDER = ("IDEFICS", "mPLUG-Owl", "LLaVA", "BLIP-2")  # Table 1's row order
 CONDITIONS = ("baseline", "contextual")
 METRICS: tuple[str, ...] = ("BLEU-1", "BLEU-4", "METEOR", "ROUGE", "CIDEr")  # Table 1 columns we score
 PROTOCOLS = ("authors", "corrected")
@@ -66,7 +68,7 @@ PANDAS_DEFAULT_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QN
 
 
 def result_key(model: str, condition: str) -> str:
-    """Registry key of a released result file (``model`` is ``idefics`` or ``blip2``)."""
+    """Registry key of a released result file (``model``: a key of :data:`MODELS`)."""
     return f"commvqa/results/{model}_{condition}_results.csv"
 
 
@@ -582,13 +584,13 @@ def table1_rows(scores: pd.DataFrame) -> pd.DataFrame:
 
 # runner model keys and strategies (vqalib.vqa) -> Table 1's model and condition names
 # (runs of the two released models get their own rows beside the released answers)
-RUN_MODELS = {"idefics-9b-instruct": "IDEFICS (run)", "blip2-opt-2.7b": "BLIP-2 (run)", "llava-1.5-13b": "LLaVA"}
+RUN_MODELS = {"idefics-9b-instruct": "IDEFICS (run)", "blip2-opt-2.7b": "BLIP-2 (run)", "llava-1.5-13b": "LLaVA (run)"}
 RUN_CONDITIONS = {"commvqa-baseline": "baseline", "commvqa-contextual": "contextual"}
 
 
 def run_results(records: pd.DataFrame, *, annotations: pd.DataFrame, benchmark: pd.Series) -> pd.DataFrame:
     """Model answers of the VLM runner as rows shaped like the authors' result files (Table 1 rows
-    of models whose answers are not released: LLaVA, or any new model).
+    of any new model, or a rerun of a benchmarked one beside its released answers).
 
     ``records`` are final records of CommVQA runs (``vqalib.vqa.load_run(..., finals_only=True)``;
     the runner's ``question_id`` is the annotation row, as :func:`load_commvqa`'s); only
@@ -626,30 +628,19 @@ def run_results(records: pd.DataFrame, *, annotations: pd.DataFrame, benchmark: 
     return out
 
 
-def not_run_rows(*, reason_clip: str | None = None, reason_models: str | None = None) -> pd.DataFrame:
-    """Table 1 cells we cannot compute, each saying why and what would enable it."""
+def not_run_rows(*, reason_clip: str | None = None) -> pd.DataFrame:
+    """Table 1 cells we cannot compute (CLIPScore of every model), each saying why and what would enable it."""
     reason_clip = reason_clip or ("not run: CLIPScore needs the images (images.zip is not in the pinned release) "
                                   "and a CLIP model (ViT-B/32); enable by adding both to the data registry "
                                   "and configuring a local CLIP model")
-    reasons = {
-        "LLaVA": reason_models or ("not run: LLaVA's answers are not in the release; enable with the VLM runner and "
-                                   "the images: python -m vqalib.vqa run --model llava-1.5-13b --dataset commvqa "
-                                   "--strategy commvqa-baseline (and commvqa-contextual) --images images.zip "
-                                   "--out runs/<name>.jsonl"),
-        "mPLUG-Owl": reason_models or ("not run: mPLUG-Owl's answers are not in the release, and it has no "
-                                       "transformers-native class, so the VLM runner does not include it"),
-    }
-    rows = [{"model": m, "condition": c, "metric": "CLIPScore", "status": reason_clip}
-            for m in (*MODELS.values(), *PAPER_ONLY_MODELS) for c in CONDITIONS]
-    rows += [{"model": m, "condition": c, "metric": metric, "status": reasons[m]}
-             for m in PAPER_ONLY_MODELS for c in CONDITIONS for metric in METRICS]
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{"model": m, "condition": c, "metric": "CLIPScore", "status": reason_clip}
+                         for m in MODELS.values() for c in CONDITIONS])
 
 
 def reference_parsing_effects(results: pd.DataFrame) -> pd.DataFrame:
     """How the authors' comma-split references differ from the parsed lists (Table 1 protocols).
 
-    One row per kind of difference, counted over one result file's rows (the four files
+    One row per kind of difference, counted over one result file's rows (the eight files
     share the same answers), with an example.
     """
     first = results[results["file"] == results["file"].iloc[0]]

@@ -39,6 +39,8 @@ VIZWIZ_LF_REPO = "UT-CS-HCI/lfvqa"
 VIZWIZ_LF_COMMIT = "358d12904635bbf612558da10febfe5e35967540"
 COMMVQA_REPO = "nnaik39/commvqa"
 COMMVQA_COMMIT = "97e5b27e6caf61197d9feca3fe3841df3ac28f24"
+LAVE_REPO = "mair-lab/lave"  # the LAVE reference implementation: its in-context demonstrations (vqalib.judge)
+LAVE_COMMIT = "253640bfb7c328a507cb8bd0f34e17146ec3161a"
 
 
 class DataIntegrityError(RuntimeError):
@@ -74,6 +76,10 @@ def _commvqa(key: str, upstream_path: str, sha256: str) -> DataFile:
     return DataFile(f"commvqa/{key}", "commvqa", COMMVQA_REPO, COMMVQA_COMMIT, upstream_path, sha256)
 
 
+def _lave(name: str, sha256: str) -> DataFile:
+    return DataFile(f"lave/{name}", "lave", LAVE_REPO, LAVE_COMMIT, f"data/{name}", sha256)
+
+
 REGISTRY: tuple[DataFile, ...] = (
     _vizwiz("expert", "be3ee44681e30e307977468e046fbd108f2283a3ed63d40ba0a688b9043d2330"),
     _vizwiz("gpt-4v", "79d5fef8ffbdbe96a12b17b683ca93b32374b8ac15bd82dffa9026f429def9ef"),
@@ -92,6 +98,18 @@ REGISTRY: tuple[DataFile, ...] = (
              "717f7273efda2b1726722cde3a384d98609deb9cabcc957b094a3a3ebf5127a5"),
     _commvqa("results/idefics_contextual_results.csv", "models/idefics/results/idefics_contextual_results.csv",
              "47648d40ba5fd78c88982e96fb6b070795fe497a9d4530ba06620a7f0d684374"),
+    _commvqa("results/llava_baseline_results.csv", "models/LLaVA/results/llava_baseline_results.csv",
+             "660ba2663a1a2e60f1bc8f0274a97b1e48eaa32f87a1d7f06c61eb007ab5e0a8"),
+    _commvqa("results/llava_contextual_results.csv", "models/LLaVA/results/llava_contextual_results.csv",
+             "2ab6bc9cce5a9c9064f1dc3d9b3de546e19d84ff7c32f8b3c80298f7fff23d81"),
+    # the authors' eval_metrics.py names mplug_owl_context_description_results.csv, which the release lacks;
+    # the contextual file is the one whose scores match the printed mPLUG-Owl (Contextual) row
+    _commvqa("results/mplug_owl_baseline_results.csv", "models/mPLUG-Owl/results/mplug_owl_baseline_results.csv",
+             "49b98938bff834fa13aa39f3b5e7639314fe09cae4de502d8862e0c2cccfee42"),
+    _commvqa("results/mplug_owl_contextual_results.csv", "models/mPLUG-Owl/results/mplug_owl_contextual_results.csv",
+             "dc7078579ea6f760ad05051719367a407c71359c789f595102157a254cc5acd0"),
+    _lave("lave_demos.json", "80f68aee0a5e53f243274013061f86889fa2b5fef810d071a97f9965cba0a888"),
+    _lave("lave_demos_binary.json", "d69c618e917c1d0eacc051d4854cc07abcc43a79935fcc716b681ba38980fe6b"),
 )
 _BY_KEY = {f.key: f for f in REGISTRY}
 

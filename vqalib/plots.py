@@ -649,6 +649,7 @@ def description_similarity_bars(summary: pd.DataFrame, tests: pd.DataFrame, *, t
     for centre, source in centres:  # the source under its bars' condition labels
         ax.annotate(source, (centre, 0), xycoords=("data", "axes fraction"), xytext=(0, -20),
                     textcoords="offset points", ha="center", va="top", fontsize=11)
+    ax.set_ylim(0, float(summary["ci_high"].max()) + 0.08)  # room for the highest bracket and its stars
     ax.set_ylabel("cosine similarity to the description")
     ax.set_title(title)
     shown = [c for c in conditions if c in set(summary["condition"])]

@@ -339,16 +339,19 @@ ENTRIES: list[Spec] = [
        "VizWiz-LF few-shot LLM role classifier on a sample of answers", "vqalib.classify.llm_classify"),
     # --- 06 AFGV -------------------------------------------------------------------------------
     _t("afgv_rewrites_accessibility_questions", "06_afgv_tiers", "AFGV", "",
-       "AFGV rewrites of the VizWiz-LF and CommVQA questions (every question, every tier)",
+       "AFGV rewrites of the VizWiz-LF and CommVQA questions (every question, every tier; where no rewrite "
+       "moves FK the tier's way the row keeps the original and its status says why)",
        "vqalib.afgv.rewrite_questions",
        model_derived=ModelDerived((("intent_similarity", _sim),), EMBEDDING)),
     _t("afgv_table02_readability_by_tier", "06_afgv_tiers", "AFGV", "Table 2",
-       "AFGV Table 2 layout: syllables and FK grade per tier, per question set (paper: GQA)",
+       "AFGV Table 2 layout: syllables and FK grade per tier, per question set (paper: GQA); simplified and "
+       "complex over the questions with a rewrite in that tier, baseline over all, questions left out counted by reason",
        "vqalib.afgv.readability_table"),
     _t("afgv_intent_filter", "06_afgv_tiers", "AFGV", "",
        "AFGV intent filter: rewrites below the MiniLM cosine threshold per tier", "vqalib.afgv.intent_filter_table",
        model_derived=ModelDerived((("removed", 2), ("share_removed", 0.002), ("mean_similarity", _sim)), EMBEDDING)),
-    _t("afgv_fk_by_tier", "06_afgv_tiers", "AFGV", "Table 2", "Flesch–Kincaid grade by tier",
+    _t("afgv_fk_by_tier", "06_afgv_tiers", "AFGV", "Table 2",
+       "Flesch–Kincaid grade by tier (questions with a rewrite in the tier; baseline: all questions)",
        "vqalib.plots.tier_distribution", kind="figure", data=("afgv_rewrites_accessibility_questions",)),
     _t("afgv_table01_tier_accuracy", "06_afgv_tiers", "AFGV", "Table 1",
        "AFGV Table 1: CI, z and CI separation recomputed from the printed accuracies (N = 20,000)",
@@ -556,15 +559,15 @@ STATUS: tuple[NotebookStatus, ...] = (
                             summary="tier_order"),)),
     NotebookStatus(
         "07_commvqa_context",
-        "CommVQA **Table 1** (BLEU-1/4, METEOR, ROUGE-L, CIDEr for IDEFICS and BLIP-2, baseline vs contextual) under "
+        "CommVQA **Table 1** (BLEU-1/4, METEOR, ROUGE-L, CIDEr for IDEFICS, mPLUG-Owl, LLaVA and BLIP-2, baseline vs "
+        "contextual) under "
         "the authors' protocol and a corrected one with bootstrap CIs; question/answer analysis per context (hedges, "
         "polar questions, interrogatives with Welch tests, named entities; **Figs. 3, 5**); the context classifier "
         "and pairwise heatmap (**Fig. 2**); description similarity (**Fig. 4**); the numbers the paper states in its "
         "text",
         tables=("commvqa_table01_benchmark", "commvqa_text_facts"),
         note="the BLIP-2 contextual BLEU-4 cell outside is explained in the notebook (a probable transcription slip); "
-             "CLIPScore \"not run\" (images, CLIP); LLaVA (or any new model) rows fill from `runs/`, else \"not "
-             "run\"; mPLUG-Owl is not in the runner"),
+             "CLIPScore \"not run\" (images, CLIP); any new model's rows fill from `runs/`"),
 )
 ABSTENTION_CRITERION = 0.90  # issue 4's bar for "the classifier's abstention agrees with the labels"
 
