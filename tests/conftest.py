@@ -114,3 +114,89 @@ def openai_server():
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def bomb_png(*, width: int = 16000, height: int = 16000) -> bytes:
+    """A valid 1-bit PNG declaring ``width`` x ``height`` black pixels: 31 KB at 16000 x 16000, 768 MB as RGB
+    (a decompression bomb), built row by row so the test itself never holds the pixels."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    row = b"\x00" * (1 + (width + 7) // 8)  # filter byte + packed bits
+    packer = zlib.compressobj(9)
+    idat = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)  # bit depth 1, greyscale
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def streamed_body(total: int, *, declare_length: bool, content_type: str = "image/jpeg"):
+    """A route answering with ``total`` bytes made on the fly (never held in memory), with or without a
+    Content-Length; ``handler.server.sent[path]`` records how many bytes the client took before leaving."""
+    def respond(handler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", content_type)
+        if declare_length:
+            handler.send_header("Content-Length", str(total))
+        handler.end_headers()
+        block, sent = b"\xff\xd8\xff\xe0" + bytes(65532), 0  # a JPEG start, then zeros
+        try:
+            while sent < total:
+                n = min(len(block), total - sent)
+                handler.wfile.write(block[:n])
+                sent += n
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client refused the body and hung up
+        handler.server.sent[handler.path] = sent
+    return respond
+
+
+def gated_body(data: bytes, *, gate: threading.Event, content_type: str = "image/png"):
+    """A route that answers only once ``gate`` is set: holds a run at a known question, whatever the machine."""
+    def respond(handler) -> None:
+        gate.wait(timeout=600)
+        serve_bytes(handler, data, content_type=content_type)
+    return respond
+
+
+def serve_bytes(handler, data: bytes, *, content_type: str) -> None:
+    try:
+        handler.send_response(200)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
+@contextlib.contextmanager
+def route_server(routes: dict):
+    """An HTTP server on 127.0.0.1 (no network) answering GET ``path`` from ``routes`` (mutable while it runs):
+    ``(content_type, bytes)`` or a callable taking the request handler; 404 otherwise. Yields an object with
+    ``.url`` (base URL), ``.hits`` (GETs per path) and ``.sent`` (bytes of streamed bodies actually sent)."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.server.hits[self.path] = self.server.hits.get(self.path, 0) + 1
+            route = routes.get(self.path)
+            if route is None:
+                self.send_error(404)
+            elif callable(route):
+                route(self)
+            else:
+                serve_bytes(self, route[1], content_type=route[0])
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    httpd.hits, httpd.sent = {}, {}
+    httpd.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        yield httpd
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

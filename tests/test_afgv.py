@@ -240,3 +240,72 @@ def test_attach_rewrites_matches_on_text_when_ids_repeat_across_question_sets():
     out = afgv.attach_rewrites(predictions, rewrites, question_sets=sets)
     assert out["question_set"].tolist()[:2] == ["B", "A"] and out["question_type"].tolist()[:2] == ["travel", "Identification"]
     assert out.attrs["unmatched"] == 1 and pd.isna(out.loc[2, "intent_similarity"]) and len(out) == 3
+
+
+class _Planted:
+    """Unpickling this creates ``marker``: the side effect of a pickle someone planted."""
+
+    def __init__(self, marker) -> None:
+        from pathlib import Path
+
+        self.marker = Path(marker)
+
+    def __reduce__(self):
+        from pathlib import Path
+
+        return (Path.touch, (self.marker,))
+
+
+def test_word_vector_pickles_are_refused_never_unpickled(tmp_path, monkeypatch):
+    """Issue 16: gensim's native .kv / .model files are pickles: refused with an error naming the file,
+    by suffix or by content, from an argument or from $VQALIB_WORD_VECTORS."""
+    import pickle
+    import re
+
+    pickle.loads(pickle.dumps(_Planted(tmp_path / "proof")))
+    assert (tmp_path / "proof").exists()  # the payload is live: unpickling it would leave the marker
+    marker = tmp_path / "ran"
+    for name in ("vectors.kv", "vectors.model", "vectors.txt", "vectors.bin"):
+        path = tmp_path / name
+        path.write_bytes(pickle.dumps(_Planted(marker)))
+        with pytest.raises(ValueError, match=re.escape(str(path)) + ": a gensim native"):
+            afgv.load_word_vectors(str(path))
+    monkeypatch.setenv(afgv.WORD_VECTORS_ENV, str(tmp_path / "vectors.kv"))
+    with pytest.raises(ValueError, match="save_word2vec_format"):
+        afgv.load_word_vectors()
+    assert not marker.exists()
+
+
+def test_word2vec_text_and_binary_files_load_without_pickle(tmp_path):
+    path = tmp_path / "tiny.txt"
+    path.write_text("3 2\ncat 1.0 0.0\ndog 0.9 0.1\ncar 0.0 1.0\n", encoding="utf-8")
+    text = afgv.load_word_vectors(str(path))
+    assert text.index_to_key == ["cat", "dog", "car"] and text.vector_size == 2
+    assert afgv.load_word_vectors(str(path), vocab_limit=2).index_to_key == ["cat", "dog"]
+    text.save_word2vec_format(str(tmp_path / "tiny.bin"), binary=True)
+    binary = afgv.load_word_vectors(str(tmp_path / "tiny.bin"))
+    assert binary.index_to_key == text.index_to_key and np.array_equal(binary.vectors, text.vectors)
+
+
+def test_gensim_downloader_data_is_read_as_vectors_and_its_module_never_imported(tmp_path, monkeypatch):
+    """gensim.downloader.load(name) imports <name>/__init__.py from its data folder (code placed in a
+    cache folder); load_word_vectors asks only for the file's path and reads it as word2vec."""
+    import gzip
+    import sys
+
+    import gensim.downloader
+
+    name, marker = "glove-tiny-test-2", tmp_path / "ran"
+    folder = tmp_path / "gensim-data" / name
+    folder.mkdir(parents=True)
+    touch = f"from pathlib import Path\nPath({str(marker)!r}).touch()\n"
+    (folder / "__init__.py").write_text(touch + "def load_data():\n    " + touch.replace("\n", "\n    "),
+                                        encoding="utf-8")
+    with gzip.open(folder / f"{name}.gz", "wt", encoding="utf-8") as out:
+        out.write("2 2\ncat 1.0 0.0\ndog 0.0 1.0\n")
+    monkeypatch.setattr(gensim.downloader, "BASE_DIR", str(tmp_path / "gensim-data"))
+    monkeypatch.setattr(gensim.downloader, "_get_filename", lambda n: f"{n}.gz")  # no network for the catalogue
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    vectors = afgv.load_word_vectors(name)
+    assert vectors.index_to_key == ["cat", "dog"]
+    assert not marker.exists() and name not in sys.modules

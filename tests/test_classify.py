@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
+import json
+import pickle
+import re
+import zipfile
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from vqalib import classify, taxonomy
+
+
+class _Planted:
+    """Unpickling this creates ``marker``: the side effect of a pickle someone planted."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = Path(marker)
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def _planted(marker: Path) -> bytes:
+    proof = marker.with_name(marker.name + "-proof")
+    pickle.loads(pickle.dumps(_Planted(proof)))
+    assert proof.exists()  # the payload is live: unpickling it would leave the marker
+    return pickle.dumps(_Planted(marker))
 
 
 @pytest.fixture(scope="module")
@@ -103,21 +126,101 @@ def test_training_is_deterministic_and_gives_every_sentence_a_role(small, small_
 
 def test_save_load_round_trip_is_identical_and_small(small, small_model, tmp_path):
     sentences, answers = small
-    path = classify.save(small_model, tmp_path / "role.joblib")
+    path = classify.save(small_model, tmp_path / "role.skops")
     loaded = classify.load(path)
     features = classify.feature_matrix(classify.sentence_units(sentences, answers))
     assert np.array_equal(loaded.predict_proba(features), small_model.predict_proba(features))
     assert loaded.metadata == small_model.metadata and loaded.encoder == classify.PACKAGED_ENCODER
+    assert loaded.labels == small_model.labels and np.array_equal(loaded.thresholds, small_model.thresholds)
     assert path.stat().st_size < 3_000_000  # the scikit-learn pipeline only: no encoder weights
     assert hasattr(small_model.pipeline[-1], "_optimizer")  # saving a slim copy leaves the model intact
+    assert path.read_bytes()[:2] == b"PK" and zipfile.is_zipfile(path)  # skops' zip, not a pickle
+    assert classify.save(loaded, tmp_path / "again.skops").read_bytes() == path.read_bytes()  # byte-identical
+
+
+def test_logreg_models_round_trip_under_the_allow_list(small, tmp_path):
+    sentences, answers = small
+    model = classify.train(sentences, answers, kind="info", seed=0, estimator="logreg", tune=False)
+    loaded = classify.load(classify.save(model, tmp_path / "info.skops"))
+    features = classify.feature_matrix(classify.sentence_units(sentences, answers))
+    assert np.array_equal(loaded.predict_proba(features), model.predict_proba(features))
 
 
 def test_load_rejects_other_objects(tmp_path):
+    import skops.io
+
+    skops.io.dump({"not": "a model"}, tmp_path / "x.skops")
+    with pytest.raises(classify.ModelFileError, match="not a vqalib.classify.SentenceClassifier"):
+        classify.load(tmp_path / "x.skops")
+
+
+def test_planted_pickles_are_refused_before_anything_is_unpickled(tmp_path, monkeypatch):
+    """Issue 16: a pickle or joblib file where a model is expected, whatever its name, is refused
+    with an error naming it; the committed models and the default paths load only skops files."""
     import joblib
 
-    joblib.dump({"not": "a model"}, tmp_path / "x.joblib")
-    with pytest.raises(TypeError, match="SentenceClassifier"):
-        classify.load(tmp_path / "x.joblib")
+    marker = tmp_path / "ran"
+    planted = [tmp_path / "vizwiz-lf_role_classifier.skops", tmp_path / "model.joblib"]
+    for path in planted:
+        path.write_bytes(_planted(marker))
+    joblib.dump(_Planted(marker), tmp_path / "compressed.joblib", compress=3)
+    for path in (*planted, tmp_path / "compressed.joblib"):
+        with pytest.raises(classify.ModelFileError, match=re.escape(str(path)) + ".*never loaded"):
+            classify.load(path)
+    monkeypatch.setattr(classify, "MODEL_PATHS", {"role": planted[0], "info": planted[1]})
+    with pytest.raises(classify.ModelFileError, match="unpickling can run code"):
+        classify.default_models()
+    assert not marker.exists()
+
+
+def test_skops_files_with_types_outside_the_allow_list_are_refused(small_model, tmp_path):
+    """skops itself trusts every scikit-learn estimator; load admits only the classifier's own types,
+    checked on the JSON schema before skops builds any object."""
+    import skops.io
+    from sklearn.tree import DecisionTreeClassifier
+
+    other = tmp_path / "tree.skops"
+    skops.io.dump({"format": classify.MODEL_FORMAT, "pipeline": DecisionTreeClassifier()}, other)
+    with pytest.raises(classify.ModelFileError, match=re.escape(str(other)) + ".*DecisionTreeClassifier"):
+        classify.load(other)
+    # a hand-edited schema that names a function instead of the pipeline's class
+    source = classify.save(small_model, tmp_path / "role.skops")
+    with zipfile.ZipFile(source) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    schema = json.loads(members["schema.json"])
+    schema["content"]["pipeline"].update(__module__="pathlib", __class__="Path.touch")
+    members["schema.json"] = json.dumps(schema).encode()
+    edited = tmp_path / "edited.skops"
+    with zipfile.ZipFile(edited, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    with pytest.raises(classify.ModelFileError, match="pathlib.Path.touch"):
+        classify.load(edited)
+
+
+def test_planted_pickle_in_the_cross_validation_cache_is_never_run(tmp_path):
+    """Issue 16: the out-of-fold cache (``classify-cv``) reads ``.npz`` arrays only; a pickle, or an
+    object array, in its place is ignored with a warning naming it and recomputed."""
+    rng = np.random.default_rng(0)
+    n, width = 80, classify.EMBED_DIM * (2 + len(classify.HIDDEN_LAYERS)) + len(classify.CONTEXT_FEATURES)
+    features = rng.normal(size=(n, width))
+    truth = (rng.uniform(size=(n, len(taxonomy.ROLES))) < 0.4).astype(int)
+    units = pd.DataFrame({"source": ["A"] * n, "question_id": np.arange(n) // 2})
+    folds = classify.question_folds(units, n_splits=2, seed=0)
+    params = dict(kind="role", seed=0, estimator="logreg", exclude_sources=(), tune=False, inner_splits=2,
+                  encoder="test")
+    cache, marker = tmp_path / "cv", tmp_path / "ran"
+    first = classify._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=cache)
+    [stored] = list(cache.glob("*.npz"))
+    for planted in (_planted(marker), None):
+        if planted is None:  # an .npz whose array is a pickled object
+            np.savez(stored, probabilities=np.array([_Planted(marker)], dtype=object))
+        else:
+            stored.write_bytes(planted)
+        with pytest.warns(UserWarning, match=re.escape(str(stored))):
+            again = classify._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=cache)
+        assert not marker.exists()
+        assert all(np.array_equal(a, b) for a, b in zip(first, again))
 
 
 def test_cross_validate_on_a_subset(small):
@@ -229,9 +332,10 @@ def test_committed_models_metadata():
     role, info = classify.default_models()
     assert role.kind == "role" and info.kind == "info" and role.min_labels == 1 and info.min_labels == 0
     for model, path in ((role, classify.MODEL_PATHS["role"]), (info, classify.MODEL_PATHS["info"])):
-        assert path.stat().st_size < 3_000_000
+        assert path.stat().st_size < 3_000_000 and path.suffix == ".skops" and zipfile.is_zipfile(path)
         assert model.metadata["cross_validation"]["f1"]["all: Weighted average"] > 0.6
         assert model.encoder_name == classify.ENCODER_NAME
+    assert not list(classify.MODEL_DIR.glob("*.joblib")) and not list(classify.MODEL_DIR.glob("*.pkl"))  # no pickles
 
 
 # --- the paper's few-shot LLM classifier (A.2.2) ----------------------------------------------

@@ -67,6 +67,67 @@ def test_malformed_cell_in_a_file_names_the_file_row_and_column(tmp_path):
                              result_paths={("toy", "baseline"): Path(res)})
 
 
+def _load_with(tmp_path: Path, *, annotations: bytes | None = None, results: bytes | None = None):
+    """load_commvqa on the hand-made files with the annotations or the result file replaced by ``bytes``."""
+    ann, res = tmp_path / "annotations.json", tmp_path / "toy_baseline_results.csv"
+    ann.write_bytes(annotations if annotations is not None else (FIXTURES / "commvqa_annotations.json").read_bytes())
+    res.write_bytes(results if results is not None else (FIXTURES / "commvqa_results.csv").read_bytes())
+    return commvqa.load_commvqa(annotations_path=ann, result_paths={("toy", "baseline"): res})
+
+
+def _fixture_with(name: str, old: bytes, new: bytes) -> bytes:
+    data = (FIXTURES / name).read_bytes()
+    assert data.count(old) == 1, old
+    return data.replace(old, new)
+
+
+@pytest.mark.parametrize("content, words", [
+    (_fixture_with("commvqa_annotations.json", b'"Where is this?"', b'"Wh\xe9re is this?"'),
+     r"annotations\.json: row 2 field 'question': not UTF-8 text: byte 0xe9 at line \d+, byte column \d+"),
+    (b"", r"annotations\.json: top level: the file is empty \(0 bytes\)"),
+    (b"{}", r"annotations\.json: top level: the file holds an object, expected an array of rows"),
+    (b"[]", r"annotations\.json: top level: the array has no rows"),
+    (b'"rows"', r"annotations\.json: top level: the file holds a string, expected an array of rows"),
+    (b'{"0": {"image": "shirt.jpeg"}}', r"annotations\.json: top level: the file holds an object, expected an array"),
+    (_fixture_with("commvqa_annotations.json", b'"context": "news",', b'"context": "news", "context": "health",'),
+     r"annotations\.json: row 1: field 'context' appears 2 times\. A key must not repeat"),
+    (b'[{"image": "a.jpeg"}, 3]', r"annotations\.json: row 0 lacks required field 'context'"),
+])
+def test_malformed_annotations_file_names_file_row_and_field(tmp_path, content, words):
+    with pytest.raises(DataFormatError, match=words):
+        _load_with(tmp_path, annotations=content)
+
+
+@pytest.mark.parametrize("content, words", [
+    (_fixture_with("commvqa_results.csv", b"She is eating an apple.", b"She is eating an \xe0pple."),
+     r"toy_baseline_results\.csv: row 3 \(line 5\), column 'generated_answer': not UTF-8 text: byte 0xe0 at line 5"),
+    (b"", r"toy_baseline_results\.csv: line 1 \(header\): the file is empty \(0 bytes\)"),
+    (b"\n\n", r"toy_baseline_results\.csv: line 1 \(header\): the file is empty \(2 bytes\)"),
+    (b",image,description,context,question,answers,generated_answer\n",
+     r"toy_baseline_results\.csv: row 0 \(line 2\): no data rows; the file has only the header line"),
+    (b"{}", r"toy_baseline_results\.csv: line 1 \(header\): lacks required column\(s\) \['image', 'context', "),
+    (b"[]\n[]\n", r"toy_baseline_results\.csv: line 1 \(header\): lacks required column\(s\)"),
+    (_fixture_with("commvqa_results.csv", b",description,", b",answers,"),
+     r"toy_baseline_results\.csv: line 1 \(header\): column\(s\) \['answers'\] appear more than once"),
+    (_fixture_with("commvqa_results.csv", b"She is eating an apple.", b'She is eating an apple.,"extra"'),
+     r"toy_baseline_results\.csv: not a readable CSV table: .*line 5"),
+])
+def test_malformed_results_file_names_file_row_and_column(tmp_path, content, words):
+    with pytest.raises(DataFormatError, match=words):
+        _load_with(tmp_path, results=content)
+
+
+def test_result_file_with_a_bom_and_the_real_files_read_as_before(tmp_path, data_dir):
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + (FIXTURES / "commvqa_results.csv").read_bytes())
+    plain = pd.read_csv(FIXTURES / "commvqa_results.csv", dtype=str, keep_default_na=False)
+    assert commvqa.read_csv_text(bom, required=commvqa.RESULT_COLUMNS).equals(plain)
+    for model in commvqa.MODELS:
+        for condition in commvqa.CONDITIONS:
+            path = data_dir / commvqa.result_key(model, condition)
+            assert commvqa.read_csv_text(path).equals(pd.read_csv(path, dtype=str, keep_default_na=False))
+
+
 def test_candidates_under_both_protocols(small):
     authors = commvqa.protocol_inputs(small.results, protocol="authors")
     corrected = commvqa.protocol_inputs(small.results, protocol="corrected")
@@ -160,6 +221,23 @@ def test_pooled_bleu_equals_the_library():
         assert commvqa._bleu_from_pooled(stats[rows].sum(axis=0))[0] == pytest.approx(lib)
 
 
+def test_protocol_scores_are_cached_by_content_and_come_back_bit_identical(small, tmp_path, monkeypatch):
+    """Issue 18: a second scoring of the same inputs and settings reads Parquet/npz (no pickle) instead of running
+    the tokenizer, METEOR and the bootstrap again, and returns exactly what was computed; other inputs miss."""
+    monkeypatch.setenv("VQALIB_CACHE_DIR", str(tmp_path / "cache"))
+    first = commvqa.score_protocol(small.results, protocol="corrected", n_resamples=20, progress=False)
+    folders = list((tmp_path / "cache" / "commvqa" / "table1").iterdir())
+    assert len(folders) == 1 and not any(p.suffix in {".pkl", ".joblib"} for p in folders[0].iterdir())
+    monkeypatch.setattr(commvqa, "tokenize_inputs", lambda inputs: pytest.fail("scored again"))
+    again = commvqa.score_protocol(small.results, protocol="corrected", n_resamples=20, progress=False)
+    for name in ("scores", "subsets", "per_question"):
+        pd.testing.assert_frame_equal(getattr(first, name), getattr(again, name), check_exact=True)
+    assert first.resamples.keys() == again.resamples.keys()
+    assert all(np.array_equal(first.resamples[k], again.resamples[k]) for k in first.resamples)
+    with pytest.raises(pytest.fail.Exception, match="scored again"):  # another seed is another key
+        commvqa.score_protocol(small.results, protocol="corrected", n_resamples=20, seed=1, progress=False)
+
+
 def test_score_protocol_on_the_fixture(small):
     authors = commvqa.score_protocol(small.results, protocol="authors", progress=False)
     corrected = commvqa.score_protocol(small.results, protocol="corrected", n_resamples=50, progress=False)
@@ -236,3 +314,45 @@ def test_text_fact_comparison_judges_only_same_quantities():
     out = commvqa.compare_text_facts(facts, paper)
     assert out.set_index("fact_id").loc["CV01", "within_tolerance"] == True  # noqa: E712
     assert pd.isna(out.set_index("fact_id").loc["CV37", "within_tolerance"])
+
+
+class _Planted:
+    """Unpickling this creates ``marker``: the side effect of a pickle someone planted in a cache."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = Path(marker)
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def test_planted_pickles_in_the_entity_cache_are_never_run(tmp_path, monkeypatch):
+    """Issue 16: named entities are cached as JSON keyed by model and texts; a pickle in a cache
+    file's place, or in the old joblib.Memory folder, is never unpickled: the file is ignored with a
+    warning naming it and the entities are recomputed, identical; then they come from the cache."""
+    import pickle
+    import re
+
+    pickle.loads(pickle.dumps(_Planted(tmp_path / "proof")))
+    assert (tmp_path / "proof").exists()  # the payload is live: unpickling it would leave the marker
+    cache, marker = tmp_path / "cache", tmp_path / "ran"
+    texts = ["Barack Obama visited Paris in 2010.", "A red cup on a table.", None, "A red cup on a table."]
+    first = commvqa.entity_mentions(texts, cache=cache, progress=False)
+    assert first[2] == () and first[1] == first[3] and all(isinstance(m, tuple) for m in first)
+    [stored] = [p for p in cache.rglob("*") if p.is_file()]
+    assert stored.suffix == ".json" and stored.parent.name == "entities"
+    legacy = cache / "joblib" / "vqalib" / "commvqa" / "_entities" / ("0" * 32) / "output.pkl"
+    legacy.parent.mkdir(parents=True)
+    for planted in (pickle.dumps(_Planted(marker)), b'{"key": "x", "entities": "not entities"}'):
+        stored.write_bytes(planted)
+        legacy.write_bytes(pickle.dumps(_Planted(marker)))  # where joblib.Memory kept entities until issue 16
+        with pytest.warns(UserWarning, match="ignoring unreadable entity cache file " + re.escape(str(stored))):
+            again = commvqa.entity_mentions(texts, cache=cache, progress=False)
+        assert not marker.exists()
+        assert again == first
+
+    def fail(*_args, **_kwargs):
+        raise AssertionError("recomputed instead of read from the cache")
+
+    monkeypatch.setattr(commvqa, "_entities", fail)
+    assert commvqa.entity_mentions(texts, cache=cache, progress=False) == first

@@ -1,11 +1,20 @@
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from conftest import local_file_server
 from vqalib import datasets
-from vqalib.datasets import DataFormatError, DataIntegrityError
+from vqalib.datasets import DataFormatError, DataIntegrityError, FetchError
 from vqalib.validation import ValidationReport
+
+PROJECT = Path(__file__).resolve().parents[1]
 
 
 def _mirror_with(tmp_path: Path, key: str, content: bytes) -> Path:
@@ -48,7 +57,7 @@ def test_fetch_refuses_a_file_with_a_wrong_hash_and_writes_nothing(tmp_path):
     key = "vizwiz-lf/expert.json"
     mirror = _mirror_with(tmp_path, key, b'{"tampered": true}')
     out = tmp_path / "raw"
-    with pytest.raises(DataIntegrityError) as err:
+    with pytest.raises(FetchError) as err:
         datasets.fetch([key], data_dir=out, mirror=mirror, progress=False)
     message = str(err.value)
     assert key in message
@@ -69,8 +78,149 @@ def test_fetch_replaces_a_corrupted_local_file(tmp_path, data_dir):
 
 
 def test_fetch_names_a_file_missing_from_the_mirror(tmp_path):
-    with pytest.raises(FileNotFoundError, match="vizwiz-lf/llava.json"):
+    with pytest.raises(FetchError, match="vizwiz-lf/llava.json: not in the data mirror"):
         datasets.fetch(["vizwiz-lf/llava.json"], data_dir=tmp_path / "raw", mirror=tmp_path, progress=False)
+
+
+def test_fetch_checks_every_file_and_reports_each_bad_one_at_once(tmp_path, data_dir):
+    good, tampered, absent = "vizwiz-lf/qwen.json", "vizwiz-lf/expert.json", "vizwiz-lf/llava.json"
+    mirror = _mirror_with(tmp_path, good, (data_dir / good).read_bytes())
+    (mirror / tampered).write_bytes(b'{"tampered": true}')
+    out = tmp_path / "raw"
+    with pytest.raises(FetchError) as err:
+        datasets.fetch([tampered, absent, good], data_dir=out, mirror=mirror, progress=False)
+    assert [key for key, _ in err.value.problems] == [tampered, absent]  # the first failure did not stop the rest
+    message = str(err.value)
+    assert message.startswith(f"2 of 3 registered file(s) could not be fetched into {out}")
+    assert (f"{tampered}: SHA-256 mismatch: expected {datasets.spec_for(tampered).sha256}, "
+            f"actual {datasets.sha256_of(mirror / tampered)}") in message
+    assert f"{absent}: not in the data mirror {mirror} (looked for {mirror / absent})" in message
+    assert sorted(p.name for p in (out / "vizwiz-lf").iterdir()) == ["qwen.json"]  # the good one, nothing partial
+    datasets.verified_path(good, data_dir=out)
+
+
+def test_fetch_over_http_reports_a_missing_upstream_file_and_a_hash_mismatch(tmp_path, data_dir, monkeypatch):
+    upstream = tmp_path / "upstream"
+    (upstream / "vizwiz-lf").mkdir(parents=True)
+    (upstream / "vizwiz-lf/expert.json").write_bytes(b"{}")
+    shutil.copy(data_dir / "vizwiz-lf/qwen.json", upstream / "vizwiz-lf/qwen.json")
+    out = tmp_path / "raw"
+    with local_file_server(upstream) as (base, hits):
+        monkeypatch.setattr(datasets.DataFile, "url", property(lambda spec: f"{base}/{spec.key}"))
+        with pytest.raises(FetchError) as err:
+            datasets.fetch(["vizwiz-lf/expert.json", "vizwiz-lf/llava.json", "vizwiz-lf/qwen.json"],
+                           data_dir=out, mirror=None, progress=False)
+    problems = dict(err.value.problems)
+    assert list(problems) == ["vizwiz-lf/expert.json", "vizwiz-lf/llava.json"]
+    assert f"actual {datasets.sha256_of(upstream / 'vizwiz-lf/expert.json')}" in problems["vizwiz-lf/expert.json"]
+    assert "not found upstream (HTTP 404" in problems["vizwiz-lf/llava.json"]
+    assert f"{base}/vizwiz-lf/llava.json" in problems["vizwiz-lf/llava.json"]
+    assert sorted(p.name for p in (out / "vizwiz-lf").iterdir()) == ["qwen.json"]
+
+
+def test_fetch_removes_stale_partial_files_and_counts_them(tmp_path, data_dir):
+    key = "vizwiz-lf/gemini.json"
+    mirror = _mirror_with(tmp_path, key, (data_dir / key).read_bytes())
+    out = tmp_path / "raw"
+    (out / "vizwiz-lf").mkdir(parents=True)
+    for name in (".gemini.json.k1l2m3.part", ".gemini.json.x9y8z7.part"):
+        (out / "vizwiz-lf" / name).write_bytes(b'{"1": {"model": "Gemi')  # what a killed fetch leaves
+    done = datasets.fetch([key], data_dir=out, mirror=mirror, progress=False)
+    assert done[["action", "stale_parts_removed"]].values.tolist() == [["copied", 2]]
+    assert sorted(p.name for p in (out / "vizwiz-lf").iterdir()) == ["gemini.json"]
+    again = datasets.fetch([key], data_dir=out, mirror=mirror, progress=False)
+    assert again[["action", "stale_parts_removed"]].values.tolist() == [["present", 0]]
+
+
+@pytest.mark.skipif(datasets.fcntl is None, reason="file locks are POSIX")
+def test_a_partial_file_of_a_live_fetch_is_not_swept(tmp_path):
+    target = tmp_path / "vizwiz-lf" / "expert.json"
+    target.parent.mkdir()
+    live = target.parent / ".expert.json.abc123.part"
+    live.write_bytes(b"half")
+    with open(live, "rb") as held:
+        datasets.fcntl.flock(held.fileno(), datasets.fcntl.LOCK_EX)  # as _copy_or_download holds it
+        assert datasets.remove_stale_parts(target) == [] and live.exists()
+    assert datasets.remove_stale_parts(target) == [live] and not live.exists()
+
+
+# A fetch in a real child process copying from a mirror file that is a FIFO: the parent writes part of
+# expert.json into it and then holds it open, so the child sits mid-copy with a partial .part file.
+FETCH_CHILD = ("import sys; from pathlib import Path; from vqalib import datasets; "
+               "datasets.fetch(['vizwiz-lf/expert.json'], data_dir=Path(sys.argv[1]), mirror=Path(sys.argv[2]), "
+               "progress=False)")
+
+
+def _fetch_stuck_mid_copy(tmp_path: Path, data_dir: Path):
+    """(child process, write end of the FIFO, data folder) once the child has written part of the file."""
+    key = "vizwiz-lf/expert.json"
+    mirror, out = tmp_path / "slow-mirror", tmp_path / "raw"
+    (mirror / "vizwiz-lf").mkdir(parents=True)
+    os.mkfifo(mirror / key)
+    child = subprocess.Popen([sys.executable, "-c", FETCH_CHILD, str(out), str(mirror)], cwd=PROJECT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while True:  # the write end opens once the child opened the FIFO for reading
+        try:
+            writer = os.open(mirror / key, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:
+            assert child.poll() is None, child.communicate()
+            assert time.monotonic() < deadline, "the child never opened the mirror file"
+            time.sleep(0.05)
+    os.set_blocking(writer, True)
+    # more than one 64 KiB read of shutil.copyfileobj: written until the child waits for the rest
+    os.write(writer, (data_dir / key).read_bytes()[:200_000])
+    while not [p for p in (out / "vizwiz-lf").glob("*.part") if p.stat().st_size > 0]:
+        assert child.poll() is None, child.communicate()
+        assert time.monotonic() < deadline, "the child wrote no partial file"
+        time.sleep(0.05)
+    return child, writer, out
+
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="a FIFO stands in for a slow mirror (POSIX)")
+
+
+@needs_fifo
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_fetch_interrupted_by_a_signal_removes_its_partial_file(tmp_path, data_dir, sig):
+    child, writer, out = _fetch_stuck_mid_copy(tmp_path, data_dir)
+    try:
+        child.send_signal(sig)
+        _, stderr = child.communicate(timeout=60)
+    finally:
+        os.close(writer)
+    assert child.returncode != 0
+    if sig == signal.SIGTERM:
+        assert child.returncode == 128 + signal.SIGTERM
+        assert b"fetch interrupted by SIGTERM: the partial file was removed" in stderr
+    assert list((out / "vizwiz-lf").iterdir()) == []  # no .part, nothing under the registered name
+    mirror = _mirror_with(tmp_path / "good", "vizwiz-lf/expert.json", (data_dir / "vizwiz-lf/expert.json").read_bytes())
+    done = datasets.fetch(["vizwiz-lf/expert.json"], data_dir=out, mirror=mirror, progress=False)
+    assert done["stale_parts_removed"].tolist() == [0]
+    assert [p.name for p in (out / "vizwiz-lf").iterdir()] == ["expert.json"]
+
+
+@needs_fifo
+def test_fetch_killed_with_sigkill_leaves_a_part_file_that_the_next_fetch_removes(tmp_path, data_dir):
+    key = "vizwiz-lf/expert.json"
+    child, writer, out = _fetch_stuck_mid_copy(tmp_path, data_dir)
+    try:
+        child.kill()
+        child.communicate(timeout=60)
+    finally:
+        os.close(writer)
+    assert child.returncode == -signal.SIGKILL
+    left = list((out / "vizwiz-lf").iterdir())
+    assert len(left) == 1 and left[0].name.startswith(".expert.json.") and left[0].suffix == ".part"
+    assert left[0].stat().st_size > 0 and not (out / key).exists()  # never under the registered name
+    with pytest.raises(FileNotFoundError, match="does not exist"):  # the loaders do not mistake it for data
+        datasets.verified_path(key, data_dir=out)
+    mirror = _mirror_with(tmp_path / "good", key, (data_dir / key).read_bytes())
+    done = datasets.fetch([key], data_dir=out, mirror=mirror, progress=False)
+    assert done[["action", "stale_parts_removed"]].values.tolist() == [["copied", 1]]
+    assert [p.name for p in (out / "vizwiz-lf").iterdir()] == ["expert.json"]
+    datasets.verified_path(key, data_dir=out)
 
 
 def test_loader_refuses_a_local_file_whose_hash_changed(tmp_path, data_dir):
@@ -131,6 +281,72 @@ def test_non_integer_question_id_is_named(small_file):
     small_file.write_text(json.dumps(raw))
     with pytest.raises(DataFormatError, match=r"small.json: question id 'x7' is not an integer"):
         datasets.load_vizwiz_lf(paths={"small": small_file})
+
+
+def _small_with(small_file: Path, old: bytes, new: bytes) -> Path:
+    """The hand-made file with one byte string replaced (exactly once)."""
+    data = small_file.read_bytes()
+    assert data.count(old) == 1, old
+    small_file.write_bytes(data.replace(old, new))
+    return small_file
+
+
+def test_non_utf8_bytes_name_the_file_entry_and_field(small_file):
+    _small_with(small_file, b'"What does the label say?"', b'"What does the l\xe4bel say?"')  # Latin-1 a-umlaut
+    with pytest.raises(DataFormatError) as err:
+        datasets.load_vizwiz_lf(paths={"small": small_file})
+    message = str(err.value)
+    assert message.startswith(f"{small_file}: entry '2' field 'question': not UTF-8 text: byte 0xe4 at line ")
+    assert "save the file as UTF-8" in message
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"", "top level: the file is empty (0 bytes)"),
+    (b"  \n", "top level: the file is empty (3 bytes)"),
+    (b"{}", "top level: the object has no entries; expected one entry per question id"),
+    (b"[]", "top level: the file holds an array, expected an object keyed by question id"),
+    (b'[{"model": "Expert"}]', "top level: the file holds an array, expected an object keyed by question id"),
+    (b'"expert answers"', "top level: the file holds a string, expected an object"),
+    (b"600", "top level: the file holds a number, expected an object"),
+    (b"null", "top level: the file holds null, expected an object"),
+])
+def test_empty_and_wrong_top_level_files_are_named(tmp_path, content, words):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    with pytest.raises(DataFormatError) as err:
+        datasets.load_vizwiz_lf(paths={"bad": bad})
+    assert "bad.json: " in str(err.value) and words in str(err.value)
+
+
+def test_a_repeated_question_id_is_refused_not_overwritten(small_file):
+    raw = json.loads(small_file.read_text())
+    entry = json.dumps(raw["3"])
+    small_file.write_text("{" + ", ".join(f'"{k}": {json.dumps(v)}' for k, v in raw.items())
+                          + f', "3": {entry}' + "}")
+    with pytest.raises(DataFormatError) as err:
+        datasets.load_vizwiz_lf(paths={"small": small_file})
+    assert str(err.value).startswith(f"{small_file}: top level: entry '3' appears 2 times. A key must not repeat")
+
+
+def test_a_repeated_field_names_the_file_entry_and_field(small_file):
+    _small_with(small_file, b'"question": "What does the label say?",',
+                b'"question": "What does the label say?", "question": "Is it red?",')
+    with pytest.raises(DataFormatError, match=rf"^{small_file}: entry '2': field 'question' appears 2 times\."):
+        datasets.load_vizwiz_lf(paths={"small": small_file})
+
+
+def test_repeated_keys_deeper_down_are_all_listed(tmp_path):
+    path = tmp_path / "nested.json"
+    path.write_text('[{"a": 1, "b": {"c": 1, "c": 2}}, {"a": 1, "a": 2, "a": 3}]')
+    with pytest.raises(DataFormatError) as err:
+        datasets.read_json(path)
+    assert str(err.value).startswith(f"{path}: row 0 field 'b': key 'c' appears 2 times; "
+                                     f"{path}: row 1: field 'a' appears 3 times.")
+
+
+def test_read_json_is_unchanged_on_good_input(data_dir):
+    path = data_dir / "vizwiz-lf/qwen.json"
+    assert datasets.read_json(path) == json.loads(path.read_text(encoding="utf-8"))
 
 
 # --- validation rules on the hand-made file ------------------------------------------

@@ -64,3 +64,38 @@ def test_embed_and_bertscore_are_identical_on_another_cpu_kernel_and_one_thread(
     assert np.array_equal(np.load(tmp_path / "e.npy"), here)
     bert = metrics.bertscore_f1(TEXTS[:3], TEXTS[3:], backbone=metrics.bertscore_backbone())
     assert np.array_equal(np.load(tmp_path / "b.npy"), bert)
+
+
+class _Planted:
+    """Unpickling this creates ``marker``: the side effect of a pickle someone planted in a cache."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = Path(marker)
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def test_planted_pickles_in_the_embedding_cache_are_never_run(tmp_path):
+    """Issue 16: a pickle placed where a shard is, or an object array inside a shard, is not
+    unpickled; the shard is skipped with a warning naming it and its texts are encoded again."""
+    import pickle
+
+    import numpy as np
+
+    pickle.loads(pickle.dumps(_Planted(tmp_path / "proof")))
+    assert (tmp_path / "proof").exists()  # the payload is live: unpickling it would leave the marker
+    cache, marker = tmp_path / "cache", tmp_path / "ran"
+    first = encoders.embed(TEXTS[:2], cache_dir=cache)
+    [shard] = list(cache.rglob("shard-*.npz"))
+    shard.write_bytes(pickle.dumps(_Planted(marker)))
+    objects = shard.parent / "shard-objects.npz"
+    np.savez(objects, keys=np.array([_Planted(marker)], dtype=object), vectors=np.zeros((1, 384)))
+    with pytest.warns(UserWarning, match="ignoring unreadable embedding cache file") as caught:
+        again = encoders.embed(TEXTS[:2], cache_dir=cache)
+    assert not marker.exists()
+    assert np.array_equal(again, first)
+    named = " ".join(str(w.message) for w in caught)
+    assert str(shard) in named and str(objects) in named
+    with np.load(shard, allow_pickle=False) as rewritten:  # the planted file was replaced by real arrays
+        assert rewritten["vectors"].shape == (2, 384)

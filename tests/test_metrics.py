@@ -1,3 +1,6 @@
+import pickle
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -179,6 +182,55 @@ def test_scores_are_served_from_the_cache(tmp_path, monkeypatch):
     changed = _pairs().assign(reference=["blue car", "pasta sauce", "a dog"])
     with pytest.raises(AssertionError, match="recomputed"):
         metrics.score_pairs(changed, metrics=("rouge",), cache_dir=tmp_path, progress=False)
+
+
+class _Planted:
+    """Unpickling this creates ``marker``: the side effect of a pickle someone planted in a cache."""
+
+    def __init__(self, marker) -> None:
+        self.marker = Path(marker)
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def test_planted_pickles_in_the_metric_cache_are_never_run(tmp_path):
+    """Issue 16: score files are ``.npz`` arrays read without pickle; a pickle (or an object array)
+    in a score file's place, or in the old joblib.Memory folder, is never unpickled: the file is
+    ignored with a warning naming it and the scores are recomputed, identical."""
+    pickle.loads(pickle.dumps(_Planted(tmp_path / "proof")))
+    assert (tmp_path / "proof").exists()  # the payload is live: unpickling it would leave the marker
+    cache, marker = tmp_path / "cache", tmp_path / "ran"
+    first = metrics.score_pairs(_pairs(), metrics=("rouge", "meteor_nltk"), cache_dir=cache, progress=False)
+    stored = sorted(p for p in cache.rglob("*") if p.is_file())
+    assert len(stored) == 2 and all(p.suffix == ".npz" for p in stored)
+    stored[0].write_bytes(pickle.dumps(_Planted(marker)))
+    np.savez(stored[1], scores=np.array([_Planted(marker)], dtype=object), key=np.array("x"))
+    legacy = cache / "joblib" / "vqalib" / "metrics" / "_score_texts" / ("0" * 32) / "output.pkl"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_bytes(pickle.dumps(_Planted(marker)))  # where joblib.Memory kept scores until issue 16
+    with pytest.warns(UserWarning, match="ignoring unreadable metric cache file") as caught:
+        second = metrics.score_pairs(_pairs(), metrics=("rouge", "meteor_nltk"), cache_dir=cache, progress=False)
+    assert not marker.exists()
+    pd.testing.assert_frame_equal(first, second)
+    named = " ".join(str(w.message) for w in caught)
+    assert all(str(path) in named for path in stored)
+    for path in stored:  # replaced by real score arrays
+        with np.load(path, allow_pickle=False) as data:
+            assert data["scores"].dtype == np.float64
+
+
+def test_score_cache_key_covers_metric_backbone_and_texts():
+    key = metrics.score_cache_key
+    backbone = metrics.Backbone(model_type="some/model", num_layers=4, label="x")
+    base = key("bertscore", ("a",), ("b",), backbone)
+    assert len(base) == 64 and base == key("bertscore", ("a",), ("b",), backbone)
+    assert base != key("bertscore", ("a",), ("c",), backbone)
+    assert base != key("bertscore", ("b",), ("a",), backbone)
+    assert base != key("bertscore", ("a",), ("b",), metrics.Backbone("some/model", 5, "x"))
+    assert base != key("bertscore", ("a",), ("b",), metrics.Backbone("other/model", 4, "x"))
+    assert key("rouge", ("a",), ("b",), None) != key("meteor", ("a",), ("b",), None)
+    assert key("rouge", ("a b",), ("c",), None) != key("rouge", ("a",), ("b c",), None)  # no ambiguous joins
 
 
 def test_summarize_bootstrap_is_seeded_and_brackets_the_mean():

@@ -12,6 +12,12 @@ from vqalib.ratings import RatingsFileError
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+@pytest.fixture(autouse=True)
+def release(data_dir):
+    """load_ratings checks question ids against the VizWiz-LF release in data/raw (fetched by conftest)."""
+    return data_dir
+
+
 def test_valid_file_loads_typed_in_file_order():
     frame = ratings.load_ratings(FIXTURES / "ratings_valid.csv")
     assert list(frame.columns) == list(ratings.COLUMNS)
@@ -81,6 +87,91 @@ def test_wrong_field_count_and_empty_file_are_reported(tmp_path):
     empty.write_text("")
     with pytest.raises(RatingsFileError, match="empty"):
         ratings.load_ratings(empty)
+
+
+def _valid_with(tmp_path: Path, old: bytes, new: bytes, *, count: int = 1) -> Path:
+    data = (FIXTURES / "ratings_valid.csv").read_bytes()
+    assert data.count(old) == count, old
+    path = tmp_path / "edited.csv"
+    path.write_bytes(data.replace(old, new))
+    return path
+
+
+def test_non_utf8_bytes_name_file_line_and_column_of_every_cell(tmp_path):
+    path = _valid_with(tmp_path, b"B01,B,227,Description,GPT-4V", b"B\xf601,B,227,Description,GPT-4V")
+    data = path.read_bytes()
+    assert data.count(b"SI02,S+I,3,Identification,Gemini") == 1
+    path.write_bytes(data.replace(b"SI02,S+I,3,Identification,Gemini", b"SI02,S+I,3,Identific\xe4tion,Gemini"))
+    with pytest.raises(RatingsFileError) as error:
+        ratings.load_ratings(path)
+    assert [p[:2] for p in error.value.problems] == [(5, "participant_id"), (27, "question_category")]
+    message = str(error.value)
+    assert f"{path}, line 5, column 'participant_id': not UTF-8 text: byte 0xf6 in b'B\\xf601'" in message
+    assert f"{path}, line 27, column 'question_category': not UTF-8 text: byte 0xe4" in message
+
+
+@pytest.mark.parametrize("content, problem", [
+    (b"", (1, None, "the file is empty (0 bytes)")),
+    (b"\xef\xbb\xbf\n \n", (1, None, "the file is empty (3 bytes)")),
+    (b"participant_id,group,question_id,question_category,source,rank,relevance,helpfulness,plausibility,fluency\n\n",
+     (1, None, "no data rows: the file has only the header line")),
+    (b"{}", (1, "participant_id", "required column missing; the header has ['{}']")),
+    (b"[]\n[]\n", (1, "participant_id", "required column missing; the header has ['[]']")),
+    (b'{"participant_id": "B01"}', (1, "group", "required column missing")),
+])
+def test_empty_header_only_and_json_like_files_are_named(tmp_path, content, problem):
+    path = tmp_path / "odd.csv"
+    path.write_bytes(content)
+    with pytest.raises(RatingsFileError) as error:
+        ratings.load_ratings(path)
+    line, column, words = problem
+    assert any(p[0] == line and p[1] == column and words in p[2] for p in error.value.problems), error.value.problems
+    assert str(error.value).startswith(f"{path}: ")
+    assert f"{path}, line 1" in str(error.value)
+
+
+def test_a_repeated_column_is_refused(tmp_path):
+    path = _valid_with(tmp_path, b",rank,relevance,", b",rank,rank,")
+    with pytest.raises(RatingsFileError, match=r"edited\.csv, line 1: duplicated column\(s\) \['rank'\]"):
+        ratings.load_ratings(path)
+
+
+def test_question_ids_outside_the_release_name_file_line_column_and_value(tmp_path):
+    path = _valid_with(tmp_path, b",227,", b",601,", count=15)
+    with pytest.raises(RatingsFileError) as error:
+        ratings.load_ratings(path)
+    problems = error.value.problems
+    assert len(problems) == 15 and {p[1] for p in problems} == {"question_id"}
+    assert [p[0] for p in problems] == [5, 6, 7, 11, 12, 13, 17, 18, 19, 23, 24, 25, 29, 30, 31]
+    assert (f"{path}, line 5, column 'question_id': question id 601 is not in the VizWiz-LF release "
+            "(600 ids, 1-600)") in str(error.value)
+
+
+def test_question_ids_can_be_given_and_the_error_is_a_data_format_error():
+    from vqalib.datasets import DataFormatError
+
+    with pytest.raises(DataFormatError) as error:  # RatingsFileError is one
+        ratings.load_ratings(FIXTURES / "ratings_valid.csv", question_ids={3, 4, 5})
+    assert isinstance(error.value, RatingsFileError) and len(error.value.problems) == 15
+    assert "question id 227 is not in the given question ids (3 ids, 3-5)" in str(error.value)
+
+
+def test_release_ids_are_the_keys_of_the_seven_files(data_dir):
+    from vqalib import datasets
+
+    assert datasets.vizwiz_lf_question_ids(data_dir=data_dir) == frozenset(range(1, 601))
+
+
+def test_simulated_studies_use_release_ids(vizwiz):
+    """The SIMULATED study of notebook 04 draws release ids; the data-free default (1-12) is in the release too."""
+    from vqalib import simulation
+
+    release = frozenset(vizwiz.answers["question_id"])
+    drawn = simulation.design_questions(vizwiz.answers, per_category=3, seed=0)
+    for questions in (None, drawn):
+        frame = simulation.simulate_ratings(seed=0, questions=questions)
+        checked = ratings.check_ratings(frame.astype(str), name="simulated", question_ids=release)
+        assert set(checked["question_id"]) <= release and len(checked) == 1440
 
 
 def test_extra_columns_blank_lines_and_bom_are_kept_or_ignored(tmp_path):

@@ -33,12 +33,12 @@ def test_the_design_of_section_6():
     assert frame["study"].eq("SIMULATED").all()
 
 
-def test_simulated_ratings_pass_the_loader(tmp_path):
+def test_simulated_ratings_pass_the_loader(tmp_path, data_dir):
     path = tmp_path / "simulated.csv"
     path.write_bytes(csv_bytes(simulation.simulate_ratings(seed=3)))
-    loaded = ratings.load_ratings(path)
+    loaded = ratings.load_ratings(path, data_dir=data_dir)  # its question ids are the release's
     assert len(loaded) == 1440 and ratings.is_simulated(loaded)
-    assert ratings.Study.from_file(path).simulated
+    assert ratings.Study.from_file(path, data_dir=data_dir).simulated
 
 
 def test_same_seed_gives_identical_csv_bytes_and_another_seed_does_not():

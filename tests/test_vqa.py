@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
-import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -19,7 +21,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import pandas as pd
 import pytest
 
-from conftest import local_file_server
+from conftest import bomb_png, gated_body, local_file_server, route_server, streamed_body
 from vqalib import vqa
 from vqalib.images import ImageError, ImageStore
 
@@ -368,51 +370,69 @@ def test_interrupted_run_resumes_without_loss_or_duplicates(files, tmp_path):
     assert again.written_items == 0 and again.skipped_finished == 6 and again.repaired_lines == 0
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX named pipes and SIGKILL")
+REPO = Path(vqa.__file__).resolve().parents[1]
+# image reads wait as long as a test's gate is closed
+CHILD_ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VQALIB_IMAGE_TIMEOUT": "600"}
+
+
+def question_file(path: Path, images: list[str]) -> Path:
+    make_items(len(images), Path("unused")).drop(columns=["item_id"]).assign(image=images).to_csv(path, index=False)
+    return path
+
+
+def wait_until(condition, *, what: str, log: Path | None = None, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} did not happen in {timeout} s" + (
+            f":\n{log.read_text()[-3000:]}" if log and log.exists() else "")
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_killed_subprocess_resumes_without_loss_or_duplicates(files, tmp_path):
     """SIGKILL a real CLI run midway, rerun the same command: the file equals an uninterrupted run's."""
-    n, gate = 24, 16
-    # question 16's image is a named pipe: reading it blocks until the test puts a file there, so however fast
-    # the machine, the run cannot finish before the kill (at most 16 questions done) and no sleep decides it
-    gate_image = tmp_path / "gate.png"
-    os.mkfifo(gate_image)
-    questions = tmp_path / "questions.csv"
-    images = [str(gate_image) if i == gate else str(files["good"]) for i in range(n)]
-    make_items(n, files["good"]).drop(columns=["item_id"]).assign(image=images).to_csv(questions, index=False)
-    out, reference = tmp_path / "killed.jsonl", tmp_path / "reference.jsonl"
-    args = ["run", "--model", "tiny-blip", "--strategy", "self-consistency", "--dataset", "table", "--questions",
-            str(questions), "--judge", "test:1", "--device", "cpu", "--no-progress", "--threads", "1"]
-    command = [sys.executable, "-m", "vqalib.vqa", *args, "--out", str(out)]
-    repo = Path(vqa.__file__).resolve().parents[1]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    log = tmp_path / "first.log"
-    with open(log, "wb") as sink:
-        child = subprocess.Popen(command, cwd=repo, env=env, stdout=sink, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 120
-        while not vqa.scan_run(out).finished:  # kill as soon as one question's block is on disk
-            assert child.poll() is None, f"the run ended before the kill:\n{log.read_text()[-3000:]}"
-            assert time.monotonic() < deadline, f"no question finished in 120 s:\n{log.read_text()[-3000:]}"
-            time.sleep(0.005)
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    assert child.returncode == -signal.SIGKILL
-    killed = vqa.scan_run(out)
-    done = len(killed.finished)
-    assert 1 <= done <= gate
-    kept = out.read_bytes()[:killed.good_bytes]  # a kill inside a long write() may leave part of a block after it
+    n, gate_at = 24, 16
+    # question 16's image comes from a local server that answers only once the gate opens, so however fast the
+    # machine, the run cannot finish before the kill (at most 16 questions done) and no sleep decides it
+    gate = threading.Event()
+    with route_server({"/gate.png": gated_body(files["good"].read_bytes(), gate=gate)}) as server:
+        try:
+            images = [f"{server.url}/gate.png" if i == gate_at else str(files["good"]) for i in range(n)]
+            questions = question_file(tmp_path / "questions.csv", images)
+            out, reference = tmp_path / "killed.jsonl", tmp_path / "reference.jsonl"
+            args = ["run", "--model", "tiny-blip", "--strategy", "self-consistency", "--dataset", "table",
+                    "--questions", str(questions), "--judge", "test:1", "--device", "cpu", "--no-progress",
+                    "--threads", "1", "--image-cache", str(tmp_path / "cache")]
+            command = [sys.executable, "-m", "vqalib.vqa", *args, "--out", str(out)]
+            log = tmp_path / "first.log"
+            with open(log, "wb") as sink:
+                child = subprocess.Popen(command, cwd=REPO, env=CHILD_ENV, stdout=sink, stderr=subprocess.STDOUT)
+            try:
+                wait_until(lambda: vqa.scan_run(out).finished or child.poll() is not None,
+                           what="a finished question", log=log)  # kill as soon as one question's block is on disk
+                assert child.poll() is None, f"the run ended before the kill:\n{log.read_text()[-3000:]}"
+                child.send_signal(signal.SIGKILL)
+                child.wait(timeout=30)
+            finally:
+                if child.poll() is None:
+                    child.kill()
+                    child.wait()
+            assert child.returncode == -signal.SIGKILL
+            killed = vqa.scan_run(out)
+            done = len(killed.finished)
+            assert 1 <= done <= gate_at
+            kept = out.read_bytes()[:killed.good_bytes]  # a kill inside a long write() may leave part of a block
+            # the dead run's record stays in the lock file, but the kernel dropped its lock: it blocks nothing
+            assert json.loads(vqa.run_lock_path(out).read_text())["pid"] == child.pid
 
-    gate_image.unlink()
-    shutil.copy(files["good"], gate_image)
-    resumed = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert f"{n - done} questions written" in resumed.stdout and f"{done} already finished" in resumed.stdout
-    assert f"{killed.bad_lines} damaged lines repaired" in resumed.stdout
-    assert vqa.main([*args, "--out", str(reference)]) == 0  # the uninterrupted run, same command
+            gate.set()
+            resumed = subprocess.run(command, cwd=REPO, env=CHILD_ENV, capture_output=True, text=True, timeout=300)
+        finally:
+            gate.set()
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+        assert f"{n - done} questions written" in resumed.stdout and f"{done} already finished" in resumed.stdout
+        assert f"{killed.bad_lines} damaged lines repaired" in resumed.stdout
+        assert vqa.main([*args, "--out", str(reference)]) == 0  # the uninterrupted run, same command
 
     assert out.read_bytes().startswith(kept)  # the finished questions were kept byte for byte, not redone
     lines = raw_lines(out)  # every line parses
@@ -422,6 +442,247 @@ def test_killed_subprocess_resumes_without_loss_or_duplicates(files, tmp_path):
                 for i in range(n)}
     assert set(vqa.scan_run(out).finished) == {r["item_key"] for r in lines if r["final"]} == expected
     assert stable(lines) == stable(raw_lines(reference))
+    assert vqa.run_lock_path(out).read_text() == ""  # released and cleared by the resumed run
+
+
+def question_blocks(path: Path) -> dict[str, int]:
+    """How many complete blocks each question has in a run file."""
+    counts: dict[str, int] = {}
+    for block in _blocks(vqa.scan_run(path).records):
+        counts[block[0]["item_key"]] = counts.get(block[0]["item_key"], 0) + 1
+    return counts
+
+
+def _blocks(records: list[dict]):
+    start = 0
+    while start < len(records):
+        end = start + records[start]["item_records"]
+        yield records[start:end]
+        start = end
+
+
+def test_one_writer_per_run_file_others_are_refused_naming_it_or_wait(files, tmp_path):
+    """Real CLI processes on one --out: while one writes, another shard and an identical run are refused with the
+    holder named (exit 75); with --wait a run waits, then skips what the first finished: nothing lost or doubled."""
+    n, gate_at = 8, 2
+    gate = threading.Event()
+    with route_server({"/gate.png": gated_body(files["good"].read_bytes(), gate=gate)}) as server:
+        try:
+            images = [f"{server.url}/gate.png" if i == gate_at else str(files["good"]) for i in range(n)]
+            out = tmp_path / "runs" / "shared.jsonl"
+            common = ["--model", "tiny-blip", "--strategy", "vanilla", "--dataset", "table", "--questions",
+                      str(question_file(tmp_path / "questions.csv", images)), "--out", str(out), "--device", "cpu",
+                      "--no-progress", "--threads", "1", "--image-cache", str(tmp_path / "cache")]
+
+            def start(name: str, *extra: str) -> tuple[subprocess.Popen, Path, Path]:
+                stdout, stderr = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
+                with open(stdout, "wb") as o, open(stderr, "wb") as e:
+                    child = subprocess.Popen([sys.executable, "-m", "vqalib.vqa", "run", *common, *extra], cwd=REPO,
+                                             env=CHILD_ENV, stdout=o, stderr=e)
+                return child, stdout, stderr
+
+            first, first_out, first_err = start("first", "--shard", "0/1")
+            wait_until(lambda: server.hits.get("/gate.png") or first.poll() is not None,
+                       what="the first run at the gate", log=first_err)
+            assert first.poll() is None  # it holds the lock, halfway through
+            shard, shard_out, shard_err = start("shard", "--shard", "1/2")
+            twin, twin_out, twin_err = start("twin", "--shard", "0/1")
+            waiter, waiter_out, waiter_err = start("waiter", "--shard", "0/1", "--wait")
+            assert shard.wait(timeout=120) == twin.wait(timeout=120) == vqa.LOCK_REFUSED_EXIT == 75
+            for err in (shard_err, twin_err):
+                message = err.read_text()
+                assert f"run file {out} is being written by another run: pid {first.pid} on host " \
+                       f"{socket.gethostname()}, started 20" in message
+                assert "command: " in message and "--shard 0/1" in message and "Wait for it with --wait" in message
+                assert "Traceback" not in message
+            wait_until(lambda: "waiting for run file" in waiter_err.read_text() or waiter.poll() is not None,
+                       what="the --wait run waiting", log=waiter_err)
+            assert waiter.poll() is None and f"pid {first.pid}" in waiter_err.read_text()
+            assert question_blocks(out) and len(question_blocks(out)) <= gate_at  # no one else wrote meanwhile
+        finally:
+            gate.set()
+        assert first.wait(timeout=120) == 0, first_err.read_text()[-3000:]
+        assert waiter.wait(timeout=120) == 0, waiter_err.read_text()[-3000:]
+    assert f"{n} questions written" in first_out.read_text()
+    assert "0 questions written" in waiter_out.read_text() and f"{n} already finished" in waiter_out.read_text()
+    expected = {vqa.item_key(dataset="table", item_id=str(i), model="tiny-blip", strategy="vanilla") for i in range(n)}
+    assert question_blocks(out) == dict.fromkeys(expected, 1)  # each question once: none lost, none doubled
+    assert vqa.run_lock_path(out).read_text() == ""
+
+
+def test_repair_happens_only_under_the_lock(files, tmp_path):
+    """A second writer's repair used to cut the first one's appends (issue 16): now it is refused instead."""
+    items = make_items(3, files["good"])
+    out = tmp_path / "run.jsonl"
+    vqa.run_generation(items, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=out, progress=False)
+    with open(out, "a", encoding="utf-8") as handle:  # an incomplete question at the end: a repair would cut it
+        handle.write(json.dumps({"item_key": "table|9|tiny-blip|vanilla", "item_records": 2}) + "\n" + '{"item_k')
+    size = out.stat().st_size
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(out)
+    with vqa.RunLock(out) as held:
+        holder = json.loads(vqa.run_lock_path(out).read_text())
+        assert holder["pid"] == os.getpid() and holder["host"] == socket.gethostname() and holder["command"]
+        assert holder["started_at"].endswith("+00:00") and holder["out"] == str(out)
+        with pytest.raises(vqa.RunLockedError, match=rf"pid {os.getpid()} on host .*, started .*, command: "):
+            vqa.repair_run(out)
+        with pytest.raises(vqa.RunLockedError):  # another name of the same file shares its lock
+            vqa.repair_run(link)
+        messages = []
+        with pytest.raises(vqa.RunLockedError, match=r"after waiting 0 s"):
+            vqa.RunLock(out, wait=0.3, poll=0.05, on_wait=messages.append).acquire()
+        assert messages == [f"waiting for run file {out}: held by pid {os.getpid()} on host {socket.gethostname()}, "
+                            f"started {holder['started_at']}, command: {holder['command']}"]
+        with pytest.raises(vqa.RunLockedError):
+            vqa.run_generation(items, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=out,
+                               progress=False)
+        assert out.stat().st_size == size  # nothing cut while another process may be appending
+        with pytest.raises(ValueError, match="not a held lock of this run file"):
+            vqa.repair_run(tmp_path / "other.jsonl", lock=held)
+        assert vqa.repair_run(out, lock=held).bad_lines == 2  # the holder itself may repair
+    assert vqa.run_lock_path(out).read_text() == ""  # released: the record is cleared
+    summary = vqa.run_generation(items, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=out,
+                                 progress=False, wait=math.inf)
+    assert summary.skipped_finished == 3 and summary.repaired_lines == 0 and len(raw_lines(out)) == 3
+
+
+def test_discover_runs_counts_each_question_once(files, tmp_path):
+    """Two identical runs on one file (before the lock) reported 80 answers for 40 questions; a retried error
+    written right after its first attempt must not count, or load, twice either."""
+    runs = tmp_path / "runs"
+    items = make_items(4, files["good"])
+    out = runs / "twice.jsonl"
+    vqa.run_generation(items, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=out, progress=False)
+    out.write_bytes(out.read_bytes() * 2)  # what the unlocked double run left behind
+    retried = runs / "retried.jsonl"
+    broken = vqa.table_items(pd.DataFrame({"question_id": ["0"], "question": ["what?"],
+                                           "image": [str(tmp_path / "later.png")]}))
+    vqa.run_generation(broken, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=retried,
+                       progress=False)
+    (tmp_path / "later.png").write_bytes(files["good"].read_bytes())
+    vqa.run_generation(broken, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=retried,
+                       progress=False, retry_errors=True)
+    found = vqa.discover_runs(runs).set_index("name")
+    assert found.loc["twice", ["records", "questions", "answers", "errors"]].tolist() == [8, 4, 4, 0]
+    counts = ["records", "questions", "answers", "errors", "image_errors"]
+    assert found.loc["retried", counts].tolist() == [2, 1, 1, 0, 0]
+    assert len(vqa.load_run(out, finals_only=True)) == 4
+    [final] = vqa.load_run(retried, finals_only=True).to_dict("records")
+    assert final["kind"] == "answer"
+
+
+def test_hostile_images_in_a_cli_run_become_error_records_and_resume_completes(files, tmp_path, capsys):
+    """A 31 KB PNG of 16000 x 16000, an HTML page, a 300 MB body, a named pipe, a directory and a device: each an
+    image error record of a real CLI run that exits 0; the rerun completes; --retry-errors fetches them again."""
+    fifo = tmp_path / "pipe.png"
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(fifo)
+    html = b"<!DOCTYPE html><html><body>Please sign in.</body></html>"
+    routes = {"/good.png": ("image/png", files["good"].read_bytes()), "/bomb.png": ("image/png", bomb_png()),
+              "/page.jpg": ("text/html", html), "/huge.jpg": streamed_body(300 * 2**20, declare_length=False)}
+    with route_server(routes) as server:
+        images = [str(files["good"]), f"{server.url}/bomb.png", f"{server.url}/page.jpg", f"{server.url}/huge.jpg",
+                  str(fifo) if hasattr(os, "mkfifo") else str(tmp_path / "absent.png"), str(tmp_path), os.devnull,
+                  f"{server.url}/good.png"]
+        out = tmp_path / "hostile.jsonl"
+        args = ["run", "--model", "tiny-blip", "--strategy", "vanilla", "--dataset", "table", "--questions",
+                str(question_file(tmp_path / "questions.csv", images)), "--out", str(out), "--device", "cpu",
+                "--no-progress", "--threads", "1", "--image-cache", str(tmp_path / "cache")]
+        child = subprocess.Popen([sys.executable, "-m", "vqalib.vqa", *args], cwd=REPO, env=CHILD_ENV,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            stdout, stderr = child.communicate(timeout=300)  # a pipe that blocked the run would time out here
+        finally:
+            child.kill()
+        assert child.returncode == 0, stderr[-3000:]
+        assert "8 questions written" in stdout and "errors: image 6" in stdout
+        records = {int(r["item_id"]): r for r in raw_lines(out)}
+        assert records[0]["kind"] == records[7]["kind"] == "answer"
+        messages = {i: r["error"]["message"] for i, r in records.items() if r["kind"] == "error"}
+        assert "pixel cap" in messages[1] and "decompression bomb" in messages[1]
+        assert "the server sent text/html" in messages[2] and "not cached" in messages[2]
+        assert "over the 50.0 MiB cap" in messages[3]
+        assert ("named pipe" in messages[4]) if hasattr(os, "mkfifo") else ("cannot read" in messages[4])
+        assert "a directory, not a regular file" in messages[5] and "a character device" in messages[6]
+        assert all(r["error"]["stage"] == "image" for r in records.values() if r["kind"] == "error")
+        cached = sorted(p.name for p in (tmp_path / "cache").iterdir())
+        assert len(cached) == 2 and not any(name.endswith(".part") for name in cached)  # good.png and its record
+
+        assert vqa.main(args) == 0  # the resume completes: nothing left to do
+        assert "0 questions written (0 records), 8 already finished" in capsys.readouterr().out
+        routes["/page.jpg"] = ("image/jpeg", files["green"].read_bytes())  # the server is fixed
+        assert vqa.main([*args, "--retry-errors"]) == 0
+        assert "6 questions written (6 records), 2 already finished, errors: image 5" in capsys.readouterr().out
+        assert {k: server.hits[k] for k in ("/bomb.png", "/page.jpg", "/huge.jpg", "/good.png")} == {
+            "/bomb.png": 2, "/page.jpg": 2, "/huge.jpg": 2, "/good.png": 1}  # refused bodies are fetched again
+    finals = vqa.load_run(out, finals_only=True).set_index("item_id")
+    assert len(finals) == 8 and finals.loc["2", "kind"] == "answer"
+
+
+BAD_VALUES = [
+    (["--shard", "a/b"], "argument --shard: shard 'a/b': expected i/n, two whole numbers with 0 <= i < n (e.g. 0/4)"),
+    (["--shard", "2/2"], "argument --shard: shard '2/2': expected i/n with 0 <= i < n (for n = 2: i from 0 to 1)"),
+    (["--shard", "0/0"], "argument --shard: shard '0/0': expected i/n with n >= 1"),
+    (["--limit", "0"], "argument --limit: expected a whole number >= 1, got '0'"),
+    (["--threads", "two"], "argument --threads: expected a whole number >= 1, got 'two'"),
+    (["--wait", "-5"], "argument --wait: expected seconds >= 0"),
+    (["--judge", "gpt"], "argument --judge: expected env, none or test:N"),
+    (["--questions", "/nonexistent/q.csv"], "argument --questions: no such file: '/nonexistent/q.csv'"),
+    (["--out", "."], "argument --out: '.' is a folder"),
+    (["--questions", None], "argument --questions: required with --dataset table"),
+]
+
+
+@pytest.mark.parametrize("argv, message", BAD_VALUES, ids=[" ".join(map(str, argv)) for argv, _ in BAD_VALUES])
+def test_bad_command_line_values_name_the_option_and_the_expected_form(argv, message, files, tmp_path, capsys):
+    questions = question_file(tmp_path / "q.csv", [str(files["good"])])
+    base = {"--model": "tiny-blip", "--strategy": "vanilla", "--dataset": "table", "--questions": str(questions),
+            "--out": str(tmp_path / "run.jsonl")}
+    base.update(dict(zip(argv[::2], argv[1::2])))
+    with pytest.raises(SystemExit) as exited:
+        vqa.main(["run", *[x for k, v in base.items() if v is not None for x in (k, v)]])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_parse_shard_names_the_expected_form():
+    assert vqa.parse_shard(" 1 / 4 ") == (1, 4)
+    for bad in ("a/b", "1", "-1/2", "1/2/3", "1.0/2"):
+        with pytest.raises(ValueError, match=rf"shard '{bad}': expected i/n"):
+            vqa.parse_shard(bad)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("wait", [False, True], ids=["refuse", "wait"])
+def test_two_processes_on_one_run_file_five_trials(wait, files, tmp_path):
+    """The issue's race, five times per case, no gate: two real CLI runs started together on one --out (an identical
+    pair, then shards 0/2 and 1/2). Every question that a run reporting success owned is in the file exactly once,
+    and a refused run says who holds the file."""
+    n = 40
+    questions = question_file(tmp_path / "questions.csv", [str(files["good"])] * n)
+    for trial in range(5):
+        for shards in (("0/1", "0/1"), ("0/2", "1/2")):
+            out = tmp_path / f"trial{trial}_{shards[1].replace('/', 'of')}.jsonl"
+            command = [sys.executable, "-m", "vqalib.vqa", "run", "--model", "tiny-blip", "--strategy", "vanilla",
+                       "--dataset", "table", "--questions", str(questions), "--out", str(out), "--device", "cpu",
+                       "--no-progress", "--threads", "1", *(["--wait"] if wait else [])]
+            children = [subprocess.Popen([*command, "--shard", shard], cwd=REPO, env=CHILD_ENV,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                        for shard in shards]
+            results = [(child.wait(timeout=300), *child.communicate()) for child in children]
+            owned = set()
+            for shard, (code, _, err) in zip(shards, results):
+                if code == 0:
+                    pair = vqa.parse_shard(shard)
+                    owned |= {vqa.item_key(dataset="table", item_id=str(i), model="tiny-blip", strategy="vanilla")
+                              for i in range(n) if vqa.in_shard(str(i), shard=pair)}
+                else:
+                    assert not wait and code == 75 and "is being written by another run: pid " in err, err[-2000:]
+            blocks = question_blocks(out)
+            assert set(blocks) == owned and set(blocks.values()) == {1}, (trial, shards, results)
+            if wait:
+                assert [code for code, _, _ in results] == [0, 0]
 
 
 def test_union_of_shards_equals_unsharded_run(files, tmp_path):

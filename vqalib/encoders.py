@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
@@ -129,9 +130,20 @@ def embed(texts: list[str], *, model: str | None = None, layers: tuple[int, ...]
 
 
 def _read_shards(folder: Path) -> dict[str, np.ndarray]:
-    """Every cached vector in ``folder``, by text key; arrays only (``allow_pickle=False``)."""
+    """Every cached vector in ``folder``, by text key; arrays only (``allow_pickle=False``). A shard
+    that is not a pair of byte-string keys and float64 vectors (a pickle, an object array, a
+    truncated file) is skipped with a warning naming it, and its texts are encoded again."""
     store: dict[str, np.ndarray] = {}
     for shard in sorted(folder.glob("shard-*.npz")):
-        with np.load(shard, allow_pickle=False) as data:
-            store.update(zip((k.decode() for k in data["keys"]), data["vectors"]))
+        try:
+            with np.load(shard, allow_pickle=False) as data:
+                keys, vectors = data["keys"], data["vectors"]
+            if keys.dtype != np.dtype("S64") or vectors.dtype != np.float64 or vectors.ndim != 2 \
+                    or len(keys) != len(vectors):
+                raise ValueError(f"keys {keys.dtype}, vectors {vectors.dtype} {vectors.shape}")
+        except Exception as err:  # whatever the file holds, it was only read as arrays
+            warnings.warn(f"ignoring unreadable embedding cache file {shard} ({type(err).__name__}: {err}); "
+                          "its texts are encoded again", stacklevel=3)
+            continue
+        store.update(zip((k.decode() for k in keys), vectors))
     return store

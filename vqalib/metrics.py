@@ -12,17 +12,23 @@ library:
 - Lex-Overlap (Unigram): not defined in the paper; :data:`LEXICAL_OVERLAP_DEFINITIONS`
   lists the plausible definitions and notebook 03 shows which comes closest.
 
-Scores are cached on disk with ``joblib.Memory`` (keyed by metric, backbone and texts), so
-a second ``make reproduce`` does not recompute them.
+Scores are cached on disk as ``.npz`` arrays read with ``allow_pickle=False`` (a cache file is
+data, never code), keyed by a SHA-256 of the metric, its implementation (library versions,
+backbone, :data:`SCORE_CACHE_VERSION`) and the texts, so a second ``make reproduce`` does not
+recompute them (:func:`cached_scores`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import io
+import json
 import os
 import re
 import sys
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,8 +37,8 @@ import pandas as pd
 from scipy import stats as scistats
 from tqdm import tqdm
 
-from vqalib.datasets import cache_root
-from vqalib.encoders import DECIMALS, packaged_minilm_path
+from vqalib.datasets import cache_root, write_atomic
+from vqalib.encoders import DECIMALS, model_identity, packaged_minilm_path
 
 SETTINGS: tuple[tuple[str, str], ...] = (("s_r", "l_c"), ("s_r", "l_c_prime"), ("l_r", "l_c"), ("l_r", "l_c_prime"))
 METRIC_NAMES = {  # our metric id -> the paper's column name (Table 4)
@@ -380,8 +386,8 @@ def lexical_overlap(pairs: pd.DataFrame, *, definition: str = DEFAULT_LEXICAL_OV
 
 def _score_texts(metric: str, references: tuple[str, ...], candidates: tuple[str, ...],
                  backbone: Backbone | None) -> np.ndarray:
-    """Scores of one metric for aligned text pairs (the cached unit of work; joblib re-runs it when
-    this source changes: BERTScore is computed in float64 and rounded since the reproduction contract)."""
+    """Scores of one metric for aligned text pairs (the cached unit of work of :func:`cached_scores`;
+    bump :data:`SCORE_CACHE_VERSION` when this computation changes)."""
     if metric in ("rouge", "meteor", "meteor_nltk"):
         tokens = ptb_tokenize(list(references) + list(candidates))
         refs, cands = tokens[:len(references)], tokens[len(references):]
@@ -396,6 +402,62 @@ def _score_texts(metric: str, references: tuple[str, ...], candidates: tuple[str
     if metric == "bertscore":
         return bertscore_f1(list(references), list(candidates), backbone=backbone)
     raise ValueError(f"unknown metric {metric!r}")
+
+
+SCORE_CACHE_VERSION = "1"  # bump when _score_texts changes: cached scores are then not reused
+_IMPLEMENTATION_PACKAGES = {"rouge": ("pycocoevalcap",), "meteor": ("pycocoevalcap",),
+                            "meteor_nltk": ("pycocoevalcap", "nltk"),
+                            "bertscore": ("bert-score", "transformers", "torch")}
+
+
+def score_cache_key(metric: str, references: tuple[str, ...], candidates: tuple[str, ...],
+                    backbone: Backbone | None) -> str:
+    """SHA-256 naming one cached score array (Table 4 inputs): the metric, the versions of the
+    libraries computing it, the backbone (the packaged MiniLM by its package version, not its
+    folder) and layer, the rounding, :data:`SCORE_CACHE_VERSION` and every text, in order."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "absent"
+
+    model = None
+    if backbone is not None:
+        identity = (model_identity(None)[1] if backbone.model_type == packaged_minilm_path()
+                    else backbone.model_type)
+        model = [identity, backbone.num_layers]
+    settings = {"metric": metric, "cache_version": SCORE_CACHE_VERSION, "decimals": DECIMALS, "backbone": model,
+                "packages": {p: installed(p) for p in _IMPLEMENTATION_PACKAGES.get(metric, ())}}
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8"))
+    digest.update(json.dumps([list(references), list(candidates)]).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def cached_scores(metric: str, references: tuple[str, ...], candidates: tuple[str, ...],
+                  backbone: Backbone | None, *, cache_dir: Path | None = None) -> np.ndarray:
+    """:func:`_score_texts`, stored once per :func:`score_cache_key` as
+    ``<cache_dir>/<metric>/<key>.npz`` (a float64 array and its key, written atomically, read with
+    ``allow_pickle=False``). A file that does not hold exactly that is ignored, with a warning
+    naming it, and recomputed: nothing in the cache folder is ever unpickled or run."""
+    key = score_cache_key(metric, references, candidates, backbone)
+    path = Path(cache_dir or default_cache_dir()) / metric / f"{key[:32]}.npz"
+    if path.exists():
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                scores, stored_key = stored["scores"], str(stored["key"])
+            if stored_key == key and scores.dtype == np.float64 and scores.shape == (len(references),):
+                return scores
+            raise ValueError("another key or shape")
+        except Exception as err:  # whatever the file holds, it was only read as arrays
+            warnings.warn(f"ignoring unreadable metric cache file {path} ({type(err).__name__}: {err}); "
+                          "recomputing it", stacklevel=2)
+    scores = np.asarray(_score_texts(metric, references, candidates, backbone), dtype=np.float64)
+    buffer = io.BytesIO()
+    np.savez(buffer, scores=scores, key=np.array(key))
+    write_atomic(path, buffer.getvalue())
+    return scores
 
 
 def _apply_no_answer_rule(pairs: pd.DataFrame, *, no_answer: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -422,11 +484,7 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
     whole long answer is scored instead). Lex-Overlap is a property of the long answer, so
     it is scored once per answer, on its s_r + l_c row.
     """
-    from joblib import Memory
-
     frame, scorable = _apply_no_answer_rule(pairs, no_answer=no_answer)
-    memory = Memory(str(cache_dir or default_cache_dir()), verbose=0)
-    cached = memory.cache(_score_texts)
     backbone = backbone or (bertscore_backbone() if "bertscore" in metrics else None)
     out = []
     for metric in tqdm(metrics, desc="metrics", unit="metric", disable=not progress):
@@ -437,7 +495,8 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
         else:
             refs = tuple(scorable["reference"].astype(str))
             cands = tuple(scorable["candidate"].astype(str))
-            values = cached(metric, refs, cands, backbone if metric == "bertscore" else None)
+            values = cached_scores(metric, refs, cands, backbone if metric == "bertscore" else None,
+                                   cache_dir=cache_dir)
             scores = pd.Series(values, index=scorable.index)
             part = frame
         part = part.assign(metric=metric, score=scores.reindex(part.index))

@@ -13,7 +13,7 @@ column              value
 participant_id      non-empty text, e.g. ``B01``
 group               ``B`` (BLV), ``B+I`` (BLV with image description), ``S`` (sighted without
                     image), ``S+I`` (sighted with image); one group per participant
-question_id         VizWiz-LF question id (positive integer, as in the release's JSON keys)
+question_id         VizWiz-LF question id (positive integer, one of the release's JSON keys 1-600)
 question_category   ``Identification``, ``Description``, ``Reading``, ``Others``; one per question
 source              ``GPT-4V``, ``Gemini``, ``Expert``
 rank                1 (best) to 3; the three ranks of a (participant, question) are 1, 2, 3
@@ -31,10 +31,14 @@ marks a file made by :mod:`vqalib.simulation`).
 from __future__ import annotations
 
 import csv
+import io
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+
+from vqalib.datasets import DataFormatError, vizwiz_lf_question_ids
 
 GROUPS: tuple[str, ...] = ("B", "B+I", "S", "S+I")
 GROUP_NAMES: dict[str, str] = {"B": "BLV", "B+I": "BLV with image description",
@@ -47,9 +51,10 @@ COLUMNS: tuple[str, ...] = ("participant_id", "group", "question_id", "question_
 CORRECTNESS_GROUP = "S+I"   # the group whose `plausibility` column holds Correctness
 SIMULATED = "SIMULATED"
 MAX_LISTED_PROBLEMS = 25
+RELEASE = "the VizWiz-LF release"
 
 
-class RatingsFileError(ValueError):
+class RatingsFileError(DataFormatError):
     """A ratings file that breaks the schema; ``problems`` lists (line, column, message)."""
 
     def __init__(self, name: str, problems: list[tuple[int | None, str | None, str]]):
@@ -67,58 +72,92 @@ def _format(name: str, line: int | None, column: str | None, message: str) -> st
     return f"{name}, {where}: {message}" if where else f"{name}: {message}"
 
 
-def load_ratings(path: str | Path) -> pd.DataFrame:
+def load_ratings(path: str | Path, *, question_ids: Collection[int] | None = None,
+                 data_dir: Path | None = None) -> pd.DataFrame:
     """Read and validate a ratings file of the human evaluation (VizWiz-LF §6, Fig. 2).
 
     Raises :class:`RatingsFileError` naming the file, the line (the header is line 1) and
-    the column of every problem: a missing column, a value outside its allowed set, a
-    rating or rank that is not an integer 1-3 (an empty cell included), a duplicated
-    (participant, question, source), a participant in two groups, a question in two
-    categories, or a (participant, question) whose ranks are not 1, 2, 3 over the three
-    sources. Nothing is dropped or repaired; blank lines are skipped. Returns the rows
-    in file order, ``question_id``, ``rank`` and ratings as integers.
+    the column of every problem: bytes that are not UTF-8, an empty file or one with a
+    header only, a missing column, a value outside its allowed set, a question id that is
+    not in the VizWiz-LF release, a rating or rank that is not an integer 1-3 (an empty
+    cell included), a duplicated (participant, question, source), a participant in two
+    groups, a question in two categories, or a (participant, question) whose ranks are not
+    1, 2, 3 over the three sources. Nothing is dropped or repaired; blank lines are skipped.
+    Returns the rows in file order, ``question_id``, ``rank`` and ratings as integers.
+
+    ``question_ids``: the ids a row may use; default the VizWiz-LF release's
+    (:func:`vqalib.datasets.vizwiz_lf_question_ids`, read from ``data_dir``).
     """
     path = Path(path)
     name = str(path)
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.reader(handle)
-        try:
-            header = [h.strip() for h in next(reader)]
-        except StopIteration:
-            raise RatingsFileError(name, [(None, None, "the file is empty (no header line)")]) from None
-        problems: list[tuple[int | None, str | None, str]] = []
-        duplicated = sorted({h for h in header if header.count(h) > 1})
-        if duplicated:
-            problems.append((1, None, f"duplicated column(s) {duplicated}"))
-        for column in COLUMNS:
-            if column not in header:
-                problems.append((1, column, f"required column missing; the header has {header}"))
-        if problems:
-            raise RatingsFileError(name, problems)
-        rows, lines = [], []
-        previous_end = reader.line_num
-        for record in reader:
-            start, previous_end = previous_end + 1, reader.line_num
-            if not record or all(not field.strip() for field in record):
-                continue
-            if len(record) != len(header):
-                problems.append((start, None, f"{len(record)} fields where the header has {len(header)}"))
-                continue
-            rows.append([field.strip() for field in record])
-            lines.append(start)
+    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    if not data.strip():
+        raise RatingsFileError(name, [(1, None, f"the file is empty ({len(data)} bytes); a header line naming "
+                                                f"the columns {list(COLUMNS)} is required")])
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RatingsFileError(name, _undecodable_cells(data)) from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = [h.strip() for h in next(reader)]
+    problems: list[tuple[int | None, str | None, str]] = []
+    duplicated = sorted({h for h in header if header.count(h) > 1})
+    if duplicated:
+        problems.append((1, None, f"duplicated column(s) {duplicated}"))
+    for column in COLUMNS:
+        if column not in header:
+            problems.append((1, column, f"required column missing; the header has {header}"))
+    if problems:
+        raise RatingsFileError(name, problems)
+    rows, lines = [], []
+    previous_end = reader.line_num
+    for record in reader:
+        start, previous_end = previous_end + 1, reader.line_num
+        if not record or all(not field.strip() for field in record):
+            continue
+        if len(record) != len(header):
+            problems.append((start, None, f"{len(record)} fields where the header has {len(header)}"))
+            continue
+        rows.append([field.strip() for field in record])
+        lines.append(start)
     if problems:
         raise RatingsFileError(name, problems)
     if not rows:
-        raise RatingsFileError(name, [(None, None, "no data rows")])
-    text = pd.DataFrame(rows, columns=header, dtype=str)
-    return check_ratings(text, name=name, lines=lines)
+        raise RatingsFileError(name, [(1, None, "no data rows: the file has only the header line")])
+    text_frame = pd.DataFrame(rows, columns=header, dtype=str)
+    if question_ids is None:
+        question_ids, ids_from = vizwiz_lf_question_ids(data_dir=data_dir), RELEASE
+    else:
+        ids_from = "the given question ids"
+    return check_ratings(text_frame, name=name, lines=lines, question_ids=question_ids, ids_from=ids_from)
 
 
-def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = None) -> pd.DataFrame:
+def _undecodable_cells(data: bytes) -> list[tuple[int | None, str | None, str]]:
+    """(line, column, message) of every cell holding bytes that are not UTF-8."""
+    from vqalib.datasets import undecoded_csv_cells
+
+    problems = []
+    try:
+        for line, row, column, field, cell in undecoded_csv_cells(data):
+            bad = next(ch for ch in cell if "\udc80" <= ch <= "\udcff")
+            where = "" if row is not None else f" (header field {field})"
+            problems.append((line, column, f"not UTF-8 text{where}: byte 0x{ord(bad) - 0xDC00:02x} in "
+                                           f"{cell.encode('utf-8', 'surrogateescape')[:40]!r}; save the file as UTF-8"))
+    except csv.Error as err:
+        problems.append((None, None, f"not UTF-8 text, and not readable as CSV: {err}"))
+    if not problems:  # e.g. a bad byte the csv module cannot place
+        problems.append((None, None, "not UTF-8 text; save the file as UTF-8"))
+    return problems
+
+
+def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = None,
+                  question_ids: Collection[int] | None = None, ids_from: str = RELEASE) -> pd.DataFrame:
     """Validate a frame of the ratings schema given as text; return it typed (Fig. 2 input).
 
     ``lines`` are the file lines of the rows (default: row position + 2, as written by
-    ``DataFrame.to_csv``). Raises :class:`RatingsFileError` as :func:`load_ratings`.
+    ``DataFrame.to_csv``). ``question_ids``: the ids a row may use (``ids_from`` says whose,
+    for the message); None checks no ids (:func:`load_ratings` always passes the release's).
+    Raises :class:`RatingsFileError` as :func:`load_ratings`.
     """
     text = text.astype(str).reset_index(drop=True)
     line = pd.Series(lines if lines is not None else range(2, len(text) + 2), index=text.index)
@@ -148,6 +187,12 @@ def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = No
     typed = text.copy()
     for column in ("question_id", "rank", *RATING_COLUMNS):
         typed[column] = typed[column].astype("int64")
+    if question_ids is not None:
+        known = frozenset(int(q) for q in question_ids)
+        span = f"{len(known)} ids, {min(known)}-{max(known)}" if known else "no ids"
+        for i in typed.index[~typed["question_id"].isin(known)]:
+            problems.append((int(line[i]), "question_id", f"question id {typed.at[i, 'question_id']} is not in "
+                             f"{ids_from} ({span}); ratings must be of the release's questions"))
     problems += _design_problems(typed, line)
     if problems:
         raise RatingsFileError(name, sorted(problems, key=lambda p: (p[0] or 0, p[1] or "")))
@@ -217,8 +262,9 @@ class Study:
     simulated: bool
 
     @classmethod
-    def from_file(cls, path: str | Path) -> Study:
-        ratings = load_ratings(path)
+    def from_file(cls, path: str | Path, *, question_ids: Collection[int] | None = None,
+                  data_dir: Path | None = None) -> Study:
+        ratings = load_ratings(path, question_ids=question_ids, data_dir=data_dir)
         if is_simulated(ratings):
             return cls(ratings=ratings, label=f"{SIMULATED}: read from {Path(path).name}", simulated=True)
         return cls(ratings=ratings, label=f"human ratings: {Path(path).name}", simulated=False)

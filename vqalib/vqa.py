@@ -20,13 +20,17 @@ A run appends one JSON line per (question, model, strategy, sample) to a ``.json
 (schema in ``runs/README.md``). The records of one question are written in one
 write + flush + fsync, so an interrupted run leaves at most one incomplete question at the
 end of the file; a rerun cuts that tail (counting the lines it drops) and skips every
-finished question. ``--shard i/n`` splits the questions by a stable hash of their id;
-``--engine ray`` runs the same code on a Ray cluster through Ray Data (one model replica
-per GPU) while the driver writes the same records. A missing image, a model error or a
-judge failure becomes an error record of that question and the run goes on.
+finished question. One process writes a run file at a time (:class:`RunLock`: ``flock`` on
+``<out>.lock``, held from that repair to the last write); another run on the same file stops
+naming the holder (exit status 75) or, with ``--wait``, waits for it. ``--shard i/n`` splits
+the questions by a stable hash of their id (one ``--out`` per shard); ``--engine ray`` runs
+the same code on a Ray cluster through Ray Data (one model replica per GPU) while the driver
+writes the same records. A missing, refused or undecodable image (see :mod:`vqalib.images`),
+a model error or a judge failure becomes an error record of that question and the run goes on.
 
 Command line: ``python -m vqalib.vqa run --model ... --strategy ... --dataset ... --out runs/<name>.jsonl``;
-``python -m vqalib.vqa models``; ``python -m vqalib.vqa runs [runs_dir]``.
+``python -m vqalib.vqa models``; ``python -m vqalib.vqa runs [runs_dir]``. Bad option values
+stop with an argparse error naming the option and the expected form (exit status 2).
 
 Configuration (parameters first, then environment): ``VQALIB_VQA_DEVICE`` (default:
 cuda if available, else cpu), the judge variables of :mod:`vqalib.judge` for the
@@ -40,8 +44,11 @@ import argparse
 import functools
 import hashlib
 import json
+import math
 import os
 import re
+import shlex
+import socket
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -934,16 +941,149 @@ class RunWriter:
         self.handle.close()
 
 
-def repair_run(path: str | Path) -> ScanResult:
-    """Cut a run file after its last complete question (an interrupted write) and return its scan."""
-    scan = scan_run(path)
+def repair_run(path: str | Path, *, lock: RunLock | None = None) -> ScanResult:
+    """Cut a run file after its last complete question (an interrupted write) and return its scan.
+
+    Only the writer may cut: another process appending meanwhile would lose its finished
+    questions. ``lock`` is the caller's held :class:`RunLock` of ``path``; without one, the lock
+    is taken for the repair (:class:`RunLockedError` if another run is writing the file).
+    """
     path = Path(path)
+    if lock is None:
+        if not path.exists():
+            return scan_run(path)
+        with RunLock(path) as held:
+            return repair_run(path, lock=held)
+    if not lock.held or lock.path != run_lock_path(path):
+        raise ValueError(f"repair_run({str(path)!r}): the lock given is not a held lock of this run file")
+    scan = scan_run(path)
     if path.exists() and path.stat().st_size > scan.good_bytes:
         with open(path, "r+b") as handle:
             handle.truncate(scan.good_bytes)
             handle.flush()
             os.fsync(handle.fileno())
     return scan
+
+
+# --- one writer per run file: an advisory lock on <out>.lock ----------------------------------------
+
+LOCK_REFUSED_EXIT = 75  # sysexits EX_TEMPFAIL: another run holds the file; try again later or --wait
+
+
+class RunLockedError(RuntimeError):
+    """Another process is writing the run file; the message names it (pid, host, start, command)."""
+
+
+def run_lock_path(out: str | Path) -> Path:
+    """The lock file of run file ``out``: ``<out>.lock`` beside the real file (symlinks resolved, so two
+    names of one file share one lock)."""
+    return Path(os.path.realpath(out) + ".lock")
+
+
+def _describe_holder(info: dict | None) -> str:
+    if not info:
+        return "a process that has not recorded itself (it may have just started)"
+    return (f"pid {info.get('pid', '?')} on host {info.get('host', '?')}, started {info.get('started_at', '?')}, "
+            f"command: {info.get('command', '?')}")
+
+
+class RunLock:
+    """An exclusive lock on a run file, so one process at a time appends to and repairs it.
+
+    ``flock`` on ``<out>.lock``: the kernel releases it when the holder ends, however it ends, so a
+    killed run leaves no lock that blocks the next one (its old holder record is simply overwritten).
+    The holder writes its pid, host, start time and command into the lock file for the refusal
+    message. The lock file is never deleted: a process could otherwise lock an unlinked file while
+    another locks its new namesake. ``wait`` (seconds; ``True`` or ``math.inf``: no limit) polls for
+    a busy lock; ``on_wait`` hears once that the run is waiting. POSIX only (``fcntl``); on network
+    file systems the lock is only as good as their lock support.
+    """
+
+    def __init__(self, out: str | Path, *, wait: float | bool = 0.0, poll: float = 0.2, on_wait: Any = None) -> None:
+        self.out = Path(out)
+        self.path = run_lock_path(out)
+        self.wait = math.inf if wait is True else float(wait)
+        self.poll = poll
+        self.on_wait = on_wait
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def holder(self) -> dict | None:
+        """The holder record in the lock file (None when empty or unreadable)."""
+        try:
+            text = self.path.read_text(encoding="utf-8").strip()
+            return json.loads(text) if text else None
+        except (OSError, ValueError):
+            return None
+
+    def acquire(self) -> RunLock:
+        import errno
+
+        try:
+            import fcntl
+        except ImportError:
+            raise RunLockedError("run files are locked with fcntl.flock, which this platform lacks "
+                                 "(POSIX only: Linux, macOS)") from None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        start = time.monotonic()
+        announced = False
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as error:
+                    if error.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                        raise RunLockedError(f"cannot lock {self.path} for run file {self.out} ({error}); "
+                                             f"the file system may not support locks: use a local --out") from error
+                waited = time.monotonic() - start
+                holder = self.holder()
+                if holder is None and waited < 2.0:
+                    time.sleep(0.05)  # the holder locks first and records itself a moment later
+                    continue
+                if waited >= self.wait:
+                    after = f" after waiting {waited:.0f} s" if self.wait else ""
+                    raise RunLockedError(
+                        f"run file {self.out} is being written by another run{after}: {_describe_holder(holder)} "
+                        f"(lock {self.path}). Wait for it with --wait, or give this run its own --out "
+                        f"(one file per shard).")
+                if not announced and self.on_wait is not None:
+                    self.on_wait(f"waiting for run file {self.out}: held by {_describe_holder(holder)}")
+                    announced = True
+                time.sleep(min(self.poll, max(self.wait - waited, 0.0)))
+            record = {"pid": os.getpid(), "host": socket.gethostname(),
+                      "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                      "command": shlex.join(getattr(sys, "orig_argv", sys.argv)), "out": str(self.out)}
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, (json.dumps(record) + "\n").encode("utf-8"), 0)
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)  # closing drops a lock taken just before the failure
+            raise
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        import fcntl
+
+        fd, self._fd = self._fd, None
+        try:
+            os.ftruncate(fd, 0)  # cleared while still held: the next holder's record is never erased
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def __enter__(self) -> RunLock:
+        return self.acquire() if not self.held else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 # --- runs ------------------------------------------------------------------------------------------
@@ -979,12 +1119,19 @@ class RunSummary:
                 f"runner overhead {self.overhead_ms_per_item:.2f} ms/question)")
 
 
+_SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+
+
 def parse_shard(text: str) -> tuple[int, int]:
-    """``"i/n"`` -> (i, n) with 0 <= i < n."""
-    i, _, n = str(text).partition("/")
-    index, count = int(i), int(n)
-    if not 0 <= index < count:
-        raise ValueError(f"shard {text!r}: need i/n with 0 <= i < n")
+    """``"i/n"`` -> (i, n) with 0 <= i < n; a ValueError naming the expected form otherwise."""
+    match = _SHARD.fullmatch(str(text))
+    if not match:
+        raise ValueError(f"shard {text!r}: expected i/n, two whole numbers with 0 <= i < n (e.g. 0/4)")
+    index, count = int(match[1]), int(match[2])
+    if count < 1:
+        raise ValueError(f"shard {text!r}: expected i/n with n >= 1 (e.g. 0/4)")
+    if index >= count:
+        raise ValueError(f"shard {text!r}: expected i/n with 0 <= i < n (for n = {count}: i from 0 to {count - 1})")
     return index, count
 
 
@@ -1005,13 +1152,17 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
                    shard: str = "0/1", engine: str = "plain", max_new_tokens: int | None = None,
                    retry_errors: bool = False, progress: bool = True, fsync: bool = True,
                    ray_address: str | None = None, replicas: int | None = None, ray_batch_size: int = 8,
-                   image_cache: str | Path | None = None) -> RunSummary:
+                   image_cache: str | Path | None = None, wait: float | bool = 0.0) -> RunSummary:
     """Generate answers for ``items`` and append them to ``out`` (VizWiz-LF §3/§7, CommVQA §5, AFGV).
 
     Resumes: questions already finished in ``out`` are skipped (errors too, unless
     ``retry_errors``); a damaged tail is cut and counted. ``engine="ray"`` runs through Ray
     Data; ``model`` and ``judge`` must then be a registry key and a judge name (``env``,
     ``test:N``) so each replica can build its own.
+
+    One process writes ``out`` at a time (:class:`RunLock`, held from the repair to the last
+    write): another run on the same file raises :class:`RunLockedError` naming it, or, with
+    ``wait`` seconds (``True`` or ``math.inf``: no limit), waits for it and then skips what it finished.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
@@ -1029,43 +1180,47 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
     if needs.uses_judge and judge_obj is None:
         raise ValueError(f"strategy {strategy} aggregates draws with an LLM judge (VizWiz-LF Table 24): {ENABLE_HINT}")
 
-    scan = repair_run(out)
-    done = {k for k, kind in scan.finished.items() if not (retry_errors and kind == "error")}
-    chosen = select_items(items, limit=limit, shard=shard_pair)
-    pending = [row for row in chosen.to_dict("records")
-               if item_key(dataset=dataset, item_id=row["item_id"], model=key, strategy=strategy) not in done]
-    summary = RunSummary(out=str(out), items_total=len(chosen), skipped_finished=len(chosen) - len(pending),
-                         repaired_lines=scan.bad_lines)
-    if not pending:
+    # held from the repair to the last write: no other process appends meanwhile, or cuts what this one wrote
+    with RunLock(out, wait=wait, on_wait=lambda message: print(message, file=sys.stderr, flush=True)) as lock:
+        scan = repair_run(out, lock=lock)
+        done = {k for k, kind in scan.finished.items() if not (retry_errors and kind == "error")}
+        chosen = select_items(items, limit=limit, shard=shard_pair)
+        pending = [row for row in chosen.to_dict("records")
+                   if item_key(dataset=dataset, item_id=row["item_id"], model=key, strategy=strategy) not in done]
+        summary = RunSummary(out=str(out), items_total=len(chosen), skipped_finished=len(chosen) - len(pending),
+                             repaired_lines=scan.bad_lines)
+        if not pending:
+            return summary
+        writer = RunWriter(out, fsync=fsync)
+        start = time.perf_counter()
+        try:
+            if engine == "plain":
+                vlm = (build_model(model, device=device, dtype=dtype, revision=revision)
+                       if isinstance(model, str) else model)
+                ctx = RunContext(vlm=vlm, strategy=strategy, dataset=dataset,
+                                 store=store or ImageStore(cache_dir=image_cache), judge=judge_obj, engine="plain",
+                                 shard=shard, max_new_tokens=max_new_tokens)
+                model_before = vlm.model_seconds
+                blocks = (answer_item(row, ctx=ctx) for row in pending)
+                _write_all(blocks, writer=writer, summary=summary, total=len(pending), progress=progress)
+                summary.model_seconds = vlm.model_seconds - model_before
+                summary.judge_seconds = ctx.judge_seconds
+            elif engine == "ray":
+                if not isinstance(model, str):
+                    raise ValueError("engine='ray' needs a registry model key (each replica loads its own copy)")
+                config = {"model": model, "device": device, "dtype": dtype, "revision": revision,
+                          "strategy": strategy, "dataset": dataset, "judge": judge_name, "shard": shard,
+                          "max_new_tokens": max_new_tokens,
+                          "image_cache": str(image_cache or (store.cache_dir if store else "")) or None}
+                blocks = _ray_blocks(pending, config=config, address=ray_address, replicas=replicas,
+                                     batch_size=ray_batch_size)
+                _write_all(blocks, writer=writer, summary=summary, total=len(pending), progress=progress)
+            else:
+                raise ValueError(f"unknown engine {engine!r}: plain or ray")
+        finally:
+            writer.close()
+            summary.seconds = time.perf_counter() - start
         return summary
-    writer = RunWriter(out, fsync=fsync)
-    start = time.perf_counter()
-    try:
-        if engine == "plain":
-            vlm = build_model(model, device=device, dtype=dtype, revision=revision) if isinstance(model, str) else model
-            ctx = RunContext(vlm=vlm, strategy=strategy, dataset=dataset,
-                             store=store or ImageStore(cache_dir=image_cache), judge=judge_obj, engine="plain",
-                             shard=shard, max_new_tokens=max_new_tokens)
-            model_before = vlm.model_seconds
-            blocks = (answer_item(row, ctx=ctx) for row in pending)
-            _write_all(blocks, writer=writer, summary=summary, total=len(pending), progress=progress)
-            summary.model_seconds = vlm.model_seconds - model_before
-            summary.judge_seconds = ctx.judge_seconds
-        elif engine == "ray":
-            if not isinstance(model, str):
-                raise ValueError("engine='ray' needs a registry model key (each replica loads its own copy)")
-            config = {"model": model, "device": device, "dtype": dtype, "revision": revision, "strategy": strategy,
-                      "dataset": dataset, "judge": judge_name, "shard": shard, "max_new_tokens": max_new_tokens,
-                      "image_cache": str(image_cache or (store.cache_dir if store else "")) or None}
-            blocks = _ray_blocks(pending, config=config, address=ray_address, replicas=replicas,
-                                 batch_size=ray_batch_size)
-            _write_all(blocks, writer=writer, summary=summary, total=len(pending), progress=progress)
-        else:
-            raise ValueError(f"unknown engine {engine!r}: plain or ray")
-    finally:
-        writer.close()
-        summary.seconds = time.perf_counter() - start
-    return summary
 
 
 def _write_all(blocks: Iterable[list[dict]], *, writer: RunWriter, summary: RunSummary, total: int,
@@ -1127,6 +1282,21 @@ def default_runs_dir() -> Path:
     return Path(os.environ.get(RUNS_DIR_ENV) or project_root() / "runs")
 
 
+def latest_blocks(records: list[dict]) -> dict[str, list[dict]]:
+    """Each question's latest block of records (a question written again, e.g. by ``--retry-errors``, is
+    represented by its last block), in the order of those last blocks. Blocks are cut by their
+    ``item_records`` count, so a block written right after an earlier one of the same question stays apart."""
+    latest: dict[str, list[dict]] = {}
+    start = 0
+    while start < len(records):
+        end = start + max(int(records[start].get("item_records") or 1), 1)
+        block = records[start:end]
+        latest.pop(block[0]["item_key"], None)
+        latest[block[0]["item_key"]] = block
+        start = end
+    return latest
+
+
 def load_run(path: str | Path | Iterable[str | Path], *, finals_only: bool = False) -> pd.DataFrame:
     """The records of one run file (or several, e.g. shards) as a table (input of VizWiz-LF Tables 5/26,
     CommVQA Table 1, AFGV Table 1).
@@ -1138,14 +1308,9 @@ def load_run(path: str | Path | Iterable[str | Path], *, finals_only: bool = Fal
     paths = [path] if isinstance(path, (str, Path)) else list(path)
     groups: dict[str, list[dict]] = {}  # item_key -> its latest complete block of records
     for p in paths:
-        records = scan_run(p).records
-        start = 0
-        for end in range(1, len(records) + 1):
-            if end == len(records) or records[end]["item_key"] != records[start]["item_key"]:
-                block = [{**r, "run_file": str(p)} for r in records[start:end]]
-                groups.pop(block[0]["item_key"], None)  # re-insert: a later block wins and moves last
-                groups[block[0]["item_key"]] = block
-                start = end
+        for key, block in latest_blocks(scan_run(p).records).items():
+            groups.pop(key, None)  # re-insert: a later file's block wins and moves last
+            groups[key] = [{**r, "run_file": str(p)} for r in block]
     frame = pd.DataFrame([r for block in groups.values() for r in block])
     if frame.empty:
         return frame
@@ -1156,17 +1321,22 @@ def load_run(path: str | Path | Iterable[str | Path], *, finals_only: bool = Fal
 
 def discover_runs(runs_dir: str | Path | None = None) -> pd.DataFrame:
     """One row per run file under ``runs_dir`` with model, strategy, dataset, record and error counts
-    (how notebooks 05-07 find model outputs for VizWiz-LF Tables 5/26, AFGV Table 1, CommVQA Table 1)."""
+    (how notebooks 05-07 find model outputs for VizWiz-LF Tables 5/26, AFGV Table 1, CommVQA Table 1).
+
+    ``records`` counts every complete record line; ``answers`` and ``errors`` count each question's
+    latest outcome, so they add up to ``questions`` even when a question was written again."""
     runs_dir = Path(runs_dir) if runs_dir is not None else default_runs_dir()
     rows = []
     for path in sorted(runs_dir.glob("**/*.jsonl")):
         scan = scan_run(path)
         frame = pd.DataFrame(scan.records)
+        # outcomes of each question's latest block: a question written twice counts once
+        latest = pd.DataFrame([r for block in latest_blocks(scan.records).values() for r in block])
 
         def values(column: str) -> str:
             return ",".join(sorted(map(str, frame[column].dropna().unique()))) if column in frame else ""
-        finals = frame[frame["final"]] if not frame.empty else frame
-        errors = finals[finals["kind"] == "error"] if not frame.empty else frame
+        finals = latest[latest["final"]] if not latest.empty else latest
+        errors = finals[finals["kind"] == "error"] if not latest.empty else latest
         stages = errors["error"].map(lambda e: e["stage"]).value_counts().to_dict() if not errors.empty else {}
         rows.append({"path": str(path), "name": path.stem, "model": values("model"), "model_id": values("model_id"),
                      "revision": values("revision"), "strategy": values("strategy"), "dataset": values("dataset"),
@@ -1184,6 +1354,54 @@ def discover_runs(runs_dir: str | Path | None = None) -> pd.DataFrame:
 
 # --- command line --------------------------------------------------------------------------------
 
+def _shard_option(text: str) -> str:
+    try:
+        parse_shard(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def _count_option(text: str) -> int:
+    if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+def _seconds_option(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # also rejects nan
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0 (or no value: wait as long as it takes), got {text!r}")
+    return seconds
+
+
+def _judge_option(text: str) -> str:
+    if text in ("env", "none") or re.fullmatch(r"test:(\d+|fail|garbage)", text):
+        return text
+    raise argparse.ArgumentTypeError(f"expected env, none or test:N (N a draw index, or fail, garbage), got {text!r}")
+
+
+def _existing_file_option(text: str) -> str:
+    if not Path(text).is_file():
+        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    return text
+
+
+def _existing_path_option(text: str) -> str:
+    if not Path(text).exists():
+        raise argparse.ArgumentTypeError(f"no such file or folder: {text!r}")
+    return text
+
+
+def _out_option(text: str) -> str:
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder; expected a run file path such as runs/<name>.jsonl")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``python -m vqalib.vqa`` command line."""
     parser = argparse.ArgumentParser(prog="python -m vqalib.vqa", description=__doc__.split("\n", 1)[0])
@@ -1192,22 +1410,31 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model", required=True, choices=sorted(REGISTRY))
     run.add_argument("--strategy", required=True, choices=list(STRATEGIES))
     run.add_argument("--dataset", required=True, choices=DATASETS)
-    run.add_argument("--out", required=True, help="run file, e.g. runs/llava-1.5-13b_vanilla_vizwiz-lf.jsonl")
-    run.add_argument("--questions", help="question table for --dataset afgv/table (CSV, JSONL or Parquet)")
-    run.add_argument("--images", help="CommVQA images.zip/folder or GQA images folder")
-    run.add_argument("--limit", type=int, help="first N questions only")
-    run.add_argument("--shard", default="0/1", help="i/n: this process's share of the questions")
+    run.add_argument("--out", required=True, type=_out_option,
+                     help="run file, e.g. runs/llava-1.5-13b_vanilla_vizwiz-lf.jsonl (one writer at a time)")
+    run.add_argument("--wait", nargs="?", type=_seconds_option, const=math.inf, default=0.0, metavar="SECONDS",
+                     help="if another run is writing --out, wait for it (up to SECONDS; no value: as long as it "
+                          "takes) instead of stopping with exit status 75")
+    run.add_argument("--questions", type=_existing_file_option,
+                     help="question table for --dataset afgv/table (CSV, JSONL or Parquet)")
+    run.add_argument("--images", type=_existing_path_option, help="CommVQA images.zip/folder or GQA images folder")
+    run.add_argument("--limit", type=_count_option, help="first N questions only")
+    run.add_argument("--shard", default="0/1", type=_shard_option, metavar="I/N",
+                     help="this process's share of the questions, 0 <= I < N (give each shard its own --out)")
     run.add_argument("--engine", default="plain", choices=("plain", "ray"))
     run.add_argument("--ray-address", help="Ray cluster address (default: start or join a local one)")
-    run.add_argument("--replicas", type=int, help="Ray model replicas (default: one per GPU)")
-    run.add_argument("--ray-batch-size", type=int, default=8, help="questions per Ray replica call (default 8)")
-    run.add_argument("--judge", default="env", help="self-consistency judge: env (VQALIB_JUDGE_*), none, test:N")
+    run.add_argument("--replicas", type=_count_option, help="Ray model replicas (default: one per GPU)")
+    run.add_argument("--ray-batch-size", type=_count_option, default=8,
+                     help="questions per Ray replica call (default 8)")
+    run.add_argument("--judge", default="env", type=_judge_option,
+                     help="self-consistency judge: env (VQALIB_JUDGE_*), none, test:N")
     run.add_argument("--device", help=f"cpu, cuda, cuda:1 ... (default ${DEVICE_ENV} or auto)")
     run.add_argument("--dtype", help="float32, bfloat16, float16 (default: registry on GPU, float32 on CPU)")
     run.add_argument("--revision", help="hub revision (commit) to pin instead of the registry's")
-    run.add_argument("--max-new-tokens", type=int, help="override the registry's max_new_tokens")
+    run.add_argument("--max-new-tokens", type=_count_option, help="override the registry's max_new_tokens")
     run.add_argument("--image-cache", help="download cache for image URLs (default $VQALIB_IMAGE_CACHE)")
-    run.add_argument("--threads", type=int, help="torch CPU threads (1 avoids contention on a shared machine)")
+    run.add_argument("--threads", type=_count_option,
+                     help="torch CPU threads (1 avoids contention on a shared machine)")
     run.add_argument("--retry-errors", action="store_true", help="run error questions again")
     run.add_argument("--no-progress", action="store_true")
     run.add_argument("--no-fsync", action="store_true", help="flush only (faster on slow disks; a process crash "
@@ -1220,7 +1447,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m vqalib.vqa``."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 60):
         if args.command == "models":
             print(registry_frame()[["key", "hub_id", "revision", "model_class", "papers", "dtype", "generation",
@@ -1229,19 +1457,24 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "runs":
             print(discover_runs(args.runs_dir).drop(columns=["path"]).to_string(index=False))
             return 0
+    if args.dataset in ("afgv", "table") and not args.questions:
+        parser.error(f"argument --questions: required with --dataset {args.dataset} (a CSV/JSONL/Parquet table)")
     if args.threads:
         import torch
 
         torch.set_num_threads(args.threads)
     items = load_items(args.dataset, questions=args.questions, images=args.images)
-    summary = run_generation(items, model=args.model, strategy=args.strategy, dataset=args.dataset, out=args.out,
-                             judge=args.judge if STRATEGIES[args.strategy].uses_judge else None,
-                             device=args.device, dtype=args.dtype, revision=args.revision, limit=args.limit,
-                             shard=args.shard, engine=args.engine, max_new_tokens=args.max_new_tokens,
-                             retry_errors=args.retry_errors, progress=not args.no_progress,
-                             fsync=not args.no_fsync, ray_address=args.ray_address, replicas=args.replicas,
-                             ray_batch_size=args.ray_batch_size,
-                             image_cache=args.image_cache)
+    try:
+        summary = run_generation(items, model=args.model, strategy=args.strategy, dataset=args.dataset,
+                                 out=args.out, judge=args.judge if STRATEGIES[args.strategy].uses_judge else None,
+                                 device=args.device, dtype=args.dtype, revision=args.revision, limit=args.limit,
+                                 shard=args.shard, engine=args.engine, max_new_tokens=args.max_new_tokens,
+                                 retry_errors=args.retry_errors, progress=not args.no_progress,
+                                 fsync=not args.no_fsync, ray_address=args.ray_address, replicas=args.replicas,
+                                 ray_batch_size=args.ray_batch_size, image_cache=args.image_cache, wait=args.wait)
+    except RunLockedError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return LOCK_REFUSED_EXIT
     print(summary.line())
     return 0
 
