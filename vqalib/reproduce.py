@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -63,27 +64,66 @@ def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | N
     return time.perf_counter() - start
 
 
-def run(*, only: list[str] | None = None, parameters: dict | None = None) -> None:
-    """Execute the notebooks in order, in place, then record provenance (reproduction contract):
-    ``build/provenance.json`` always (this run's machine), and ``figures/PROVENANCE.json`` when a file in
-    ``figures/`` changed, so the committed record describes the run that made the committed figures."""
+JOBS_ENV = "VQALIB_REPRODUCE_JOBS"  # notebooks run at once by `make reproduce` (default 2: the machine's cores)
+TIMES_FILE = "reproduce_times.json"  # build/: each notebook's last time and peak memory (`make bench`, scheduling)
+
+
+def _run_in_worker(path: str, parameters: dict | None) -> tuple[float, float]:
+    """One notebook in a fresh worker process: seconds taken and the peak memory (MB) of its kernel."""
+    import resource
+
+    seconds = run_notebook(Path(path), parameters=parameters)
+    return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1) -> dict[str, dict]:
+    """Execute ``paths`` (independent notebooks: none reads another's output), ``jobs`` at a time, each in a
+    fresh process; print one line per notebook as it finishes; return {name: {seconds, peak_mb}}. The longest
+    notebooks of the last run start first, so two workers finish together. Outputs do not depend on ``jobs``:
+    every model-derived value is identical across thread counts (reproduction contract)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    times_path = project_root() / "build" / TIMES_FILE
+    last = json.loads(times_path.read_text(encoding="utf-8")) if times_path.exists() else {}
+    order = sorted(paths, key=lambda p: -last.get(p.stem, {}).get("seconds", 0.0))
+    done: dict[str, dict] = {}
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=multiprocessing.get_context("spawn"),
+                             max_tasks_per_child=1) as pool:
+        futures = {pool.submit(_run_in_worker, str(p), parameters): p for p in order}
+        for future in as_completed(futures):
+            path = futures[future]
+            try:
+                seconds, peak = future.result()
+            except Exception:
+                print(f"[{len(done) + 1}/{len(paths)}] {path.name} FAILED", flush=True)
+                for other in futures:
+                    other.cancel()
+                raise
+            done[path.stem] = {"seconds": round(seconds, 1), "peak_mb": round(peak)}
+            print(f"[{len(done)}/{len(paths)}] {path.name} done in {seconds:.1f} s (kernel peak memory "
+                  f"{peak:.0f} MB)", flush=True)
+    times_path.parent.mkdir(parents=True, exist_ok=True)
+    times_path.write_text(json.dumps({**last, **done}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return done
+
+
+def run(*, only: list[str] | None = None, parameters: dict | None = None, jobs: int | None = None) -> dict:
+    """Execute the notebooks, in place, ``jobs`` at a time (``$VQALIB_REPRODUCE_JOBS``, default 2), then record
+    provenance (reproduction contract): ``build/provenance.json`` always (this run's machine), and
+    ``figures/PROVENANCE.json`` when a file in ``figures/`` changed, so the committed record describes the run
+    that made the committed figures. Returns each notebook's time and peak memory."""
     from vqalib import contract, report
 
     paths = notebook_paths(only=only)
     if not paths:
         raise SystemExit(f"no notebooks match {only}")
+    jobs = jobs or int(os.environ.get(JOBS_ENV, "2"))
     figures = project_root() / "figures"
     before = contract.figure_hashes(figures)
     (figures / contract.KEPT_LOG).unlink(missing_ok=True)
     total = time.perf_counter()
-    for k, path in enumerate(paths, 1):
-        print(f"[{k}/{len(paths)}] {path.name} ...", end=" ", flush=True)
-        try:
-            seconds = run_notebook(path, parameters=parameters)
-        except Exception:
-            print("FAILED", flush=True)
-            raise
-        print(f"done in {seconds:.1f} s", flush=True)
+    timings = run_all(paths, parameters=parameters, jobs=jobs)
     kept_log = figures / contract.KEPT_LOG
     if kept_log.exists():  # tables whose model-derived values moved only within tolerance on this machine
         for line in kept_log.read_text(encoding="utf-8").splitlines():
@@ -104,7 +144,8 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None) -> Non
                  "environment is in build/provenance.json")
     if report.update_readme_status():
         where += "; README.md status table regenerated"
-    print(f"reproduced {len(paths)} notebook(s) in {time.perf_counter() - total:.1f} s; {where}")
+    print(f"reproduced {len(paths)} notebook(s) in {time.perf_counter() - total:.1f} s ({jobs} at a time); {where}")
+    return timings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,8 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="execute the notebooks in order, in place")
     r.add_argument("--only", nargs="*", help="notebook name prefixes, e.g. 01 02")
     r.add_argument("--smoke", action="store_true", help="pass smoke=True (small, fast run)")
+    r.add_argument("--jobs", type=int, default=None, help=f"notebooks at once (default ${JOBS_ENV} or 2)")
     args = parser.parse_args(argv)
-    run(only=args.only, parameters={"smoke": True} if args.smoke else None)
+    run(only=args.only, parameters={"smoke": True} if args.smoke else None, jobs=args.jobs)
     return 0
 
 

@@ -1,0 +1,106 @@
+"""`make bench`, issue 18: cold and warm `make reproduce` per notebook with peak memory, and the embedding
+service's throughput at 1k / 5k / 20k texts with its speed-up over one text per pass.
+
+Cold: every cache emptied (a fresh ``VQALIB_CACHE_DIR``), set-up and data excluded (``.venv`` and
+``data/raw`` exist). Warm: the same run again. After each, ``git status`` of ``figures/`` and
+``notebooks/`` must be clean (the figures byte-identical to the committed ones). Run from the checkout:
+
+    python benchmarks/reproduce_bench.py [--skip-reproduce] [--sizes 1000 5000 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+EMBED_SCRIPT = """
+import json, resource, sys, time
+import pandas as pd
+from vqalib import commvqa, datasets, encoders
+n, one_by_one, cache = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+viz = datasets.load_vizwiz_lf()
+comm = commvqa.load_commvqa()
+texts = list(dict.fromkeys([*viz.sentences["sentence"].astype(str), *comm.answers["answer"].astype(str),
+                            *comm.results["generated_answer"].dropna().astype(str),
+                            *comm.annotations["question"].astype(str)]))
+if len(texts) < n:
+    raise SystemExit(f"only {len(texts)} distinct texts in the releases, fewer than {n}")
+texts = texts[:n]
+encoders.embed(["warm-up: load the model"], cache_dir=cache + "/warm-up", progress=False)
+start = time.perf_counter()
+encoders.embed(texts, cache_dir=cache, progress=False, **({"batch_size": 1} if one_by_one else {}))
+cold = time.perf_counter() - start
+start = time.perf_counter()
+encoders.embed(texts, cache_dir=cache, progress=False)
+cached = time.perf_counter() - start
+print(json.dumps({"n": n, "cold": cold, "cached": cached,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def git_dirty() -> list[str]:
+    out = subprocess.run(["git", "status", "--porcelain", "figures", "notebooks"], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def reproduce(cache: Path) -> tuple[float, dict]:
+    env = {**os.environ, "VQALIB_CACHE_DIR": str(cache)}
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "vqalib.reproduce", "run"], cwd=ROOT, env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    times = json.loads((ROOT / "build" / "reproduce_times.json").read_text(encoding="utf-8"))
+    return seconds, times
+
+
+def reproduce_lines() -> list[str]:
+    lines = []
+    with tempfile.TemporaryDirectory(prefix="vqalib-cache-") as cache:
+        for label in ("cold (caches emptied)", "warm"):
+            seconds, times = reproduce(Path(cache))
+            dirty = git_dirty()
+            per = ", ".join(f"{name} {t['seconds']:.0f} s / {t['peak_mb']:.0f} MB" for name, t in sorted(times.items()))
+            lines.append(f"`make reproduce` {label}: {seconds:.0f} s wall ({per}); figures and notebooks "
+                         + ("byte-identical to the committed ones" if not dirty else f"CHANGED: {dirty}"))
+    return lines
+
+
+def _embed(n: int, *, one_by_one: bool) -> dict:
+    with tempfile.TemporaryDirectory(prefix="vqalib-embed-") as cache:
+        out = subprocess.run([sys.executable, "-c", EMBED_SCRIPT, str(n), str(int(one_by_one)), cache], cwd=ROOT,
+                             check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def embed_lines(sizes: list[int]) -> list[str]:
+    lines, runs = [], {n: _embed(n, one_by_one=False) for n in sizes}
+    for n, r in runs.items():
+        lines.append(f"embedding service, {n} distinct texts: {r['cold']:.1f} s cold ({n / r['cold']:.0f} texts/s, "
+                     f"length-bucketed batches), {r['cached']:.2f} s cached, peak RSS {r['peak_mb']:.0f} MB")
+    n = sizes[0]
+    one = _embed(n, one_by_one=True)
+    lines.append(f"embedding service, {n} texts one per pass (batch size 1): {one['cold']:.1f} s; batching is "
+                 f"{one['cold'] / runs[n]['cold']:.1f}x faster, with identical values (float64, rounded: "
+                 "vqalib.encoders)")
+    return lines
+
+
+def run(*, sizes: list[int] = (1000, 5000, 20000), skip_reproduce: bool = False) -> list[str]:
+    return [*([] if skip_reproduce else reproduce_lines()), *embed_lines(list(sizes))]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-reproduce", action="store_true")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 5000, 20000])
+    args = parser.parse_args()
+    print("\n".join(run(sizes=args.sizes, skip_reproduce=args.skip_reproduce)))
