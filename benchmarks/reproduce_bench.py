@@ -103,4 +103,12 @@ if __name__ == "__main__":
     parser.add_argument("--skip-reproduce", action="store_true")
     parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 5000, 20000])
     args = parser.parse_args()
-    print("\n".join(run(sizes=args.sizes, skip_reproduce=args.skip_reproduce)))
+    import platform
+    from datetime import datetime, timezone
+
+    lines = run(sizes=args.sizes, skip_reproduce=args.skip_reproduce)
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    print(f"machine: {machine}\n" + "\n".join(lines))
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    with open(ROOT / "benchmarks" / "results.md", "a", encoding="utf-8") as out:
+        out.write(f"\n## {stamp} ({machine}): reproduce_bench.py\n\n" + "".join(f"- {line}\n" for line in lines))

@@ -94,6 +94,26 @@ def test_strip_run_metadata_drops_progress_bars_and_their_cursor_moves(tmp_path)
     assert [(o["name"], o["text"]) for o in kept] == [("stderr", "a real warning\n"), ("stdout", "\n")]
 
 
+def test_a_print_flushed_in_two_messages_is_written_as_one_output(tmp_path):
+    """The kernel may send a print's text and its newline as two stream messages (timing): the committed
+    notebook must not depend on it (issue 14: no byte churn across runs)."""
+    import nbformat
+
+    one, two = nbformat.v4.new_code_cell("print(x)"), nbformat.v4.new_code_cell("print(x)")
+    one.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1 of 60 differ\n")]
+    two.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1 of 60 differ"),
+                   nbformat.v4.new_output("stream", name="stdout", text="\n"),
+                   nbformat.v4.new_output("stream", name="stderr", text="warning\n"),
+                   nbformat.v4.new_output("stream", name="stderr", text="again\n")]
+    for k, cell in enumerate((one, two)):
+        path = tmp_path / f"{k}.ipynb"
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+        reproduce.strip_run_metadata(path)
+    first, second = (nbformat.read(tmp_path / f"{k}.ipynb", as_version=4).cells[0].outputs for k in (0, 1))
+    assert second[0] == first[0]
+    assert [(o["name"], o["text"]) for o in second[1:]] == [("stderr", "warning\nagain\n")]
+
+
 def test_reproduce_rejects_unknown_selection():
     with pytest.raises(SystemExit, match="no notebooks match"):
         reproduce.run(only=["99"])

@@ -45,10 +45,24 @@ def strip_run_metadata(path: Path) -> None:
             holder.get("papermill", {}).pop(key, None)
     for cell in nb.cells:
         if cell.cell_type == "code":  # progress bars carry rates and times; they mean nothing once run
-            cell.outputs = [o for o in cell.outputs
-                            if not (o.get("name") == "stderr" and (PROGRESS_BAR.search(o.get("text", ""))
-                                                                   or CURSOR_ONLY.fullmatch(o.get("text", ""))))]
+            cell.outputs = coalesce_streams([o for o in cell.outputs
+                                             if not (o.get("name") == "stderr" and (
+                                                 PROGRESS_BAR.search(o.get("text", ""))
+                                                 or CURSOR_ONLY.fullmatch(o.get("text", ""))))])
     nbformat.write(nb, path)
+
+
+def coalesce_streams(outputs: list) -> list:
+    """Join consecutive stream outputs of the same stream: the kernel flushes a print's text and its newline
+    as one message or two depending on timing, so without this a rerun can rewrite an identical result."""
+    merged = []
+    for output in outputs:
+        if (merged and output.get("output_type") == "stream" and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == output.get("name")):
+            merged[-1]["text"] = merged[-1]["text"] + output["text"]
+        else:
+            merged.append(output)
+    return merged
 
 
 def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | None = None) -> float:
