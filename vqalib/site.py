@@ -272,9 +272,9 @@ def table_section(item: Item, section: Section, figures: Path) -> tuple[str, str
         note = ('<p class="simulated-note"><strong>SIMULATED:</strong> a study of the paper\'s design with simulated '
                 "ratings; the study's per-rating data are not public. Not a result of the paper.</p>")
     elif kind == "not-run":
-        reasons = "; ".join(dict.fromkeys(frame["status"].astype(str)))
+        reasons = "; ".join(dict.fromkeys(s.removeprefix(f"{NOT_RUN}: ") for s in frame["status"].astype(str)))
         how = "; ".join(dict.fromkeys(frame["how to enable"].astype(str))) if "how to enable" in frame else ""
-        note = f'<p class="not-run-note"><strong>Not run:</strong> {_e(reasons[len(NOT_RUN) + 2:])}' + (
+        note = f'<p class="not-run-note"><strong>Not run:</strong> {_e(reasons)}' + (
             f" <strong>How to enable:</strong> {_e(how)}" if how else "") + "</p>"
     keys = [c for c in (item.spec.cell_keys or frame.columns[:1]) if c in frame.columns]
     downloads = " · ".join(f'<a href="../figures/{_e(f)}">{_e(f.rsplit(".", 1)[1].upper())}</a>'
