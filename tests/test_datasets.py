@@ -157,8 +157,11 @@ def _fetch_stuck_mid_copy(tmp_path: Path, data_dir: Path):
     mirror, out = tmp_path / "slow-mirror", tmp_path / "raw"
     (mirror / "vizwiz-lf").mkdir(parents=True)
     os.mkfifo(mirror / key)
+    # a shell that starts jobs with `&` leaves SIGINT ignored in them and their children: give the child the
+    # default disposition, as an interactive fetch has, whatever launched pytest
     child = subprocess.Popen([sys.executable, "-c", FETCH_CHILD, str(out), str(mirror)], cwd=PROJECT,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while True:  # the write end opens once the child opened the FIFO for reading
         try:
