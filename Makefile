@@ -11,12 +11,15 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export VQALIB_DATA_MIRROR
 export MPLBACKEND := Agg
 
-.PHONY: help setup data data-gqa reproduce test test-full bench lab html check-site clean lock
+.PHONY: help setup java data data-gqa reproduce test test-full bench lab html check-site clean lock
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-setup: $(STAMP)  ## create .venv and install the exact pins of requirements.lock
+setup: $(STAMP) java  ## create .venv and install the exact pins of requirements.lock
+
+java:  # METEOR and the PTB tokenizer (pycocoevalcap) run in a JVM
+	@command -v java >/dev/null 2>&1 || { echo "error: a Java runtime (8 or later) is needed on the PATH: METEOR and the PTB tokenizer of pycocoevalcap run in it (Debian/Ubuntu: apt-get install default-jre-headless)" >&2; exit 1; }
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)

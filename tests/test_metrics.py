@@ -217,20 +217,41 @@ def test_planted_pickles_in_the_metric_cache_are_never_run(tmp_path):
     assert all(str(path) in named for path in stored)
     for path in stored:  # replaced by real score arrays
         with np.load(path, allow_pickle=False) as data:
-            assert data["scores"].dtype == np.float64
+            assert data["vectors"].dtype == np.float64
 
 
-def test_score_cache_key_covers_metric_backbone_and_texts():
+def test_score_cache_key_covers_metric_and_backbone_and_pair_keys_cover_texts():
+    from vqalib.shards import item_key
+
     key = metrics.score_cache_key
     backbone = metrics.Backbone(model_type="some/model", num_layers=4, label="x")
-    base = key("bertscore", ("a",), ("b",), backbone)
-    assert len(base) == 64 and base == key("bertscore", ("a",), ("b",), backbone)
-    assert base != key("bertscore", ("a",), ("c",), backbone)
-    assert base != key("bertscore", ("b",), ("a",), backbone)
-    assert base != key("bertscore", ("a",), ("b",), metrics.Backbone("some/model", 5, "x"))
-    assert base != key("bertscore", ("a",), ("b",), metrics.Backbone("other/model", 4, "x"))
-    assert key("rouge", ("a",), ("b",), None) != key("meteor", ("a",), ("b",), None)
-    assert key("rouge", ("a b",), ("c",), None) != key("rouge", ("a",), ("b c",), None)  # no ambiguous joins
+    base = key("bertscore", backbone)
+    assert len(base) == 64 and base == key("bertscore", backbone)
+    assert base != key("bertscore", metrics.Backbone("some/model", 5, "x"))
+    assert base != key("bertscore", metrics.Backbone("other/model", 4, "x"))
+    assert key("rouge", None) != key("meteor", None)
+    assert item_key("a", "b") != item_key("a", "c") and item_key("a", "b") != item_key("b", "a")
+    assert item_key("a b", "c") != item_key("a", "b c")  # no ambiguous joins
+
+
+def test_each_pair_is_scored_once_across_calls_rules_and_repeats(tmp_path, monkeypatch):
+    """Issue 18: scores are stored per (reference, candidate) pair, so a pair already scored (by the main
+    run, another rule, another notebook) is not scored again, and a pair repeated in one call is scored once;
+    the values equal a fresh computation."""
+    fresh = metrics._score_texts("rouge", ("a red car", "a dog", "a red car"), ("red car", "dog", "red car"), None)
+    asked = []
+    real = metrics._score_texts
+
+    def counting(metric, refs, cands, backbone):
+        asked.append(list(zip(refs, cands)))
+        return real(metric, refs, cands, backbone)
+
+    monkeypatch.setattr(metrics, "_score_texts", counting)
+    first = metrics.cached_scores("rouge", ("a red car", "a dog", "a red car"), ("red car", "dog", "red car"), None,
+                                  cache_dir=tmp_path)
+    assert np.array_equal(first, fresh) and len(asked[0]) == 2  # the repeated pair once
+    second = metrics.cached_scores("rouge", ("a dog", "a cat"), ("dog", "cat"), None, cache_dir=tmp_path)
+    assert asked[1] == [("a cat", "cat")] and second[0] == first[1]
 
 
 def test_summarize_bootstrap_is_seeded_and_brackets_the_mean():

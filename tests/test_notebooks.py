@@ -191,3 +191,16 @@ def test_make_lab_starts_as_root_and_as_a_user():
     lab = [line for line in command.splitlines() if "jupyter lab" in line]
     assert lab and lab[-1].rstrip().endswith("notebooks")
     assert ("--allow-root" in lab[-1]) == (os.getuid() == 0)
+
+
+def test_reproduce_schedule_starts_the_longest_first_and_splits_the_cores():
+    """Issue 18: longest notebook first by the longest time seen (a warm run does not reorder it); with two
+    notebooks at once each kernel gets one thread of a 2-core machine (two 2-thread pools fought for the cores)."""
+    from vqalib.reproduce import schedule
+
+    paths = [Path(f"{n}.ipynb") for n in ("01_a", "02_b", "03_c")]
+    last = {"01_a": {"seconds": 9.0}, "02_b": {"seconds": 4.0, "max_seconds": 300.0}, "03_c": {"seconds": 20.0}}
+    order, threads = schedule(paths, last=last, jobs=2, cores=2)
+    assert [p.stem for p in order] == ["02_b", "03_c", "01_a"] and threads == 1
+    assert schedule(paths, last={}, jobs=1, cores=2) == (paths, None)
+    assert schedule(paths, last={}, jobs=2, cores=8)[1] == 4 and schedule(paths, last={}, jobs=4, cores=2)[1] == 1

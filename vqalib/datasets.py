@@ -50,6 +50,7 @@ from tqdm import tqdm
 from vqalib import taxonomy
 from vqalib.validation import ValidationReport
 from vqalib.wordcounts import count_words
+from vqalib import config
 
 DATA_DIR_ENV = "VQALIB_DATA_DIR"
 MIRROR_ENV = "VQALIB_DATA_MIRROR"
@@ -158,19 +159,17 @@ def project_root() -> Path:
 
 def default_data_dir() -> Path:
     """``$VQALIB_DATA_DIR`` or ``<project>/data/raw``."""
-    env = os.environ.get(DATA_DIR_ENV)
-    return Path(env) if env else project_root() / "data" / "raw"
+    return config.get_path(DATA_DIR_ENV, project_root() / "data" / "raw")
 
 
 def cache_root() -> Path:
     """``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``: where every module caches model outputs."""
-    env = os.environ.get("VQALIB_CACHE_DIR")
-    return Path(env) if env else project_root() / ".cache" / "vqalib"
+    return config.get_path("VQALIB_CACHE_DIR", project_root() / ".cache" / "vqalib")
 
 
 def default_mirror() -> Path | None:
     """``$VQALIB_DATA_MIRROR`` or None (download from upstream)."""
-    env = os.environ.get(MIRROR_ENV)
+    env = config.get(MIRROR_ENV)
     return Path(env) if env else None
 
 

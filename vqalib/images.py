@@ -50,6 +50,7 @@ from typing import Any
 import requests
 
 from vqalib.datasets import cache_root, write_atomic
+from vqalib import config
 
 IMAGE_CACHE_ENV = "VQALIB_IMAGE_CACHE"
 IMAGE_TIMEOUT_ENV = "VQALIB_IMAGE_TIMEOUT"
@@ -75,19 +76,6 @@ class LoadedImage:
     source: str
 
 
-def _positive_int_env(name: str, default: int) -> int:
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"{name}={text!r}: expected a whole number >= 1")
-    return value
-
-
 def _file_kind(mode: int) -> str:
     kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
              (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -100,9 +88,7 @@ def _megabytes(n: int) -> str:
 
 def default_cache_dir() -> Path:
     """``$VQALIB_IMAGE_CACHE``, else ``$VQALIB_CACHE_DIR/images``, else ``<project>/.cache/vqalib/images``."""
-    if os.environ.get(IMAGE_CACHE_ENV):
-        return Path(os.environ[IMAGE_CACHE_ENV])
-    return cache_root() / "images"
+    return config.get_path(IMAGE_CACHE_ENV, cache_root() / "images")
 
 
 def commvqa_source(name: str, *, images: str | Path | None) -> str:
@@ -138,10 +124,10 @@ class ImageStore:
         from PIL import Image
 
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self.timeout = timeout if timeout is not None else float(os.environ.get(IMAGE_TIMEOUT_ENV) or 30.0)
-        self.max_bytes = int(max_bytes) if max_bytes is not None else _positive_int_env(IMAGE_MAX_BYTES_ENV,
+        self.timeout = timeout if timeout is not None else float(config.get(IMAGE_TIMEOUT_ENV) or 30.0)
+        self.max_bytes = int(max_bytes) if max_bytes is not None else config.get_int(IMAGE_MAX_BYTES_ENV,
                                                                                        DEFAULT_MAX_BYTES)
-        self.max_pixels = int(max_pixels) if max_pixels is not None else _positive_int_env(IMAGE_MAX_PIXELS_ENV,
+        self.max_pixels = int(max_pixels) if max_pixels is not None else config.get_int(IMAGE_MAX_PIXELS_ENV,
                                                                                           DEFAULT_MAX_PIXELS)
         if self.max_bytes < 1 or self.max_pixels < 1:
             raise ValueError(f"max_bytes ({self.max_bytes}) and max_pixels ({self.max_pixels}) must be >= 1")

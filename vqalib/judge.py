@@ -37,7 +37,6 @@ import email.utils
 import hashlib
 import json
 import math
-import os
 import re
 import threading
 import time
@@ -55,6 +54,7 @@ from tqdm import tqdm
 
 from vqalib import datasets
 from vqalib.datasets import cache_root, write_atomic
+from vqalib import config
 
 BASE_URL_ENV = "VQALIB_JUDGE_BASE_URL"
 MODEL_ENV = "VQALIB_JUDGE_MODEL"
@@ -129,11 +129,11 @@ def setting(name: str) -> Any:
     ``ValueError`` naming the variable, its value and what it accepts.
     """
     variable, default, parse = SETTINGS[name]
-    raw = os.environ.get(variable)
-    if raw is None or not raw.strip():
+    raw = config.get(variable)
+    if raw is None:
         return default
     try:
-        return parse(raw.strip())
+        return parse(raw)
     except ValueError as error:
         raise ValueError(f"{variable}={raw!r}: {error}") from None
 
@@ -238,10 +238,10 @@ class OpenAIChatBackend:
     def from_env(cls) -> OpenAIChatBackend:
         """The backend named by ``VQALIB_JUDGE_BASE_URL``/``_MODEL``/``_API_KEY``/``_TIMEOUT``/
         ``_DEADLINE``/``_MAX_RETRY_AFTER``."""
-        base_url, model = os.environ.get(BASE_URL_ENV), os.environ.get(MODEL_ENV)
+        base_url, model = config.get(BASE_URL_ENV), config.get(MODEL_ENV)
         if not base_url or not model:
             raise JudgeError(f"{BASE_URL_ENV} and {MODEL_ENV} must both be set")
-        api_key = os.environ.get(API_KEY_ENV) or os.environ.get("OPENAI_API_KEY")
+        api_key = config.get(API_KEY_ENV) or config.get("OPENAI_API_KEY")
         return cls(base_url=base_url, model=model, api_key=api_key, timeout=setting("timeout"),
                    deadline=setting("deadline"), max_retry_after=setting("max_retry_after"))
 
@@ -367,10 +367,10 @@ class TransformersBackend:
     @classmethod
     def from_env(cls) -> TransformersBackend:
         """The model named by ``VQALIB_JUDGE_HF_MODEL`` on ``VQALIB_JUDGE_DEVICE`` (default cpu)."""
-        model = os.environ.get(HF_MODEL_ENV)
+        model = config.get(HF_MODEL_ENV)
         if not model:
             raise JudgeError(f"{HF_MODEL_ENV} must be set")
-        return cls(model=model, device=os.environ.get(DEVICE_ENV) or "cpu")
+        return cls(model=model, device=config.get(DEVICE_ENV) or "cpu")
 
     def render(self, messages: list[dict]) -> str:
         """The prompt text for ``messages``: the chat template if the tokenizer has one."""
@@ -463,9 +463,9 @@ def default_cache_dir() -> Path:
 
 def judge_from_env(*, cache_dir: str | Path | None = None) -> CachedJudge | None:
     """The cached judge the environment configures for Table 4, or None (see :data:`ENABLE_HINT`)."""
-    if os.environ.get(BASE_URL_ENV) and os.environ.get(MODEL_ENV):
+    if config.get(BASE_URL_ENV) and config.get(MODEL_ENV):
         backend: JudgeBackend = OpenAIChatBackend.from_env()
-    elif os.environ.get(HF_MODEL_ENV):
+    elif config.get(HF_MODEL_ENV):
         backend = TransformersBackend.from_env()
     else:
         return None

@@ -14,7 +14,6 @@ import fnmatch
 import html
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import pandas as pd  # noqa: E402
 
 from vqalib import registry  # noqa: E402
 from vqalib.datasets import project_root  # noqa: E402
+from vqalib import config
 
 
 def figures_dir(path: str | Path | None = None) -> Path:
@@ -271,7 +271,7 @@ def save(frame: pd.DataFrame, stem: str, *, directory: str | Path | None = None,
     out = figures_dir(directory)
     csv_path = out / f"{stem}.csv"
     text = frame.to_csv(index=False, float_format=f"%.{spec.decimals}f", lineterminator="\n")
-    if csv_path.exists() and os.environ.get(REWRITE_ENV) != "1" and not contract.made_here(out):
+    if csv_path.exists() and config.get(REWRITE_ENV) != "1" and not contract.made_here(out):
         moves = contract.table_moves(spec, csv_path.read_text(encoding="utf-8"), text, file=csv_path.name)
         if moves and all(m.within for m in moves):
             _KEPT.add(stem)

@@ -23,12 +23,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scistats
 
+from vqalib.inference import THREE_LEVELS, star_mark
 from vqalib.ratings import CORRECTNESS_GROUP, GROUP_NAMES, GROUPS, RATING_COLUMNS, SOURCES
 
 CRITERIA: tuple[str, ...] = ("ranking", *RATING_COLUMNS)
 CRITERION_LABELS: dict[str, str] = {"ranking": "Ranking", "relevance": "Relevance", "helpfulness": "Helpfulness",
                                     "plausibility": "Plausibility", "fluency": "Fluency"}
-STAR_LEVELS: tuple[tuple[float, str], ...] = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
+STAR_LEVELS = THREE_LEVELS
 BLOCK = ["participant_id", "question_id"]
 
 
@@ -41,9 +42,7 @@ def criterion_label(criterion: str, group: str) -> str:
 
 def stars(p: float) -> str:
     """Fig. 2's marks: *** p < .001, ** p < .01, * p < .05, '' otherwise (or p missing)."""
-    if p is None or not np.isfinite(p):
-        return ""
-    return next((mark for level, mark in STAR_LEVELS if p < level), "")
+    return star_mark(p, levels=STAR_LEVELS)
 
 
 def bonferroni(p_values, *, factor: int) -> np.ndarray:

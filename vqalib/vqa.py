@@ -64,6 +64,7 @@ from vqalib.encoders import packaged_minilm_path
 from vqalib.images import (COMMVQA_IMAGES_ENV, GQA_IMAGES_ENV, ImageError, ImageStore, commvqa_source,
                            gqa_source)
 from vqalib.judge import ENABLE_HINT, JudgeError
+from vqalib import config
 
 SCHEMA_VERSION = 1
 DEVICE_ENV = "VQALIB_VQA_DEVICE"
@@ -297,8 +298,8 @@ def generation_settings(spec: ModelSpec, strategy: str, *, max_new_tokens: int |
 
 def default_device() -> str:
     """``$VQALIB_VQA_DEVICE``, else ``cuda`` when a GPU is visible, else ``cpu``."""
-    if os.environ.get(DEVICE_ENV):
-        return os.environ[DEVICE_ENV]
+    if config.get(DEVICE_ENV):
+        return config.get(DEVICE_ENV)
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
@@ -640,7 +641,7 @@ def commvqa_items(*, images: str | Path | None = None, data_dir: Path | None = N
     """
     from vqalib import datasets
 
-    images = images or os.environ.get(COMMVQA_IMAGES_ENV) or None
+    images = images or config.get(COMMVQA_IMAGES_ENV)
     raw = datasets.read_json(datasets.verified_path("commvqa/annotations.json", data_dir=data_dir))
     rows = []
     for k, entry in enumerate(raw):
@@ -675,7 +676,7 @@ def afgv_items(rewrites: pd.DataFrame, *, images: str | Path | None = None) -> p
     """
     from vqalib.afgv import PLACED
 
-    images = images or os.environ.get(GQA_IMAGES_ENV) or None
+    images = images or config.get(GQA_IMAGES_ENV)
     frame = rewrites.copy()
     placed = frame["status"].isin(PLACED) if "status" in frame else pd.Series(True, index=frame.index)
     frame = frame[placed]
@@ -1279,7 +1280,7 @@ def _ray_blocks(pending: list[dict], *, config: dict, address: str | None, repli
 
 def default_runs_dir() -> Path:
     """``$VQALIB_RUNS_DIR`` or ``<project>/runs``."""
-    return Path(os.environ.get(RUNS_DIR_ENV) or project_root() / "runs")
+    return config.get_path(RUNS_DIR_ENV, project_root() / "runs")
 
 
 def latest_blocks(records: list[dict]) -> dict[str, list[dict]]:

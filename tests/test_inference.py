@@ -1,0 +1,31 @@
+"""vqalib.inference: the t interval and significance marks the papers share (issue 17)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as scistats
+
+from vqalib import context, inference, metrics, stats
+
+
+@pytest.mark.parametrize("p, three, two, fig4", [
+    (0.0005, "***", "**", "***"), (0.005, "**", "**", "**"), (0.03, "*", "*", "*"), (0.2, "", "", "n.s."),
+    (0.001, "**", "**", "**"), (0.05, "", "", "n.s."), (float("nan"), "", "", "n.s."), (None, "", "", "n.s.")])
+def test_each_paper_keeps_its_marks(p, three, two, fig4):
+    assert stats.stars(p) == three  # VizWiz-LF Fig. 2
+    assert metrics.significance_stars(p if p is not None else float("nan")) == two  # VizWiz-LF Table 18
+    assert context.stars(p) == fig4  # CommVQA Fig. 4
+
+
+def test_mean_ci_is_the_t_interval_and_handles_no_spread():
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=30)
+    mean, sd, lo, hi = inference.mean_ci(v, confidence=0.9)
+    ref = scistats.ttest_1samp(v, 0.0).confidence_interval(0.9)
+    assert mean == v.mean() and sd == v.std(ddof=1)
+    assert lo == pytest.approx(ref.low, abs=1e-12) and hi == pytest.approx(ref.high, abs=1e-12)
+    assert inference.mean_ci([2.0, 2.0]) == (2.0, 0.0, 2.0, 2.0)
+    one = inference.mean_ci([1.0])
+    assert one[0] == 1.0 and math.isnan(one[1]) and one[2] == one[3] == 1.0
+    assert all(math.isnan(x) for x in inference.mean_ci([]))
