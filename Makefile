@@ -45,6 +45,8 @@ test: data  ## run the test suite: unit tests and one full notebook run checked 
 test-full: data  ## slow checks (CI runs them too): notebook smoke runs, then `make reproduce` must leave git clean
 	$(BIN)/python -m pytest -m full
 	$(BIN)/python -m vqalib.reproduce run
+	# again, warm: served from the caches, any model forward pass or fit would fail the run
+	VQALIB_NO_MODEL_CALLS=1 $(BIN)/python -m vqalib.reproduce run
 	$(BIN)/python -m vqalib.contract clean
 
 bench: data  ## time loading + validation and `make reproduce` (2-core machine), write benchmarks/

@@ -2,7 +2,8 @@
 service's throughput at 1k / 5k / 20k texts with its speed-up over one text per pass.
 
 Cold: every cache emptied (a fresh ``VQALIB_CACHE_DIR``), set-up and data excluded (``.venv`` and
-``data/raw`` exist). Warm: the same run again. After each, ``git status`` of ``figures/`` and
+``data/raw`` exist). Warm: the same run again, with ``VQALIB_NO_MODEL_CALLS=1``, so it fails if any model
+forward pass or fit is not served from the caches. After each, ``git status`` of ``figures/`` and
 ``notebooks/`` must be clean (the figures byte-identical to the committed ones). Run from the checkout:
 
     python benchmarks/reproduce_bench.py [--skip-reproduce] [--sizes 1000 5000 20000]
@@ -52,8 +53,8 @@ def git_dirty() -> list[str]:
     return [line for line in out.splitlines() if line.strip()]
 
 
-def reproduce(cache: Path) -> tuple[float, dict]:
-    env = {**os.environ, "VQALIB_CACHE_DIR": str(cache)}
+def reproduce(cache: Path, *, forbid_model_calls: bool = False) -> tuple[float, dict]:
+    env = {**os.environ, "VQALIB_CACHE_DIR": str(cache), **({"VQALIB_NO_MODEL_CALLS": "1"} if forbid_model_calls else {})}
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "vqalib.reproduce", "run"], cwd=ROOT, env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -65,8 +66,8 @@ def reproduce(cache: Path) -> tuple[float, dict]:
 def reproduce_lines() -> list[str]:
     lines = []
     with tempfile.TemporaryDirectory(prefix="vqalib-cache-") as cache:
-        for label in ("cold (caches emptied)", "warm"):
-            seconds, times = reproduce(Path(cache))
+        for label in ("cold (caches emptied)", "warm (VQALIB_NO_MODEL_CALLS=1: any model call would fail the run)"):
+            seconds, times = reproduce(Path(cache), forbid_model_calls=label.startswith("warm"))
             dirty = git_dirty()
             if label.startswith("cold"):  # the schedule of a fresh clone's first `make reproduce` (vqalib.reproduce)
                 (ROOT / "benchmarks" / "reproduce_times.json").write_text(

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vqalib import abstention, report
+from vqalib import abstention, judge as judges, report
 
 
 def test_abstains_from_roles():
@@ -160,3 +160,95 @@ def test_ans_acc_of_released_answers_by_source():
     scores = pd.DataFrame({"source": ["A", "A", "B"], "score": [1.0, 0.0, 0.5]})
     out = abstention.ans_acc(scores, by=("source",)).set_index("source")
     assert out.loc["A", "value"] == 0.5 and out.loc["B", "value"] == 0.5 and set(out["metric"]) == {"ans-acc"}
+
+
+# --- Tables 5 and 26 assembly (notebook 05) ---------------------------------------------------
+
+def _per_source():
+    return pd.DataFrame({"model": ["Expert", "LLaVA"], "n": [2, 2], "abs-acc": [1.0, 0.5], "abs-prec": [1.0, 0.0],
+                         "abs-recall": [1.0, 0.0], "abs-f1": [1.0, 0.0], "abs-%": [50.0, 0.0]})
+
+
+def _run_metrics():
+    return pd.DataFrame({"model": "LLaVA", "method": ["instruction", "vanilla"], "abs-acc": [0.9, 0.4],
+                         "abs-prec": 0.5, "abs-recall": 0.5, "abs-f1": 0.5, "abs-%": [30.0, 10.0]})
+
+
+def test_not_run_and_run_rows():
+    rows = abstention.not_run_rows(["A", "B"], method="prompt", metrics=("abs-acc", "abs-%"), status="not run: x")
+    assert rows[["model", "metric"]].values.tolist() == [["A", "abs-acc"], ["A", "abs-%"], ["B", "abs-acc"],
+                                                          ["B", "abs-%"]]
+    assert set(rows["method"]) == {"prompt"} and set(rows["status"]) == {"not run: x"}
+    assert list(abstention.not_run_rows([], method="m", metrics=["abs-acc"], status="s").columns) == [
+        "model", "method", "metric", "status"]
+    assert abstention.run_rows(_run_metrics(), "correction", as_method="correction").empty
+    filled = abstention.run_rows(_run_metrics(), "instruction", as_method="prompt")
+    assert len(filled) == 5 and set(filled["method"]) == {"prompt"} and filled["value"].iloc[0] == 0.9
+
+
+def test_score_runs_without_records_gives_empty_frames():
+    sentences, answers, metrics = abstention.score_runs(None, pd.DataFrame(), labeller=None)
+    assert sentences.empty and answers.empty and metrics.empty
+    assert abstention.run_rows(metrics, "instruction", as_method="prompt").empty
+
+
+def test_table5_assembly_on_hand_made_frames():
+    gold = np.array([True, False])
+    random_rows = abstention.random_baseline(gold, n_draws=10, seed=0)
+    vanilla = abstention.vanilla_rows(random_rows, _per_source(), gold)
+    assert vanilla["model"].tolist() == ["Random", "Majority", "Expert", "LLaVA"] and "n" not in vanilla
+    empty_runs = pd.DataFrame(columns=["model", "method"])
+    t = abstention.table5(vanilla, _per_source(), empty_runs, enable="set a judge")
+    ans = t[(t["metric"] == "ans-acc") & (t["method"] == "vanilla")]
+    assert ans["model"].tolist() == ["Expert", "LLaVA"] and ans["status"].str.endswith("set a judge").all()
+    prompt = t[t["method"] == "prompt"]
+    assert len(prompt) == 6 and set(prompt["model"]) == {"LLaVA"} and prompt["value"].isna().all()
+    # runs of the abstention instruction fill the prompt cells; judge scores fill ans-acc
+    lave = pd.DataFrame({"source": ["Expert", "InstructBLIP", "InstructBLIP"], "score": [1.0, 0.0, 1.0]})
+    run_lave = pd.DataFrame({"model": "InstructBLIP", "strategy": "abstention", "method": "instruction", "score": [0.25]})
+    t = abstention.table5(vanilla, _per_source().replace({"LLaVA": "InstructBLIP"}),
+                          _run_metrics().replace({"LLaVA": "InstructBLIP"}), lave=lave, run_lave=run_lave)
+    cell = t.set_index(["model", "method", "metric"])["value"]
+    assert cell[("InstBLIP", "prompt", "abs-acc")] == 0.9 and cell[("InstBLIP", "prompt", "ans-acc")] == 0.25
+    assert cell[("Expert", "vanilla", "ans-acc")] == 1.0 and cell[("InstBLIP", "vanilla", "ans-acc")] == 0.5
+    assert "InstructBLIP" not in set(t["model"])
+    assert t["status"].isna().all()
+
+
+def test_table26_assembly_on_hand_made_frames():
+    gold = np.array([True, False])
+    vanilla = abstention.vanilla_rows(abstention.random_baseline(gold, n_draws=10, seed=0), _per_source(), gold)
+    t = abstention.table26(vanilla, _per_source(), _run_metrics())
+    baselines = t[t["model"] == "Baseline"]
+    assert baselines["method"].drop_duplicates().tolist() == ["Random", "Majority", "Expert"]
+    assert "Expert" not in set(t["model"])
+    cell = t.set_index(["model", "method", "metric"])
+    assert cell.loc[("LLaVA", "instruction", "abs-acc"), "value"] == 0.9
+    assert cell.loc[("LLaVA", "vanilla (run)", "abs-%"), "value"] == 10.0
+    assert cell.loc[("LLaVA", "vanilla", "abs-%"), "value"] == 0.0  # the release's row stays
+    assert cell.loc[("LLaVA", "correction", "abs-acc"), "status"].startswith("not run: no 'correction'")
+    assert len(t) == 15 + 5 + 4 * 5 + 5
+
+
+def test_tables_5_and_26_on_the_release_match_the_committed_figures(vizwiz, tmp_path):
+    answers = vizwiz.answers.assign(abstains=abstention.abstains(vizwiz.answers["roles"]))
+    unanswerable = answers.loc[answers["source"] == "Expert", "answerability"].eq("unanswerable").to_numpy()
+    per_source = abstention.abstention_metrics(answers).rename(columns={"source": "model"})
+    vanilla = abstention.vanilla_rows(abstention.random_baseline(unanswerable, n_draws=10), per_source, unanswerable)
+    _, _, run_metrics = abstention.score_runs(None, answers, labeller=None)
+    figures = report.figures_dir(None)
+    for stem, table in (("vizwiz-lf_table05_abstention", abstention.table5(vanilla, per_source, run_metrics,
+                                                                           enable=judges.ENABLE_HINT)),
+                        ("vizwiz-lf_table26_abstention_strategies", abstention.table26(vanilla, per_source,
+                                                                                       run_metrics))):
+        written = report.save(report.compare(table, stem), stem, directory=tmp_path)
+        assert written.read_bytes() == (figures / f"{stem}.csv").read_bytes()
+
+
+def test_role_mix_alt_text_names_each_bars_failure_share():
+    mix = pd.DataFrame({"source": ["LLaVA · vanilla", "LLaVA · vanilla", "LLaVA · instruction"],
+                        "label": ["Answer", "Answer Failure", "Answer Failure"], "percent": [80.0, 20.0, 44.6]})
+    text = abstention.role_mix_alt_text(mix)
+    assert text.startswith("Stacked horizontal bars") and text.endswith(
+        "Answer Failure share: LLaVA · vanilla 20%; LLaVA · instruction 45%.")
+    assert abstention.FIG3_ENABLE.startswith("python -m vqalib.vqa run --dataset vizwiz-lf --strategy abstention")

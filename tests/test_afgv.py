@@ -309,3 +309,121 @@ def test_gensim_downloader_data_is_read_as_vectors_and_its_module_never_imported
     vectors = afgv.load_word_vectors(name)
     assert vectors.index_to_key == ["cat", "dog"]
     assert not marker.exists() and name not in sys.modules
+
+
+# --- notebook 06 helpers -------------------------------------------------------------------
+
+def test_rewrite_question_sets_adds_intent_and_set(vectors):
+    questions = pd.DataFrame({"question_id": [1, 2], "question": ["What color is the vehicle?", "What is this?"]})
+    out = afgv.rewrite_question_sets({"S": questions}, vectors=vectors)
+    assert list(out) == ["S"] and out["S"]["question_set"].eq("S").all()
+    assert out["S"]["intent_similarity"].between(-1, 1.000001).all()
+    originals = out["S"][out["S"]["status"] != "rewritten"]
+    assert (originals["intent_similarity"].to_numpy().round(4) == 1.0).all()  # a question is its own intent
+
+
+def test_example_rewrites_show_questions_with_both_tiers():
+    raw = _hand_made_rewrites().assign(question_set="S")
+    shown = afgv.example_rewrites(raw, per_set=1)
+    assert set(shown["question_id"]) == {1} and len(shown) == 3
+    wide = afgv.examples_wide(shown, "question")
+    assert wide.loc[("S", 1), "complex"] == "what is the puppy?"
+    assert afgv.examples_wide(shown, "fk_grade").loc[("S", 1), "simplified"] == 1.0
+
+
+def test_readability_by_set_ordering_and_saved_columns():
+    placed = afgv.place_in_tiers(_hand_made_rewrites())
+    paper2 = report.load_paper_table("afgv_table02_syllables", value="value")
+    table = afgv.readability_by_set({"S": placed, "T": placed}, paper=paper2)
+    assert table["question_set"].tolist() == ["S"] * 3 + ["T"] * 3
+    base = table[table["tier"] == "baseline"].iloc[0]
+    assert base["paper_gqa_mean_syllables"] == pytest.approx(10.53) and base["paper_gqa_sd_syllables"] == pytest.approx(4.29)
+    saved = afgv.table2_columns(table)
+    assert saved.columns[:5].tolist() == afgv.TABLE2_COLUMNS[:5]
+    assert saved.columns[5:9].tolist() == list(afgv.LEFT_OUT.values())
+    ordered = afgv.tier_ordering(table)
+    assert ordered.index.tolist() == ["S", "T"]
+    # simplified mean 1.0 (question 1), baseline 2.0, complex 4.0 (question 2)
+    assert ordered["simplified < baseline < complex"].all() and ordered["complex > its originals"].all()
+
+
+def test_intent_filter_by_set():
+    raw = _hand_made_rewrites().assign(intent_similarity=0.9)
+    raw.loc[raw["tier"] == "complex", "intent_similarity"] = 0.5
+    table = afgv.intent_filter_by_set({"S": raw}, threshold=0.8)
+    assert table["question_set"].eq("S").all()
+    assert table.set_index("tier")["share_removed"].to_dict() == {"complex": 1.0, "simplified": 0.0}
+
+
+def test_fk_by_tier_alt_text_names_means_and_clipped_values():
+    from vqalib.plots import Clip
+
+    placed = afgv.place_in_tiers(_hand_made_rewrites()).assign(question_set="S")
+    table = afgv.readability_by_set({"S": placed}, paper=report.load_paper_table("afgv_table02_syllables", value="value"))
+    in_tier = placed[placed["status"].isin(afgv.PLACED)]
+    text = afgv.fk_by_tier_alt_text(in_tier, table, clip=Clip(0.0, 10.0, 0, 0, 1.0, 4.0))
+    assert "S: mean grade 1.00 simplified (1 questions), 2.00 baseline (3), 4.00 complex (1)." in text
+    assert "axis" not in text
+    clipped = afgv.fk_by_tier_alt_text(in_tier, table, clip=Clip(0.0, 3.5, 0, 1, 1.0, 4.0))
+    assert "The grade axis runs from 0.0 to 3.5" in clipped
+    assert "“is the vehicle red?” (grade 4.0)" in clipped and "1 question(s) of S" in clipped
+
+
+def test_table1_long_and_implied_n_from_the_paper_table():
+    paper1 = report.load_paper_table("afgv_table01_tier_accuracy", value="value")
+    accuracies = afgv.paper_accuracies(paper1)
+    assert accuracies.columns.tolist() == ["model", "tier", "accuracy"]
+    long = afgv.table1_long(paper1, n=20000)
+    assert long["value"].notna().all() and set(long.columns) == {"model", "tier", "metric", "value"}
+    wide = afgv.implied_n_table(paper1, model="LLaVA-1.5", n=5000)
+    assert set(afgv.IMPLIED_N_COLUMNS) <= set(wide)
+    llava = wide[wide["model"] == "LLaVA-1.5"]
+    assert llava["implied_n"].between(4000, 6000).all()
+    assert wide.loc[wide["model"] != "LLaVA-1.5", "z_score_at_n5000"].isna().all()
+
+
+def test_prediction_tables():
+    preds = pd.DataFrame({"question_id": ["1", "1", "2", "2"], "tier": ["baseline", "simplified"] * 2,
+                          "model": "m", "prediction": ["car", "bus", "red", "red"], "answer": ["car", "car", "red", "red"],
+                          "question_type": ["Reading", "Reading", None, None],
+                          "intent_similarity": [1.0, 0.9, 1.0, 0.5]})
+    tier_stats, by_type, deltas = afgv.prediction_tables(preds, threshold=0.8)
+    row = tier_stats.set_index("tier")
+    assert row.loc["baseline", "accuracy"] == 1.0 and row.loc["simplified", "accuracy"] == 0.5
+    assert row.loc["baseline", "answer_similarity"] == pytest.approx(1.0)
+    assert by_type["question_type"].eq("Reading").all() and len(by_type) == 2
+    assert set(deltas["subset"]) == {"intent preserved", "intent shifted"}
+    _, untyped, _ = afgv.prediction_tables(preds.drop(columns="question_type"))
+    assert untyped["status"].iloc[0] == "not run: no question types for these predictions"
+
+
+def test_afgv_package_layout_and_facade():
+    """Issue 17: one concept per module under vqalib/papers/afgv, each at most 500 lines with a docstring;
+    the facade re-exports the defining modules' objects themselves."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    import vqalib.papers.afgv as package
+
+    modules = [info.name for info in pkgutil.iter_modules(package.__path__)]
+    assert {"vectors", "readability", "tiers", "rewrite", "tables", "gqa"} <= set(modules)
+    for path in [Path(afgv.__file__), *Path(package.__file__).parent.glob("*.py")]:
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= 500, path
+    for name in modules:
+        module = importlib.import_module(f"{package.__name__}.{name}")
+        assert module.__doc__, name
+        for attr, value in vars(module).items():
+            if callable(value) and getattr(value, "__module__", None) == module.__name__:
+                assert getattr(afgv, attr) is value, f"{name}.{attr} not re-exported by vqalib.afgv"
+    assert afgv.place_in_tiers.__module__ == "vqalib.papers.afgv.tiers"
+
+
+def test_fetch_gqa_command_line(monkeypatch, tmp_path, capsys):
+    from vqalib.papers.afgv import gqa
+
+    with pytest.raises(SystemExit, match="usage: python -m vqalib.afgv fetch-gqa"):
+        afgv.main(["fetch", "gqa"])
+    monkeypatch.setattr(gqa, "fetch_gqa_questions", lambda: tmp_path)  # the defining module, not the facade
+    assert afgv.main(["fetch-gqa"]) == 0
+    assert capsys.readouterr().out == f"GQA questions in {tmp_path}\n"

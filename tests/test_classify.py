@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pickle
 import re
@@ -138,6 +139,34 @@ def test_save_load_round_trip_is_identical_and_small(small, small_model, tmp_pat
     assert classify.save(loaded, tmp_path / "again.skops").read_bytes() == path.read_bytes()  # byte-identical
 
 
+def test_sentence_classifier_is_a_scikit_learn_estimator(small, small_model, tmp_path):
+    """Issue 17: fit/predict/predict_proba/get_params; fitting the features of the trusted sources
+    gives the model train() gives, and a loaded model describes itself the same way."""
+    from sklearn.base import clone, is_classifier
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    sentences, answers = small
+    assert is_classifier(small_model)
+    assert small_model.get_params() == {"kind": "role", "estimator": "mlp", "seed": 0, "tune": True, "inner_splits": 2,
+                                        "encoder": classify.PACKAGED_ENCODER, "encoder_name": classify.ENCODER_NAME}
+    fresh = clone(small_model)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(fresh)
+    units = classify.sentence_units(sentences, answers)
+    x, y = classify.feature_matrix(units), classify.label_matrix(units, kind="role")
+    trusted = ~units["source"].isin(classify.UNTRUSTED_SOURCES).to_numpy()
+    assert fresh.fit(x[trusted], y[trusted], groups=units["question_id"].to_numpy()[trusted]) is fresh
+    check_is_fitted(fresh)
+    assert np.array_equal(fresh.predict_proba(x), small_model.predict_proba(x))
+    assert np.array_equal(fresh.thresholds, small_model.thresholds) and fresh.labels == taxonomy.ROLES
+    assert np.array_equal(fresh.predict(x), small_model.decide(small_model.predict_proba(x)))
+    with pytest.raises(ValueError, match="needs groups"):
+        clone(fresh).fit(x, y)
+    loaded = classify.load(classify.save(small_model, tmp_path / "role.skops"))
+    assert loaded.get_params() == {**small_model.get_params(), "inner_splits": 3}  # not recorded: the default
+
+
 def test_logreg_models_round_trip_under_the_allow_list(small, tmp_path):
     sentences, answers = small
     model = classify.train(sentences, answers, kind="info", seed=0, estimator="logreg", tune=False)
@@ -167,7 +196,9 @@ def test_planted_pickles_are_refused_before_anything_is_unpickled(tmp_path, monk
     for path in (*planted, tmp_path / "compressed.joblib"):
         with pytest.raises(classify.ModelFileError, match=re.escape(str(path)) + ".*never loaded"):
             classify.load(path)
-    monkeypatch.setattr(classify, "MODEL_PATHS", {"role": planted[0], "info": planted[1]})
+    from vqalib.papers.vizwiz_lf import labelling  # default_models() reads MODEL_PATHS there
+
+    monkeypatch.setattr(labelling, "MODEL_PATHS", {"role": planted[0], "info": planted[1]})
     with pytest.raises(classify.ModelFileError, match="unpickling can run code"):
         classify.default_models()
     assert not marker.exists()
@@ -352,6 +383,43 @@ def test_llm_prompt_has_definitions_and_eight_examples():
     assert "Answer Failure" in classify.ROLE_INSTRUCTION and "Image Quality" in classify.INFO_INSTRUCTION
 
 
+def test_llm_prompts_are_packaged_data_files():
+    """Issue 17: the few-shot prompts are JSON files of vqalib.papers.vizwiz_lf, loaded by name; every
+    taxonomy label occurs in its instruction and in the examples' labels, which are all canonical."""
+    from importlib import resources
+
+    from vqalib.papers.vizwiz_lf import llm_classifier
+
+    folder = resources.files("vqalib.papers.vizwiz_lf").joinpath("prompts")
+    assert sorted(p.name for p in folder.iterdir() if p.name.endswith(".json")) == ["info_classifier.json",
+                                                                                   "role_classifier.json"]
+    for name, kind, labels, header in (("role_classifier", "role", taxonomy.ROLES, "Roles"),
+                                       ("info_classifier", "info", taxonomy.INFO_SOURCES, "Types")):
+        prompt = llm_classifier.load_prompt(name)
+        assert prompt["header"] == header and len(prompt["examples"]) == 8
+        examples = classify.ROLE_EXAMPLES if kind == "role" else classify.INFO_EXAMPLES
+        assert examples == tuple((e["question"], tuple(e["sentences"]), tuple(map(tuple, e["labels"])))
+                                 for e in prompt["examples"])
+        assert all(len(e["labels"]) == len(e["sentences"]) for e in prompt["examples"])
+        used = {label for e in prompt["examples"] for row in e["labels"] for label in row}
+        canonical = {taxonomy.canonical_label(label, kind=kind)[0] for label in used}
+        assert canonical == set(labels)  # every label of the taxonomy is shown, and nothing else
+        for label in used:
+            assert f"# {'Role' if kind == 'role' else 'Type'}: {label} # Definition" in prompt["instruction"]
+        messages = classify.classification_messages(question="Q?", sentences=["S."], kind=kind)
+        assert messages[0] == {"role": "system", "content": prompt["instruction"]}
+        # the messages are byte-identical to those of the Python-string prompt this file replaced
+        digest = hashlib.sha256("\x00".join(m["content"] for m in messages).encode()).hexdigest()
+        assert [len(m["content"]) for m in messages] == ([3176, 3983] if kind == "role" else [1645, 4155])
+        assert digest == ("d240218248e7cd36ff767c6cc99b61958abb35e9dd6e0a42818f699984fe6b7c" if kind == "role"
+                          else "a79fa2a739b415dc53b9faa0f04714d624e39b7cc1b6f588337a0a47ffde4be1")
+    with pytest.raises(ValueError, match="no classifier prompt"):
+        llm_classifier.load_prompt("../../x")
+    load_again = llm_classifier.load_prompt("role_classifier")
+    load_again["examples"].clear()  # a copy: the module's examples are untouched
+    assert len(llm_classifier.load_prompt("role_classifier")["examples"]) == 8
+
+
 def test_llm_parser_is_strict():
     from vqalib import classify
 
@@ -392,3 +460,48 @@ def test_embeddings_do_not_depend_on_what_the_cache_held(tmp_path):
     classify.embed_texts(texts[1:2], cache_dir=tmp_path / "b")  # a different history
     apart = classify.embed_texts(texts, cache_dir=tmp_path / "b")
     assert np.array_equal(together, apart)
+
+
+# --- notebook 05's classifier tables (classifier_tables, llm_classifier.llm_sample) --------------
+
+def test_paper_f1_rows_use_the_papers_names():
+    scores = pd.DataFrame({"model": ["MLP", "MLP", "Random (seed 0)", "MLP"], "subset": ["all", "all", "all", "Expert"],
+                           "label": ["Answer Failure", "Weighted average", "Answer Failure", "Answer Failure"],
+                           "f1": [0.8, 0.7, 0.3, 0.9], "support": [10, 20, 10, 5]})
+    rows = classify.paper_f1_rows(scores, "role")
+    assert list(rows.columns) == ["model", "f1", "support", "role"]
+    assert rows["role"].tolist() == [taxonomy.paper_role_name("Answer Failure"), "Average",
+                                     taxonomy.paper_role_name("Answer Failure")]
+    assert rows["model"].tolist() == ["MLP", "MLP", "Random"]
+    info = classify.paper_f1_rows(scores.assign(label=["Image", "Weighted average", "Image", "Image"]), "info")
+    assert info["info_source"].tolist() == [taxonomy.paper_info_name("Image"), "Average",
+                                            taxonomy.paper_info_name("Image")]
+    overview = classify.f1_overview({"role": scores, "info": scores})
+    assert list(overview.index.get_level_values("kind").unique()) == ["role", "info"]
+    assert overview.loc[("role", "Answer Failure"), ("MLP", "Expert")] == 0.9
+
+
+def test_rederived_abstention_and_kappa_text():
+    p = pd.DataFrame({"source": ["A", "A", "A", "B"], "question_id": [1, 1, 2, 1],
+                      "labels": [("Answer",), ("Answer Failure",), ("Answer",), ("Answer",)],
+                      "predicted": [("Answer Failure",), ("Answer",), ("Answer Failure",), ("Answer",)]})
+    answers = pd.DataFrame({"source": ["A", "A", "A", "B"], "question_id": [1, 2, 3, 1],  # A/3 has no predictions
+                            "answerability": ["unanswerable", "answerable", "unanswerable", "answerable"]})
+    agreement = classify.abstention_agreement(p)
+    t = classify.rederived_abstention(answers, p, agreement).set_index("source")
+    assert list(t.columns[:2]) == ["n_answers", "abstain_labels"] and t.loc["A", "n"] == 3
+    assert t.loc["A", "abs-%"] == pytest.approx(200 / 3) and t.loc["A", "abs-recall"] == 0.5  # A/3 answers
+    assert t.loc["B", "abs-%"] == 0.0
+    assert classify.next_answer_kappa_text(agreement, source="C") == ""
+    text = classify.next_answer_kappa_text(agreement.assign(kappa=0.5, kappa_next_answer=0.25), source="A")
+    assert text == "A labels vs the classifier: kappa 0.50 with their own answer, 0.25 with the next answer in the file"
+
+
+def test_llm_sample_takes_the_first_answers_with_their_questions():
+    sentences = pd.DataFrame({"source": ["A", "A", "B", "A"], "question_id": [2, 2, 1, 1],
+                              "sentence": ["First.", "Second.", "Other.", None]})
+    answers = pd.DataFrame({"source": ["A", "B", "A"], "question_id": [2, 1, 1], "question": ["q2", "q1", "q1"]})
+    sample = classify.llm_sample(sentences, answers, n=2)
+    assert sample.to_dict("records") == [
+        {"source": "A", "question_id": 2, "sentences": ["First.", "Second."], "question": "q2"},
+        {"source": "B", "question_id": 1, "sentences": ["Other."], "question": "q1"}]

@@ -12,6 +12,7 @@ import pytest
 
 from vqalib import commvqa
 from vqalib.datasets import DataFormatError
+from vqalib.papers.commvqa import entities as commvqa_entities, table1 as commvqa_table1
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -228,7 +229,7 @@ def test_protocol_scores_are_cached_by_content_and_come_back_bit_identical(small
     first = commvqa.score_protocol(small.results, protocol="corrected", n_resamples=20, progress=False)
     folders = list((tmp_path / "cache" / "commvqa" / "table1").iterdir())
     assert len(folders) == 1 and not any(p.suffix in {".pkl", ".joblib"} for p in folders[0].iterdir())
-    monkeypatch.setattr(commvqa, "tokenize_inputs", lambda inputs: pytest.fail("scored again"))
+    monkeypatch.setattr(commvqa_table1, "tokenize_inputs", lambda inputs: pytest.fail("scored again"))
     again = commvqa.score_protocol(small.results, protocol="corrected", n_resamples=20, progress=False)
     for name in ("scores", "subsets", "per_question"):
         pd.testing.assert_frame_equal(getattr(first, name), getattr(again, name), check_exact=True)
@@ -354,5 +355,112 @@ def test_planted_pickles_in_the_entity_cache_are_never_run(tmp_path, monkeypatch
     def fail(*_args, **_kwargs):
         raise AssertionError("recomputed instead of read from the cache")
 
-    monkeypatch.setattr(commvqa, "_entities", fail)
+    monkeypatch.setattr(commvqa_entities, "_entities", fail)
     assert commvqa.entity_mentions(texts, cache=cache, progress=False) == first
+
+
+# --- notebook 07's helpers: smoke subset, Table 1 assembly, alt texts, displays -----------------
+
+FIGURES = Path(__file__).parents[1] / "figures"
+
+
+def test_smoke_subset_and_load_summary(small):
+    ann, ans, res = commvqa.smoke_subset(small.annotations, small.answers, small.results, rows=2)
+    assert (ann["question_id"] < 2).all() and (ans["question_id"] < 2).all() and (res["row"] < 2).all()
+    assert len(ann) == 2 and len(res) == 2 and set(ans["question_id"]) <= set(ann["question_id"])
+    text = commvqa.load_summary(small)
+    assert text.startswith(f"{len(small.annotations)} annotation rows, ")
+    assert f"{len(small.answers)} human answers" in text and "toy_baseline_results.csv" in text
+
+
+def test_benchmark_runs_keeps_commvqa_runs_of_real_models_unless_asked():
+    runs = pd.DataFrame({"path": ["a", "b", "c"], "dataset": ["commvqa", "commvqa", "vizwiz-lf"],
+                         "test_model": [False, True, False]})
+    assert list(commvqa.benchmark_runs(runs)["path"]) == ["a"]
+    assert list(commvqa.benchmark_runs(runs, include_test_runs=True)["path"]) == ["a", "b"]
+
+
+def test_run_results_of_no_records_is_empty_with_zero_counts():
+    out = commvqa.run_results(pd.DataFrame(), annotations=pd.DataFrame(), benchmark=pd.Series([], dtype=int))
+    assert out.empty and "generated_answer" in out.columns and out.attrs["counts"]["records"] == 0
+
+
+def _scores(model: str, value: float) -> pd.DataFrame:
+    return pd.DataFrame([{"model": model, "condition": c, "metric": m, "value": value, "ci_low": value,
+                          "ci_high": value} for c in commvqa.CONDITIONS for m in commvqa.METRICS])
+
+
+def test_assemble_table1_adds_not_run_cells_and_run_rows():
+    table = commvqa.assemble_table1(_scores("IDEFICS", 0.2))
+    assert set(table["status"]) == {"reproduced (authors' protocol)", commvqa.not_run_rows()["status"].iloc[0]}
+    assert len(table) == 2 * len(commvqa.METRICS) + len(commvqa.not_run_rows())
+    answers = pd.DataFrame({"model": ["tiny"] * 3, "condition": ["baseline", "baseline", "contextual"]})
+    with_runs = commvqa.assemble_table1(_scores("IDEFICS", 0.2), run_scores=_scores("tiny", 0.1), run_answers=answers)
+    tiny = with_runs[with_runs["model"] == "tiny"].set_index(["condition", "metric"])
+    assert tiny.loc[("baseline", "BLEU-1"), "status"] == "from runs/ (authors' protocol, 2 of the benchmark rows)"
+    assert tiny.loc[("contextual", "CIDEr"), "status"].endswith("1 of the benchmark rows)")
+    assert list(with_runs.columns) == ["model", "condition", "metric", "value", "status"]
+    empty = commvqa.assemble_table1(_scores("IDEFICS", 0.2), run_scores=None, run_answers=answers.iloc[:0])
+    pd.testing.assert_frame_equal(empty, table)
+
+
+def test_protocol_steps_joins_the_papers_values():
+    authors = commvqa.ProtocolScores("authors", _scores("IDEFICS", 0.2), subsets=pd.DataFrame(
+        {"model": ["IDEFICS"], "condition": ["baseline"], "metric": ["BLEU-1"], "value": [0.25]}), per_question=None)
+    corrected = commvqa.ProtocolScores("corrected", _scores("IDEFICS", 0.3), subsets=authors.subsets, per_question=None)
+    paper = pd.DataFrame({"model": ["IDEFICS"], "condition": ["baseline"], "metric": ["BLEU-1"], "paper": [0.21],
+                          "other": ["x"]})
+    plain = commvqa.protocol_steps(authors, corrected)
+    steps = commvqa.protocol_steps(authors, corrected, paper=paper)
+    assert list(steps.columns) == [*plain.columns, "paper"] and len(steps) == len(plain)
+    first = steps.set_index(["model", "condition", "metric"])
+    assert first.loc[("IDEFICS", "baseline", "BLEU-1"), "paper"] == 0.21
+    assert first["paper"].isna().sum() == len(steps) - 1
+
+
+@pytest.mark.parametrize("stem, alt_text", [
+    ("commvqa_table01_protocols", lambda read: commvqa.protocol_alt_text(
+        read("commvqa_table01_protocols"), read("commvqa_table01_benchmark"))),
+    ("commvqa_fig05_entities_by_context", lambda read: commvqa.fig05_alt_text(
+        commvqa.fig05_rates(read("commvqa_fig05_entities_by_context")))),
+])
+def test_alt_texts_from_the_committed_tables_are_the_committed_alt_texts(stem, alt_text):
+    text = alt_text(lambda s: pd.read_csv(FIGURES / f"{s}.csv"))
+    assert text and text in (FIGURES / f"{stem}.alt.txt").read_text()
+
+
+def test_protocol_alt_text_names_the_cells_off_and_the_largest_change():
+    steps = _scores("A", 0.2)[["model", "condition", "metric"]].assign(authors=0.2, corrected_all_rows=0.25)
+    steps = pd.concat([steps, steps.assign(model="B", authors=0.3, corrected_all_rows=0.2)], ignore_index=True)
+    steps.loc[(steps["model"] == "A") & (steps["metric"] == "CIDEr"), "corrected_all_rows"] = 0.9
+    compared = steps[["model", "condition", "metric"]].assign(within_tolerance=True)
+    compared.loc[0, "within_tolerance"] = False
+    text = commvqa.protocol_alt_text(steps, compared)
+    assert "each with 4 rows: A and B," in text and "except A baseline BLEU-1)" in text
+    assert "higher in 10 of 20 cells, most for A baseline CIDEr (+0.700)" in text
+    assert "the same under both protocols for 0 of the 5 metrics" in text  # A and B swap places everywhere
+
+
+def test_fig05_rates_and_groups_leave_out_other():
+    rates = pd.DataFrame([{"subset": s, "context": c, "entity": e, "per_answer": 0.1 * i}
+                          for s in ("benchmark", "release") for i, c in enumerate(commvqa.CONTEXTS)
+                          for e in (*commvqa.ENTITY_GROUP_ORDER, "any entity")])
+    fig5 = commvqa.fig05_rates(rates)
+    assert set(fig5["subset"]) == {"benchmark"} and "OTHER" not in set(fig5["entity"])
+    assert commvqa.fig05_groups()[-1] == "any entity" and "OTHER" not in commvqa.fig05_groups()
+    assert set(commvqa.fig05_groups()) == set(fig5["entity"])
+    text = commvqa.fig05_alt_text(fig5)
+    last = commvqa.CONTEXTS[-1]
+    assert f"from 0.00 per answer ({commvqa.CONTEXTS[0]}) to 0.50 ({last})" in text
+    assert f"People are mentioned most in {last} answers and organisations most in {last} answers" in text
+
+
+def test_paper_interrogative_cells_and_text_facts_view():
+    tests = pd.DataFrame({"word": ["who", "what", "who", "where"], "context": ["social media", "shopping", "news",
+                                                                              "shopping"], "p": [0.1] * 4})
+    assert commvqa.paper_interrogative_cells(tests).index.tolist() == [0, 1]
+    facts = pd.DataFrame({"fact_id": ["CV01"], "subset": ["benchmark"], "description": ["q"], "how": ["n"],
+                          "reproduced": [1.23456], "paper": [1.2], "diff": [0.03456], "within_tolerance": [True],
+                          "relation": ["same"], "unit": [""]})
+    view = commvqa.text_facts_view(facts)
+    assert "unit" not in view.columns and view["reproduced"].iloc[0] == 1.235 and view.columns[0] == "fact_id"

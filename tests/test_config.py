@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_only_the_config_module_reads_the_environment():
     readers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "vqalib").rglob("*.py")
                      if "os.environ" in p.read_text(encoding="utf-8"))
-    assert readers == ["vqalib/config.py"]
+    assert readers == ["vqalib/core/config.py"]
 
 
 def test_every_variable_named_in_the_package_or_readme_is_declared_and_documented():
@@ -43,3 +43,10 @@ def test_settings_are_read_when_asked_and_bad_values_are_named(monkeypatch):
     monkeypatch.setenv("VQALIB_CACHE_DIR", "/somewhere")
     assert config.get_path("VQALIB_CACHE_DIR", Path("x")) == Path("/somewhere")
     assert config.snapshot(("VQALIB_CACHE_DIR",)) == {"VQALIB_CACHE_DIR": "/somewhere"}
+
+
+def test_model_calls_can_be_forbidden(monkeypatch):
+    config.model_call("anything")  # allowed by default
+    monkeypatch.setenv("VQALIB_NO_MODEL_CALLS", "1")
+    with pytest.raises(config.ModelCallForbidden, match="a cache missed"):
+        config.model_call("sentence encoder on 3 texts")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -63,3 +65,33 @@ def test_embed_is_cached_unit_length_and_order_free(tmp_path):
     again = context.embed(list(reversed(texts)), cache=tmp_path, progress=False)
     assert np.array_equal(again[::-1], first)
     assert any(tmp_path.rglob("shard-*.npz")) and not any(tmp_path.rglob("*.pkl"))  # arrays, never pickles
+
+
+FIGURES = Path(__file__).parents[1] / "figures"
+
+
+def test_fig02_alt_text_names_the_easiest_and_hardest_pair():
+    pairs = pd.DataFrame({"context_a": ["news", "news", "shopping"], "context_b": ["shopping", "health", "health"],
+                          "accuracy": [0.8, 0.55, 0.7], "majority_share": [0.5, 0.6, 0.5]})
+    text = context.fig02_alt_text(pairs)
+    assert "The easiest pair is news vs shopping (0.80), the hardest news vs health (0.55); 2 of 3 pairs" in text
+
+
+def test_fig04_alt_text_counts_the_models_that_move_closer():
+    summary = pd.DataFrame({"source": ["Human", "A", "A", "B", "B"],
+                            "condition": ["human", "baseline", "contextual", "baseline", "contextual"],
+                            "mean": [0.3, 0.2, 0.4, 0.5, 0.45]})
+    tests = pd.DataFrame({"source": ["A", "B"], "difference": [0.2, -0.05]})
+    text = context.fig04_alt_text(summary, tests)
+    assert "human answers 0.30; A baseline 0.20 and contextual 0.40; B baseline 0.50 and contextual 0.45." in text
+    assert "1 of 2 models move closer to the description with the context prompt, B the least." in text
+
+
+@pytest.mark.parametrize("stem, alt_text", [
+    ("commvqa_fig02_pairwise_accuracy", lambda read: context.fig02_alt_text(read("commvqa_fig02_pairwise_accuracy"))),
+    ("commvqa_fig04_description_similarity", lambda read: context.fig04_alt_text(
+        read("commvqa_fig04_description_similarity"), read("commvqa_fig04_similarity_tests"))),
+])
+def test_alt_texts_from_the_committed_tables_are_the_committed_alt_texts(stem, alt_text):
+    text = alt_text(lambda s: pd.read_csv(FIGURES / f"{s}.csv"))
+    assert text and text in (FIGURES / f"{stem}.alt.txt").read_text()

@@ -99,3 +99,15 @@ def test_planted_pickles_in_the_embedding_cache_are_never_run(tmp_path):
     assert str(shard) in named and str(objects) in named
     with np.load(shard, allow_pickle=False) as rewritten:  # the planted file was replaced by real arrays
         assert rewritten["vectors"].shape == (2, 384)
+
+
+def test_a_warm_cache_serves_embeddings_with_model_calls_forbidden(tmp_path, monkeypatch):
+    """Issue 18: with VQALIB_NO_MODEL_CALLS=1 (how `make bench` runs the warm `make reproduce`) cached texts
+    are served and a text missing from the cache fails loudly instead of being encoded."""
+    from vqalib import config
+
+    first = encoders.embed(TEXTS[:2], cache_dir=tmp_path)
+    monkeypatch.setenv("VQALIB_NO_MODEL_CALLS", "1")
+    assert (encoders.embed(list(reversed(TEXTS[:2])), cache_dir=tmp_path) == first[::-1]).all()
+    with pytest.raises(config.ModelCallForbidden, match="sentence encoder"):
+        encoders.embed(TEXTS[:3], cache_dir=tmp_path)

@@ -3,6 +3,7 @@ a real local HTTP server, a tiny local LM."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import socket
@@ -427,6 +428,41 @@ def test_lave_messages_holds_table17():
         J.lave_messages(question="q", reference=["a", "b"], candidate="c")
 
 
+def _sha256(value) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def test_prompt_texts_loaded_from_data_match_the_former_literals():
+    """The texts moved from Python literals to vqalib/core/judge/prompts/lave.json (issue 17): the loaded
+    texts, and the messages rendered from them, hash as the literals and their messages did."""
+    from vqalib.core.judge import prompts
+
+    assert _sha256(J.LAVE_INSTRUCTION) == "97ebb6057cdf76eb661c62611daff34f7366d207b0967cb07e6129614d828928"
+    assert _sha256(J.LAVE_REFERENCE_INSTRUCTION) == "abe907ca2f7b013115fe19c909e88aef490a87e7040ec992e8d71272e4ef6d91"
+    examples = json.dumps(list(J.LAVE_EXAMPLES), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert _sha256(examples) == "79ec1b41a9ed96aebec3f8ec12b4efe64ad01cf7f3a90baa5d9c6cb7777dd008"
+    assert isinstance(J.LAVE_EXAMPLES, tuple) and all(list(e) == ["question", "reference", "candidate", "output",
+                                                                  "rating"] for e in J.LAVE_EXAMPLES)
+    messages = J.lave_messages(question="What is this?", reference="A can of soup.", candidate="soup")
+    assert _sha256(messages) == "3f7b546f9f5f822c98ae1cf1f9c1c442a1c130de6d2919bc0434c12fcb64e086"
+    assert prompts.load_prompt("vizwiz_lf_instruction") == J.LAVE_INSTRUCTION
+    assert prompts.load_prompt("lave_reference_instruction") == J.LAVE_REFERENCE_INSTRUCTION
+    assert tuple(prompts.load_prompt("vizwiz_lf_examples")) == J.LAVE_EXAMPLES
+    with pytest.raises(KeyError, match="no prompt 'table17' in prompts/lave.json; it has: vizwiz_lf_instruction"):
+        prompts.load_prompt("table17")
+
+
+def test_judge_package_modules_stay_small():
+    """Issue 17: no module of the judge package (nor the facade) over 500 lines."""
+    import vqalib.core.judge
+
+    files = [*Path(vqalib.core.judge.__file__).parent.glob("*.py"), Path(J.__file__)]
+    assert len(files) >= 8
+    long = {f.name: n for f in files if (n := len(f.read_text(encoding="utf-8").splitlines())) > 500}
+    assert not long
+
+
 def demo(question, references, prediction, output, explanation):
     return {"question": question, "references": references, "prediction": prediction, "output": output,
             "explanation": explanation}
@@ -467,6 +503,13 @@ def test_reference_helpers():
 def test_lave_reference_demos_from_the_data_registry(data_dir):
     demos = J.load_lave_demos(data_dir=data_dir)
     assert len(demos.general) >= J.LAVE_REFERENCE_SHOTS and len(demos.binary) >= J.LAVE_REFERENCE_SHOTS
+    # rendered as before the prompt texts moved to prompts/lave.json (issue 17)
+    binary = J.lave_messages(question="Is it red?", reference=["yes", "yes", "no"], candidate="yes",
+                             prompt="lave-reference", demos=demos)
+    general = J.lave_messages(question="What colour?", reference=["red", "red", "blue"], candidate="red",
+                              prompt="lave-reference", demos=demos)
+    assert _sha256(binary) == "0e1861fe335d4550c32d1d6b2719e8b07e5c2f7d44d21382728d7d89308fdadb"
+    assert _sha256(general) == "c0c19c38c8a62fe9c86f5aac4a64badb26bef7b2f72ed1ef7c50f6f1582b3fc6"
     [message] = J.lave_messages(question="What is this?", reference="A can of soup.", candidate="soup",
                                 prompt="lave-reference", demos=demos)
     text = message["content"]

@@ -7,6 +7,7 @@ import pytest
 from scipy import stats as scistats
 
 from vqalib import metrics
+from vqalib.core.metrics import cache as metric_cache
 from vqalib.judge import CachedJudge
 
 
@@ -176,7 +177,7 @@ def test_scores_are_served_from_the_cache(tmp_path, monkeypatch):
     def fail(*_args, **_kwargs):
         raise AssertionError("recomputed instead of cached")
 
-    monkeypatch.setattr(metrics, "rouge_l", fail)
+    monkeypatch.setattr(metric_cache, "rouge_l", fail)  # where _score_texts looks the scorer up
     second = metrics.score_pairs(_pairs(), metrics=("rouge",), cache_dir=tmp_path, progress=False)
     pd.testing.assert_frame_equal(first, second)
     changed = _pairs().assign(reference=["blue car", "pasta sauce", "a dog"])
@@ -246,7 +247,7 @@ def test_each_pair_is_scored_once_across_calls_rules_and_repeats(tmp_path, monke
         asked.append(list(zip(refs, cands)))
         return real(metric, refs, cands, backbone)
 
-    monkeypatch.setattr(metrics, "_score_texts", counting)
+    monkeypatch.setattr(metric_cache, "_score_texts", counting)  # where cached_scores looks it up
     first = metrics.cached_scores("rouge", ("a red car", "a dog", "a red car"), ("red car", "dog", "red car"), None,
                                   cache_dir=tmp_path)
     assert np.array_equal(first, fresh) and len(asked[0]) == 2  # the repeated pair once
@@ -320,3 +321,99 @@ def test_score_with_judge(tmp_path):
     assert scores.loc[2, "score"] == 0.0 and scores.loc[2, "status"] == "no Answer sentence: zero"
     assert pd.isna(scores.loc[3, "score"]) and scores.loc[3, "status"] == "judge: unparseable: no rating"
     assert scores["backbone"].eq("scripted:echo").all() and backend.requests == 2
+
+
+# --- notebook 03 helpers: assembling Table 4 / Table 18 ----------------------------------
+
+def _summary_scores():
+    """Scores of two sources on three questions, one metric and one setting (hand-made)."""
+    return pd.DataFrame({"source": ["A"] * 3 + ["B"] * 3, "question_id": [1, 2, 3] * 2, "metric": "rouge",
+                         "reference_kind": "s_r", "candidate_kind": "l_c", "score": [0.1, 0.2, 0.3, 0.5, 0.4, 0.6]})
+
+
+def test_no_answer_sentence_counts():
+    pairs = pd.concat([_pairs(), _pairs().assign(source="B", candidate="x")], ignore_index=True)
+    counts = metrics.no_answer_sentence_counts(pairs)
+    assert counts.index.tolist() == ["A", "B"]
+    assert counts["answers without an Answer sentence"].tolist() == [1, 0]
+    assert counts["share"].tolist() == pytest.approx([1 / 3, 0.0])
+
+
+def test_implementations_name_backbone_and_judge():
+    backbone = metrics.Backbone(model_type="m", num_layers=4, label="MiniLM (layer 4)")
+    plain = metrics.implementations(backbone)
+    assert plain["bertscore"] == "bert-score F1, MiniLM (layer 4)" and plain["lave"] == ""
+    assert plain["rouge"] == metrics.IMPLEMENTATIONS["rouge"]
+
+    class Judge:
+        class backend:
+            name, model = "openai", "gpt-4"
+    assert metrics.implementations(backbone, Judge())["lave"] == "LAVE (Table 17) via openai:gpt-4"
+
+
+def test_sample_table4_keeps_the_sample_and_adds_not_run_rows():
+    table = metrics.sample_table4(_summary_scores(), [1, 2], sources=["A"], implementation={"rouge": "impl"},
+                                  n_resamples=50, seed=0)
+    assert len(table) == 1 and table.loc[0, "value"] == pytest.approx(0.15) and table.loc[0, "metric"] == "ROUGE"
+    assert table.loc[0, "implementation"] == "impl" and table.loc[0, "reference"] == "s_r"
+    both = metrics.sample_table4(_summary_scores(), [1, 2], sources=["A"], implementation={"rouge": "impl"},
+                                 n_resamples=50, seed=0, not_run={"lave": "no judge"})
+    assert len(both) == 1 + 4 and both["status"].iloc[1:].eq("not run: no judge").all()
+
+
+def test_compare_with_paper_and_wide_layout():
+    paper = pd.DataFrame({"source": ["Gemini", "Gemini"], "metric": ["ROUGE", "ROUGE"], "reference": ["s_r", "l_r"],
+                          "candidate": ["l_c", "l_c"], "paper": [0.15, 0.5], "paper_decimals": [2, 2]})
+    table = pd.DataFrame({"source": ["Gemini", "Gemini"], "metric": ["ROUGE", "Lex-Overlap (Unigram)"],
+                          "reference": ["s_r", ""], "candidate": ["l_c", ""], "value": [0.12, 0.3],
+                          "ci_low": [0.1, 0.2], "ci_high": [0.2, 0.4]})
+    compared = metrics.compare_with_paper(table, "vizwiz-lf_table04_automatic_eval", paper=paper)
+    row = compared[compared["reference"] == "s_r"].iloc[0]
+    assert row["reproduced"] == pytest.approx(0.12) and row["paper"] == pytest.approx(0.15) and row["paper_in_ci"]
+    wide = metrics.table4_wide(compared)
+    assert wide.loc["Gemini", ("ROUGE", "s_r+l_c")] == pytest.approx(0.12)
+    assert wide.loc["Gemini", ("Lex-Overlap (Unigram)", "answer")] == pytest.approx(0.3)
+
+
+def test_paper_cells_in_ci_and_its_sentence():
+    full = pd.DataFrame({"source": ["A", "A", "B"], "metric": ["ROUGE", "BERTScore", "METEOR"],
+                         "reference": "s_r", "candidate": "l_c", "reproduced": [0.1, 0.2, 0.3],
+                         "ci_low": 0.0, "ci_high": 0.2, "paper": [0.1, 0.1, 0.5],
+                         "paper_in_ci": pd.array([True, True, False], dtype="boolean")})
+    cells = metrics.paper_cells_in_ci(full)
+    assert cells.index.tolist() == [0, 2] and cells.columns.tolist() == metrics.PAPER_IN_CI_COLUMNS
+    assert metrics.paper_in_ci_text(cells) == "1 of 2 ROUGE/METEOR cells of the paper lie inside the full-set 95% CI"
+
+
+def test_no_answer_sensitivity_covers_rules_and_subsets(tmp_path):
+    pairs = _pairs().assign(answerability=["answerable", "unanswerable", "answerable"])
+    paper = pd.DataFrame({"source": ["A"], "metric": ["ROUGE"], "reference": ["s_r"], "candidate": ["l_c_prime"],
+                          "paper": [0.4]})
+    table = metrics.no_answer_sensitivity(pairs, paper, implementation={"rouge": "impl"}, metrics=("rouge",),
+                                          cache_dir=tmp_path)
+    assert len(table) == len(metrics.NO_ANSWER_RULES) * 2 and table["paper"].eq(0.4).all()
+    value = table.set_index(["no_answer", "questions"])["value"]
+    scores = metrics.score_pairs(pairs, metrics=("rouge",), no_answer="zero", cache_dir=tmp_path, progress=False)
+    assert value[("zero", "all questions")] == pytest.approx(scores["score"].mean())
+    assert value[("zero", "answerable only")] == pytest.approx(scores["score"].iloc[[0, 2]].mean())
+    wide = metrics.sensitivity_wide(table)
+    assert wide.shape == (1, 6) and wide.index[0] == ("ROUGE", "A", "s_r+l_c_prime")
+
+
+def test_reference_gains_and_alt_text():
+    shift = pd.DataFrame({"metric": ["rouge"] * 4, "source": ["A", "A", "B", "B"], "candidate_kind": "l_c",
+                          "reference_kind": ["s_r", "l_r"] * 2, "mean": [0.1, 0.3, 0.2, 0.15]})
+    gains = metrics.reference_gains(shift)
+    assert gains.to_dict() == pytest.approx({("rouge", "A", "l_c"): 0.2, ("rouge", "B", "l_c"): -0.05})
+    text = metrics.reference_shift_alt_text(shift)
+    assert text.startswith("Three panels (ROUGE, METEOR, BERTScore)")
+    assert text.endswith("Long references raise the score in 1 of 2 cases; the largest rise is A ROUGE (+0.20).")
+
+
+def test_table18_without_and_with_human_ratings():
+    scores = _summary_scores()
+    missing = metrics.table18(scores, None)
+    assert missing["status"].iloc[0] == "not run: no human ratings" and "human_ratings=" in missing["how to enable"][0]
+    human = pd.DataFrame({"source": ["A"] * 3 + ["B"] * 3, "question_id": [1, 2, 3] * 2,
+                          "correctness": [0.0, 0.5, 1.0, 0.2, 0.4, 0.9]})
+    pd.testing.assert_frame_equal(metrics.table18(scores, human), metrics.human_correlation(scores, human))

@@ -288,3 +288,26 @@ def test_report_use_style_is_the_plots_style():
     assert plt.rcParams["hatch.linewidth"] == 0.8
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     assert [to_rgb(c) for c in cycle] == [to_rgb(c) for c in plots.PALETTE]
+
+
+def test_plots_facade_re_exports_the_core_package_and_each_module_stays_small():
+    """Issue 17: :mod:`vqalib.plots` is a thin facade over :mod:`vqalib.core.plots`; every name it
+    exports is the very object of its defining module, and no module of the package exceeds 500 lines."""
+    import importlib
+    import pathlib
+
+    package = pathlib.Path(importlib.import_module("vqalib.core.plots").__file__).parent
+    modules = []
+    for path in sorted(package.glob("*.py")):
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= 500, path.name
+        if path.stem != "__init__":
+            modules.append(importlib.import_module(f"vqalib.core.plots.{path.stem}"))
+    for name in plots.__all__:
+        assert any(getattr(m, name, None) is getattr(plots, name) for m in modules), \
+            f"plots.{name} is not the object of a vqalib.core.plots module"
+    figures = ["stacked_shares", "heatmap", "paper_agreement", "reference_shift", "human_eval_bars",
+               "tier_distribution", "protocol_comparison", "accuracy_heatmap", "rates_by_context",
+               "description_similarity_bars"]
+    assert {name: getattr(plots, name).__module__.rsplit(".", 1)[1] for name in figures} == {
+        **dict.fromkeys(figures[:5], "vizwiz_lf"), "tier_distribution": "afgv",
+        **dict.fromkeys(figures[6:], "commvqa")}

@@ -232,3 +232,12 @@ def test_study_labels_say_simulated(tmp_path):
     study = ratings.Study.from_file(path)
     assert study.simulated and study.name("means") == "vizwiz-lf_fig02_SIMULATED_means"
     assert study.title("t").startswith("SIMULATED") and study.labelled(frame)["study"].str.startswith("SIMULATED").all()
+
+
+def test_correctness_table_from_the_first_real_study():
+    simulated = ratings.Study(ratings=pd.DataFrame(), label="SIMULATED (seed 0)", simulated=True)
+    assert ratings.correctness_table([simulated])["status"].iloc[0] == "not run: no human ratings"
+    real = ratings.Study.from_file(FIXTURES / "ratings_valid.csv")
+    table = ratings.correctness_table([simulated, real])
+    assert table.columns[0] == "study" and table["study"].eq(real.label).all()
+    pd.testing.assert_frame_equal(table.drop(columns="study"), ratings.per_answer_correctness(real.ratings))

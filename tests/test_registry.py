@@ -112,4 +112,4 @@ def test_no_tolerance_literal_outside_the_registry(folder):
     pytest.approx's default relative 1e-6, which is equality, not a reproduction tolerance)."""
     found = [f"{path.relative_to(ROOT)}: {m.group(0)!r}" for path, text in _sources(folder)
              for m in TOLERANCE_LITERAL.finditer(text)]
-    assert not found, "tolerance literals outside vqalib/registry.py:\n" + "\n".join(found)
+    assert not found, "tolerance literals outside vqalib/core/registry_entries.py:\n" + "\n".join(found)

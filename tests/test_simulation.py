@@ -125,3 +125,24 @@ def test_notebook_marks_every_simulated_output_and_handles_a_real_file(tmp_path,
         assert "SIMULATED" not in (out / name).read_text(errors="ignore"), name
     correctness = pd.read_csv(out / "vizwiz-lf_human_correctness.csv")
     assert {"source", "question_id", "correctness"} <= set(correctness.columns) and len(correctness) == 6
+
+
+# --- notebook 04 helpers -----------------------------------------------------------------
+
+def test_scaled_effects_and_their_wide_table():
+    half = simulation.scaled_effects(0.5)
+    assert half["effect"].tolist() == pytest.approx((simulation.default_effects()["effect"] * 0.5).tolist())
+    wide = simulation.effects_wide(half)
+    assert wide.columns.tolist() == ["criterion", "group", *ratings.SOURCES] and len(wide) == 20
+
+
+def test_design_rejection_rates_cover_three_conditions():
+    rates = simulation.design_rejection_rates(seeds=range(1, 3), effect_scale=1.0)
+    conditions = ["no source effects", "no source effects, answer_sd 0.3", "default effects x 1"]
+    assert list(dict.fromkeys(rates["condition"])) == conditions
+    assert rates["replicates"].eq(2).all() and rates["rejection_rate"].between(0, 1).all()
+    summary = simulation.rejection_rate_summary(rates)
+    lines = summary.split("\n")
+    assert lines[0] == "condition" and [line.startswith(name) for line, name in zip(lines[1:], conditions)] == [True] * 3
+    wide = simulation.rejection_rates_wide(rates)
+    assert len(wide) == 20 and wide.columns.tolist()[2:] == list(dict.fromkeys(rates["condition"]))

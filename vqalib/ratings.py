@@ -283,3 +283,29 @@ class Study:
         """``frame`` with the study label as first column (every saved table)."""
         return pd.concat([pd.DataFrame({"study": [self.label] * len(frame)}, index=frame.index),
                           frame.drop(columns="study", errors="ignore")], axis=1)
+
+
+CORRECTNESS_ENABLE = ("pass ratings_path=<ratings CSV, schema in data/ratings/README.md> to this notebook; it writes "
+                      "the per-answer correctness that notebook 03 takes as human_ratings (the study's ratings are not "
+                      "public)")
+
+
+def correctness_table(studies: list[Study]) -> pd.DataFrame:
+    """Table 18's human correctness from the first real study, labelled, or a not-run row (A.3.1).
+
+    Parameters
+    ----------
+    studies : list of Study
+        The studies of notebook 04; simulated ones are skipped.
+
+    Returns
+    -------
+    DataFrame
+        :func:`per_answer_correctness` with a ``study`` column, or :func:`vqalib.report.not_run`.
+    """
+    from vqalib import report
+
+    real = [s for s in studies if not s.simulated]
+    if not real:
+        return report.not_run("no human ratings", enable=CORRECTNESS_ENABLE)
+    return real[0].labelled(per_answer_correctness(real[0].ratings))

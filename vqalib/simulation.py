@@ -160,3 +160,94 @@ def rejection_rates(*, seeds, effect_scale: float, alpha: float = 0.05, **kwargs
              .agg(replicates="size", rejection_rate="mean").reset_index())
     rates.insert(3, "effect_scale", float(effect_scale))
     return rates
+
+
+def scaled_effects(effect_scale: float = 1.0) -> pd.DataFrame:
+    """:func:`default_effects` multiplied by ``effect_scale`` (the effects a SIMULATED study of notebook 04 uses).
+
+    Parameters
+    ----------
+    effect_scale : float
+        Multiplier of every source effect (0: a null study).
+
+    Returns
+    -------
+    DataFrame
+        group, criterion, source, effect (latent SD units).
+    """
+    return default_effects().assign(effect=lambda f: f["effect"] * effect_scale)
+
+
+def effects_wide(effects: pd.DataFrame) -> pd.DataFrame:
+    """Source effects with one column per source, one row per criterion × group (notebook 04, Fig. 2 design).
+
+    Parameters
+    ----------
+    effects : DataFrame
+        :func:`scaled_effects` output.
+
+    Returns
+    -------
+    DataFrame
+    """
+    return effects.pivot_table(index=["criterion", "group"], columns="source", values="effect",
+                               sort=False).reset_index()
+
+
+def design_rejection_rates(*, seeds, effect_scale: float = 1.0, alpha: float = 0.05, **kwargs) -> pd.DataFrame:
+    """:func:`rejection_rates` under the three conditions notebook 04 contrasts (Fig. 2 design: false-positive
+    rate, false positives from answer quality, power).
+
+    Parameters
+    ----------
+    seeds : iterable of int
+        Replicate seeds.
+    effect_scale : float
+        Multiplier of the default effects in the power condition.
+    alpha : float
+        Friedman level.
+    **kwargs
+        Passed to :func:`simulate_ratings` (e.g. ``questions``).
+
+    Returns
+    -------
+    DataFrame
+        The rates of each condition, named in ``condition``.
+    """
+    conditions = {"no source effects": dict(effect_scale=0.0),
+                  "no source effects, answer_sd 0.3": dict(effect_scale=0.0, answer_sd=0.3),
+                  f"default effects x {effect_scale:g}": dict(effect_scale=effect_scale)}
+    return pd.concat([rejection_rates(seeds=seeds, alpha=alpha, **kwargs, **condition).assign(condition=name)
+                      for name, condition in conditions.items()], ignore_index=True)
+
+
+def rejection_rate_summary(rates: pd.DataFrame) -> str:
+    """Mean share of significant Friedman tests per condition over the group × criterion cells, as text
+    (one line per condition under the header ``condition``).
+
+    Parameters
+    ----------
+    rates : DataFrame
+        :func:`design_rejection_rates` output.
+
+    Returns
+    -------
+    str
+    """
+    return rates.groupby("condition", sort=False)["rejection_rate"].mean().round(3).to_string()
+
+
+def rejection_rates_wide(rates: pd.DataFrame) -> pd.DataFrame:
+    """Rejection rates with one column per condition, one row per group × criterion.
+
+    Parameters
+    ----------
+    rates : DataFrame
+        :func:`design_rejection_rates` output.
+
+    Returns
+    -------
+    DataFrame
+    """
+    return rates.pivot_table(index=["group", "criterion_label"], columns="condition", values="rejection_rate",
+                             sort=False).reset_index()

@@ -335,3 +335,165 @@ def survey_consistency(paper19: pd.DataFrame, *, participants: int = 8, question
                      "all_consistent_sample_sd": ok_sample == len(cells),
                      "all_consistent_population_sd": ok_population == len(cells)})
     return pd.DataFrame(rows)
+
+
+# --- notebook 04: Fig. 2 and Table 19 displays ------------------------------------------
+
+def figure2_means_wide(means: pd.DataFrame) -> pd.DataFrame:
+    """The bars of Fig. 2 as a table: "mean [ci_low, ci_high]" per group × source (rows) and criterion.
+
+    Parameters
+    ----------
+    means : DataFrame
+        :func:`source_means` output (``group``, ``source``, ``criterion``, ``mean``, ``ci_low``, ``ci_high``).
+
+    Returns
+    -------
+    DataFrame
+        One text cell per bar, in order of appearance.
+    """
+    from vqalib import report
+
+    cell = (means["mean"].map("{:.2f}".format) + " [" + means["ci_low"].map("{:.2f}".format) + ", "
+            + means["ci_high"].map("{:.2f}".format) + "]")
+    return report.wide(means.assign(cell=cell), index=["group", "source"], columns="criterion", values="cell")
+
+
+def blv_plausibility_text(scores: pd.DataFrame, *, study: str) -> str:
+    """BLV plausibility pooled over sources beside the paper's 0.84 (SD 0.28) of §6.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        Normalised scores (:func:`normalised_scores`).
+    study : str
+        The study's label.
+
+    Returns
+    -------
+    str
+    """
+    blv = pooled_summary(scores, groups=("B", "B+I"), criterion="plausibility")
+    return (f"{study}: BLV plausibility pooled over sources: mean {blv['mean']:.2f}, SD {blv['sd']:.2f} "
+            f"(n = {blv['n_ratings']}); the paper reports 0.84, SD 0.28 for its real study (§6)")
+
+
+def correction_sensitivity_text(moved: pd.DataFrame, *, study: str) -> str:
+    """How many Fig. 2 stars the continuity correction moves (:func:`correction_sensitivity`), as a sentence.
+
+    Parameters
+    ----------
+    moved : DataFrame
+        :func:`correction_sensitivity` output.
+    study : str
+        The study's label.
+
+    Returns
+    -------
+    str
+    """
+    return (f"{study}: {int(moved['stars_differ'].sum())} of {len(moved)} pairwise stars differ between the "
+            "continuity-corrected and uncorrected Wilcoxon tests")
+
+
+def shown_marks(pairwise: pd.DataFrame) -> pd.DataFrame:
+    """The pairwise Wilcoxon tests Fig. 2 draws as stars, with the columns that explain them.
+
+    Parameters
+    ----------
+    pairwise : DataFrame
+        ``Figure2Analysis.pairwise`` (:func:`significance_marks`).
+
+    Returns
+    -------
+    DataFrame
+        The rows with ``shown``; group, criterion label, the pair, difference, p values and stars.
+    """
+    return pairwise[pairwise["shown"]][["group", "criterion_label", "source_a", "source_b", "mean_difference",
+                                        "p", "p_bonferroni", "stars"]]
+
+
+TABLE19_STEM = "vizwiz-lf_table19_short_vs_long_survey"
+
+
+def table19_shown(paper19: pd.DataFrame) -> pd.DataFrame:
+    """Table 19 (A.3.2) as shown, not reproduced: the paper's cells with an empty ``reproduced`` and
+    a status saying why (the survey's per-response data are not public).
+
+    Parameters
+    ----------
+    paper19 : DataFrame
+        The paper's Table 19 (:func:`vqalib.report.load_paper_table`).
+
+    Returns
+    -------
+    DataFrame
+        The comparison frame of :func:`vqalib.report.compare` with a ``status`` column.
+    """
+    from vqalib import report
+
+    table = report.compare(pd.DataFrame(columns=["criterion", "answer_length", "statistic", "value"]),
+                           TABLE19_STEM, paper=paper19)
+    table.insert(3, "status", "not run: the survey's per-response data are not public")
+    return table
+
+
+SURVEY_COLUMNS = ["questions", "comparisons", "long_preferred", "p_two_sided_printed", "significant",
+                  "consistent_cells_sample_sd", "consistent_cells_population_sd"]
+
+
+def survey_table(paper19: pd.DataFrame, *, participants: int = 8, questions=range(1, 21), share: float = 0.75,
+                 threshold: float = 1e-4) -> pd.DataFrame:
+    """Per survey size, the binomial test of the long-answer preference and whether Table 19's means and SDs
+    are attainable (A.3.2: "75%, p < .0001").
+
+    Parameters
+    ----------
+    paper19 : DataFrame
+        The paper's Table 19, long (see :func:`survey_consistency`).
+    participants : int
+        Survey participants (8).
+    questions : iterable of int
+        Survey sizes N tried.
+    share : float
+        Share of comparisons won by the long answer.
+    threshold : float
+        The p level of ``significant``.
+
+    Returns
+    -------
+    DataFrame
+        :func:`preference_binomial` merged with :func:`survey_consistency` on ``questions``, with
+        ``p_two_sided_printed`` (:func:`scientific`).
+    """
+    preference = preference_binomial(participants=participants, questions=questions, share=share,
+                                     threshold=threshold)
+    survey = preference.merge(survey_consistency(paper19, participants=participants, questions=questions),
+                              on="questions")
+    survey.insert(5, "p_two_sided_printed", survey["p_two_sided"].map(scientific))
+    return survey
+
+
+def survey_summary_text(survey: pd.DataFrame, *, threshold: float = 1e-4) -> str:
+    """The smallest survey reaching p < ``threshold`` and the sizes consistent with Table 19, as two lines.
+
+    Parameters
+    ----------
+    survey : DataFrame
+        :func:`survey_table` output.
+    threshold : float
+        The p level.
+
+    Returns
+    -------
+    str
+    """
+    smallest = smallest_significant_survey(survey, column="p_two_sided", threshold=threshold)
+    smallest_one = smallest_significant_survey(survey, column="p_one_sided", threshold=threshold)
+    row = survey.set_index("questions").loc[smallest]
+    fits_sample = survey.loc[survey["all_consistent_sample_sd"], "questions"].tolist()
+    fits_population = survey.loc[survey["all_consistent_population_sd"], "questions"].tolist()
+    return (f"smallest N with p < .0001: {smallest} questions two-sided, {smallest_one} one-sided "
+            f"({int(row['comparisons'])} comparisons, {int(row['long_preferred'])} for the long answer)\n"
+            f"N (1-20) for which every printed mean and SD of Table 19 is attainable: sample SD (Excel STDEV): "
+            f"{fits_sample}; population SD: {fits_population}")

@@ -1,0 +1,259 @@
+"""Fetching the registered upstream files (VizWiz-LF §3, CommVQA §3) and the ``fetch``/``verify`` CLI.
+
+:func:`fetch` downloads each file of :data:`~vqalib.core.data_registry.REGISTRY` once into
+``data/raw/`` (or copies it from a local mirror folder) and refuses a file whose hash
+differs; nothing is partially written, every bad file is reported at once
+(:class:`FetchError`), and the temporary ``.part`` file of an interrupted fetch is removed
+(on SIGTERM/SIGINT at once, after SIGKILL by the next fetch: :func:`remove_stale_parts`).
+:func:`main` is the command line ``python -m vqalib.datasets fetch|verify``.
+
+Configuration (README, "Data"): ``VQALIB_DATA_DIR`` (default ``<project>/data/raw``)
+and ``VQALIB_DATA_MIRROR`` (a folder laid out like ``data/raw``; when set, files are
+copied from it instead of downloaded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+try:  # POSIX: a live fetch holds a lock on its temporary file, so a sweep never removes it
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+import pandas as pd
+from tqdm import tqdm
+
+from vqalib.core.data_registry import (REGISTRY, DataFile, DataIntegrityError, spec_for, verified_path,
+                                       verify_file)
+from vqalib.core.io import DATA_DIR_ENV, MIRROR_ENV, default_data_dir, default_mirror, sha256_of
+
+# the first line of the ``python -m vqalib.datasets`` help, as it has always read
+CLI_DESCRIPTION = "Verified upstream data and the VizWiz-LF loader (VizWiz-LF §3–§4, CommVQA §3)."
+
+
+class FetchError(RuntimeError):
+    """Some registered files could not be fetched; ``problems`` lists (key, message) for every
+    one of them (missing upstream or in the mirror, hash mismatch with expected and actual)."""
+
+    def __init__(self, problems: list[tuple[str, str]], *, data_dir: Path, total: int):
+        self.problems = problems
+        lines = "\n  ".join(message for _, message in problems)
+        others = " (the others are in place and verified)" if len(problems) < total else ""
+        super().__init__(f"{len(problems)} of {total} registered file(s) could not be fetched into {data_dir}; "
+                         f"nothing was written for them{others}:\n  " + lines)
+
+
+PART_SUFFIX = ".part"
+
+
+def _part_pattern(target: Path) -> str:
+    """Glob of the temporary files of ``target``: ``.<name>.<random>.part`` beside it (never a registered name)."""
+    return f".{glob.escape(target.name)}.*{PART_SUFFIX}"
+
+
+def remove_stale_parts(target: Path) -> list[Path]:
+    """Remove the temporary files that an interrupted fetch of ``target`` left (e.g. after SIGKILL).
+
+    A fetch in progress holds an exclusive lock on its temporary file; a file that can be
+    locked belongs to no live process and is removed. Returns the removed paths.
+    """
+    removed = []
+    for part in sorted(Path(target).parent.glob(_part_pattern(Path(target)))):
+        try:
+            fd = os.open(part, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # another fetch is writing it right now
+            part.unlink(missing_ok=True)
+            removed.append(part)
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _copy_or_download(spec: DataFile, *, source: Path | None, target: Path, progress: bool) -> None:
+    """Write ``target`` atomically: a locked temporary ``.part`` file, hash-checked, then renamed."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=PART_SUFFIX, dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released when the process ends, however
+        with os.fdopen(handle, "wb") as out:
+            if source is not None:
+                with open(source, "rb") as src:
+                    shutil.copyfileobj(src, out)
+            else:
+                with urllib.request.urlopen(spec.url, timeout=60) as response:
+                    total = int(response.headers.get("Content-Length") or 0) or None
+                    with tqdm(total=total, unit="B", unit_scale=True, desc=spec.key,
+                              disable=not progress, leave=False) as bar:
+                        for block in iter(lambda: response.read(1 << 16), b""):
+                            out.write(block)
+                            bar.update(len(block))
+        verify_file(tmp, expected=spec.sha256, name=f"{spec.key} (from {source or spec.url})")
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a shared data folder from other users
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+class _Terminated(BaseException):
+    """Raised by the fetch's SIGTERM handler so that every ``finally`` removes its temporary file."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _clean_exit_on_termination():
+    """While fetching, a SIGTERM (or a SIGINT whose disposition would kill outright) removes the
+    temporary file, then the process exits with status 128 + signal number. SIGINT with Python's
+    usual handler raises KeyboardInterrupt, which removes the temporary file the same way.
+    SIGKILL cannot be caught: the next fetch removes what it left (:func:`remove_stale_parts`)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+
+    def handler(signum, frame):
+        raise _Terminated(signum)
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    except _Terminated as stop:
+        name = signal.Signals(stop.signum).name
+        print(f"fetch interrupted by {name}: the partial file was removed; nothing was written under a "
+              "registered name", file=sys.stderr)
+        raise SystemExit(128 + stop.signum) from None
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _fetch_one(spec: DataFile, *, target: Path, mirror: Path | None, progress: bool) -> tuple[dict, str | None]:
+    """(row of the fetch table, problem message or None) for one registered file."""
+    if target.exists() and sha256_of(target) == spec.sha256:
+        return {"key": spec.key, "action": "present", "source": str(target)}, None
+    source = Path(mirror) / spec.key if mirror is not None else None
+    origin = str(source) if source is not None else spec.url
+    failed = {"key": spec.key, "action": "failed", "source": origin}
+    if source is not None and not source.exists():
+        return failed, f"{spec.key}: not in the data mirror {mirror} (looked for {source})"
+    try:
+        _copy_or_download(spec, source=source, target=target, progress=progress)
+    except DataIntegrityError as err:
+        return failed, (f"{spec.key}: SHA-256 mismatch: expected {err.expected}, actual {err.actual} "
+                        f"(from {origin}); not the pinned upstream release, refused")
+    except urllib.error.HTTPError as err:
+        what = "not found upstream" if err.code == 404 else "download refused"
+        return failed, f"{spec.key}: {what} (HTTP {err.code} {err.reason}) at {spec.url}"
+    except urllib.error.URLError as err:
+        return failed, f"{spec.key}: download failed ({err.reason}) from {spec.url}"
+    except OSError as err:
+        return failed, f"{spec.key}: could not be copied or downloaded from {origin}: {err}"
+    return {"key": spec.key, "action": "copied" if source else "downloaded", "source": origin}, None
+
+
+def fetch(keys: list[str] | None = None, *, data_dir: Path | None = None, mirror: Path | None = None,
+          progress: bool = True) -> pd.DataFrame:
+    """Fetch the registered files into ``data_dir``; return what was done per file.
+
+    A file already present with the right hash is left alone; one present with a wrong
+    hash is replaced. With ``mirror`` set, files are copied from ``mirror/<key>``,
+    otherwise downloaded from the pinned upstream commit. Every file is tried; if any
+    fails (missing upstream or in the mirror, hash mismatch), one :class:`FetchError`
+    lists them all and nothing is written under their names. Temporary ``.part`` files
+    left by an earlier, killed fetch are removed first and counted (``stale_parts_removed``).
+
+    Parameters
+    ----------
+    keys : list of str, optional
+        Registered keys to fetch; default every registered file.
+    data_dir : Path, optional
+        Where to put them; default :func:`~vqalib.core.io.default_data_dir`.
+    mirror : Path, optional
+        A folder laid out like ``data/raw`` to copy from; None downloads from upstream.
+    progress : bool
+        Show tqdm progress bars.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per file: ``key``, ``action`` (present, copied, downloaded), ``source``,
+        ``stale_parts_removed``.
+    """
+    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    specs = [spec_for(k) for k in keys] if keys else list(REGISTRY)
+    rows, problems = [], []
+    with _clean_exit_on_termination():
+        for spec in tqdm(specs, desc="data", unit="file", disable=not progress):
+            target = data_dir / spec.key
+            stale = remove_stale_parts(target)
+            row, problem = _fetch_one(spec, target=target, mirror=mirror, progress=progress)
+            rows.append({**row, "stale_parts_removed": len(stale)})
+            if problem:
+                problems.append((spec.key, problem))
+    if problems:
+        raise FetchError(problems, data_dir=data_dir, total=len(specs))
+    return pd.DataFrame(rows, columns=["key", "action", "source", "stale_parts_removed"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line ``python -m vqalib.datasets fetch [--data-dir D] [--mirror M] | verify [--data-dir D]``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 1 after printing the error to stderr.
+    """
+    parser = argparse.ArgumentParser(prog="python -m vqalib.datasets", description=CLI_DESCRIPTION)
+    sub = parser.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("fetch", help="download (or copy from the mirror) and verify every registered file")
+    f.add_argument("--data-dir", type=Path, default=None, help=f"default ${DATA_DIR_ENV} or data/raw")
+    f.add_argument("--mirror", type=Path, default=None, help=f"default ${MIRROR_ENV}; unset = download")
+    v = sub.add_parser("verify", help="check the hashes of the local files")
+    v.add_argument("--data-dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "fetch":
+            mirror = args.mirror if args.mirror is not None else default_mirror()
+            done = fetch(data_dir=args.data_dir, mirror=mirror)
+            print(done.to_string(index=False))
+            stale = int(done["stale_parts_removed"].sum())
+            if stale:
+                print(f"removed {stale} stale partial file(s) (*.part) left by an interrupted fetch")
+        else:
+            for spec in REGISTRY:
+                verified_path(spec.key, data_dir=args.data_dir)
+                print(f"ok  {spec.key}")
+    except (FetchError, DataIntegrityError, FileNotFoundError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0

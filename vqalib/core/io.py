@@ -1,0 +1,342 @@
+"""Project paths and strict, safe file input/output: the helpers every module of the package shares.
+
+Paths: :func:`project_root` (the checkout), :func:`default_data_dir` (``$VQALIB_DATA_DIR`` or
+``<project>/data/raw``), :func:`cache_root` (``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``) and
+:func:`default_mirror` (``$VQALIB_DATA_MIRROR``), all read through :mod:`vqalib.config`.
+
+Writing: :func:`write_atomic` writes through a temporary file and a rename, so a reader, or a crash,
+never meets half a file. Hashing: :func:`sha256_of`.
+
+Reading: files are read strictly (:func:`read_json`, :func:`read_csv_text`): bytes that are not
+UTF-8, an empty file, a repeated JSON key or CSV column, a header without rows, or a
+wrong top-level type raise :class:`DataFormatError` naming the file, the record and the
+field, never a bare ``UnicodeDecodeError``, ``KeyError`` or pandas error
+(VizWiz-LF §3, CommVQA §3 inputs; :func:`require_fields` checks a JSON record's fields).
+
+This module imports only the standard library and :mod:`vqalib.config` (pandas is imported
+when a CSV file is read), so any module may import it without a cycle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vqalib.core import config
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+DATA_DIR_ENV = "VQALIB_DATA_DIR"
+MIRROR_ENV = "VQALIB_DATA_MIRROR"
+
+
+class DataFormatError(ValueError):
+    """A data file cannot be parsed, or an entry lacks a field or has a wrong type."""
+
+
+# --- project paths -------------------------------------------------------------------------
+
+def project_root() -> Path:
+    """The checkout this package lives in (the folder holding pyproject.toml), else the cwd.
+
+    Returns
+    -------
+    Path
+        The folder holding the ``vqalib`` package when it holds ``pyproject.toml``, else the cwd.
+    """
+    here = Path(__file__).resolve().parent.parent.parent
+    return here if (here / "pyproject.toml").exists() else Path.cwd()
+
+
+def default_data_dir() -> Path:
+    """``$VQALIB_DATA_DIR`` or ``<project>/data/raw``."""
+    return config.get_path(DATA_DIR_ENV, project_root() / "data" / "raw")
+
+
+def cache_root() -> Path:
+    """``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``: where every module caches model outputs."""
+    return config.get_path("VQALIB_CACHE_DIR", project_root() / ".cache" / "vqalib")
+
+
+def default_mirror() -> Path | None:
+    """``$VQALIB_DATA_MIRROR`` or None (download from upstream)."""
+    env = config.get(MIRROR_ENV)
+    return Path(env) if env else None
+
+
+# --- hashing and atomic writes ---------------------------------------------------------------
+
+def sha256_of(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in 1 MiB blocks.
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+
+    Returns
+    -------
+    str
+        The hex digest (64 lowercase hex digits).
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_atomic(target: Path, data: bytes) -> Path:
+    """Write ``data`` to ``target`` through a temporary file in the same folder and a rename, so
+    a reader, or a crash, never meets half a file (image downloads, judge replies, embedding caches).
+
+    Parameters
+    ----------
+    target : Path
+        The file to write; missing parent folders are created.
+    data : bytes
+        Its whole content.
+
+    Returns
+    -------
+    Path
+        ``target``.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(tmp_name, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
+        os.replace(tmp_name, target)
+    finally:
+        Path(tmp_name).unlink(missing_ok=True)
+    return target
+
+
+# --- strict reading ----------------------------------------------------------------------------
+
+JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number",
+              bool: "a boolean", type(None): "null"}
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a parsed value's type ("an object", "an array", ...), for error messages."""
+    return JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def json_where(path: tuple) -> str:
+    """Where a value sits in a parsed JSON file, in the loaders' words: ``top level``,
+    ``entry '12'`` (a key of a top-level object), ``row 3`` (an index of a top-level array),
+    then ``field 'answers'[2]`` below it."""
+    if not path:
+        return "top level"
+    head, rest = path[0], path[1:]
+    where = f"entry {head!r}" if isinstance(head, str) else f"row {head}"
+    if rest:
+        first, more = rest[0], rest[1:]
+        where += f" field {first!r}" if isinstance(first, str) else f"[{first}]"
+        where += "".join(f"[{k!r}]" if isinstance(k, str) else f"[{k}]" for k in more)
+    return where
+
+
+class _RepeatedKeys(dict):
+    """A JSON object in which some key appeared more than once (``repeated``: key -> count)."""
+
+    repeated: dict
+
+
+def _walk_json(value: object, path: tuple = ()):
+    """(path, value) of every value of a parsed JSON document, in document order."""
+    stack = [(path, value)]
+    while stack:
+        path, value = stack.pop()
+        yield path, value
+        if isinstance(value, dict):
+            stack.extend(reversed([(path + (k,), v) for k, v in value.items()]))
+        elif isinstance(value, list):
+            stack.extend(reversed([(path + (i,), v) for i, v in enumerate(value)]))
+
+
+def _undecodable(data: bytes, err: UnicodeDecodeError) -> str:
+    """The first bytes that are not UTF-8: which byte, its line, column and offset."""
+    line = data.count(b"\n", 0, err.start) + 1
+    column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+    return (f"not UTF-8 text: byte 0x{data[err.start]:02x} at line {line}, byte column {column} "
+            f"(offset {err.start}); save the file as UTF-8")
+
+
+def _has_undecoded(text: str) -> bool:
+    """True when ``text`` holds a byte that ``surrogateescape`` kept from undecodable input."""
+    return any("\udc80" <= ch <= "\udcff" for ch in text)
+
+
+def read_json(path: Path) -> object:
+    """Parse a JSON file strictly; every problem raises :class:`DataFormatError` naming the file,
+    the record and the field (VizWiz-LF §3, CommVQA §3 inputs).
+
+    A syntax error names the line, column and character offset; bytes that are not UTF-8
+    name the entry and field holding them (or the line and column); an empty file and a key
+    repeated in one object (which ``json.loads`` would let the last value win) are refused.
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    if not data.strip():
+        raise DataFormatError(f"{path}: top level: the file is empty ({len(data)} bytes); expected JSON")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        where = "top level"
+        with contextlib.suppress(ValueError):  # the bad bytes may sit outside any string
+            for at, value in _walk_json(json.loads(data.decode("utf-8", errors="surrogateescape"))):
+                keys = list(value) if isinstance(value, dict) else []
+                if isinstance(value, str) and _has_undecoded(value):
+                    where = json_where(at)
+                    break
+                bad_key = next((k for k in keys if _has_undecoded(k)), None)
+                if bad_key is not None:
+                    where = f"{json_where(at)}, key {bad_key!r}"
+                    break
+        raise DataFormatError(f"{path}: {where}: {_undecodable(data, err)}") from None
+    repeated_objects: list[_RepeatedKeys] = []
+
+    def pairs_hook(pairs: list[tuple[str, object]]) -> dict:
+        obj = dict(pairs)
+        if len(obj) == len(pairs):
+            return obj
+        marked = _RepeatedKeys(obj)
+        keys = [k for k, _ in pairs]
+        marked.repeated = {k: keys.count(k) for k in dict.fromkeys(keys) if keys.count(k) > 1}
+        repeated_objects.append(marked)
+        return marked
+
+    try:
+        value = json.loads(text, object_pairs_hook=pairs_hook)
+    except json.JSONDecodeError as err:
+        raise DataFormatError(
+            f"{path}: malformed JSON at line {err.lineno}, column {err.colno} (char {err.pos}): {err.msg}"
+        ) from err
+    if repeated_objects:
+        found = []
+        for at, obj in _walk_json(value):
+            if isinstance(obj, _RepeatedKeys):
+                for key, n in obj.repeated.items():
+                    if not at:
+                        found.append(f"top level: entry {key!r} appears {n} times")
+                    else:
+                        noun = "field" if len(at) == 1 else "key"
+                        found.append(f"{json_where(at)}: {noun} {key!r} appears {n} times")
+        shown = "; ".join(f"{path}: {f}" for f in found[:10])
+        more = f" (and {len(found) - 10} more)" if len(found) > 10 else ""
+        raise DataFormatError(f"{shown}{more}. A key must not repeat within a JSON object: json.loads would keep "
+                              "only the last value and lose the others without a word")
+    return value
+
+
+def read_csv_text(path: Path, *, required: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Read a CSV file as text (``dtype=str, keep_default_na=False``) strictly (CommVQA result files).
+
+    Raises :class:`DataFormatError` naming the file, the row (0-based data row, with its
+    line) and the column for: bytes that are not UTF-8, an empty file, a repeated column
+    name (pandas would rename it ``name.1`` and silently use the first), a missing
+    ``required`` column, a header without data rows, and rows pandas cannot tokenize.
+
+    Parameters
+    ----------
+    path : Path
+        The CSV file.
+    required : tuple of str
+        Column names the header must hold.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Every cell as a string.
+    """
+    import pandas as pd  # imported here: the rest of this module needs only the standard library
+
+    path = Path(path)
+    data = path.read_bytes()
+    if not data.strip():
+        raise DataFormatError(f"{path}: line 1 (header): the file is empty ({len(data)} bytes); "
+                              "expected a header line and data rows")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        cell = _csv_cell_with_bad_bytes(data)
+        raise DataFormatError(f"{path}: {cell + ': ' if cell else ''}{_undecodable(data, err)}") from None
+    records = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    header = next((r for r in records if r), [])
+    named = [h for h in header if h]
+    repeated = sorted({h for h in named if named.count(h) > 1})
+    if repeated:
+        raise DataFormatError(f"{path}: line 1 (header): column(s) {repeated} appear more than once; a column name "
+                              "must not repeat (pandas would rename the repeat and silently read only the first)")
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise DataFormatError(f"{path}: line 1 (header): lacks required column(s) {missing}; the header has {header}")
+    try:
+        frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
+        raise DataFormatError(f"{path}: not a readable CSV table: {err}") from None
+    if frame.empty:
+        raise DataFormatError(f"{path}: row 0 (line 2): no data rows; the file has only the header "
+                              f"line (columns {list(frame.columns)})")
+    return frame
+
+
+def undecoded_csv_cells(data: bytes):
+    """Every CSV cell holding bytes that are not UTF-8, as (line, row, column, field, cell): ``row`` is the
+    0-based data row (None in the header), ``column`` its header name (None in the header or past it),
+    ``field`` the 1-based position. Raises ``csv.Error`` where the csv module cannot read on."""
+    text = data.decode("utf-8", errors="surrogateescape").removeprefix("\ufeff")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header, row, end = None, -1, 0
+    for record in reader:
+        start, end = end + 1, reader.line_num
+        if not record:
+            continue
+        for k, cell in enumerate(record):
+            if _has_undecoded(cell):
+                column = header[k].strip() if header is not None and k < len(header) else None
+                yield start, (row if header is not None else None), column, k + 1, cell
+        if header is None:
+            header = record
+        row += 1
+
+
+def _csv_cell_with_bad_bytes(data: bytes) -> str | None:
+    """``row 3 (line 5), column 'answers'``: where the first bytes that are not UTF-8 sit in a CSV
+    file (None when the csv module cannot place them; the message then gives line and column)."""
+    try:
+        for line, row, column, field, _ in undecoded_csv_cells(data):
+            if row is None:
+                return f"line {line} (header), column {field}"
+            return f"row {row} (line {line}), column {column if column is not None else f'field {field}'!r}"
+    except csv.Error:
+        pass
+    return None
+
+
+
+def require_fields(entry: object, fields: dict[str, type], *, file: str, where: str) -> dict:
+    """Check that a JSON record is an object with each field of the given type; errors name
+    the file, the record (``where``, e.g. "entry '12'" or "row 3") and the field."""
+    if not isinstance(entry, dict):
+        raise DataFormatError(f"{file}: {where} is a {type(entry).__name__}, expected an object")
+    for name, kind in fields.items():
+        if name not in entry:
+            raise DataFormatError(f"{file}: {where} lacks required field {name!r}")
+        if not isinstance(entry[name], kind):
+            raise DataFormatError(f"{file}: {where} field {name!r} is a "
+                                  f"{type(entry[name]).__name__}, expected {kind.__name__}")
+    return entry

@@ -1,0 +1,291 @@
+"""How the LLM judge of VizWiz-LF Table 4 (LAVE column) reaches its model.
+
+:class:`JudgeError` names a failed call as LAVE's per-item ``judge_status`` does; a
+:class:`JudgeBackend` is a chat model: :class:`OpenAIChatBackend`, an OpenAI-compatible HTTP
+server (hosted APIs, vLLM, Ollama's ``/v1``) with deadlines and retries (:func:`retry_wait`), or
+:class:`TransformersBackend`, a local ``transformers`` causal LM. Settings come from
+:mod:`vqalib.core.judge.settings`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import threading
+import time
+import urllib.parse
+from datetime import datetime, timezone
+from typing import Any, Callable, Protocol, runtime_checkable
+
+import requests
+import urllib3
+
+from vqalib.core import config
+from vqalib.core.judge.settings import (API_KEY_ENV, BASE_URL_ENV, DEFAULT_DEADLINE, DEFAULT_TIMEOUT, DEVICE_ENV,
+                                        HF_MODEL_ENV, MAX_RETRY_AFTER, MODEL_ENV, setting)
+
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+# the endpoint, key or model is wrong: every other item would fail the same way
+FATAL_STATUSES = (401, 403, 404)
+
+
+class JudgeError(RuntimeError):
+    """The judge model could not be reached or refused the request.
+
+    ``status`` names the failure as LAVE's per-item ``judge_status`` does (``timeout``,
+    ``connection error``, ``non-json``, ``http <code>``); ``fatal`` marks failures that every
+    further request would meet too (wrong key, URL or model), which end a batch.
+    """
+
+    def __init__(self, message: str, *, status: str = "error", fatal: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.fatal = fatal
+
+
+@runtime_checkable
+class JudgeBackend(Protocol):
+    """A chat model that the LAVE judge (Table 4) sends its prompts to."""
+
+    name: str
+    model: str
+
+    def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
+        """The assistant's reply text to ``messages``."""
+        ...
+
+
+def retry_wait(*, attempt: int, backoff_factor: float, retry_after: str | None = None,
+               max_retry_after: float = MAX_RETRY_AFTER, now: datetime | None = None) -> float:
+    """Seconds to wait before retrying a failed judge call (Table 4 LAVE requests).
+
+    The server's ``Retry-After`` (delta seconds or an HTTP date) when it sent a valid one,
+    else exponential backoff ``backoff_factor * 2**attempt`` (``attempt`` counts from 0);
+    either is capped at ``max_retry_after``, because a server may ask for hours (21600 s seen).
+    """
+    wait = backoff_factor * (2 ** attempt)
+    if retry_after is not None and retry_after.strip():
+        value = retry_after.strip()
+        if re.fullmatch(r"\d+(?:\.\d+)?", value):
+            wait = float(value)
+        else:
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError):
+                when = None  # not a date either: keep the backoff
+            if when is not None:
+                if when.tzinfo is None:
+                    when = when.replace(tzinfo=timezone.utc)
+                wait = (when - (now or datetime.now(timezone.utc))).total_seconds()
+    return min(max(wait, 0.0), max_retry_after)
+
+
+def _without_userinfo(url: str) -> str:
+    """``url`` without ``user:password@`` (it is written into cache files)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+class OpenAIChatBackend:
+    """An OpenAI-compatible ``/chat/completions`` endpoint as LAVE judge (Table 4).
+
+    ``timeout`` bounds each socket read (and the connect); ``deadline`` bounds the whole call
+    — every attempt, the reading of a body however slowly it trickles, and the waits between
+    attempts. Timeouts, connection errors and the statuses in :data:`RETRY_STATUSES` are retried
+    up to ``max_retries`` times after :func:`retry_wait` (``Retry-After`` capped at
+    ``max_retry_after``); a retry that could not finish before the deadline is not started.
+    ``sleep`` and ``clock`` are injectable so tests need not wait.
+    """
+
+    name = "openai"
+
+    def __init__(self, *, base_url: str, model: str, api_key: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT, deadline: float = DEFAULT_DEADLINE, max_retries: int = 4,
+                 backoff_factor: float = 0.5, max_retry_after: float = MAX_RETRY_AFTER,
+                 sleep: Callable[[float], Any] = time.sleep, clock: Callable[[], float] = time.monotonic) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout = timeout
+        self.deadline = deadline
+        self.max_retries = max_retries
+        self.backoff_factor = backoff_factor
+        self.max_retry_after = max_retry_after
+        self.sleep = sleep
+        self.clock = clock
+        self.session = requests.Session()
+        if api_key:
+            self.session.headers["Authorization"] = f"Bearer {api_key}"
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL the replies come from (part of the cache key), without credentials."""
+        return _without_userinfo(self.base_url)
+
+    @classmethod
+    def from_env(cls) -> OpenAIChatBackend:
+        """The backend named by ``VQALIB_JUDGE_BASE_URL``/``_MODEL``/``_API_KEY``/``_TIMEOUT``/
+        ``_DEADLINE``/``_MAX_RETRY_AFTER``."""
+        base_url, model = config.get(BASE_URL_ENV), config.get(MODEL_ENV)
+        if not base_url or not model:
+            raise JudgeError(f"{BASE_URL_ENV} and {MODEL_ENV} must both be set")
+        api_key = config.get(API_KEY_ENV) or config.get("OPENAI_API_KEY")
+        return cls(base_url=base_url, model=model, api_key=api_key, timeout=setting("timeout"),
+                   deadline=setting("deadline"), max_retry_after=setting("max_retry_after"))
+
+    def _attempt(self, url: str, body: bytes, *, remaining: float) -> tuple[int, Any, bytes]:
+        """One POST, cut off after ``remaining`` seconds however the server behaves.
+
+        requests' timeout is per socket read, so a server trickling bytes never trips it: the
+        request runs in a worker thread that the caller stops waiting for at the deadline (the
+        worker then leaves at its next chunk or read timeout). Returns (status, headers, body).
+        """
+        box: dict[str, Any] = {}
+        done, cancel = threading.Event(), threading.Event()
+        read_timeout = min(self.timeout, remaining)
+
+        def work() -> None:
+            try:
+                with self.session.post(url, data=body, headers={"Content-Type": "application/json"},
+                                       timeout=(read_timeout, read_timeout), stream=True) as response:
+                    chunks = []
+                    while not cancel.is_set():
+                        chunk = response.raw.read1(65536, decode_content=True)
+                        if not chunk:
+                            break
+                        chunks.append(chunk)
+                    box["result"] = (response.status_code, response.headers, b"".join(chunks))
+            except Exception as error:  # noqa: BLE001 - handed to the caller
+                box["error"] = error
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="judge-request", daemon=True).start()
+        if not done.wait(remaining):
+            cancel.set()
+            raise JudgeError(f"no complete reply within the deadline of {self.deadline:g} s", status="timeout")
+        error = box.get("error")
+        if error is None:
+            return box["result"]
+        if isinstance(error, (requests.Timeout, urllib3.exceptions.TimeoutError, TimeoutError)):
+            raise JudgeError(f"timed out ({self.timeout:g} s per read): {error}", status="timeout") from error
+        if isinstance(error, (requests.RequestException, urllib3.exceptions.HTTPError, OSError)):
+            raise JudgeError(f"connection failed: {error}", status="connection error") from error
+        raise error
+
+    def _reply_text(self, data: bytes, *, url: str) -> str:
+        text = data.decode("utf-8", errors="replace").strip()
+        if not text:
+            return ""  # empty body: the caller counts an empty reply
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            raise JudgeError(f"judge reply from {url} (model {self.model}) is not JSON: {text[:120]!r}",
+                             status="non-json") from None
+        try:
+            content = payload["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            return ""  # JSON but no completion text: counted as empty by the caller
+        return content if isinstance(content, str) else ""
+
+    def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
+        """One chat completion (a LAVE rationale and rating); "" when the reply has no text.
+
+        Raises :class:`JudgeError` (with ``status``) when no reply arrives before the deadline,
+        the server keeps failing, answers with a client error, or returns a body that is not JSON.
+        """
+        url = f"{self.base_url}/chat/completions"
+        body = json.dumps({"model": self.model, "messages": messages, "temperature": temperature,
+                           "max_tokens": max_tokens}).encode("utf-8")
+        deadline_at = self.clock() + self.deadline
+        where = f"judge request to {url} (model {self.model})"
+        attempt = 0
+        while True:
+            remaining = deadline_at - self.clock()
+            if remaining <= 0:
+                raise JudgeError(f"{where}: no reply within the deadline of {self.deadline:g} s", status="timeout")
+            retry_after = None
+            try:
+                code, headers, data = self._attempt(url, body, remaining=remaining)
+            except JudgeError as error:
+                if error.status == "timeout" and self.clock() >= deadline_at:
+                    raise JudgeError(f"{where}: {error}", status="timeout") from error
+                failure = JudgeError(f"{where} failed after {attempt + 1} attempt(s): {error}", status=error.status)
+            else:
+                if 200 <= code < 300:
+                    return self._reply_text(data, url=url)  # a non-JSON body is not retried: counted per item
+                snippet = data.decode("utf-8", errors="replace")[:200]
+                failure = JudgeError(f"{where} failed after {attempt + 1} attempt(s): HTTP {code}: {snippet}",
+                                     status=f"http {code}", fatal=code in FATAL_STATUSES)
+                if code not in RETRY_STATUSES:
+                    raise failure
+                retry_after = headers.get("Retry-After")
+            if attempt >= self.max_retries:
+                raise failure
+            wait = retry_wait(attempt=attempt, backoff_factor=self.backoff_factor, retry_after=retry_after,
+                              max_retry_after=self.max_retry_after)
+            if self.clock() + wait >= deadline_at:
+                raise JudgeError(f"{failure}; not retried: the wait of {wait:g} s would pass the deadline of "
+                                 f"{self.deadline:g} s", status=failure.status)
+            self.sleep(wait)
+            attempt += 1
+
+
+class TransformersBackend:
+    """A local ``transformers`` causal LM as LAVE judge (Table 4), e.g. an open-weights model.
+
+    Generation runs in this process, so the HTTP deadline does not apply.
+    """
+
+    name = "transformers"
+
+    def __init__(self, *, model: str, device: str = "cpu", torch_dtype: Any = None, model_obj: Any = None,
+                 tokenizer: Any = None, seed: int = 0) -> None:
+        # imported here: transformers is slow to import and only this backend needs it
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.model = model
+        self.device = device
+        self.seed = seed
+        self.tokenizer = tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(model)
+        if model_obj is None:
+            model_obj = AutoModelForCausalLM.from_pretrained(model, dtype=torch_dtype)
+        self.lm = model_obj.to(device).eval()
+
+    @classmethod
+    def from_env(cls) -> TransformersBackend:
+        """The model named by ``VQALIB_JUDGE_HF_MODEL`` on ``VQALIB_JUDGE_DEVICE`` (default cpu)."""
+        model = config.get(HF_MODEL_ENV)
+        if not model:
+            raise JudgeError(f"{HF_MODEL_ENV} must be set")
+        return cls(model=model, device=config.get(DEVICE_ENV) or "cpu")
+
+    def render(self, messages: list[dict]) -> str:
+        """The prompt text for ``messages``: the chat template if the tokenizer has one."""
+        if getattr(self.tokenizer, "chat_template", None):
+            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        turns = [f"{m['role'].capitalize()}: {m['content']}" for m in messages]
+        return "\n\n".join(turns + ["Assistant:"])
+
+    def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
+        """Generate a reply (greedy at temperature 0, seeded sampling above); new text only."""
+        import torch
+
+        has_template = bool(getattr(self.tokenizer, "chat_template", None))
+        # a chat template already writes the special tokens it wants
+        inputs = self.tokenizer(self.render(messages), return_tensors="pt",
+                                add_special_tokens=not has_template).to(self.device)
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        options: dict[str, Any] = {"max_new_tokens": max_tokens, "pad_token_id": pad_id, "do_sample": temperature > 0}
+        if temperature > 0:
+            options["temperature"] = temperature
+        # generate() takes no generator: seed a forked RNG so the global one is left untouched
+        with torch.random.fork_rng(), torch.inference_mode():
+            torch.manual_seed(self.seed)
+            output = self.lm.generate(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"], **options)
+        new_tokens = output[0, inputs["input_ids"].shape[1]:]
+        return self.tokenizer.decode(new_tokens, skip_special_tokens=True).strip()

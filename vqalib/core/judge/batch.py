@@ -1,0 +1,146 @@
+"""LAVE over a batch of answers: VizWiz-LF Table 4's LAVE column (and the ans-acc judge calls of Table 5).
+
+:func:`lave` builds each item's prompt (:mod:`vqalib.core.judge.prompts`), asks the cached judge
+(:mod:`vqalib.core.judge.cache`), reads the rating (:mod:`vqalib.core.judge.parsing`) and scores
+it with :func:`lave_score`; per-item statuses say why an item has no score, and repeated or fatal
+call failures end the batch. Replies without a readable rating follow the ``unparseable`` policy
+(``VQALIB_JUDGE_UNPARSEABLE``): ``drop`` (default; left out of the mean) or ``reference``
+(scored as rating 2, as mair-lab/lave does).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from vqalib.core.judge.backends import JudgeError
+from vqalib.core.judge.cache import CachedJudge
+from vqalib.core.judge.parsing import REASON_EMPTY, _has_rating, parse_lave_reply
+from vqalib.core.judge.prompts import lave_messages, load_lave_demos
+from vqalib.core.judge.settings import LAVE_PROMPTS, REFERENCE_FALLBACK_RATING, UNPARSEABLE_POLICIES, setting
+
+
+def lave_score(rating: int) -> float:
+    """LAVE's score in [0, 1] from a 1-3 rating: ``(rating - 1) / 2`` (Table 4)."""
+    return (rating - 1) / 2
+
+
+def _describe(counts: collections.Counter) -> str:
+    return ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def lave(items: pd.DataFrame, *, judge: CachedJudge, prompt: str | None = None, unparseable: str | None = None,
+         data_dir: Path | None = None, max_consecutive_failures: int | None = 10,
+         progress: bool = True) -> pd.DataFrame:
+    """Rate each candidate answer against its reference with LAVE (VizWiz-LF Table 4 LAVE column).
+
+    ``items`` has columns ``question``, ``reference``, ``candidate`` (other columns are kept).
+    ``prompt`` is ``vizwiz-lf`` or ``lave-reference`` (default ``VQALIB_JUDGE_PROMPT``, else
+    ``vizwiz-lf``; ``data_dir`` locates the reference's demonstrations). ``unparseable`` is the
+    policy for replies with text but no readable rating (default ``VQALIB_JUDGE_UNPARSEABLE``,
+    else ``drop``): ``drop`` leaves their score missing, so they are out of the mean — the
+    behaviour behind this compendium's numbers so far; VizWiz-LF does not say what it did, and
+    its prompt demands ``Rating: X``. ``reference`` scores them as rating 2 (0.5), as mair-lab/lave
+    does for any generation not ending in 1, 2 or 3, so means are comparable with published LAVE
+    numbers. Under both, items whose call brought no text (empty reply, non-JSON body, timeout,
+    connection or HTTP failure) keep a missing score: they are not the judge's verdict.
+
+    Adds ``rationale`` (the reply, "" when none), ``rating`` (Int64: the rating read, NA when
+    none), ``score`` (what enters the mean under the policy), ``status`` (``ok`` | ``unparseable``:
+    ``ok`` exactly when a rating was read) and ``judge_status`` (``parsed``, ``unparseable:
+    <reason>``, ``empty``, ``non-json``, ``timeout``, ``connection error``, ``http <code>``).
+    ``.attrs["lave"]`` holds the prompt, the policy and the count of each ``judge_status``.
+    A failure every further call would meet too (HTTP 401, 403, 404), or
+    ``max_consecutive_failures`` failed calls in a row, ends the batch with :class:`JudgeError`;
+    readable replies already obtained are cached, so a rerun resumes.
+
+    Parameters
+    ----------
+    items : pandas.DataFrame
+        One row per answer, with ``question``, ``reference`` (a string, or a list for
+        ``lave-reference``) and ``candidate``.
+    judge : CachedJudge
+        The judge to ask (:func:`vqalib.core.judge.cache.judge_from_env`).
+    prompt, unparseable : str, optional
+        The prompt variant and the policy for replies without a rating (see above).
+    data_dir : Path, optional
+        Where the ``lave-reference`` demonstrations are read from.
+    max_consecutive_failures : int or None
+        Failed calls in a row that end the batch (None: never).
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``items`` with the columns listed above and ``.attrs["lave"]``.
+    """
+    missing = {"question", "reference", "candidate"} - set(items.columns)
+    if missing:
+        raise ValueError(f"lave: items lack columns {sorted(missing)}")
+    prompt = prompt if prompt is not None else setting("prompt")
+    policy = unparseable if unparseable is not None else setting("unparseable")
+    if prompt not in LAVE_PROMPTS:
+        raise ValueError(f"unknown LAVE prompt {prompt!r}: use one of {', '.join(LAVE_PROMPTS)}")
+    if policy not in UNPARSEABLE_POLICIES:
+        raise ValueError(f"unknown unparseable policy {policy!r}: use one of {', '.join(UNPARSEABLE_POLICIES)}")
+    demos = load_lave_demos(data_dir=data_dir) if prompt == "lave-reference" else None
+
+    replies, ratings, statuses = [], [], []
+    in_a_row = 0
+    rows = items[["question", "reference", "candidate"]].itertuples(index=False)
+    for number, row in enumerate(tqdm(rows, total=len(items), desc="LAVE", disable=not progress)):
+        reference = row.reference if isinstance(row.reference, (list, tuple, np.ndarray)) else str(row.reference)
+        try:
+            messages = lave_messages(question=str(row.question), reference=reference, candidate=str(row.candidate),
+                                     prompt=prompt, demos=demos)
+        except ValueError as error:
+            raise ValueError(f"LAVE item {number} (row {items.index[number]!r}): {error}") from None
+        try:
+            text = judge.complete(messages, prompt=prompt, accept=_has_rating)
+        except JudgeError as error:
+            if error.fatal:
+                raise JudgeError(f"LAVE stopped at item {number} of {len(items)}: {error}",
+                                 status=error.status, fatal=True) from error
+            in_a_row += 1
+            if max_consecutive_failures is not None and in_a_row >= max_consecutive_failures:
+                raise JudgeError(f"LAVE stopped at item {number} of {len(items)}: {in_a_row} judge calls in a row "
+                                 f"failed, the last with: {error}", status=error.status) from error
+            replies.append("")
+            ratings.append(None)
+            statuses.append(error.status)
+            continue
+        in_a_row = 0
+        parsed = parse_lave_reply(text)
+        replies.append(text)
+        ratings.append(parsed.rating)
+        if parsed.rating is not None:
+            statuses.append("parsed")
+        elif parsed.reason == REASON_EMPTY:
+            statuses.append("empty")
+        else:
+            statuses.append(f"unparseable: {parsed.reason}")
+
+    fallback = lave_score(REFERENCE_FALLBACK_RATING) if policy == "reference" else math.nan
+    scores = [lave_score(r) if r is not None else fallback if s.startswith("unparseable") else math.nan
+              for r, s in zip(ratings, statuses)]
+    out = items.copy()
+    out["rationale"] = replies
+    out["rating"] = pd.array(ratings, dtype="Int64")
+    out["score"] = np.array(scores, dtype="float64")
+    out["status"] = ["ok" if r is not None else "unparseable" for r in ratings]
+    out["judge_status"] = statuses
+    counts = collections.Counter(statuses)
+    out.attrs["lave"] = {"prompt": prompt, "unparseable": policy, "counts": dict(counts)}
+    unread = len(statuses) - counts["parsed"]
+    effect = ("left out of the mean" if policy == "drop" else
+              "replies without a rating scored 2 (reference); failed calls left out of the mean")
+    detail = f" ({_describe(collections.Counter(s for s in statuses if s != 'parsed'))}; {effect})" if unread else ""
+    print(f"{judge.summary()}; prompt {prompt}, unparseable {policy}; {counts['parsed']} of {len(statuses)} "
+          f"replies rated, {unread} not{detail}")
+    return out

@@ -1,0 +1,210 @@
+"""The LAVE prompts of the LLM judge (VizWiz-LF Table 4 LAVE column; Table 17 prompt).
+
+Two prompts (``prompt=`` / ``VQALIB_JUDGE_PROMPT``), built by :func:`lave_messages`:
+
+* ``vizwiz-lf`` (default): VizWiz-LF's adaptation, Appendix A.3.1, Table 17 — one expert
+  reference, four demonstrations, replies end with ``Rating: X``. This is the prompt behind
+  the paper's LAVE column.
+* ``lave-reference``: the reference implementation's prompt (``LaveBase.build_prompt`` of
+  mair-lab/lave at :data:`vqalib.datasets.LAVE_COMMIT`): its task definition with the yes/no
+  rule, its first eight demonstrations (the yes/no set when the most common reference is
+  "yes" or "no"), demonstrations ending ``So rating=X``. The demonstrations are read from the
+  upstream files that the data registry fetches and hash-checks (``data/raw/lave/``); the
+  repository declares no licence, so they are not copied into the project.
+
+The instruction texts and the Table 17 demonstrations are data: ``prompts/lave.json`` in this
+package, each entry ``{"source", "text"}``, loaded by name with :func:`load_prompt`
+(``importlib.resources``); the rendered messages are byte-identical to those of the former
+Python literals.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Sequence
+
+from vqalib import datasets
+from vqalib.core.judge.settings import DEFAULT_PROMPT, LAVE_PROMPTS
+
+PROMPTS_FOLDER = "prompts"
+PROMPT_FILE = "lave.json"
+
+
+@functools.lru_cache(maxsize=None)
+def _prompt_file() -> str:
+    return resources.files(__package__).joinpath(PROMPTS_FOLDER, PROMPT_FILE).read_text(encoding="utf-8")
+
+
+def load_prompt(name: str) -> Any:
+    """The text of the LAVE prompt part ``name`` in ``prompts/lave.json`` (Table 4 LAVE, Table 17).
+
+    Parameters
+    ----------
+    name : str
+        ``vizwiz_lf_instruction`` (Table 17 instruction), ``vizwiz_lf_examples`` (Table 17
+        demonstrations) or ``lave_reference_instruction`` (mair-lab/lave's task definition).
+
+    Returns
+    -------
+    str or list
+        The stored text, a fresh copy (a list of demonstration dicts for ``vizwiz_lf_examples``).
+        An unknown name is a ``KeyError`` listing the known ones.
+    """
+    entries = json.loads(_prompt_file())["prompts"]
+    if name not in entries:
+        raise KeyError(f"no prompt {name!r} in {PROMPTS_FOLDER}/{PROMPT_FILE}; it has: {', '.join(entries)}")
+    return entries[name]["text"]
+
+
+# VizWiz-LF Appendix A.3.1, Table 17 (verbatim, straight quotes)
+LAVE_INSTRUCTION: str = load_prompt("vizwiz_lf_instruction")
+LAVE_EXAMPLES: tuple[dict, ...] = tuple(load_prompt("vizwiz_lf_examples"))
+
+# mair-lab/lave lave.py, LaveBase.task_definition with use_caption=False, rationalize=True (the defaults),
+# commit 253640bfb7c328a507cb8bd0f34e17146ec3161a; Mañas et al., "Improving Automatic VQA Evaluation Using
+# Large Language Models", AAAI 2024 (arXiv:2310.02567)
+LAVE_REFERENCE_INSTRUCTION: str = load_prompt("lave_reference_instruction")
+LAVE_REFERENCE_SHOTS = 8  # LaveBase(num_shots=8)
+LAVE_DEMO_KEYS = {"general": "lave/lave_demos.json", "binary": "lave/lave_demos_binary.json"}
+_DEMO_FIELDS = {"question": str, "references": list, "prediction": str, "output": str, "explanation": str}
+
+
+@dataclass(frozen=True)
+class LaveDemos:
+    """The reference implementation's demonstrations: the general set and the yes/no set."""
+
+    general: tuple[dict, ...]
+    binary: tuple[dict, ...]
+
+
+def _checked_demos(path: Path, records: object) -> tuple[dict, ...]:
+    if not isinstance(records, list) or not records:
+        raise datasets.DataFormatError(f"{path}: expected a non-empty JSON list of demonstrations")
+    for number, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise datasets.DataFormatError(f"{path}: record {number} is not an object")
+        for field, kind in _DEMO_FIELDS.items():
+            if not isinstance(record.get(field), kind):
+                raise datasets.DataFormatError(f"{path}: record {number}: field {field!r} missing or not a "
+                                               f"{kind.__name__}")
+        if record["output"] not in ("1", "2", "3") or not all(isinstance(r, str) for r in record["references"]):
+            raise datasets.DataFormatError(f"{path}: record {number}: output must be '1', '2' or '3' and "
+                                           "references strings")
+    return tuple(records)
+
+
+def load_lave_demos(*, data_dir: Path | None = None) -> LaveDemos:
+    """mair-lab/lave's demonstrations for the ``lave-reference`` prompt (Table 4 LAVE, reference variant).
+
+    Read from ``data/raw/lave/`` (or ``data_dir``), hash-checked against the data registry;
+    ``make data`` (or ``VQALIB_DATA_MIRROR``) puts them there.
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder holding ``lave/``; default :func:`vqalib.datasets.default_data_dir`.
+
+    Returns
+    -------
+    LaveDemos
+        The general and the yes/no demonstrations, each checked record by record
+        (:class:`vqalib.datasets.DataFormatError` when one is malformed).
+    """
+    sets = {}
+    for kind, key in LAVE_DEMO_KEYS.items():
+        path = datasets.verified_path(key, data_dir=data_dir)
+        sets[kind] = _checked_demos(path, datasets.read_json(path))
+    return LaveDemos(**sets)
+
+
+def _item(*, question: str, reference: str, candidate: str) -> str:
+    return f"Question: '{question}'\nReference answer: '{reference}'\nCandidate answer: '{candidate}'\nOutput:"
+
+
+def _reference_block(*, question: str, references: str, candidate: str, output: str) -> str:
+    # lave.py LaveBase.example_template (no caption)
+    return f"Question: '{question}'\nReference answers: {references}\nCandidate answer: '{candidate}'\nOutput: {output}"
+
+
+def filter_references(references: Sequence[str], *, p: float = 0.25) -> list[str]:
+    """Drop rare references as mair-lab/lave does (Table 4 LAVE, ``lave-reference`` prompt): an answer given at most
+    ``p`` times as often as the most common one is an outlier (a single reference is kept)."""
+    counts = collections.Counter(references)
+    most = max(counts.values())
+    outliers = {answer for answer, n in counts.items() if n / most <= p}
+    return [r for r in references if r not in outliers]
+
+
+def format_references(references: Sequence[str], *, filter_outliers: bool) -> str:
+    """``'a', 'b'``: the references sorted and quoted, as mair-lab/lave's prompt lists them (Table 4 LAVE)."""
+    kept = filter_references(references) if filter_outliers else list(references)
+    return ", ".join(f"'{r}'" for r in sorted(kept))
+
+
+def is_binary_question(references: Sequence[str]) -> bool:
+    """mair-lab/lave's yes/no rule (Table 4 LAVE, ``lave-reference`` prompt): the most common reference,
+    lower-cased without a final '.', is "yes" or "no" (then the yes/no demonstrations are shown)."""
+    return collections.Counter(references).most_common(1)[0][0].lower().rstrip(".") in ("yes", "no")
+
+
+def _references(reference: str | Sequence[str]) -> list[str]:
+    refs = [reference] if isinstance(reference, str) else [str(r) for r in reference]
+    if not refs:
+        raise ValueError("lave-reference prompt: an item has no reference answer")
+    return refs
+
+
+def lave_messages(*, question: str, reference: str | Sequence[str], candidate: str, prompt: str = DEFAULT_PROMPT,
+                  demos: LaveDemos | None = None) -> list[dict]:
+    """The LAVE chat messages for one answer (Table 4 LAVE column).
+
+    ``vizwiz-lf``: the Table 17 prompt — the instruction as system message, four demonstrations
+    and the item as user message; one reference. ``lave-reference``: mair-lab/lave's
+    ``build_prompt`` text as one user message (instruction with the yes/no rule, the first
+    eight demonstrations of ``demos`` — the yes/no set for a binary question — each ending
+    ``So rating=X``, then the item); ``reference`` may be a list (filtered and sorted as the
+    reference does). ``demos`` defaults to :func:`load_lave_demos`.
+
+    Parameters
+    ----------
+    question, candidate : str
+        The item's question and the answer to rate.
+    reference : str or sequence of str
+        The reference answer (``vizwiz-lf``: exactly one string) or answers.
+    prompt : str
+        ``vizwiz-lf`` (default) or ``lave-reference``; another name is a ``ValueError``.
+    demos : LaveDemos, optional
+        The ``lave-reference`` demonstrations.
+
+    Returns
+    -------
+    list of dict
+        Chat messages ``{"role", "content"}`` for :meth:`CachedJudge.complete`.
+    """
+    if prompt == "vizwiz-lf":
+        if not isinstance(reference, str):
+            raise ValueError("prompt vizwiz-lf takes one reference answer (VizWiz-LF Table 17); "
+                             "use prompt lave-reference for several")
+        shots = [f"{_item(question=e['question'], reference=e['reference'], candidate=e['candidate'])} "
+                 f"{e['output']}\nRating: {e['rating']}" for e in LAVE_EXAMPLES]
+        shots.append(_item(question=question, reference=reference, candidate=candidate))
+        return [{"role": "system", "content": LAVE_INSTRUCTION}, {"role": "user", "content": "\n\n".join(shots)}]
+    if prompt == "lave-reference":
+        demos = demos if demos is not None else load_lave_demos()
+        refs = _references(reference)
+        chosen = (demos.binary if is_binary_question(refs) else demos.general)[:LAVE_REFERENCE_SHOTS]
+        text = LAVE_REFERENCE_INSTRUCTION + "\n\n"
+        for demo in chosen:
+            text += _reference_block(question=demo["question"],
+                                     references=format_references(demo["references"], filter_outliers=False),
+                                     candidate=demo["prediction"],
+                                     output=f"{demo['explanation']} So rating={demo['output']}") + "\n\n"
+        text += _reference_block(question=question, references=format_references(refs, filter_outliers=True),
+                                 candidate=candidate, output="")
+        return [{"role": "user", "content": text.strip()}]
+    raise ValueError(f"unknown LAVE prompt {prompt!r}: use one of {', '.join(LAVE_PROMPTS)}")

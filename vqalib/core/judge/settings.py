@@ -1,0 +1,106 @@
+"""Settings of the LLM judge behind VizWiz-LF Table 4's LAVE column (README, "Models, caches and runs").
+
+The environment variables the judge reads, their defaults, the LAVE prompt variants
+(``vizwiz-lf``: the Table 17 adaptation; ``lave-reference``: mair-lab/lave's own prompt) and the
+policies for replies without a rating. :func:`setting` is the single place that reads the judge's
+optional variables, through :mod:`vqalib.config`:
+``VQALIB_JUDGE_BASE_URL`` + ``VQALIB_JUDGE_MODEL`` (+ ``VQALIB_JUDGE_API_KEY`` or
+``OPENAI_API_KEY``, ``VQALIB_JUDGE_TIMEOUT``, ``VQALIB_JUDGE_DEADLINE``,
+``VQALIB_JUDGE_MAX_RETRY_AFTER``), or ``VQALIB_JUDGE_HF_MODEL`` (+ ``VQALIB_JUDGE_DEVICE``);
+``VQALIB_JUDGE_PROMPT``, ``VQALIB_JUDGE_UNPARSEABLE``; cache in ``VQALIB_CACHE_DIR``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from vqalib.core import config
+
+BASE_URL_ENV = "VQALIB_JUDGE_BASE_URL"
+MODEL_ENV = "VQALIB_JUDGE_MODEL"
+API_KEY_ENV = "VQALIB_JUDGE_API_KEY"
+TIMEOUT_ENV = "VQALIB_JUDGE_TIMEOUT"
+DEADLINE_ENV = "VQALIB_JUDGE_DEADLINE"
+MAX_RETRY_AFTER_ENV = "VQALIB_JUDGE_MAX_RETRY_AFTER"
+HF_MODEL_ENV = "VQALIB_JUDGE_HF_MODEL"
+DEVICE_ENV = "VQALIB_JUDGE_DEVICE"
+PROMPT_ENV = "VQALIB_JUDGE_PROMPT"
+UNPARSEABLE_ENV = "VQALIB_JUDGE_UNPARSEABLE"
+
+ENABLE_HINT = (
+    f"set {BASE_URL_ENV} and {MODEL_ENV} (OpenAI-compatible server, key in {API_KEY_ENV}) "
+    f"or {HF_MODEL_ENV} (local transformers model) to run the LLM judge"
+)
+
+DEFAULT_TIMEOUT = 60.0  # seconds one socket read (or the connect) may block
+DEFAULT_DEADLINE = 300.0  # seconds one judge call may take in all, attempts and waits included
+MAX_RETRY_AFTER = 60.0  # longest wait a server's Retry-After (or the backoff) can impose between attempts
+
+# VizWiz-LF Table 17 (the paper's adaptation) or mair-lab/lave's own prompt
+LAVE_PROMPTS = ("vizwiz-lf", "lave-reference")
+DEFAULT_PROMPT = "vizwiz-lf"
+# drop: an unparseable reply is left out of the mean (the behaviour before this choice existed;
+# VizWiz-LF does not say, and its prompt demands "Rating: X"); reference: scored as rating 2
+UNPARSEABLE_POLICIES = ("drop", "reference")
+DEFAULT_UNPARSEABLE = "drop"
+REFERENCE_FALLBACK_RATING = 2  # lave_ft5.py LaveFT5.postprocess: any last token not in 1/2/3 becomes '2'
+
+
+def _positive_float(value: str) -> float:
+    number = float(value)
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError("must be a positive number of seconds")
+    return number
+
+
+def _nonnegative_float(value: str) -> float:
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise ValueError("must be zero or a positive number of seconds")
+    return number
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(value: str) -> str:
+        if value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return value
+    return parse
+
+
+# every judge setting with an environment default: (variable, default, parser)
+SETTINGS: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
+    "timeout": (TIMEOUT_ENV, DEFAULT_TIMEOUT, _positive_float),
+    "deadline": (DEADLINE_ENV, DEFAULT_DEADLINE, _positive_float),
+    "max_retry_after": (MAX_RETRY_AFTER_ENV, MAX_RETRY_AFTER, _nonnegative_float),
+    "prompt": (PROMPT_ENV, DEFAULT_PROMPT, _choice(LAVE_PROMPTS)),
+    "unparseable": (UNPARSEABLE_ENV, DEFAULT_UNPARSEABLE, _choice(UNPARSEABLE_POLICIES)),
+}
+
+
+def setting(name: str) -> Any:
+    """One setting of the Table 4 LAVE judge from its environment variable, else its default (README table).
+
+    The single place that reads the judge's optional environment variables; a bad value is a
+    ``ValueError`` naming the variable, its value and what it accepts.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`SETTINGS`: ``timeout``, ``deadline``, ``max_retry_after``, ``prompt`` or
+        ``unparseable``.
+
+    Returns
+    -------
+    Any
+        The parsed value (a float of seconds, or one of the allowed names), else the default.
+    """
+    variable, default, parse = SETTINGS[name]
+    raw = config.get(variable)
+    if raw is None:
+        return default
+    try:
+        return parse(raw)
+    except ValueError as error:
+        raise ValueError(f"{variable}={raw!r}: {error}") from None

@@ -1,0 +1,43 @@
+"""NLTK's METEOR, without WordNet synonyms (a sensitivity variant of METEOR).
+
+Citation: Banerjee, S. and Lavie, A. (2005). "METEOR: An Automatic Metric for MT Evaluation with Improved
+Correlation with Human Judgments". ACL Workshop on Intrinsic and Extrinsic Evaluation Measures.
+
+Exact variant: ``nltk.translate.meteor_score.meteor_score`` (alpha 0.9, beta 3, gamma 0.5) on whitespace tokens
+of PTB-tokenized texts, one reference; exact and Porter-stem matches only (WordNet, which no PyPI package
+ships, is replaced by an empty stand-in); an empty text scores 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class _NoWordNet:
+    """Stands in for NLTK's WordNet corpus, which no PyPI package ships: no synonym matches."""
+
+    @staticmethod
+    def synsets(*_args, **_kwargs) -> list:
+        return []
+
+
+def meteor_nltk(references: list[str], candidates: list[str]) -> np.ndarray:
+    """NLTK's METEOR (alpha 0.9, beta 3, gamma 0.5) with exact and Porter-stem matches only.
+
+    A sensitivity variant: WordNet synonym matching is off because WordNet data cannot be
+    installed offline, so scores are a lower bound of NLTK's full METEOR.
+
+    Parameters
+    ----------
+    references, candidates : list of str
+        Aligned PTB-tokenized texts (split on white space).
+
+    Returns
+    -------
+    ndarray
+        One float per pair; 0 where either text has no token.
+    """
+    from nltk.translate.meteor_score import meteor_score
+
+    return np.array([meteor_score([r.split()], c.split(), wordnet=_NoWordNet()) if r.split() and c.split() else 0.0
+                     for r, c in zip(references, candidates)], dtype=float)

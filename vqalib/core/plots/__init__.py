@@ -1,0 +1,25 @@
+"""Figures of the compendium, as matplotlib Figures (saved by :mod:`vqalib.report`).
+
+Each figure function takes a tidy table from the analysis modules and returns a Figure; none
+reads or writes files. One concept per module:
+
+* :mod:`~vqalib.core.plots.style` — the figure style: the Okabe–Ito :data:`PALETTE` (ordered for
+  colour-vision deficiency), hatches and markers, :func:`use_style`, :func:`colours`, and the bar,
+  legend and heatmap-label pieces every figure shares;
+* :mod:`~vqalib.core.plots.contrast` — WCAG 2.x contrast: :func:`relative_luminance`,
+  :func:`contrast_ratio`, :func:`text_colour_on` and :func:`contrast_problems` (a recording renderer);
+* :mod:`~vqalib.core.plots.axes` — robust axes: :class:`Clip` and :func:`clipped`;
+* :mod:`~vqalib.core.plots.vizwiz_lf` — VizWiz-LF figures (notebooks 02-05: Tables 2-3, 15-16,
+  Figs. 2, 3 and 5, Table 4 reference shift);
+* :mod:`~vqalib.core.plots.afgv` — AFGV figure (notebook 06: FK grade by tier, Table 2);
+* :mod:`~vqalib.core.plots.commvqa` — CommVQA figures (notebook 07: Table 1, Figs. 2-5).
+
+:mod:`vqalib.plots` re-exports all of it for existing code. Submodules are imported explicitly
+(``from vqalib.core.plots.style import use_style``). The only thing this file does is select the
+headless Agg backend before any submodule imports :mod:`matplotlib.pyplot`, as :mod:`vqalib.report`
+does: figures are written to files, notebooks show them inline.
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")

@@ -1,0 +1,107 @@
+"""The figure style of the compendium and the pieces every figure shares (all figures).
+
+Accessibility (issue 14). Categorical colours come from :data:`PALETTE` (Okabe–Ito, ordered so
+that the first colours stay far apart under simulated colour-vision deficiencies), and colour is
+never the only cue: bars carry :data:`HATCHES`, lines and points :data:`MARKERS` and line styles,
+or the categories are labelled directly. Text on a filled area is black or white as
+:func:`~vqalib.core.plots.contrast.text_colour_on` chooses (see :mod:`~vqalib.core.plots.contrast`).
+
+Serves every figure of :mod:`~vqalib.core.plots.vizwiz_lf`, :mod:`~vqalib.core.plots.afgv` and
+:mod:`~vqalib.core.plots.commvqa`, and :func:`vqalib.report.save` (which calls :func:`use_style`).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+from matplotlib.colors import to_rgba
+from matplotlib.patches import Patch
+
+from vqalib.core.plots.contrast import _over, text_colour_on
+
+# Okabe & Ito (2008), "Color universal design", reordered so that the colours most figures use
+# stay apart for every viewer: under simulated deuteranopia, protanopia and tritanopia the first
+# three (sources of Fig. 2, conditions, tiers) are at least 22 apart in CAM02-UCS, the first six
+# (sources of Table 4, CommVQA contexts) and all eight (functional roles) at least 11 (seaborn's
+# "colorblind" palette: 6 for its first six). Yellow comes last because thin lines and small
+# markers in it vanish on white, black next-to-last because black already marks reference
+# values, error bars and outlines. tests/test_plots.py checks CVD_MIN_DELTA_E.
+PALETTE = ["#0072B2",  # blue
+           "#E69F00",  # orange
+           "#56B4E9",  # sky blue
+           "#D55E00",  # vermillion
+           "#009E73",  # bluish green
+           "#CC79A7",  # reddish purple
+           "#000000",  # black
+           "#F0E442"]  # yellow
+SEQUENTIAL_CMAP = "viridis"  # perceptually uniform and colour-blind safe
+CVD_TYPES = ("deuteranomaly", "protanomaly", "tritanomaly")  # colorspacious names; simulated at severity 100
+CVD_MIN_DELTA_E = {3: 20.0, 6: 10.0, len(PALETTE): 10.0}  # first n colours: least pairwise CAM02-UCS distance
+# The second cue that goes with PALETTE[i]: a hatch for bars (solid first), a marker for points and lines.
+HATCHES = ("", "/", ".", "x", "\\", "o", "+", "-")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+BANNER_FACE = "#F0E442"  # the SIMULATED banner: Okabe–Ito yellow, black text at 16:1, reads as a warning
+
+
+def use_style() -> None:
+    """The compendium's one figure style (seaborn whitegrid, :data:`PALETTE`)."""
+    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE)
+    plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 150, "savefig.bbox": "tight",
+                         "pdf.fonttype": 42, "svg.hashsalt": "vqalib", "hatch.linewidth": 0.8})
+
+
+def colours(n: int) -> list[tuple[float, float, float]]:
+    """The first ``n`` colours of :data:`PALETTE` as RGB triples (a figure never cycles the palette).
+
+    Parameters
+    ----------
+    n : int
+        Number of categories; at most ``len(PALETTE)``.
+
+    Returns
+    -------
+    list of tuple of float
+        ``n`` RGB triples in palette order.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` exceeds the palette.
+    """
+    if n > len(PALETTE):
+        raise ValueError(f"{n} categories, but the colour-blind-safe palette has {len(PALETTE)} colours; "
+                         "group the rarest categories or split the figure")
+    return [to_rgba(c)[:3] for c in PALETTE[:n]]
+
+
+# --- shared pieces --------------------------------------------------------------------------
+
+def _hatch_colour(face) -> tuple:
+    """Hatch lines halfway between a fill and its text colour: visible, yet quieter than the text."""
+    return tuple(_over(to_rgba(text_colour_on(face)), 0.5, np.asarray(to_rgba(face)[:3])))
+
+
+def _bar_style(k: int, face) -> dict:
+    """Fill, hatch and edge of the ``k``-th bar series (the hatch is the cue besides colour)."""
+    return {"color": face, "hatch": HATCHES[k], "hatchcolor": _hatch_colour(face), "edgecolor": "0.2", "linewidth": 0.5}
+
+
+def _bar_legend_handles(labels: list[str], faces: list, series: list[int] | None = None) -> list[Patch]:
+    """Legend swatches with the fill and hatch of bar series ``series`` (default 0, 1, ...)."""
+    series = series if series is not None else list(range(len(labels)))
+    return [Patch(label=label, facecolor=face, hatch=HATCHES[k], hatchcolor=_hatch_colour(face), edgecolor="0.2",
+                  linewidth=0.5) for label, face, k in zip(labels, faces, series)]
+
+
+BAR_LEGEND = {"handlelength": 2.4, "handleheight": 1.5}  # legend swatches large enough to show the hatch
+
+
+def _label_cells(ax: plt.Axes) -> None:
+    """Recolour a seaborn heatmap's annotations for contrast with the cell they sit on (seaborn's own
+    choice, a luminance cut at 0.408, leaves white on mid-viridis far below 4.5:1)."""
+    mesh = ax.collections[0]
+    cells = np.ma.asarray(mesh.get_array())  # rows x columns, as drawn
+    for text in ax.texts:
+        x, y = text.get_position()
+        text.set_color(text_colour_on(mesh.to_rgba(cells[int(y), int(x)])))

@@ -1,0 +1,110 @@
+"""What the README's status table says about each notebook (:func:`vqalib.report.update_readme_status`):
+the tables it compares, headline numbers read from ``figures/`` (never typed) and a note without numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# --- what the README's status table says about each notebook ------------------------------
+
+@dataclass(frozen=True)
+class Headline:
+    """A number the README states about a notebook's results, read from ``figures/`` when the README is
+    generated (never typed): ``text`` is formatted with the fields of the one row of ``table`` that
+    ``where`` selects, or with the values a named summary of :data:`vqalib.report.SUMMARIES` computes."""
+
+    text: str
+    table: str = ""
+    where: tuple[tuple[str, str], ...] = ()
+    summary: str | None = None
+
+
+@dataclass(frozen=True)
+class NotebookStatus:
+    """One row of the README status table: what a notebook reproduces, the agreement sentence of each
+    compared table (:func:`vqalib.report.agreement_text`), headline numbers and a note without numbers."""
+
+    notebook: str
+    reproduces: str
+    tables: tuple[str, ...] = ()
+    note: str = ""
+    headlines: tuple[Headline, ...] = ()
+
+
+STATUS: tuple[NotebookStatus, ...] = (
+    NotebookStatus(
+        "01_dataset_stats",
+        "VizWiz-LF **Table 1** (words per question, crowd answer, expert and six VLM answers, per category and in "
+        "total); the data **validation report**",
+        tables=("vizwiz-lf_table01_word_counts",),
+        note="the cells outside the tolerance are explained in the notebook: misprints in the paper, and QWEN "
+             "answers absent from the release"),
+    NotebookStatus(
+        "02_functional_roles",
+        "VizWiz-LF **Tables 2, 3** (answers with each role / information source, answerable vs unanswerable), "
+        "**Tables 15, 16** for all seven sources (the paper shows three), **Fig. 5** (role × information-source "
+        "co-occurrence), role mix per source",
+        tables=("vizwiz-lf_table02_roles_by_answerability", "vizwiz-lf_table03_info_sources",
+                "vizwiz-lf_table15_role_annotation_distribution", "vizwiz-lf_table16_info_annotation_distribution"),
+        note="the Table 2 cell outside the tolerance is a probable misprint (Expert Ans. Failure, answerable)"),
+    NotebookStatus(
+        "03_automatic_eval",
+        "VizWiz-LF **Table 4** (Lex-Overlap, ROUGE-L, METEOR, BERTScore, LAVE for s_r/l_r references × l_c/l′_c "
+        "candidates) on a seeded sample of the paper's size, the same on all questions and sources with bootstrap 95% "
+        "CIs, which Lex-Overlap definition matches the paper, a sensitivity table, the short→long reference shift "
+        "figure; **Table 18** hook",
+        tables=("vizwiz-lf_table04_automatic_eval",),
+        note="LAVE reads \"not run\" until a judge is configured, Table 18 until human ratings are given; every "
+             "ROUGE/METEOR cell outside the tolerance is explained in the notebook (unanswerable questions in the s_r "
+             "settings, the released Answer labels behind l′_c, the METEOR variant)",
+        headlines=(Headline("{inside} of {n} ROUGE/METEOR cells of the paper lie inside the full-set 95% CI",
+                            summary="rouge_meteor_paper_in_full_ci"),)),
+    NotebookStatus(
+        "04_human_eval_stats",
+        "VizWiz-LF **Fig. 2** (normalised rankings and ratings, Friedman + pairwise Wilcoxon with Bonferroni) and "
+        "**Table 19** with the binomial preference test; the per-answer correctness for **Table 18**",
+        note="the study's per-rating data are not public: the whole analysis runs on a **SIMULATED** study of the "
+             "paper's design (every output says so), and on a real ratings file when given (`-p ratings_path …`, "
+             "schema in `data/ratings/README.md`)"),
+    NotebookStatus(
+        "05_abstention",
+        "VizWiz-LF **Table 5** (vanilla column), **Table 26** vanilla rows, the expert–crowd **answerability "
+        "agreement** (§7.2), an alternative-definition diagnosis; the offline role classifier (**Tables 9–10** "
+        "layout) and abstention re-derived from it",
+        tables=("vizwiz-lf_table05_abstention", "vizwiz-lf_table26_abstention_strategies",
+                "vizwiz-lf_table09_role_classifier_f1", "vizwiz-lf_table10_info_classifier_f1"),
+        note="GPT-4V's Table 5 row and Random are diagnosed in the notebook (the released GPT-4V labels are "
+             "misaligned with their sentences, and re-labelling with the offline classifier comes far closer to the "
+             "paper's row; Random is an expectation, the paper's a single draw); strategy columns, **Fig. 3** and the "
+             "runs' ans-acc fill themselves from `runs/` (and a judge), else \"not run\"",
+        headlines=(Headline("offline classifier: cross-validated weighted F1 {reproduced:.2f} against the released "
+                            "role labels", table="vizwiz-lf_table09_role_classifier_f1",
+                            where=(("model", "MiniLM + context (mlp)"), ("role", "Average"))),
+                   Headline("abstention from it agrees with the label-based decision on at least {criterion:.0%} of "
+                            "answers for {n_reached} of {n} sources; Expert {expert:.2f} (95% interval "
+                            "{expert_low:.2f}–{expert_high:.2f}), GPT-4V {gpt4v:.2f}",
+                            summary="abstention_agreement"))),
+    NotebookStatus(
+        "06_afgv_tiers",
+        "AFGV rewrite pipeline (simplified / baseline / complex tiers) on the VizWiz-LF and CommVQA questions (GQA "
+        "when given), **Table 2** layout (syllables and FK per tier), the intent filter, **Table 1**'s CIs, z-scores "
+        "and CI separations recomputed from the paper's accuracies, tier accuracy / type breakdown / intent deltas "
+        "from predictions",
+        tables=("afgv_table01_tier_accuracy",),
+        note="tier accuracy fills from AFGV runs in `runs/` (or a predictions CSV), else \"not run\"; LLaVA-1.5's "
+             "printed intervals imply a smaller sample (see the notebook)",
+        headlines=(Headline("simplified < baseline < complex mean FK grade on {ordered} of {n} question sets",
+                            summary="tier_order"),)),
+    NotebookStatus(
+        "07_commvqa_context",
+        "CommVQA **Table 1** (BLEU-1/4, METEOR, ROUGE-L, CIDEr for IDEFICS, mPLUG-Owl, LLaVA and BLIP-2, baseline vs "
+        "contextual) under "
+        "the authors' protocol and a corrected one with bootstrap CIs; question/answer analysis per context (hedges, "
+        "polar questions, interrogatives with Welch tests, named entities; **Figs. 3, 5**); the context classifier "
+        "and pairwise heatmap (**Fig. 2**); description similarity (**Fig. 4**); the numbers the paper states in its "
+        "text",
+        tables=("commvqa_table01_benchmark", "commvqa_text_facts"),
+        note="the BLIP-2 contextual BLEU-4 cell outside is explained in the notebook (a probable transcription slip); "
+             "CLIPScore \"not run\" (images, CLIP); any new model's rows fill from `runs/`"),
+)
+ABSTENTION_CRITERION = 0.90  # issue 4's bar for "the classifier's abstention agrees with the labels"

@@ -1,0 +1,146 @@
+"""What a registry entry is (:mod:`vqalib.registry`): the three papers, the relations of a reproduced cell to
+the paper's, tolerances in units of the paper's last printed digit, model-derived columns, and :class:`Spec`."""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from dataclasses import dataclass, field
+
+PAPERS = {  # the three papers (../shared/papers), in the order the site and README present them
+    "VizWiz-LF": "Long-Form Answers to Visual Questions from Blind and Low Vision People",
+    "AFGV": "Accessible VQA Evaluation Using Reading-Level Controlled GQA",
+    "CommVQA": "CommVQA: Situating Visual Question Answering in Communicative Contexts",
+}
+RELATIONS = ("same", "analogous", "fitted", "self-input")
+FOLLOWS = "follows"  # a flag or rounded value that may change only where a model-derived value of its row moved
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far a reproduced cell may be from the paper's: ``units`` of the paper's last printed digit
+    (per value of ``column`` when ``by`` is given). ``decimals`` fixes the printed precision where
+    the transcription dropped trailing zeros ("49.8" in a table printed to two decimals)."""
+
+    units: float = 0.0
+    column: str | None = None
+    by: tuple[tuple[str, float], ...] = ()
+    decimals: int | None = None
+    decimals_by: tuple[tuple[str, int], ...] = ()  # per value of ``column``
+
+    def units_for(self, value: object) -> float:
+        return dict(self.by).get(value, self.units) if self.column else self.units
+
+    def decimals_for(self, value: object, printed: int) -> int:
+        if self.column and value in dict(self.decimals_by):
+            return dict(self.decimals_by)[value]
+        return self.decimals if self.decimals is not None else printed
+
+    def describe(self) -> str:
+        """The rule in words (README, provenance): "±2 in the paper's last printed digit (two decimals: ±0.02)"."""
+        def one(units: float, decimals: int | None) -> str:
+            text = "equal at the paper's printed precision" if units == 0 else f"±{units:g} in the paper's last printed digit"
+            if decimals is not None and units:
+                text += f" ({decimals} decimals: ±{units * 10.0 ** -decimals:g})"
+            return text
+        parts = [one(self.units, self.decimals)]
+        if self.column:
+            values = dict.fromkeys([k for k, _ in self.by] + [k for k, _ in self.decimals_by])
+            parts += [f"{k}: {one(self.units_for(k), dict(self.decimals_by).get(k, self.decimals))}" for k in values]
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Relation:
+    """The relation of each cell to the paper: ``default``, or by the value of ``column`` (exact
+    values, or shell patterns in ``patterns``), with the reason shown for each non-``same`` kind.
+    ``from_column`` takes it from a column the builder fills (``kind: reason``)."""
+
+    default: str = "same"
+    column: str | None = None
+    values: tuple[tuple[str, str], ...] = ()
+    reasons: tuple[tuple[str, str], ...] = ()
+    from_column: str | None = None
+
+    def __post_init__(self):
+        for kind in [self.default, *dict(self.values).values(), *dict(self.reasons)]:
+            if kind not in RELATIONS:
+                raise ValueError(f"relation {kind!r} is not one of {RELATIONS}")
+
+    def of(self, row: dict) -> str:
+        if self.from_column:
+            value = row.get(self.from_column)
+            text = self.default if is_nan(value) or value == "" else str(value)  # a paper-only row has none
+            kind = text.split(":")[0].strip()
+            if kind not in RELATIONS:
+                raise ValueError(f"relation {text!r} (column {self.from_column!r}) does not start with one of {RELATIONS}")
+            return kind
+        if self.column is not None:
+            value = row.get(self.column)
+            for pattern, kind in self.values:
+                if value == pattern or (isinstance(value, str) and fnmatch.fnmatchcase(value, pattern)):
+                    return kind
+        return self.default
+
+    def reason(self, kind: str) -> str:
+        return dict(self.reasons).get(kind, "")
+
+
+@dataclass(frozen=True)
+class ModelDerived:
+    """Columns computed from model outputs and the drift each may show across machines: an absolute
+    tolerance, or :data:`FOLLOWS` for flags and rounded values derived from them in the same row.
+    ``where`` restricts it to rows whose ``column`` value is in the list."""
+
+    columns: tuple[tuple[str, float | str], ...]
+    why: str
+    where: tuple[str, tuple[str, ...]] | None = None
+
+    def tolerance(self, column: str) -> float | str | None:
+        return dict(self.columns).get(column)
+
+    def applies(self, row: dict) -> bool:
+        if self.where is None:
+            return True
+        column, values = self.where
+        return str(row.get(column)) in values
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One reproduced table or figure (see the module docstring)."""
+
+    stem: str
+    notebook: str
+    paper: str  # "VizWiz-LF", "CommVQA" or "AFGV"
+    reproduces: str  # the paper's name for it ("Table 2", "Fig. 5"), or "" for an extension
+    title: str
+    builder: str
+    kind: str = "table"  # "table" or "figure"
+    paper_table: str | None = None
+    value: str | tuple[str, ...] | None = None
+    keys: tuple[str, ...] = ()
+    cells: tuple[str, ...] = ()  # the columns naming a cell in known differences and messages; default ``keys``
+    relation: Relation = field(default_factory=Relation)
+    tolerance: Tolerance | None = None
+    known: str | None = None
+    model_derived: ModelDerived | None = None
+    data: tuple[str, ...] = ()  # a figure: the tables it is drawn from
+    decimals: int = 4  # CSV precision
+    md_decimals: int = 2  # Markdown precision
+
+    @property
+    def compared(self) -> bool:
+        return self.paper_table is not None
+
+    @property
+    def cell_keys(self) -> tuple[str, ...]:
+        return self.cells or self.keys
+
+
+def _t(stem, notebook, paper, reproduces, title, builder, **kw) -> Spec:
+    return Spec(stem=stem, notebook=notebook, paper=paper, reproduces=reproduces, title=title, builder=builder, **kw)
+
+
+def is_nan(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))

@@ -1,0 +1,83 @@
+"""AFGV model predictions per tier (Table 1 from predictions; the "2.8x" intent analysis): the
+runner's records as a predictions table, the rewrites attached to them, and the tier-accuracy,
+question-type and intent-delta tables of notebook 06.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from vqalib.papers.afgv.accuracy import intent_deltas, tier_accuracy
+from vqalib.papers.afgv.intent import answer_similarity
+
+
+def predictions_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """AFGV predictions table (question_id, tier, model, prediction, answer) from runner records.
+
+    ``runs`` is ``vqalib.vqa.load_run(..., finals_only=True)`` of AFGV short-answer runs;
+    error records (no answer) are kept as wrong predictions so accuracy is not inflated.
+    """
+    records = runs[runs["dataset"] == "afgv"]
+    return pd.DataFrame({"question_id": records["question_id"], "tier": records["tier"], "model": records["model"],
+                         "question": records["question"], "prediction": records["answer"].fillna(""),
+                         "answer": records["reference"].fillna(""), "kind": records["kind"]}).reset_index(drop=True)
+
+
+def attach_rewrites(predictions: pd.DataFrame, rewrites: pd.DataFrame,
+                    question_sets: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """Predictions with their rewrite's question_set, question_type and intent_similarity (Table 1
+    by question type; the intent analysis).
+
+    Matched on question_id and tier, plus the rewritten question text and question_set when the
+    predictions have them (question ids repeat across question sets). ``question_sets`` (name ->
+    questions with question_id and question_type) supplies question types the rewrites lack.
+    Columns the predictions already carry are kept; ``attrs["unmatched"]`` counts predictions
+    with no rewrite.
+    """
+    if question_sets is not None and "question_type" not in rewrites:
+        types = pd.concat([q[["question_id", "question_type"]].assign(question_set=name)
+                           for name, q in question_sets.items() if "question_type" in q], ignore_index=True)
+        rewrites = rewrites.merge(types, on=["question_set", "question_id"], how="left")
+    keys = ["question_id", "tier"] + [k for k in ("question", "question_set") if k in predictions and k in rewrites]
+    wanted = [c for c in ("question_set", "question_type", "intent_similarity") if c in rewrites and c not in keys]
+    left = predictions.drop(columns=[c for c in wanted if c in predictions and predictions[c].isna().all()])
+    wanted = [c for c in wanted if c not in left]
+    as_text = {k: str for k in ("question_id", "tier")}  # runs write ids as text; tables may hold numbers
+    right = rewrites[keys + wanted].astype(as_text).drop_duplicates(keys)
+    out = left.astype(as_text).merge(right, on=keys, how="left", indicator=True)
+    out.attrs["unmatched"] = int((out.pop("_merge") == "left_only").sum())
+    return out
+
+
+PREDICTIONS_ENABLE = ("run BLIP / InstructBLIP / LLaVA-1.5 on each tier with the VLM runner (issue #8) and pass "
+                      "predictions=<csv with question_id, tier, model, prediction, answer[, question_type, "
+                      "question_set]>; GQA answers need make data-gqa and the GQA images")
+
+
+def prediction_tables(predictions: pd.DataFrame, *, threshold: float = 0.80
+                      ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Tier accuracy with answer similarity, tier accuracy by question type, and the intent deltas of model
+    predictions (Table 1 from predictions; the "2.8x" intent analysis).
+
+    Parameters
+    ----------
+    predictions : DataFrame
+        Predictions with their rewrites attached (:func:`attach_rewrites`).
+    threshold : float
+        Intent threshold of :func:`intent_deltas`.
+
+    Returns
+    -------
+    tuple of DataFrame
+        ``(tier_stats, by_type, deltas)``; ``by_type`` is a not-run row when no prediction has a question type.
+    """
+    from vqalib import report
+
+    preds = predictions.assign(answer_similarity=answer_similarity(predictions))
+    tier_stats = tier_accuracy(preds).merge(
+        preds.groupby(["model", "tier"])["answer_similarity"].mean().reset_index(), on=["model", "tier"])
+    typed = preds.dropna(subset=["question_type"]) if "question_type" in preds else preds.iloc[:0]
+    by_type = (tier_accuracy(typed, by=("model", "question_type", "tier")) if not typed.empty else
+               report.not_run("no question types for these predictions", enable="add a question_type column"))
+    deltas = intent_deltas(preds.dropna(subset=["intent_similarity"]), threshold=threshold)
+    return tier_stats, by_type, deltas

@@ -1,0 +1,192 @@
+"""The AFGV rewrite pipeline (Methods, Implementation Details; Fig. 1): substitution target,
+candidate filter, and the simplified and complex rewrites of each question.
+
+For each question the substitution target is its least frequent content word (frequency over the
+question corpus); the candidates are the target's nearest neighbours in a word-vector space
+(:func:`vqalib.papers.afgv.vectors.nearest_neighbours`), filtered (:func:`keep_candidate`); the
+**simplified** tier takes the candidate giving the lowest Flesch-Kincaid grade (ties: shorter word,
+then more frequent), the **complex** tier the highest (ties: longer word, then less frequent); the
+original is the **baseline** tier. The tier rule (:mod:`vqalib.papers.afgv.tiers`) then keeps a
+rewrite only if it moves the grade the tier's way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from vqalib.papers.afgv.intent import intent_similarity
+from vqalib.papers.afgv.readability import _fk_from_counts, fk_grade, syllables, textstat_module
+from vqalib.papers.afgv.tiers import TIERS, place_in_tiers
+from vqalib.papers.afgv.vectors import nearest_neighbours
+
+_PUNCTUATION = "\"'.,;:!?()[]{}<>“”‘’…"
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """English stop words (scikit-learn's list) plus question words."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS | {"what", "which", "who", "whom", "whose", "where", "when", "why", "how"})
+
+
+def tokens(question: str) -> list[str]:
+    """White-space tokens without surrounding punctuation, lower-cased ("t-shirt" stays one token)."""
+    return [t.strip(_PUNCTUATION).lower() for t in question.split() if t.strip(_PUNCTUATION)]
+
+
+def corpus_frequencies(questions: pd.Series) -> Counter:
+    """Word frequencies over the question corpus (the paper's frequency for the target)."""
+    counts: Counter = Counter()
+    for q in questions:
+        counts.update(tokens(q))
+    return counts
+
+
+def substitution_target(question: str, *, frequencies: Counter, vocabulary) -> str | None:
+    """The least frequent content word of a question that has a vector (first on ties)."""
+    stop = stopwords()
+    # a target is a whole alphabetic word of 3+ letters: parts of "t-shirt" or "I'm" are not swapped
+    words = [w for w in tokens(question) if w.isalpha() and len(w) >= 3 and w not in stop and w in vocabulary]
+    if not words:
+        return None
+    return min(words, key=lambda w: (frequencies[w], words.index(w)))
+
+
+@lru_cache(maxsize=None)
+def _stem(word: str) -> str:
+    return _porter().stem(word)
+
+
+@lru_cache(maxsize=1)
+def _porter():
+    from nltk.stem import PorterStemmer
+
+    return PorterStemmer()
+
+
+def keep_candidate(candidate: str, *, target: str) -> bool:
+    """Candidate filter (documented rules): alphabetic, lower-case, at least 2 letters, not
+    a stop word, not the target, and not an inflection of it (same Porter stem, or one word
+    a prefix of the other)."""
+    if not candidate.isalpha() or not candidate.islower() or len(candidate) < 2:
+        return False
+    if candidate in stopwords() or candidate == target:
+        return False
+    if candidate.startswith(target) or target.startswith(candidate):
+        return False
+    return _stem(candidate) != _stem(target)
+
+
+def _replace(question: str, target: str, candidate: str) -> str:
+    """The question with the first occurrence of ``target`` replaced, keeping its capital."""
+    def swap(match: re.Match) -> str:
+        word = match.group(0)
+        return candidate.capitalize() if word[0].isupper() else candidate
+    return re.sub(rf"(?<![\w'-]){re.escape(target)}(?![\w'-])", swap, question, count=1, flags=re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RewriteConfig:
+    """Settings of the rewrite pipeline (documented in notebook 06)."""
+
+    topn: int = 20
+    frequency: str = "wordfreq"  # candidate tie-break frequency: "wordfreq" (zipf) or "corpus"
+
+
+def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig = RewriteConfig(),
+                      frequencies: Counter | None = None, progress: bool = True) -> pd.DataFrame:
+    """Simplified and complex rewrites of each question (AFGV pipeline, Fig. 1).
+
+    ``questions`` has ``question_id`` and ``question``. Returns one row per (question,
+    tier) with the rewrite, the target and replacement words, FK grade, syllables and words;
+    a question with no usable target or candidate keeps its original text in every tier
+    and is marked in ``status`` (nothing is dropped). The tier's candidate enters the tier
+    only if it moves the FK grade the tier's way (:func:`place_in_tiers`), else the row keeps
+    the original with status ``"no rewrite lowers FK"`` / ``"no rewrite raises FK"``.
+    """
+    from tqdm import tqdm
+
+    textstat = textstat_module()
+    frequencies = frequencies if frequencies is not None else corpus_frequencies(questions["question"])
+    vocab = vectors.key_to_index
+    targets = [substitution_target(q, frequencies=frequencies, vocabulary=vocab) for q in questions["question"]]
+    neighbours = nearest_neighbours([t for t in targets if t], vectors=vectors, topn=config.topn)
+    if config.frequency == "wordfreq":
+        from wordfreq import zipf_frequency
+
+        freq = lambda w: zipf_frequency(w, "en")  # noqa: E731
+    else:
+        freq = lambda w: float(frequencies[w])  # noqa: E731
+    syllable_cache: dict[str, int] = {}
+
+    def syl(word: str) -> int:
+        if word not in syllable_cache:
+            syllable_cache[word] = syllables(word)
+        return syllable_cache[word]
+
+    rows = []
+    iterator = zip(questions["question_id"], questions["question"], targets)
+    for qid, question, target in tqdm(iterator, total=len(questions), desc="rewrites", disable=not progress):
+        base_syll = int(textstat.syllable_count(question))
+        n_words = int(textstat.lexicon_count(question))
+        n_sent = max(int(textstat.sentence_count(question)), 1)
+        base = {"question_id": qid, "original": question, "target": target}
+        candidates = [c for c in neighbours.get(target, []) if keep_candidate(c, target=target)] if target else []
+        baseline = {**base, "tier": "baseline", "question": question, "replacement": None,
+                    "fk_grade": fk_grade(question), "syllables": base_syll, "words": n_words, "status": "original"}
+        rows.append(baseline)
+        if not candidates:
+            status = "no content word with a vector" if target is None else "no candidate after filtering"
+            rows += [{**baseline, "tier": tier, "status": status} for tier in ("simplified", "complex")]
+            continue
+        cand_syll = np.array([syl(c) for c in candidates])
+        totals = base_syll - syl(target) + cand_syll
+        grades = _fk_from_counts(np.full(len(candidates), n_words), np.full(len(candidates), n_sent), totals)
+        lengths = np.array([len(c) for c in candidates])
+        freqs = np.array([freq(c) for c in candidates])
+        simple = np.lexsort((-freqs, lengths, grades))[0]   # lowest grade, shorter, more frequent
+        complex_ = np.lexsort((freqs, -lengths, -grades))[0]  # highest grade, longer, less frequent
+        for tier, k in (("simplified", simple), ("complex", complex_)):
+            rewritten = _replace(question, target, candidates[k])
+            rows.append({**base, "tier": tier, "question": rewritten, "replacement": candidates[k],
+                         "fk_grade": float(grades[k]), "syllables": int(totals[k]), "words": n_words,
+                         "status": "rewritten"})
+    out = pd.DataFrame(rows)
+    out["tier"] = pd.Categorical(out["tier"], categories=list(TIERS), ordered=True)
+    out = out.sort_values(["question_id", "tier"], kind="stable").reset_index(drop=True)
+    return place_in_tiers(out)
+
+
+def rewrite_question_sets(question_sets: dict[str, pd.DataFrame], *, vectors,
+                          config: RewriteConfig = RewriteConfig()) -> dict[str, pd.DataFrame]:
+    """:func:`rewrite_questions` of every question set, with the rewrites' ``intent_similarity`` and the
+    set's name in ``question_set`` (AFGV pipeline, Methods).
+
+    Parameters
+    ----------
+    question_sets : dict
+        Name -> questions (``question_id``, ``question``[, ``question_type``]).
+    vectors
+        Word vectors (:func:`load_word_vectors`).
+    config : RewriteConfig
+        Neighbour settings.
+
+    Returns
+    -------
+    dict
+        Name -> rewrite rows, in the order of ``question_sets``.
+    """
+    out = {}
+    for name, questions in question_sets.items():
+        rewrites = rewrite_questions(questions, vectors=vectors, config=config)
+        rewrites["intent_similarity"] = intent_similarity(rewrites)
+        out[name] = rewrites.assign(question_set=name)
+    return out
+

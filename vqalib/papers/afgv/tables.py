@@ -1,0 +1,259 @@
+"""AFGV tables of notebook 06: Table 2 (syllables and Flesch-Kincaid grade per tier, the questions
+each tier leaves out, the tier ordering, the example rewrites and the FK box plots' alt text) and
+Table 1 recomputed from the paper's accuracies with the sample size its CIs imply.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from vqalib.papers.afgv.accuracy import implied_n, table1_from_accuracies
+from vqalib.papers.afgv.tiers import LEFT_OUT, PLACED, TIERS, _baseline_rows, _question_index
+
+# --- Table 2 ---------------------------------------------------------------------------------
+
+def readability_table(rewrites: pd.DataFrame) -> pd.DataFrame:
+    """Mean and SD of syllables and FK grade per tier, with the questions each tier leaves out
+    (AFGV Table 2 layout, plus FK and counts).
+
+    ``rewrites``: one question set's :func:`rewrite_questions` rows. Per tier: ``n_questions`` (all
+    questions of the set); ``n``, the questions the statistics are over: every question for
+    ``baseline``, the questions with a rewrite in the tier for ``simplified`` and ``complex``
+    (``statistics_over`` says which); one ``left_out_*`` count per reason a question has no rewrite
+    in the tier (:data:`LEFT_OUT`), so that ``n`` plus them is ``n_questions``; the means and SDs; and
+    for the rewritten tiers the baseline means over the same questions
+    (``baseline_mean_*_same_questions``), the paired comparison the all-question baseline row is not.
+    """
+    unknown = set(rewrites["status"]) - set(PLACED) - set(LEFT_OUT)
+    if unknown:
+        raise ValueError(f"readability_table: unknown status {sorted(unknown)}")
+    base = _baseline_rows(rewrites)
+    n_questions = len(base)
+    rows = []
+    for name in TIERS:
+        part = rewrites[rewrites["tier"].astype(str) == name]
+        placed = part[part["status"].isin(PLACED)]
+        row = {"tier": name, "statistics_over": "all questions" if name == "baseline"
+               else "questions with a rewrite in this tier", "n_questions": n_questions, "n": len(placed)}
+        row.update({column: int((part["status"] == status).sum()) for status, column in LEFT_OUT.items()})
+        row.update(mean_syllables=placed["syllables"].mean(), sd_syllables=placed["syllables"].std(ddof=1),
+                   mean_fk=placed["fk_grade"].mean(), sd_fk=placed["fk_grade"].std(ddof=1),
+                   mean_words=placed["words"].mean())
+        same = base.reindex(_question_index(placed)) if name != "baseline" else None
+        row.update(baseline_mean_syllables_same_questions=np.nan if same is None else same["syllables"].mean(),
+                   baseline_mean_fk_same_questions=np.nan if same is None else same["fk_grade"].mean())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def example_rewrites(rewrites: pd.DataFrame, *, per_set: int = 4) -> pd.DataFrame:
+    """The rows of the first ``per_set`` questions of each set with a rewrite in both tiers, so each shows
+    three versions (AFGV examples beside Table 2).
+
+    Parameters
+    ----------
+    rewrites : DataFrame
+        Rewrite rows of all sets (``question_set``, ``question_id``, ``tier``, ``status``, …).
+    per_set : int
+        Questions per set.
+
+    Returns
+    -------
+    DataFrame
+        Every tier's row of those questions.
+    """
+    both = rewrites[rewrites["status"] == "rewritten"].groupby(["question_set", "question_id"]).size().eq(2)
+    examples = (both[both].reset_index()[["question_set", "question_id"]]
+                .groupby("question_set", sort=False).head(per_set))
+    return rewrites.merge(examples, on=["question_set", "question_id"])
+
+
+def examples_wide(examples: pd.DataFrame, value: str = "question") -> pd.DataFrame:
+    """:func:`example_rewrites` with one column per tier showing ``value`` (the text or its FK grade).
+
+    Parameters
+    ----------
+    examples : DataFrame
+        :func:`example_rewrites` output.
+    value : str
+        The column shown.
+
+    Returns
+    -------
+    DataFrame
+    """
+    return examples.pivot_table(index=["question_set", "question_id"], columns="tier", values=value, aggfunc="first",
+                                observed=True)
+
+
+TABLE2_COLUMNS = ["question_set", "tier", "statistics_over", "n_questions", "n", "mean_syllables",  # left_out_* after n
+                  "sd_syllables", "paper_gqa_mean_syllables", "paper_gqa_sd_syllables", "mean_fk", "sd_fk",
+                  "mean_words", "baseline_mean_syllables_same_questions", "baseline_mean_fk_same_questions"]
+
+
+def readability_by_set(rewrites: dict[str, pd.DataFrame], *, paper: pd.DataFrame) -> pd.DataFrame:
+    """:func:`readability_table` of every question set beside the paper's GQA syllable means and SDs (Table 2).
+
+    Parameters
+    ----------
+    rewrites : dict
+        Name -> rewrite rows (:func:`rewrite_question_sets`).
+    paper : DataFrame
+        The paper's Table 2, long (``tier`` Original/Simplified/Complex, ``statistic``, ``paper``).
+
+    Returns
+    -------
+    DataFrame
+        One row per set × tier with ``question_set``, ``paper_gqa_mean_syllables`` and ``paper_gqa_sd_syllables``.
+    """
+    table = pd.concat([readability_table(r).assign(question_set=name) for name, r in rewrites.items()],
+                      ignore_index=True)
+    wide = paper.pivot(index="tier", columns="statistic", values="paper").reset_index()
+    wide["tier"] = wide["tier"].str.lower().replace({"original": "baseline"})
+    wide = wide.rename(columns={"mean_syllables": "paper_gqa_mean_syllables", "sd_syllables": "paper_gqa_sd_syllables"})
+    return table.merge(wide, on="tier", how="left")
+
+
+def table2_columns(readability: pd.DataFrame) -> pd.DataFrame:
+    """The columns of the saved Table 2 (``afgv_table02_readability_by_tier``), in order.
+
+    Parameters
+    ----------
+    readability : DataFrame
+        :func:`readability_by_set` output.
+
+    Returns
+    -------
+    DataFrame
+    """
+    left_out = [column for column in readability if column.startswith("left_out_")]
+    return readability[TABLE2_COLUMNS[:5] + left_out + TABLE2_COLUMNS[5:]]
+
+
+def tier_ordering(readability: pd.DataFrame) -> pd.DataFrame:
+    """Mean FK grade per set and tier, and whether simplified < baseline < complex holds, overall and against
+    the originals of the same questions (Readability Analysis, Table 2).
+
+    Parameters
+    ----------
+    readability : DataFrame
+        :func:`readability_by_set` output.
+
+    Returns
+    -------
+    DataFrame
+        One row per question set.
+    """
+    ordered = readability.pivot(index="question_set", columns="tier", values="mean_fk")
+    ordered["simplified < baseline < complex"] = ((ordered["simplified"] < ordered["baseline"])
+                                                  & (ordered["baseline"] < ordered["complex"]))
+    same = readability.pivot(index="question_set", columns="tier", values="baseline_mean_fk_same_questions")
+    ordered["simplified < its originals"] = ordered["simplified"] < same["simplified"]
+    ordered["complex > its originals"] = ordered["complex"] > same["complex"]
+    return ordered
+
+
+
+def fk_by_tier_alt_text(in_tier: pd.DataFrame, readability: pd.DataFrame, *, clip) -> str:
+    """The alt text of the FK-grade box plots (``afgv_fk_by_tier``, Table 2), with each set's means and counts
+    and the values the axis leaves out.
+
+    Parameters
+    ----------
+    in_tier : DataFrame
+        The rows drawn (status in :data:`PLACED`).
+    readability : DataFrame
+        :func:`readability_by_set` output (``mean_fk``, ``n`` per set and tier).
+    clip : vqalib.plots.Clip
+        The axis limits of the figure.
+
+    Returns
+    -------
+    str
+    """
+    counts = readability.set_index(["question_set", "tier"])["n"]
+    means = readability.set_index(["question_set", "tier"])["mean_fk"]
+    text = ("Box plots of the Flesch–Kincaid grade per tier (simplified, baseline, complex), one panel per question "
+            "set; the simplified and complex boxes hold only the questions with a rewrite in that tier (one that "
+            "lowers, resp. raises, the grade), the baseline box every question. " + " ".join(
+                f"{name}: mean grade {means[(name, 'simplified')]:.2f} simplified ({counts[(name, 'simplified')]} "
+                f"questions), {means[(name, 'baseline')]:.2f} baseline ({counts[(name, 'baseline')]}), "
+                f"{means[(name, 'complex')]:.2f} complex ({counts[(name, 'complex')]})."
+                for name in dict.fromkeys(readability["question_set"])))
+    if not clip.n_clipped:
+        return text
+    off_scale = in_tier[(in_tier["fk_grade"] < clip.low) | (in_tier["fk_grade"] > clip.high)]
+    extreme = off_scale.sort_values("fk_grade").iloc[-1 if clip.n_above else 0]
+    return text + (f" The grade axis runs from {clip.low:.1f} to {clip.high:.1f} so that the boxes stay readable: "
+                   f"{clip.note()}; they come from {off_scale['question_id'].nunique()} question(s) of "
+                   f"{', '.join(dict.fromkeys(off_scale['question_set']))}, the most extreme being "
+                   f"“{extreme['question'][:40]}” (grade {extreme['fk_grade']:.1f}). "
+                   "The boxes and means include them.")
+
+
+
+# --- Table 1 ---------------------------------------------------------------------------------
+
+def table1_long(paper: pd.DataFrame, *, n: int = 20_000) -> pd.DataFrame:
+    """Table 1's CIs, z-scores and CI separations recomputed from the paper's accuracies, long
+    (model, tier, metric, value), ready for :func:`vqalib.report.compare`.
+
+    Parameters
+    ----------
+    paper : DataFrame
+        The paper's Table 1, long (``model``, ``tier``, ``metric``, ``paper``).
+    n : int
+        Questions per tier.
+
+    Returns
+    -------
+    DataFrame
+    """
+    recomputed = table1_from_accuracies(paper_accuracies(paper), n=n)
+    return recomputed.melt(id_vars=["model", "tier"], var_name="metric", value_name="value").dropna(subset=["value"])
+
+
+def paper_accuracies(paper: pd.DataFrame) -> pd.DataFrame:
+    """The accuracies Table 1 prints: model, tier, accuracy.
+
+    Parameters
+    ----------
+    paper : DataFrame
+        The paper's Table 1, long.
+
+    Returns
+    -------
+    DataFrame
+    """
+    return paper[paper["metric"] == "accuracy"].rename(columns={"paper": "accuracy"})[["model", "tier", "accuracy"]]
+
+
+IMPLIED_N_COLUMNS = ["model", "tier", "implied_n", "z_score", "z_score_at_n5000", "min_ci_separation",
+                     "min_ci_separation_at_n5000"]
+
+
+def implied_n_table(paper: pd.DataFrame, *, model: str = "LLaVA-1.5", n: int = 5000) -> pd.DataFrame:
+    """The sample size each printed Table 1 CI implies, and ``model``'s z-scores and CI separations recomputed
+    with ``n`` questions (Table 1 check).
+
+    Parameters
+    ----------
+    paper : DataFrame
+        The paper's Table 1, long.
+    model : str
+        The model recomputed at ``n``.
+    n : int
+        Its implied sample size.
+
+    Returns
+    -------
+    DataFrame
+        The paper's table wide (one row per model × tier) with ``implied_n`` and the ``*_at_n5000`` columns.
+    """
+    wide = paper.pivot_table(index=["model", "tier"], columns="metric", values="paper", sort=False)
+    wide["implied_n"] = implied_n(wide["accuracy"], wide["ci95_low"], wide["ci95_high"])
+    accuracies = paper_accuracies(paper)
+    again = table1_from_accuracies(accuracies[accuracies["model"] == model], n=n)
+    return wide.reset_index().merge(again[["model", "tier", "z_score", "min_ci_separation"]].rename(
+        columns={"z_score": f"z_score_at_n{n}", "min_ci_separation": f"min_ci_separation_at_n{n}"}), how="left")

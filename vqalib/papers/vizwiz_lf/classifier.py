@@ -1,0 +1,279 @@
+"""The offline role / information-source classifier and its training (VizWiz-LF §4, A.2.2, Tables 9-10).
+
+A scikit-learn pipeline (``MLPClassifier`` with one sigmoid output per label, or one-vs-rest logistic
+regression) on :func:`~vqalib.papers.vizwiz_lf.classifier_features.feature_matrix`, per-label decision
+thresholds tuned on grouped inner folds of the training data only, at least one role per sentence.
+Training leaves out :data:`UNTRUSTED_SOURCES` (GPT-4V's sentence labels are misaligned, see
+:func:`vqalib.papers.vizwiz_lf.label_noise.label_noise`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import sklearn
+from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
+from sklearn.compose import ColumnTransformer
+from sklearn.decomposition import PCA
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score
+from sklearn.model_selection import GroupKFold
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+from vqalib.core import config
+from vqalib.datasets import project_root
+from vqalib.encoders import DECIMALS
+from vqalib.papers.vizwiz_lf.classifier_features import (
+    CONTEXT_FEATURES, EMBED_DIM, ENCODER_NAME, HIDDEN_LAYERS, PACKAGED_ENCODER, QUESTION_COMPONENTS, _labels,
+    encoder_spec, feature_matrix, label_matrix, sentence_units)
+
+UNTRUSTED_SOURCES: tuple[str, ...] = ("GPT-4V",)  # sentence labels misaligned: see label_noise()
+MODEL_DIR = project_root() / "data" / "models"
+MODEL_PATHS = {"role": MODEL_DIR / "vizwiz-lf_role_classifier.skops",
+               "info": MODEL_DIR / "vizwiz-lf_info_classifier.skops"}
+
+
+def make_pipeline(*, estimator: str = "mlp", seed: int = 0) -> Pipeline:
+    """The scikit-learn pipeline behind the classifiers (VizWiz-LF Tables 9-10).
+
+    ``"mlp"``: one hidden layer of 256, L2 penalty 3, early stopping; one sigmoid output
+    per label. ``"logreg"``: one-vs-rest logistic regression, C = 0.01.
+    """
+    text = EMBED_DIM * (1 + len(HIDDEN_LAYERS))
+    columns = ColumnTransformer([
+        ("text", "passthrough", list(range(text))),
+        # the question matters through a few directions; PCA keeps it from swamping the sentence
+        ("question", PCA(QUESTION_COMPONENTS, random_state=seed), list(range(text, text + EMBED_DIM))),
+        ("context", "passthrough", list(range(text + EMBED_DIM, text + EMBED_DIM + len(CONTEXT_FEATURES)))),
+    ])
+    if estimator == "mlp":
+        model = MLPClassifier(hidden_layer_sizes=(256,), alpha=3.0, early_stopping=True, max_iter=200,
+                              random_state=seed)
+    elif estimator == "logreg":
+        model = OneVsRestClassifier(LogisticRegression(C=0.01, max_iter=3000, solver="newton-cholesky"))
+    else:
+        raise ValueError(f"estimator must be 'mlp' or 'logreg', not {estimator!r}")
+    return Pipeline([("columns", columns), ("scale", StandardScaler()), ("model", model)])
+
+
+class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
+    """The role or information-source classifier (VizWiz-LF Tables 9-10 replacement), a scikit-learn estimator.
+
+    :meth:`fit` takes rows of :func:`~vqalib.papers.vizwiz_lf.classifier_features.feature_matrix` and
+    the 0/1 label matrix (:func:`~vqalib.papers.vizwiz_lf.classifier_features.label_matrix`, columns
+    in taxonomy order), fits :func:`make_pipeline` and, with ``tune``, per-label thresholds on
+    ``inner_splits`` inner folds grouped by ``groups`` (question ids). :func:`train` builds the
+    features and fits one on the trusted sources; :func:`~vqalib.papers.vizwiz_lf.classifier_io.load`
+    returns a fitted one.
+
+    Parameters
+    ----------
+    kind : str
+        ``"role"`` (functional roles; at least one per sentence) or ``"info"`` (information
+        sources; a sentence may have none).
+    estimator : str
+        ``"mlp"`` or ``"logreg"`` (:func:`make_pipeline`).
+    seed : int
+        Random state of the pipeline and of the inner folds.
+    tune : bool
+        Tune per-label thresholds on inner folds (else 0.5 for every label).
+    inner_splits : int
+        Number of inner folds for the thresholds.
+    encoder : str
+        The encoder the features come from (recorded, never the weights): :data:`PACKAGED_ENCODER`,
+        a folder or a hub name.
+    encoder_name : str
+        The encoder's model name.
+
+    Attributes
+    ----------
+    pipeline, thresholds, labels, min_labels, metadata
+        The fitted scikit-learn pipeline, per-label thresholds, label names, the least number of
+        labels per sentence (1 for roles, 0 for sources) and the model's metadata (set by
+        :func:`train`); also as ``pipeline_``, ``thresholds_``, ``labels_``, ``min_labels_``, ``metadata_``.
+    """
+
+    def __init__(self, kind: str = "role", *, estimator: str = "mlp", seed: int = 0, tune: bool = True,
+                 inner_splits: int = 3, encoder: str = PACKAGED_ENCODER, encoder_name: str = ENCODER_NAME):
+        self.kind = kind
+        self.estimator = estimator
+        self.seed = seed
+        self.tune = tune
+        self.inner_splits = inner_splits
+        self.encoder = encoder
+        self.encoder_name = encoder_name
+
+    def fit(self, X: np.ndarray, Y: np.ndarray, groups=None) -> SentenceClassifier:
+        """Fit the pipeline on all rows; thresholds from grouped inner folds of the same rows.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_sentences, n_features)
+            Feature rows.
+        Y : ndarray of shape (n_sentences, n_labels)
+            0/1 labels, columns in taxonomy order.
+        groups : array-like of shape (n_sentences,), optional
+            Question id of each row, the groups of the inner folds; needed when ``tune``.
+
+        Returns
+        -------
+        SentenceClassifier
+            ``self``, fitted.
+        """
+        labels, _, _ = _labels(self.kind)
+        thresholds = np.full(len(labels), 0.5)
+        if self.tune:
+            if groups is None:
+                raise ValueError("tune=True needs groups (question ids) for the inner folds")
+            held_out = np.zeros((len(X), len(labels)))
+            inner = question_folds(pd.DataFrame({"question_id": np.asarray(groups)}), n_splits=self.inner_splits,
+                                   seed=self.seed)
+            for train, test in inner:
+                pipeline = make_pipeline(estimator=self.estimator, seed=self.seed).fit(X[train], Y[train])
+                held_out[test] = _probabilities(pipeline, X[test], n_labels=len(labels))
+            thresholds = tune_thresholds(held_out, Y)
+        pipeline = make_pipeline(estimator=self.estimator, seed=self.seed).fit(X, Y)
+        return self._set_fitted(labels=labels, pipeline=pipeline, thresholds=thresholds,
+                                min_labels=1 if self.kind == "role" else 0, metadata={})
+
+    def _set_fitted(self, *, labels, pipeline, thresholds, min_labels, metadata) -> SentenceClassifier:
+        self.labels_, self.pipeline_, self.thresholds_ = labels, pipeline, thresholds
+        self.min_labels_, self.metadata_ = min_labels, metadata
+        return self
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "pipeline_")
+
+    def predict_proba(self, features: np.ndarray) -> np.ndarray:
+        """Probability of each label per row of :func:`feature_matrix`."""
+        return _probabilities(self.pipeline, features, n_labels=len(self.labels))
+
+    def decide(self, probabilities: np.ndarray) -> np.ndarray:
+        """0/1 labels: each label above its threshold, and the most probable one if none is."""
+        return decide(probabilities, thresholds=self.thresholds, min_labels=self.min_labels)
+
+    def predict(self, features: np.ndarray) -> np.ndarray:
+        """0/1 labels per row of :func:`feature_matrix`: :meth:`decide` of :meth:`predict_proba`."""
+        return self.decide(self.predict_proba(features))
+
+    # the fitted state under the names the classifier had before it was an estimator
+    labels = property(lambda self: self.labels_)
+    pipeline = property(lambda self: self.pipeline_)
+    thresholds = property(lambda self: self.thresholds_)
+    min_labels = property(lambda self: self.min_labels_)
+
+    @property
+    def metadata(self) -> dict:
+        return self.metadata_
+
+    @metadata.setter
+    def metadata(self, value: dict) -> None:
+        self.metadata_ = value
+
+
+def _probabilities(pipeline: Pipeline, features: np.ndarray, *, n_labels: int) -> np.ndarray:
+    """Label probabilities rounded to :data:`vqalib.encoders.DECIMALS`: BLAS kernels leave 1e-14 of
+    noise in a float64 MLP, which could otherwise pick a different one of two equally good answers
+    downstream (threshold ties, label re-assignments) on another machine."""
+    probabilities = np.asarray(pipeline.predict_proba(features), dtype=float)
+    return np.round(probabilities.reshape(len(features), n_labels), DECIMALS)
+
+
+def decide(probabilities: np.ndarray, *, thresholds: np.ndarray, min_labels: int = 1) -> np.ndarray:
+    """Turn probabilities into labels (VizWiz-LF A.2.2: 1-3 roles per sentence).
+
+    A label is assigned when its probability reaches its threshold; with ``min_labels=1`` a
+    sentence with no label above threshold gets its most probable label.
+    """
+    predicted = (probabilities >= np.asarray(thresholds)).astype(int)
+    if min_labels and len(predicted):
+        empty = predicted.sum(axis=1) == 0
+        predicted[empty, probabilities[empty].argmax(axis=1)] = 1
+    return predicted
+
+
+def tune_thresholds(probabilities: np.ndarray, truth: np.ndarray, *,
+                    grid: np.ndarray = np.round(np.arange(0.05, 0.951, 0.025), 3)) -> np.ndarray:
+    """Per-label threshold that maximises that label's F1 on held-out predictions (Tables 9-10).
+
+    A label with no positive example keeps 0.5.
+    """
+    out = np.full(truth.shape[1], 0.5)
+    for j in range(truth.shape[1]):
+        if truth[:, j].any():
+            scores = [f1_score(truth[:, j], probabilities[:, j] >= t, zero_division=0) for t in grid]
+            out[j] = grid[int(np.argmax(scores))]
+    return out
+
+
+def question_folds(units: pd.DataFrame, *, n_splits: int = 5, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Train/test row positions of cross-validation grouped by question (Tables 9-10).
+
+    ``GroupKFold`` on ``question_id`` (shuffled with ``seed``): every answer to a question,
+    from every source, is on the same side of each split.
+    """
+    splitter = GroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    return [(train, test) for train, test in splitter.split(np.zeros(len(units)), groups=units["question_id"])]
+
+
+def _fit(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *, kind: str, seed: int, estimator: str,
+         exclude_sources: tuple[str, ...], tune: bool, inner_splits: int, encoder: str) -> SentenceClassifier:
+    """Fit on the trusted rows; thresholds from grouped inner folds of the same rows."""
+    trusted = ~units["source"].isin(exclude_sources).to_numpy()
+    rows = np.flatnonzero(trusted)
+    model = SentenceClassifier(kind, estimator=estimator, seed=seed, tune=tune, inner_splits=inner_splits,
+                               encoder=encoder)
+    return model.fit(features[rows], truth[rows], groups=units["question_id"].to_numpy()[rows])
+
+
+def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role", seed: int = 0,
+          estimator: str = "mlp", exclude_sources: tuple[str, ...] = UNTRUSTED_SOURCES,
+          tune: bool = True, inner_splits: int = 3, encoder: str | None = None,
+          cache_dir: Path | None = None) -> SentenceClassifier:
+    """Train the role (``kind="role"``) or information-source (``"info"``) classifier on the
+    released labels (local replacement of the GPT-4 classifier, VizWiz-LF §4, Tables 9-10).
+
+    Sentences of ``exclude_sources`` are not fitted on (their labels are misaligned, see
+    :func:`label_noise`). The returned model carries metadata: data sizes and hash,
+    features, estimator, thresholds, scikit-learn version.
+    """
+    units = sentence_units(sentences, answers)
+    features = feature_matrix(units, encoder=encoder, cache_dir=cache_dir)
+    truth = label_matrix(units, kind=kind)
+    spec = encoder_spec(encoder)
+    config.model_call(f"{kind} classifier training")
+    model = _fit(features, truth, units, kind=kind, seed=seed, estimator=estimator,
+                 exclude_sources=tuple(exclude_sources), tune=tune, inner_splits=inner_splits, encoder=spec)
+    fitted = units[~units["source"].isin(exclude_sources)]
+    model.metadata = {
+        "paper": "VizWiz-LF (Huh et al., COLM 2024), §4 and Appendix A.2.2, Tables 9-10",
+        "kind": kind, "labels": list(model.labels), "estimator": estimator, "seed": seed,
+        "thresholds": dict(zip(model.labels, map(float, model.thresholds))),
+        "features": ["sentence embedding (final layer, mean pooled, L2)",
+                     *[f"mean-pooled hidden state, layer {k}" for k in HIDDEN_LAYERS],
+                     f"question embedding -> PCA({QUESTION_COMPONENTS})", *CONTEXT_FEATURES],
+        "encoder": spec, "encoder_name": ENCODER_NAME,
+        "training_data": {"n_sentences": int(len(fitted)), "n_answers": int(fitted["answer_id"].nunique()),
+                          "n_questions": int(fitted["question_id"].nunique()),
+                          "sources": sorted(fitted["source"].unique()),
+                          "excluded_sources": list(exclude_sources),
+                          "sha256": data_hash(sentences)},
+        "sklearn_version": sklearn.__version__, "python": platform.python_version(),
+    }
+    return model
+
+
+def data_hash(sentences: pd.DataFrame) -> str:
+    """SHA-256 of the sentence texts and labels a model was trained on (model metadata)."""
+    digest = hashlib.sha256()
+    columns = ["source", "question_id", "sentence_index", "sentence", "roles", "info_sources"]
+    for row in sentences[columns].itertuples(index=False):
+        digest.update(repr(tuple(row)).encode("utf-8"))
+    return digest.hexdigest()

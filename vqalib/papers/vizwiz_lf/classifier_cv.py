@@ -1,0 +1,243 @@
+"""Grouped cross-validation of the offline classifiers and the abstention agreement they give
+(VizWiz-LF Tables 9-10: per-label and weighted F1 with Majority and Random baselines; §7, Table 5:
+answer-level abstention decisions from predicted roles against the released labels).
+
+Folds are grouped by question (a question's answers from all sources stay on one side); the
+out-of-fold results are cached on disk as ``.npz`` arrays (:func:`_out_of_fold`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import time
+import warnings
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import sklearn
+from scipy import stats as scistats
+from sklearn.metrics import cohen_kappa_score, f1_score
+
+from vqalib.abstention import abstains
+from vqalib.core import config
+from vqalib.papers.vizwiz_lf.classifier import UNTRUSTED_SOURCES, _fit, question_folds
+from vqalib.papers.vizwiz_lf.classifier_features import (
+    _labels, encoder_spec, feature_matrix, label_matrix, sentence_units)
+
+@dataclass
+class CVResult:
+    """Cross-validated scores (Tables 9-10 layout), per-source scores, out-of-fold predictions."""
+
+    scores: pd.DataFrame  # model, subset, label, f1, support (label "Weighted average" included)
+    by_source: pd.DataFrame  # source, model, weighted_f1, n_sentences
+    predictions: pd.DataFrame  # one row per sentence: ids, fold, labels, predicted, p_<label>
+    thresholds: pd.DataFrame  # fold x label
+    seconds: float
+
+
+def f1_table(truth: np.ndarray, predicted: np.ndarray, *, labels: tuple[str, ...]) -> pd.DataFrame:
+    """Per-label F1, support and the support-weighted average F1 (VizWiz-LF Tables 9-10).
+
+    The weighted average is scikit-learn's ``f1_score(average="weighted")`` over the
+    label-indicator matrix, the paper's "weighted average F1".
+    """
+    per_label = f1_score(truth, predicted, average=None, labels=range(len(labels)), zero_division=0)
+    support = truth.sum(axis=0)
+    weighted = f1_score(truth, predicted, average="weighted", zero_division=0) if support.sum() else 0.0
+    return pd.DataFrame({"label": [*labels, "Weighted average"], "f1": [*per_label, weighted],
+                         "support": [*support, support.sum()]})
+
+
+def majority_predictions(n: int, *, kind: str) -> np.ndarray:
+    """The Majority baseline: "Answer" for roles, "Image Content" for sources (Tables 9-10)."""
+    labels, _, majority = _labels(kind)
+    out = np.zeros((n, len(labels)), dtype=int)
+    out[:, labels.index(majority)] = 1
+    return out
+
+
+def random_predictions(train_truth: np.ndarray, n: int, *, rng: np.random.Generator) -> np.ndarray:
+    """The Random baseline: each sentence gets the label combination of a random training sentence (Tables 9-10)."""
+    return train_truth[rng.integers(0, len(train_truth), size=n)]
+
+
+CV_CACHE_VERSION = "1"  # bump when the fitting changes: cached out-of-fold results are then not reused
+
+
+def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *, folds: list, params: dict,
+                 cache_dir: Path | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Out-of-fold probabilities, decisions, fold of each row and each fold's thresholds (Tables 9-10).
+
+    The expensive part of :func:`cross_validate`, stored on disk as arrays (``.npz``, read without
+    pickle) under a key of every input: features, labels, sources, folds, parameters and library
+    versions. Fitting is deterministic in float64, so a stored result is the one a new fit gives.
+    """
+    from vqalib.datasets import cache_root, write_atomic
+
+    digest = hashlib.sha256()
+    for array in (features, truth, units["source"].astype(str).to_numpy(dtype="U"),
+                  *[np.asarray(rows) for _, rows in folds]):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    digest.update(repr((sorted(params.items()), sklearn.__version__, np.__version__, CV_CACHE_VERSION)).encode())
+    path = Path(cache_dir or cache_root() / "classify-cv") / f"{digest.hexdigest()[:32]}.npz"
+    names = ("probabilities", "predicted", "fold_of", "thresholds")
+    if path.exists():
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                found = tuple(stored[n] for n in names)
+            if [a.shape for a in found] == [truth.shape, truth.shape, (len(units),), (len(folds), truth.shape[1])]:
+                return found
+            raise ValueError("unexpected array shapes")
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:  # a pickle: not unpickled
+            warnings.warn(f"ignoring unreadable cache file {path} ({err}); recomputing it", stacklevel=2)
+    config.model_call(f"{params['kind']} classifier cross-validation ({len(folds)} folds)")
+    probabilities = np.zeros(truth.shape)
+    predicted = np.zeros(truth.shape, dtype=int)
+    fold_of = np.zeros(len(units), dtype=int)
+    thresholds = np.zeros((len(folds), truth.shape[1]))
+    for fold, (train_rows, test_rows) in enumerate(folds):
+        model = _fit(features[train_rows], truth[train_rows], units.iloc[train_rows], **params)
+        probabilities[test_rows] = model.predict_proba(features[test_rows])
+        predicted[test_rows] = model.decide(probabilities[test_rows])
+        fold_of[test_rows] = fold
+        thresholds[fold] = model.thresholds
+    buffer = io.BytesIO()
+    np.savez(buffer, probabilities=probabilities, predicted=predicted, fold_of=fold_of, thresholds=thresholds)
+    write_atomic(path, buffer.getvalue())
+    return probabilities, predicted, fold_of, thresholds
+
+
+def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role", n_splits: int = 5,
+                   seed: int = 0, estimator: str = "mlp", exclude_sources: tuple[str, ...] = UNTRUSTED_SOURCES,
+                   tune: bool = True, inner_splits: int = 3, n_random: int = 20, encoder: str | None = None,
+                   cache_dir: Path | None = None) -> CVResult:
+    """Grouped k-fold cross-validation of the classifier and the baselines (VizWiz-LF Tables 9-10).
+
+    Folds come from :func:`question_folds`. In each fold the classifier is trained as by
+    :func:`train` (thresholds from inner folds of the training part only) and predicts the
+    held-out sentences of every source; Majority and Random (mean over ``n_random`` seeded
+    draws from the training part's label combinations) are scored on the same sentences.
+    Scores pool the out-of-fold predictions: subset ``"all"`` (every source) and
+    ``"trusted sources"`` (without ``exclude_sources``).
+    """
+    start = time.perf_counter()
+    labels, column, _ = _labels(kind)
+    units = sentence_units(sentences, answers).reset_index(drop=True)
+    features = feature_matrix(units, encoder=encoder, cache_dir=cache_dir)
+    truth = label_matrix(units, kind=kind)
+    spec = encoder_spec(encoder)
+    folds = question_folds(units, n_splits=n_splits, seed=seed)
+    params = dict(kind=kind, seed=seed, estimator=estimator, exclude_sources=tuple(exclude_sources), tune=tune,
+                  inner_splits=inner_splits, encoder=spec)
+    probabilities, predicted, fold_of, fold_thresholds = _out_of_fold(features, truth, units, folds=folds,
+                                                                       params=params, cache_dir=cache_dir)
+    thresholds = [{"fold": fold, **dict(zip(labels, row))} for fold, row in enumerate(fold_thresholds)]
+    rng = np.random.default_rng(seed)
+    randoms = np.zeros((n_random, *truth.shape), dtype=int)
+    for train_rows, test_rows in folds:
+        for k in range(n_random):
+            randoms[k, test_rows] = random_predictions(truth[train_rows], len(test_rows), rng=rng)
+    trusted = ~units["source"].isin(exclude_sources).to_numpy()
+    name = f"MiniLM + context ({estimator})"
+    tables = []
+    for subset, mask in (("all", np.ones(len(units), dtype=bool)), ("trusted sources", trusted)):
+        if subset != "all" and mask.all():
+            continue
+        for model_name, pred in ((name, predicted), ("Majority", majority_predictions(len(units), kind=kind))):
+            tables.append(f1_table(truth[mask], pred[mask], labels=labels).assign(model=model_name, subset=subset))
+        draws = [f1_table(truth[mask], r[mask], labels=labels) for r in randoms]
+        random_table = draws[0].assign(f1=np.mean([d["f1"] for d in draws], axis=0))
+        tables.append(random_table.assign(model=f"Random (mean of {n_random})", subset=subset))
+    scores = pd.concat(tables, ignore_index=True)[["model", "subset", "label", "f1", "support"]]
+    by_source = []
+    for source, rows in units.groupby("source", sort=False).indices.items():
+        for model_name, pred in ((name, predicted), ("Majority", majority_predictions(len(units), kind=kind))):
+            by_source.append({"source": source, "model": model_name, "n_sentences": len(rows),
+                              "weighted_f1": f1_score(truth[rows], pred[rows], average="weighted", zero_division=0)})
+    predictions = units[["source", "question_id", "sentence_index", "sentence"]].copy()
+    predictions["fold"] = fold_of
+    predictions["labels"] = [tuple(label for label, y in zip(labels, row) if y) for row in truth]
+    predictions["predicted"] = [tuple(label for label, y in zip(labels, row) if y) for row in predicted]
+    for j, label in enumerate(labels):
+        predictions[f"p_{label}"] = probabilities[:, j]
+    return CVResult(scores=scores, by_source=pd.DataFrame(by_source), predictions=predictions,
+                    thresholds=pd.DataFrame(thresholds), seconds=time.perf_counter() - start)
+
+
+def answer_decisions(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Answer-level abstention decisions from sentence predictions (VizWiz-LF §7, Table 5: an answer
+    abstains when one of its sentences has the role Answer Failure).
+
+    ``predictions`` has ``source``, ``question_id``, ``labels`` and ``predicted`` per sentence
+    (the ``predictions`` of a role :class:`CVResult`). One row per answer, in order of
+    appearance: ``by_labels``, ``by_predictions`` and, when the sentence columns exist,
+    ``p_max`` (largest P(Answer Failure)) and ``fold``.
+    """
+    frame = predictions.assign(by_labels=abstains(predictions["labels"]),
+                               by_predictions=abstains(predictions["predicted"]))
+    columns = {"by_labels": ("by_labels", "any"), "by_predictions": ("by_predictions", "any")}
+    if "p_Answer Failure" in frame:
+        columns["p_max"] = ("p_Answer Failure", "max")
+    if "fold" in frame:
+        columns["fold"] = ("fold", "first")
+    return frame.groupby(["source", "question_id"], sort=False).agg(**columns).reset_index()
+
+
+def _kappa(a: np.ndarray, b: np.ndarray) -> float:
+    """Cohen's kappa; NaN when neither side varies (kappa is 0/0 there)."""
+    return cohen_kappa_score(a, b) if len(set(a)) > 1 or len(set(b)) > 1 else np.nan
+
+
+def abstention_agreement(predictions: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
+    """Per source: does the answer-level abstention decision from predicted roles agree with
+    the one from the released labels? (VizWiz-LF §7, Table 5; decisions of :func:`answer_decisions`.)
+
+    Columns beside ``agreement``: its Wilson interval (``confidence``), Cohen's kappa, and
+    ``agreement_next_answer`` / ``kappa_next_answer``: the labels of each answer against the
+    prediction for the *next* answer of the same source (question-id order), the agreement of
+    labels that carry no information about their own answer. Labels tied to their text agree
+    far more with their own answer than with the next one.
+    """
+    rows = []
+    for source, group in answer_decisions(predictions).groupby("source", sort=False):
+        group = group.sort_values("question_id", kind="stable")
+        labels, predicted = group["by_labels"].to_numpy(), group["by_predictions"].to_numpy()
+        agree = int((labels == predicted).sum())
+        interval = scistats.binomtest(agree, len(group)).proportion_ci(confidence_level=confidence, method="wilson")
+        rows.append({"source": source, "n_answers": len(group),
+                     "abstain_labels": labels.mean(), "abstain_predicted": predicted.mean(),
+                     "agreement": agree / len(group), "agreement_ci_low": interval.low,
+                     "agreement_ci_high": interval.high, "kappa": _kappa(labels, predicted),
+                     "agreement_next_answer": (labels[:-1] == predicted[1:]).mean() if len(group) > 1 else np.nan,
+                     "kappa_next_answer": _kappa(labels[:-1], predicted[1:]) if len(group) > 2 else np.nan})
+    return pd.DataFrame(rows)
+
+
+def abstention_decision_variants(predictions: pd.DataFrame, *, exclude_sources: tuple[str, ...] = UNTRUSTED_SOURCES,
+                                 grid: np.ndarray = np.round(np.arange(0.1, 0.91, 0.05), 2)) -> pd.DataFrame:
+    """Agreement with the label-based abstention decision under two answer-level rules (VizWiz-LF §7,
+    issue criterion "agreement >= 90% per source"): ``any sentence predicted Answer Failure``
+    (the default, :func:`abstention_agreement`) and ``max P(Answer Failure) >= t`` with ``t``
+    chosen, for each cross-validation fold, on the *other* folds' answers of the trusted sources
+    (so no answer's own label picks its threshold). One row per (source, rule).
+    """
+    answers = answer_decisions(predictions).rename(columns={"by_labels": "label", "by_predictions": "sentence_rule"})
+    trusted = ~answers["source"].isin(exclude_sources)
+    answers["threshold"] = np.nan
+    for fold in sorted(answers["fold"].unique()):
+        other = answers[trusted & (answers["fold"] != fold)]
+        agreement = [((other["p_max"] >= t) == other["label"]).mean() for t in grid]
+        answers.loc[answers["fold"] == fold, "threshold"] = grid[int(np.argmax(agreement))]
+    answers["threshold_rule"] = answers["p_max"] >= answers["threshold"]
+    rows = []
+    for source, group in answers.groupby("source", sort=False):
+        for rule, name in (("sentence_rule", "any sentence predicted Answer Failure"),
+                           ("threshold_rule", "max P(Answer Failure) >= t, t tuned on the other folds")):
+            rows.append({"source": source, "rule": name, "n_answers": len(group),
+                         "agreement": float((group[rule] == group["label"]).mean()),
+                         "threshold": float(group["threshold"].median()) if rule == "threshold_rule" else np.nan})
+    return pd.DataFrame(rows)

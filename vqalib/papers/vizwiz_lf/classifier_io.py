@@ -1,0 +1,165 @@
+"""Saving and loading the offline classifiers (VizWiz-LF Tables 9-10 models, ``data/models/*.skops``).
+
+Saved models (:func:`save`) hold only the scikit-learn pipeline, thresholds, the encoder's name and
+metadata, never encoder weights, in skops' format (no pickle), byte-identical for the same model:
+:func:`load` admits only the types of :data:`TRUSTED_MODEL_TYPES`.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+from sklearn.compose import ColumnTransformer
+from sklearn.decomposition import PCA
+from sklearn.linear_model import LogisticRegression
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer, LabelBinarizer, StandardScaler
+
+from vqalib.papers.vizwiz_lf.classifier import SentenceClassifier
+
+# MLP state that only continues training (Adam moments, early-stopping copies): three
+# times the size of the weights, not needed to predict, so not saved.
+_TRAINING_STATE = ("_optimizer", "_best_coefs", "_best_intercepts")
+
+
+MODEL_FORMAT = "vqalib.classify.SentenceClassifier/skops-1"
+# Every type other than JSON values, lists, tuples, dicts and arrays that a saved classifier may
+# hold: the two pipelines of make_pipeline(), nothing else. load() checks the file against this
+# list before skops constructs anything (skops on its own trusts every scikit-learn estimator).
+TRUSTED_MODEL_TYPES: tuple[str, ...] = tuple(f"{t.__module__}.{t.__qualname__}" for t in (
+    Pipeline, ColumnTransformer, PCA, FunctionTransformer, StandardScaler, MLPClassifier, LabelBinarizer,
+    OneVsRestClassifier, LogisticRegression))
+_SAFE_MODEL_TYPES = frozenset({
+    *TRUSTED_MODEL_TYPES, "builtins.dict", "builtins.list", "builtins.tuple", "builtins.slice", "builtins.str",
+    "builtins.int", "builtins.float", "builtins.bool", "numpy.ndarray", "numpy.random.mtrand.RandomState",
+    *(f"numpy.{t}" for t in ("float64", "float32", "int64", "int32", "bool", "bool_", "str_"))})
+_MODEL_FIELDS = ("kind", "labels", "pipeline", "thresholds", "min_labels", "encoder", "encoder_name", "metadata")
+
+
+class ModelFileError(ValueError):
+    """A classifier file that :func:`load` refuses: not a skops model of this package, or holding other types."""
+
+
+def _canonical_skops(data: bytes) -> bytes:
+    """skops' zip with its memory-address ids, random member names and timestamps replaced by
+    sequence numbers and a fixed date, so that the same model always gives the same bytes. Values
+    (JSON values, arrays) get a number and a file of their own at each place they occur: whether two
+    attributes shared one array in memory (as after training, not after joblib) does not show."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    schema = json.loads(source.read("schema.json"))
+    members = set(source.namelist())
+    ids: dict[object, int] = {}
+    files: dict[str, str] = {}  # new member name -> skops' member name
+
+    def renumber(node):
+        if isinstance(node, dict):
+            if node.get("__loader__") in ("JsonNode", "NdArrayNode"):
+                node["__id__"] = ids[object()] = len(ids) + 1
+            elif "__id__" in node:
+                node["__id__"] = ids.setdefault(node["__id__"], len(ids) + 1)
+            if isinstance(node.get("file"), str) and node["file"] in members:
+                name = f"{len(files) + 1:04d}{Path(node['file']).suffix}"
+                files[name], node["file"] = node["file"], name
+            for value in node.values():
+                renumber(value)
+        elif isinstance(node, list):
+            for value in node:
+                renumber(value)
+
+    renumber(schema)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        entries = [("schema.json", json.dumps(schema, indent=1).encode("utf-8")),
+                   *[(new, source.read(old)) for new, old in files.items()]]
+        for name, content in entries:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type, info.create_system, info.external_attr = zipfile.ZIP_DEFLATED, 3, 0o644 << 16
+            target.writestr(info, content, compresslevel=6)
+    return out.getvalue()
+
+
+def save(model: SentenceClassifier, path: Path) -> Path:
+    """Write a fitted classifier in skops' format (Tables 9-10): the scikit-learn pipeline,
+    thresholds, encoder name and metadata as a skops zip (JSON schema and ``.npy`` arrays, no
+    pickle), byte-identical for the same model; never the encoder weights, nor the optimiser
+    state (a loaded model predicts the same but cannot be warm-started)."""
+    import skops.io
+
+    from vqalib.datasets import write_atomic
+
+    path = Path(path)
+    pipeline = copy.deepcopy(model.pipeline)
+    for name in _TRAINING_STATE:
+        if hasattr(pipeline[-1], name):
+            delattr(pipeline[-1], name)
+    state = {"format": MODEL_FORMAT, **{name: getattr(model, name) for name in _MODEL_FIELDS}}
+    state.update(labels=list(model.labels), thresholds=np.asarray(model.thresholds, dtype=float),
+                 pipeline=pipeline)
+    write_atomic(path, _canonical_skops(skops.io.dumps(state)))
+    return path
+
+
+_SAFE_SKOPS_LOADERS = frozenset({"JsonNode", "DictNode", "ListNode", "TupleNode", "SliceNode", "TypeNode",
+                                 "NdArrayNode", "RandomStateNode", "ObjectNode"})
+
+
+def _schema_types(node, found: set[str]) -> set[str]:
+    """Every type a skops schema names (JSON values aside): what loading it would construct."""
+    if isinstance(node, dict):
+        if "__loader__" in node and node["__loader__"] != "JsonNode":
+            found.add(f"{node.get('__module__')}.{node.get('__class__')}")
+            if node["__loader__"] not in _SAFE_SKOPS_LOADERS:
+                found.add(f"skops {node['__loader__']}")
+            if node["__loader__"] == "NdArrayNode" and node.get("type") != "numpy":
+                found.add(f"numpy.ndarray of Python objects ({node.get('type')})")
+        for value in node.values():
+            _schema_types(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _schema_types(value, found)
+    return found
+
+
+def load(path: Path) -> SentenceClassifier:
+    """Read a classifier written by :func:`save` (Tables 9-10), without unpickling anything.
+
+    The file must be a skops zip whose schema names only :data:`TRUSTED_MODEL_TYPES`, arrays and
+    plain values; this is checked on the JSON schema before any object is built, and anything
+    else (a pickle, a joblib file, other types) raises :class:`ModelFileError` naming the file.
+    """
+    import skops.io
+
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            schema = json.loads(archive.read("schema.json"))
+    except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ModelFileError(
+            f"{path}: not a classifier saved by vqalib.classify.save (a skops zip) ({err}); pickle and joblib "
+            "files are never loaded, as unpickling can run code: retrain with `python -m vqalib.classify train`"
+        ) from None
+    untrusted = sorted(_schema_types(schema, set()) - _SAFE_MODEL_TYPES)
+    if untrusted:
+        raise ModelFileError(f"{path}: refused, it holds types outside vqalib.classify.TRUSTED_MODEL_TYPES: "
+                             f"{', '.join(untrusted)}")
+    try:
+        state = skops.io.load(path, trusted=list(TRUSTED_MODEL_TYPES))
+    except Exception as err:  # skops' own audit, or a malformed file
+        raise ModelFileError(f"{path}: not a loadable skops classifier: {err}") from None
+    if not isinstance(state, dict) or state.get("format") != MODEL_FORMAT or set(state) != {"format", *_MODEL_FIELDS}:
+        raise ModelFileError(f"{path}: a skops file, but not a {MODEL_FORMAT} (keys: "
+                             f"{sorted(state) if isinstance(state, dict) else type(state).__name__})")
+    if not isinstance(state["pipeline"], Pipeline):
+        raise ModelFileError(f"{path}: the pipeline is a {type(state['pipeline']).__name__}, not a Pipeline")
+    metadata = state["metadata"]
+    recorded = {k: metadata[k] for k in ("estimator", "seed") if isinstance(metadata, dict) and k in metadata}
+    model = SentenceClassifier(state["kind"], encoder=state["encoder"], encoder_name=state["encoder_name"], **recorded)
+    return model._set_fitted(labels=tuple(state["labels"]), pipeline=state["pipeline"], thresholds=state["thresholds"],
+                             min_labels=state["min_labels"], metadata=metadata)

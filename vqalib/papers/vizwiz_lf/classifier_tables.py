@@ -1,0 +1,112 @@
+"""Tables of the offline classifier for notebook 05 (VizWiz-LF Tables 9-10 layout, Table 5 re-derived, §7).
+
+Pure functions: cross-validation results in (:func:`~vqalib.papers.vizwiz_lf.classifier_cv.cross_validate`),
+DataFrames or strings out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from vqalib import taxonomy
+from vqalib.abstention import abstention_metrics
+from vqalib.papers.vizwiz_lf.classifier_cv import answer_decisions
+
+#: per kind: the paper's key column of Tables 9 (roles) and 10 (information sources)
+PAPER_KEYS = {"role": "role", "info": "info_source"}
+_PAPER_NAMES = {"role": taxonomy.paper_role_name, "info": taxonomy.paper_info_name}
+
+
+def paper_f1_rows(scores, kind: str) -> pd.DataFrame:
+    """Cross-validated F1 in the layout of VizWiz-LF Table 9 (``kind="role"``) or 10 (``"info"``).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame or CVResult
+        ``CVResult.scores`` (``model``, ``subset``, ``label``, ``f1``, ``support``) or the ``CVResult``.
+    kind : {"role", "info"}
+        Which labels were classified.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``subset == "all"`` rows with the paper's label names in ``role`` / ``info_source``
+        ("Weighted average" as "Average"), ``Random...`` models as ``Random``; ``label`` and
+        ``subset`` dropped. Ready for :func:`vqalib.report.compare` with ``value="f1"``.
+    """
+    name = _PAPER_NAMES[kind]
+    scores = getattr(scores, "scores", scores)
+    ours = scores[scores["subset"] == "all"].copy()
+    ours[PAPER_KEYS[kind]] = ours["label"].map(lambda x: "Average" if x == "Weighted average" else name(x))
+    ours["model"] = ours["model"].str.replace(r"^Random.*", "Random", regex=True)
+    return ours.drop(columns=["label", "subset"])
+
+
+def f1_overview(results: Mapping) -> pd.DataFrame:
+    """All cross-validated F1 scores side by side (VizWiz-LF Tables 9-10, every subset).
+
+    Parameters
+    ----------
+    results : mapping of str to CVResult or pandas.DataFrame
+        Per kind (``"role"``, ``"info"``) a ``CVResult`` or its ``scores``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        F1 with rows (kind, label) and columns (model, subset), rounded to 3 decimals.
+    """
+    scores = pd.concat([getattr(r, "scores", r).assign(kind=k) for k, r in results.items()])
+    return scores.pivot_table(index=["kind", "label"], columns=["model", "subset"], values="f1",
+                              sort=False).round(3)
+
+
+def rederived_abstention(answers: pd.DataFrame, predictions: pd.DataFrame, agreement: pd.DataFrame) -> pd.DataFrame:
+    """VizWiz-LF Table 5's vanilla metrics with abstention decided by the offline classifier (§7).
+
+    An answer abstains when one of its sentences is predicted Answer Failure (out of fold);
+    answers without predictions do not abstain.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Answers with ``source``, ``question_id`` and ``answerability``.
+    predictions : pandas.DataFrame
+        Out-of-fold role predictions (``CVResult.predictions``).
+    agreement : pandas.DataFrame
+        :func:`~vqalib.papers.vizwiz_lf.classifier_cv.abstention_agreement` of the predictions.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per source: the agreement columns, then ``n`` and the Table 5 metrics.
+    """
+    predicted = (answer_decisions(predictions)[["source", "question_id", "by_predictions"]]
+                 .rename(columns={"by_predictions": "abstains_predicted"}))
+    decided = (answers.merge(predicted, on=["source", "question_id"], how="left")
+               .fillna({"abstains_predicted": False}))
+    return agreement.merge(abstention_metrics(decided, decision="abstains_predicted"), on="source")
+
+
+def next_answer_kappa_text(agreement: pd.DataFrame, *, source: str = "GPT-4V") -> str:
+    """One sentence on a source's labels vs the classifier, own vs next answer (VizWiz-LF Table 5, §7).
+
+    Parameters
+    ----------
+    agreement : pandas.DataFrame
+        :func:`~vqalib.papers.vizwiz_lf.classifier_cv.abstention_agreement` (``kappa``,
+        ``kappa_next_answer`` per ``source``).
+    source : str
+        The source to describe.
+
+    Returns
+    -------
+    str
+        The sentence, or ``""`` when ``source`` is not in ``agreement``.
+    """
+    if source not in set(agreement["source"]):
+        return ""
+    row = agreement.set_index("source").loc[source]
+    return (f"{source} labels vs the classifier: kappa {row['kappa']:.2f} with their own answer, "
+            f"{row['kappa_next_answer']:.2f} with the next answer in the file")

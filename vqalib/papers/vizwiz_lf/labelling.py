@@ -1,0 +1,125 @@
+"""Labelling new long-form answers offline (VizWiz-LF §4 sentences and roles, §7 abstention, without GPT-4).
+
+Sentence splitting as in the release, the committed classifiers (``data/models/``), and
+:func:`label_answers`: roles, information sources and abstention per answer.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from vqalib import taxonomy
+from vqalib.abstention import abstains
+from vqalib.papers.vizwiz_lf.classifier import MODEL_PATHS, SentenceClassifier
+from vqalib.papers.vizwiz_lf.classifier_features import feature_matrix
+from vqalib.papers.vizwiz_lf.classifier_io import load
+
+_ABBREVIATIONS = ("mr", "mrs", "ms", "dr", "st", "vs", "e.g", "i.e", "inc", "co", "ltd", "no", "approx", "jr", "sr")
+_SPLIT = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+")  # white space after . ! ? (and a closing quote)
+
+
+def split_sentences(text: str, *, splitter: str = "auto") -> list[str]:
+    """Split a long-form answer into sentences the way the release does (VizWiz-LF §4).
+
+    ``"spacy"``: spaCy's rule-based sentencizer (``spacy.blank("en")`` + ``sentencizer``);
+    ``"regex"``: a break after ``.``, ``!`` or ``?`` (and closing quotes/brackets) followed
+    by white space, except after a single letter, an initialism ("U.S.") or a common
+    abbreviation (Mr, Dr, e.g., Inc, Co, No, ...), so "3.5 mm" and "U.S. army" stay whole
+    (a sentence that really ends in one of these is joined to the next); ``"auto"``: spaCy
+    when it is installed, else the regex. Like the release's sentences, each loses a final
+    period.
+    """
+    if splitter not in ("auto", "spacy", "regex"):
+        raise ValueError(f"splitter must be 'auto', 'spacy' or 'regex', not {splitter!r}")
+    text = (text or "").strip()
+    if not text:
+        return []
+    if splitter == "spacy" or (splitter == "auto" and _spacy_sentencizer() is not None):
+        nlp = _spacy_sentencizer()
+        if nlp is None:
+            raise ImportError("splitter='spacy' needs spaCy (pip install spacy)")
+        parts = [s.text for s in nlp(text).sents]
+    else:
+        parts, start = [], 0
+        for match in _SPLIT.finditer(text):
+            before = text[start:match.start()].rstrip(".!?\"')]").split()
+            last = before[-1].lower() if before else ""
+            initialism = re.fullmatch(r"(?:[a-z]\.)+[a-z]", last)
+            if len(last) == 1 and last.isalpha() or last in _ABBREVIATIONS or initialism:
+                continue  # "Dr. Smith", "U.S. army", "p. 3": not a sentence end
+            parts.append(text[start:match.start()])
+            start = match.end()
+        parts.append(text[start:])
+    out = [re.sub(r"\.+$", "", p.strip()).strip() for p in parts]
+    return [p for p in out if p]
+
+
+@lru_cache(maxsize=1)
+def _spacy_sentencizer():
+    try:
+        import spacy
+    except ImportError:
+        return None
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+def default_models() -> tuple[SentenceClassifier, SentenceClassifier]:
+    """The committed role and information-source classifiers (``data/models/``)."""
+    missing = [str(p) for p in MODEL_PATHS.values() if not p.exists()]
+    if missing:
+        raise FileNotFoundError(f"no saved classifier at {', '.join(missing)}; regenerate with "
+                                "`python -m vqalib.classify train` (see data/models/README.md)")
+    return load(MODEL_PATHS["role"]), load(MODEL_PATHS["info"])
+
+
+def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None = None,
+                  info_model: SentenceClassifier | None = None, splitter: str = "auto",
+                  cache_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Label new long-form answers offline: sentences, roles, information sources, abstention
+    (VizWiz-LF §4 roles and §7 abstention, without GPT-4).
+
+    ``frame`` has ``question`` and ``answer`` and any id columns. Returns ``(sentences,
+    answers)``: one row per sentence (the id columns, ``answer_index``, ``sentence_index``,
+    ``sentence``, ``roles``, ``info_sources``) and ``frame`` with ``n_sentences``, ``roles``
+    and ``info_sources`` (taxonomy order) and ``abstains`` (a sentence has Answer Failure)
+    added. Models default to the committed ones (:func:`default_models`).
+    """
+    if role_model is None or info_model is None:
+        default_role, default_info = default_models()
+        role_model, info_model = role_model or default_role, info_model or default_info
+    ids = [c for c in frame.columns if c not in ("question", "answer")]
+    records = []
+    for answer_index, (question, answer) in enumerate(zip(frame["question"], frame["answer"])):
+        for k, text in enumerate(split_sentences(answer if isinstance(answer, str) else "", splitter=splitter)):
+            records.append({"answer_index": answer_index, "sentence_index": k, "sentence": text,
+                            "question": question if isinstance(question, str) else ""})
+    units = pd.DataFrame(records, columns=["answer_index", "sentence_index", "sentence", "question"])
+    units["answer_id"] = units["answer_index"].astype(str)
+    sentences = units.copy()
+    features: dict[str, np.ndarray] = {}  # per encoder: both models normally share one
+    for name, model in (("roles", role_model), ("info_sources", info_model)):
+        if len(units):
+            if model.encoder not in features:
+                features[model.encoder] = feature_matrix(units, encoder=model.encoder, cache_dir=cache_dir)
+            chosen = model.decide(model.predict_proba(features[model.encoder]))
+        else:
+            chosen = np.zeros((0, len(model.labels)), dtype=int)
+        sentences[name] = [tuple(label for label, y in zip(model.labels, row) if y) for row in chosen]
+    id_values = frame[ids].reset_index(drop=True)
+    sentences = pd.concat([id_values.iloc[sentences["answer_index"]].reset_index(drop=True),
+                           sentences[["answer_index", "sentence_index", "sentence", "roles", "info_sources"]]], axis=1)
+    per_answer = sentences.groupby("answer_index")
+    answers = frame.reset_index(drop=True).copy()
+    answers["n_sentences"] = per_answer.size().reindex(answers.index, fill_value=0).to_numpy()
+    for name, labels in (("roles", taxonomy.ROLES), ("info_sources", taxonomy.INFO_SOURCES)):
+        found = per_answer[name].agg(lambda col: {label for row in col for label in row})
+        answers[name] = [tuple(label for label in labels if label in found.get(i, set())) for i in answers.index]
+    answers["abstains"] = abstains(answers["roles"])
+    return sentences, answers

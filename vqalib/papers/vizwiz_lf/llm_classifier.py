@@ -1,0 +1,176 @@
+"""The paper's few-shot LLM sentence classifier (VizWiz-LF Appendix A.2.2, Tables 11-14).
+
+The paper labels every answer sentence with GPT-4 given role (or information-type) definitions
+and 8 labelled examples. The instructions and examples are data, ``prompts/<name>.json`` in this
+package (``role_classifier``, ``info_classifier``), loaded by name with :func:`load_prompt`;
+:func:`classification_messages` builds the chat messages, :func:`parse_labels` reads a reply
+strictly, :func:`llm_classify` labels a frame of answers with a cached judge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from importlib import resources
+
+import pandas as pd
+
+from vqalib import taxonomy
+
+PROMPT_NAMES: tuple[str, ...] = ("role_classifier", "info_classifier")
+
+
+@lru_cache(maxsize=None)
+def _prompt_json(name: str) -> str:
+    if name not in PROMPT_NAMES:
+        raise ValueError(f"no classifier prompt {name!r}; known: {', '.join(PROMPT_NAMES)}")
+    return resources.files(__package__).joinpath("prompts", f"{name}.json").read_text("utf-8")
+
+
+def load_prompt(name: str) -> dict:
+    """A few-shot classifier prompt by name (A.2.2, Tables 11-14).
+
+    Parameters
+    ----------
+    name : str
+        ``"role_classifier"`` (functional roles, Tables 11-12) or ``"info_classifier"``
+        (information types, Tables 13-14).
+
+    Returns
+    -------
+    dict
+        A fresh copy of the prompt file: ``instruction`` (the system message), ``header``
+        (``"Roles"`` or ``"Types"``) and ``examples``, a list of ``{"question", "sentences",
+        "labels"}`` with one label list per sentence.
+    """
+    return json.loads(_prompt_json(name))
+
+
+def _examples(name: str) -> tuple:
+    """``(question, sentences, labels per sentence)`` tuples of a prompt's examples."""
+    return tuple((ex["question"], tuple(ex["sentences"]), tuple(tuple(labels) for labels in ex["labels"]))
+                 for ex in load_prompt(name)["examples"])
+
+
+ROLE_INSTRUCTION: str = load_prompt("role_classifier")["instruction"]
+INFO_INSTRUCTION: str = load_prompt("info_classifier")["instruction"]
+# (question, sentences, labels per sentence) as in Tables 11-12 (roles) and 13-14 (information types)
+ROLE_EXAMPLES: tuple = _examples("role_classifier")
+INFO_EXAMPLES: tuple = _examples("info_classifier")
+
+
+class LabelParseError(ValueError):
+    """An LLM classifier reply that cannot be read as one label list per sentence."""
+
+
+def _numbered(sentences) -> str:
+    return " ".join(f"[{i}] {s.strip()}" for i, s in enumerate(sentences))
+
+
+def classification_messages(*, question: str, sentences: list[str], kind: str = "role") -> list[dict]:
+    """The paper's few-shot prompt (A.2.2, Tables 11-14): definitions, 8 examples, the new answer.
+
+    Parameters
+    ----------
+    question : str
+        The visual question.
+    sentences : list of str
+        The answer's sentences, numbered ``[0]``, ``[1]``, ... in the prompt.
+    kind : str
+        ``"role"`` (functional roles); anything else gives the information-type prompt.
+
+    Returns
+    -------
+    list of dict
+        A system message (the definitions) and a user message (the examples and the new answer).
+    """
+    instruction, examples, header = ((ROLE_INSTRUCTION, ROLE_EXAMPLES, "Roles") if kind == "role"
+                                     else (INFO_INSTRUCTION, INFO_EXAMPLES, "Types"))
+    shots = [f"Question: {q} Answer: {_numbered(s)} {header}: "
+             + " ".join(f"[{i}] {', '.join(lab) if lab else 'N/A'}" for i, lab in enumerate(labels))
+             for q, s, labels in examples]
+    shots.append(f"Question: {question.strip()} Answer: {_numbered(sentences)} {header}:")
+    return [{"role": "system", "content": instruction}, {"role": "user", "content": "\n\n".join(shots)}]
+
+
+_ITEM = re.compile(r"\[(\d+)\]\s*([^\[]*)")
+
+
+def parse_labels(text: str, *, n_sentences: int, kind: str = "role") -> list[tuple[str, ...]]:
+    """Canonical label tuples, one per sentence, from a reply like ``[0] Answer [1] Suggestion``.
+
+    Strict: raises :class:`LabelParseError` when a sentence number is missing, repeated or out
+    of range, or a label is not in the taxonomy (aliases such as "Confirmation of Photo" are
+    accepted); a role sentence with no label is an error, an information sentence may be N/A.
+    """
+    text = (text or "").split("Roles:")[-1].split("Types:")[-1]
+    found = _ITEM.findall(text)
+    numbers = [int(n) for n, _ in found]
+    if sorted(numbers) != list(range(n_sentences)):
+        raise LabelParseError(f"expected labels for sentences 0..{n_sentences - 1}, got {numbers}")
+    out: list[tuple[str, ...]] = [()] * n_sentences
+    for number, body in found:
+        names = [x.strip().strip(".") for x in re.split(r",|;", body.strip()) if x.strip().strip(".")]
+        labels = []
+        for name in names:
+            if kind == "info" and name.upper() in ("N/A", "NA", "NONE"):
+                continue
+            canonical, status = taxonomy.canonical_label(name, kind=kind)
+            if status == "unknown":
+                raise LabelParseError(f"sentence {number}: unknown {kind} label {name!r}")
+            if canonical not in labels:
+                labels.append(canonical)
+        if kind == "role" and not labels:
+            raise LabelParseError(f"sentence {number}: no role")
+        out[int(number)] = tuple(labels)
+    return out
+
+
+def llm_classify(answers: pd.DataFrame, *, judge, kind: str = "role", progress: bool = True) -> pd.DataFrame:
+    """Label each answer's sentences with the paper's few-shot LLM classifier (A.2.2).
+
+    ``answers`` has ``question`` and ``sentences`` (a list of strings) plus any id columns.
+    Returns one row per sentence with ``labels`` and ``status`` ("ok" or the parse error);
+    a reply that fails to parse leaves that answer's labels empty and is counted, never
+    repaired. Replies are cached by the judge.
+    """
+    from tqdm import tqdm
+
+    rows, errors = [], 0
+    ids = [c for c in answers.columns if c not in ("question", "sentences")]
+    for row in tqdm(answers.to_dict("records"), desc=f"LLM {kind} classifier", disable=not progress):
+        sentences = list(row["sentences"])
+        reply = judge.complete(classification_messages(question=row["question"], sentences=sentences, kind=kind))
+        try:
+            labels, status = parse_labels(reply, n_sentences=len(sentences), kind=kind), "ok"
+        except LabelParseError as err:
+            labels, status = [()] * len(sentences), f"unparseable: {err}"
+            errors += 1
+        for k, (sentence, lab) in enumerate(zip(sentences, labels)):
+            rows.append({**{c: row[c] for c in ids}, "sentence_index": k, "sentence": sentence,
+                         "labels": lab, "status": status})
+    print(f"{judge.summary()}; {errors} of {len(answers)} replies unparseable")
+    return pd.DataFrame(rows)
+
+
+def llm_sample(sentences: pd.DataFrame, answers: pd.DataFrame, *, n: int) -> pd.DataFrame:
+    """The first ``n`` answers, as input of :func:`llm_classify` (VizWiz-LF A.2.2, Tables 11-14 prompt).
+
+    Parameters
+    ----------
+    sentences : pandas.DataFrame
+        Sentences with ``source``, ``question_id`` and ``sentence`` (in answer order).
+    answers : pandas.DataFrame
+        Answers with ``source``, ``question_id`` and ``question``.
+    n : int
+        How many answers (in order of appearance).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``source``, ``question_id``, ``sentences`` (list of str) and ``question``.
+    """
+    return (sentences.dropna(subset=["sentence"]).groupby(["source", "question_id"], sort=False)["sentence"]
+            .agg(list).rename("sentences").reset_index().head(n)
+            .merge(answers[["source", "question_id", "question"]], on=["source", "question_id"]))

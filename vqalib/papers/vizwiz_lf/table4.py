@@ -1,0 +1,369 @@
+"""VizWiz-LF Table 4 (§5) and Table 18 (A.3.1): reference-based metrics of long-form answers.
+
+Settings in the paper's notation: references ``s_r`` (the VizWiz crowd majority answer)
+and ``l_r`` (the expert's long answer); candidates ``l_c`` (the whole long answer) and
+``l_c_prime`` (only its sentences labelled Answer). Each metric comes from its standard
+library (:mod:`vqalib.core.metrics`):
+
+- ROUGE: ``pycocoevalcap`` ROUGE-L (LCS F-measure, beta = 1.2), on PTB-tokenized text;
+- METEOR: ``pycocoevalcap`` METEOR 1.5 (Java, ``-l en -norm``), segment scores, on PTB-tokenized text;
+- BERTScore: ``bert-score`` F1, no IDF, no baseline rescaling (the paper's values, about
+  0.8-0.9, are unrescaled); backbone by configuration (:func:`~vqalib.core.metrics.bertscore.bertscore_backbone`);
+- Lex-Overlap (Unigram): not defined in the paper;
+  :data:`~vqalib.core.metrics.lexical_overlap.LEXICAL_OVERLAP_DEFINITIONS` lists the plausible definitions and
+  notebook 03 shows which comes closest (:func:`compare_lexical_definitions`).
+
+This module forms the evaluation pairs, applies the no-Answer-sentence rules, scores the pairs
+(:func:`score_pairs`, cached per pair), bootstraps the means (:func:`summarize`), correlates with human
+correctness (:func:`human_correlation`, Table 18) and scores with an LLM judge (:func:`score_with_judge`, LAVE).
+Notebook 03's assembly of the tables is :mod:`vqalib.papers.vizwiz_lf.table4_report`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scistats
+from tqdm import tqdm
+
+from vqalib.core.metrics.bertscore import Backbone, bertscore_backbone
+from vqalib.core.metrics.cache import cached_scores
+from vqalib.core.metrics.lexical_overlap import DEFAULT_LEXICAL_OVERLAP, LEXICAL_OVERLAP_DEFINITIONS, lexical_overlap
+from vqalib.core.inference import TWO_LEVELS, star_mark
+
+SETTINGS: tuple[tuple[str, str], ...] = (("s_r", "l_c"), ("s_r", "l_c_prime"), ("l_r", "l_c"), ("l_r", "l_c_prime"))
+METRIC_NAMES = {  # our metric id -> the paper's column name (Table 4)
+    "lex_overlap": "Lex-Overlap (Unigram)",
+    "rouge": "ROUGE",
+    "meteor": "METEOR",
+    "meteor_nltk": "METEOR (NLTK, no WordNet)",
+    "bertscore": "BERTScore",
+    "lave": "GPT-4 (LAVE)",
+}
+IMPLEMENTATIONS = {
+    "rouge": "pycocoevalcap ROUGE-L (LCS F, beta=1.2), PTB tokens",
+    "meteor": "pycocoevalcap METEOR 1.5 (-l en -norm), segment mean, PTB tokens",
+    "meteor_nltk": "NLTK METEOR, exact + stem matches (no WordNet), PTB tokens",
+    "lex_overlap": "unigram recall of the pooled crowd answers' word types in the long answer",
+}
+NO_ANSWER_RULES = ("zero", "exclude", "whole_answer")
+
+
+# --- evaluation pairs ----------------------------------------------------------------
+
+def answer_sentences_text(sentences: pd.DataFrame) -> pd.Series:
+    """l'_c: the sentences labelled Answer of each answer, in order, joined by a space.
+
+    Indexed by (source, question_id); an answer with no Answer sentence is absent.
+    """
+    has_answer = sentences["roles"].map(lambda roles: "Answer" in roles) & sentences["sentence"].notna()
+    kept = sentences[has_answer].sort_values(["source", "question_id", "sentence_index"], kind="stable")
+    return kept.groupby(["source", "question_id"], sort=False)["sentence"].agg(
+        lambda parts: " ".join(p.strip() for p in parts))
+
+
+def evaluation_pairs(answers: pd.DataFrame, sentences: pd.DataFrame, *, question_ids=None,
+                     sources: list[str] | None = None, reference_source: str = "Expert") -> pd.DataFrame:
+    """One row per (answer, setting): the reference and candidate texts of Table 4.
+
+    ``candidate`` is missing (NaN) where an l'_c answer has no Answer sentence; the
+    scoring rule for those is chosen in :func:`score_pairs`. l_r settings are not formed
+    for the reference source itself (the paper's "-" cells).
+
+    Parameters
+    ----------
+    answers, sentences : DataFrame
+        The VizWiz-LF answers and their labelled sentences (:func:`vqalib.datasets.load_vizwiz_lf`).
+    question_ids : collection, optional
+        Questions kept (default: all).
+    sources : list of str, optional
+        Answer sources kept (default: all).
+    reference_source : str
+        The source whose answer is the long reference ``l_r``.
+
+    Returns
+    -------
+    DataFrame
+        One row per answer x setting (:data:`SETTINGS`) with ``reference`` and ``candidate`` texts.
+    """
+    a = answers
+    if question_ids is not None:
+        a = a[a["question_id"].isin(set(question_ids))]
+    if sources is not None:
+        a = a[a["source"].isin(sources)]
+    long_ref = answers[answers["source"] == reference_source].set_index("question_id")["answer"]
+    answer_part = answer_sentences_text(sentences)
+    rows = []
+    for r in a.itertuples(index=False):
+        prime = answer_part.get((r.source, r.question_id))
+        candidates = {"l_c": r.answer, "l_c_prime": prime}
+        references = {"s_r": r.crowd_majority, "l_r": long_ref.get(r.question_id)}
+        for ref_kind, cand_kind in SETTINGS:
+            if ref_kind == "l_r" and (r.source == reference_source or references["l_r"] is None):
+                continue
+            rows.append({"source": r.source, "question_id": r.question_id, "question_type": r.question_type,
+                         "answerability": r.answerability, "question": r.question,
+                         "reference_kind": ref_kind, "candidate_kind": cand_kind,
+                         "reference": references[ref_kind], "candidate": candidates[cand_kind],
+                         "crowd_answers": r.crowd_answers, "whole_answer": r.answer})
+    return pd.DataFrame(rows)
+
+
+def paper_sample(answers: pd.DataFrame, *, per_category: int = 30, seed: int = 0,
+                 sources: tuple[str, ...] = ("GPT-4V", "Gemini", "Expert")) -> list[int]:
+    """A seeded sample of questions balanced over the 4 categories (Table 4's 120 questions).
+
+    The release does not say which 120 questions the paper scored, so this draws
+    ``per_category`` of each category among questions every source in ``sources`` answered.
+
+    Parameters
+    ----------
+    answers : DataFrame
+        The VizWiz-LF answers.
+    per_category : int
+        Questions drawn per question type.
+    seed : int
+        Seed of the generator (``numpy.random.default_rng``).
+    sources : tuple of str
+        Sources that must all have answered a question for it to be drawn.
+
+    Returns
+    -------
+    list of int
+        The sorted question ids.
+    """
+    have = answers[answers["source"].isin(sources)].groupby("question_id")["source"].nunique()
+    complete = set(have[have == len(sources)].index)
+    questions = (answers[answers["question_id"].isin(complete)]
+                 .drop_duplicates("question_id").sort_values("question_id"))
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for _, group in questions.groupby("question_type", sort=True):
+        ids = group["question_id"].to_numpy()
+        chosen += rng.choice(ids, size=min(per_category, len(ids)), replace=False).tolist()
+    return sorted(int(i) for i in chosen)
+
+
+def _apply_no_answer_rule(pairs: pd.DataFrame, *, no_answer: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The pairs with a ``status`` column and the rows that get scored, under a no-answer rule."""
+    if no_answer not in NO_ANSWER_RULES:
+        raise ValueError(f"no_answer must be one of {NO_ANSWER_RULES}, not {no_answer!r}")
+    frame = pairs.copy()
+    missing = frame["candidate"].isna()
+    frame["status"] = np.where(missing, f"no Answer sentence: {no_answer}", "scored")
+    if no_answer == "whole_answer":
+        frame.loc[missing, "candidate"] = frame.loc[missing, "whole_answer"]
+    return frame, frame[frame["candidate"].notna()]
+
+
+def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "meteor", "bertscore"),
+                backbone: Backbone | None = None, no_answer: str = "zero",
+                lexical_definition: str = DEFAULT_LEXICAL_OVERLAP, cache_dir: Path | None = None,
+                progress: bool = True) -> pd.DataFrame:
+    """Score every evaluation pair with each metric (Table 4 inputs); long format.
+
+    ``no_answer`` says what an l'_c candidate with no Answer sentence gets: ``"zero"``
+    (score 0: an answer without an answer sentence earns nothing; the default),
+    ``"exclude"`` (dropped from the mean; counted in ``status``) or ``"whole_answer"`` (the
+    whole long answer is scored instead). Lex-Overlap is a property of the long answer, so
+    it is scored once per answer, on its s_r + l_c row.
+
+    Parameters
+    ----------
+    pairs : DataFrame
+        Output of :func:`evaluation_pairs`.
+    metrics : tuple of str
+        Metric ids: ``lex_overlap``, ``rouge``, ``meteor``, ``meteor_nltk``, ``bertscore``.
+    backbone : Backbone, optional
+        BERTScore backbone (default :func:`bertscore_backbone` when ``bertscore`` is asked for).
+    no_answer : str
+        One of :data:`NO_ANSWER_RULES`.
+    lexical_definition : str
+        Lex-Overlap definition (:data:`LEXICAL_OVERLAP_DEFINITIONS`).
+    cache_dir : Path, optional
+        Score cache folder (:func:`vqalib.core.metrics.cache.cached_scores`).
+    progress : bool
+        Show a progress bar over metrics.
+
+    Returns
+    -------
+    DataFrame
+        The pairs with ``status``, ``metric``, ``score`` and ``backbone``, one block per metric.
+    """
+    frame, scorable = _apply_no_answer_rule(pairs, no_answer=no_answer)
+    backbone = backbone or (bertscore_backbone() if "bertscore" in metrics else None)
+    out = []
+    for metric in tqdm(metrics, desc="metrics", unit="metric", disable=not progress):
+        if metric == "lex_overlap":
+            rows = frame[(frame["reference_kind"] == "s_r") & (frame["candidate_kind"] == "l_c")]
+            scores = pd.Series(lexical_overlap(rows, definition=lexical_definition), index=rows.index)
+            part = frame.loc[rows.index].assign(reference_kind="", candidate_kind="")
+        else:
+            refs = tuple(scorable["reference"].astype(str))
+            cands = tuple(scorable["candidate"].astype(str))
+            values = cached_scores(metric, refs, cands, backbone if metric == "bertscore" else None,
+                                   cache_dir=cache_dir)
+            scores = pd.Series(values, index=scorable.index)
+            part = frame
+        part = part.assign(metric=metric, score=scores.reindex(part.index))
+        if metric != "lex_overlap" and no_answer == "zero":
+            part.loc[part["candidate"].isna(), "score"] = 0.0
+        out.append(part)
+    result = pd.concat(out, ignore_index=True)
+    result["backbone"] = np.where(result["metric"] == "bertscore", backbone.label if backbone else "", "")
+    return result.drop(columns=["crowd_answers", "whole_answer"])
+
+
+# --- summaries -----------------------------------------------------------------------
+
+def summarize(scores: pd.DataFrame, *, by: tuple[str, ...] = ("source", "metric", "reference_kind", "candidate_kind"),
+              n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Mean score per group with a percentile bootstrap CI over answers (Table 4, full set).
+
+    Uses ``scipy.stats.bootstrap`` with a generator seeded per call, so reruns are
+    identical. Missing scores (the ``exclude`` rule) are left out and not counted in ``n``.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        Long scores (:func:`score_pairs`) with a ``score`` column.
+    by : tuple of str
+        Grouping columns.
+    n_resamples : int
+        Bootstrap resamples.
+    confidence : float
+        Confidence level of the interval.
+    seed : int
+        Seed of each group's generator.
+
+    Returns
+    -------
+    DataFrame
+        The ``by`` columns, ``n``, ``mean``, ``ci_low`` and ``ci_high`` (both the mean when the
+        scores do not vary).
+    """
+    rows = []
+    for key, group in scores.groupby(list(by), sort=False):
+        values = group["score"].dropna().to_numpy(dtype=float)
+        row = dict(zip(by, key if isinstance(key, tuple) else (key,)))
+        row.update(n=len(values), mean=float(values.mean()) if len(values) else float("nan"))
+        if len(values) > 1 and np.ptp(values) > 0:
+            ci = scistats.bootstrap((values,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
+                                    method="percentile", random_state=np.random.default_rng(seed)).confidence_interval
+            row.update(ci_low=float(ci.low), ci_high=float(ci.high))
+        else:
+            row.update(ci_low=row["mean"], ci_high=row["mean"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def significance_stars(p: float) -> str:
+    """Table 18's marks: ** for p < 0.01, * for p < 0.05."""
+    return star_mark(p, levels=TWO_LEVELS)
+
+
+def human_correlation(scores: pd.DataFrame, human: pd.DataFrame, *, rating: str = "correctness") -> pd.DataFrame:
+    """Pearson r (scipy) between each metric setting and human correctness (Table 18).
+
+    ``human`` has ``source``, ``question_id`` and ``rating`` (one value per answer, e.g.
+    the mean over raters). Returns metric, reference_kind, candidate_kind, n, r, p, stars.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        Long metric scores (:func:`score_pairs`).
+    human : DataFrame
+        Per-answer human ratings.
+    rating : str
+        The rating column correlated.
+
+    Returns
+    -------
+    DataFrame
+        One row per metric setting with at least 3 rated scores.
+    """
+    merged = scores.merge(human[["source", "question_id", rating]], on=["source", "question_id"], how="inner")
+    rows = []
+    for (metric, ref, cand), group in merged.groupby(["metric", "reference_kind", "candidate_kind"], sort=False):
+        g = group.dropna(subset=["score", rating])
+        if len(g) < 3:
+            continue
+        result = scistats.pearsonr(g["score"], g[rating])
+        rows.append({"metric": metric, "reference_kind": ref, "candidate_kind": cand, "n": len(g),
+                     "r": float(result.statistic), "p": float(result.pvalue),
+                     "stars": significance_stars(float(result.pvalue))})
+    return pd.DataFrame(rows)
+
+
+def score_with_judge(pairs: pd.DataFrame, *, judge, no_answer: str = "zero", progress: bool = True) -> pd.DataFrame:
+    """LAVE scores of every evaluation pair through a configured judge (Table 4 LAVE column).
+
+    Same long format as :func:`score_pairs` (metric ``lave``); a reply without a readable rating leaves
+    the score missing and names why in ``status`` ("judge: unparseable: range", "judge: timeout", …), unless
+    the judge's ``reference`` policy scores it as mair-lab/lave does (:func:`vqalib.judge.lave`).
+    """
+    from vqalib.judge import lave
+
+    frame, scorable = _apply_no_answer_rule(pairs, no_answer=no_answer)
+    judged = lave(scorable[["question", "reference", "candidate"]].reset_index(drop=True), judge=judge,
+                  progress=progress)
+    judged.index = scorable.index
+    frame["score"] = judged["score"].reindex(frame.index)
+    # each reply's own status (unparseable with its reason, empty, non-json, timeout, http <code>): counted per item
+    failed = judged["judge_status"].ne("parsed").to_numpy() if "judge_status" in judged else \
+        judged["status"].eq("unparseable").to_numpy()
+    frame.loc[scorable.index[failed], "status"] = ("judge: " + judged.loc[failed, "judge_status"]).to_numpy() \
+        if "judge_status" in judged else "unparseable reply"
+    if no_answer == "zero":
+        frame.loc[frame["candidate"].isna(), "score"] = 0.0
+    frame["metric"] = "lave"
+    frame["backbone"] = f"{judge.backend.name}:{judge.backend.model}"
+    return frame.drop(columns=["crowd_answers", "whole_answer"])
+
+
+def table4_rows(summary: pd.DataFrame, *, implementation: dict[str, str]) -> pd.DataFrame:
+    """Summaries keyed like the paper's Table 4 (source, metric, reference, candidate).
+
+    ``implementation`` maps metric ids to the text of the ``implementation`` column (the
+    BERTScore backbone and judge model are named there).
+    """
+    out = summary.rename(columns={"reference_kind": "reference", "candidate_kind": "candidate", "mean": "value"})
+    out["implementation"] = out["metric"].map(implementation)
+    out["metric"] = out["metric"].map(METRIC_NAMES)
+    return out
+
+
+def not_run_rows(*, sources: list[str], metric: str, reason: str,
+                 reference_source: str = "Expert") -> pd.DataFrame:
+    """Table 4 cells of a metric that could not run, each saying why and how to enable it."""
+    rows = [{"source": s, "metric": METRIC_NAMES[metric], "reference": r, "candidate": c,
+             "status": f"not run: {reason}"}
+            for s in sources for r, c in SETTINGS if not (r == "l_r" and s == reference_source)]
+    return pd.DataFrame(rows)
+
+
+def paper_in_ci(frame: pd.DataFrame) -> pd.Series:
+    """Does the paper's value lie inside [ci_low, ci_high]? (missing where there is no paper value)."""
+    inside = (frame["paper"] >= frame["ci_low"] - 1e-12) & (frame["paper"] <= frame["ci_high"] + 1e-12)
+    return inside.astype("boolean").where(frame["paper"].notna() & frame["ci_low"].notna())
+
+
+def compare_lexical_definitions(pairs: pd.DataFrame, paper: pd.Series) -> pd.DataFrame:
+    """Each plausible Lex-Overlap definition's mean per source beside the paper's column.
+
+    ``paper`` maps source -> reported value. Returns one row per definition with a column
+    per source, the mean absolute difference to the paper (``mae``) and a ``closest`` flag.
+    """
+    rows = pairs[(pairs["reference_kind"] == "s_r") & (pairs["candidate_kind"] == "l_c")]
+    rows = rows[rows["source"].isin(paper.index)]
+    out = []
+    for name, text in LEXICAL_OVERLAP_DEFINITIONS.items():
+        means = rows.assign(v=lexical_overlap(rows, definition=name)).groupby("source", sort=False)["v"].mean()
+        out.append({"definition": name, "description": text, **means.to_dict(),
+                    "mae": float((means.reindex(paper.index) - paper).abs().mean())})
+    table = pd.DataFrame(out)
+    table["closest"] = table["mae"] == table["mae"].min()
+    table["used_in_table4"] = table["definition"] == DEFAULT_LEXICAL_OVERLAP
+    return table

@@ -1,0 +1,300 @@
+"""Notebook 03's assembly of VizWiz-LF Table 4 (§5) and Table 18 (A.3.1) from metric scores.
+
+The paper sample's table with its not-run cells, the comparison with the paper's values and whether they lie
+in our bootstrap CIs, the paper's wide layout, the no-Answer-sentence sensitivity analysis, the short-to-long
+reference shift of §5 and Table 18's not-run row. The scores themselves come from
+:mod:`vqalib.papers.vizwiz_lf.table4`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.core.metrics.bertscore import Backbone
+from vqalib.papers.vizwiz_lf.table4 import (IMPLEMENTATIONS, METRIC_NAMES, NO_ANSWER_RULES, human_correlation,
+                                            not_run_rows, paper_in_ci, score_pairs, summarize, table4_rows)
+
+def no_answer_sentence_counts(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per source, how many answers have no Answer sentence, so no l'_c candidate (Table 4, §5).
+
+    Parameters
+    ----------
+    pairs : DataFrame
+        Evaluation pairs of :func:`evaluation_pairs` (``source``, ``reference_kind``,
+        ``candidate_kind``, ``candidate``; a missing candidate marks an answer without one).
+
+    Returns
+    -------
+    DataFrame
+        Indexed by source (order of appearance): the count and the share of such answers.
+    """
+    return (pairs.assign(no_answer_sentence=pairs["candidate"].isna())
+            .query("candidate_kind == 'l_c_prime' and reference_kind == 's_r'")
+            .groupby("source", sort=False)["no_answer_sentence"].agg(["sum", "mean"])
+            .rename(columns={"sum": "answers without an Answer sentence", "mean": "share"}))
+
+
+def implementations(backbone: Backbone, judge=None) -> dict[str, str]:
+    """The ``implementation`` column of Table 4: :data:`IMPLEMENTATIONS` with the BERTScore backbone
+    and the LAVE judge (empty without one) named.
+
+    Parameters
+    ----------
+    backbone : Backbone
+        The BERTScore backbone used.
+    judge : optional
+        The configured judge (:func:`vqalib.judge.judge_from_env`), or None.
+
+    Returns
+    -------
+    dict
+        Metric id -> implementation text.
+    """
+    return {**IMPLEMENTATIONS, "bertscore": f"bert-score F1, {backbone.label}",
+            "lave": f"LAVE (Table 17) via {judge.backend.name}:{judge.backend.model}" if judge else ""}
+
+
+def sample_table4(scores: pd.DataFrame, question_ids, *, sources: list[str], implementation: dict[str, str],
+                  n_resamples: int = 1000, seed: int = 0, not_run: dict[str, str] | None = None) -> pd.DataFrame:
+    """Table 4 on the paper's setup: bootstrap summaries of the sampled questions' answers by ``sources``,
+    plus the cells of metrics that could not run (VizWiz-LF §5, Table 4).
+
+    Parameters
+    ----------
+    scores : DataFrame
+        Long scores of :func:`score_pairs` (and :func:`score_with_judge`).
+    question_ids : collection
+        The paper-style sample (:func:`paper_sample`).
+    sources : list of str
+        The answer sources the paper reports.
+    implementation : dict
+        Metric id -> ``implementation`` text (:func:`implementations`).
+    n_resamples, seed : int
+        Bootstrap settings of :func:`summarize`.
+    not_run : dict, optional
+        Metric id -> reason, for metrics without scores (e.g. ``lave`` without a judge).
+
+    Returns
+    -------
+    DataFrame
+        Rows keyed like Table 4 (:func:`table4_rows`), then the not-run rows.
+    """
+    sample = scores[scores["question_id"].isin(question_ids) & scores["source"].isin(sources)]
+    table = table4_rows(summarize(sample, n_resamples=n_resamples, seed=seed), implementation=implementation)
+    missing = [not_run_rows(sources=sources, metric=metric, reason=reason)
+               for metric, reason in (not_run or {}).items()]
+    return pd.concat([table, *missing], ignore_index=True) if missing else table
+
+
+def compare_with_paper(table: pd.DataFrame, stem: str, *, paper: pd.DataFrame) -> pd.DataFrame:
+    """Table 4 rows beside the paper's values (:func:`vqalib.report.compare`) with ``paper_in_ci``
+    (Table 4 and its full-set extension).
+
+    Parameters
+    ----------
+    table : DataFrame
+        Rows of :func:`table4_rows` / :func:`sample_table4` with ``ci_low``/``ci_high``.
+    stem : str
+        The registry entry whose keys and tolerance are used.
+    paper : DataFrame
+        The paper's table (:func:`vqalib.report.load_paper_table`).
+
+    Returns
+    -------
+    DataFrame
+        The comparison with a nullable boolean ``paper_in_ci`` column.
+    """
+    from vqalib import report
+
+    compared = report.compare(table, stem, paper=paper)
+    compared["paper_in_ci"] = paper_in_ci(compared)
+    return compared
+
+
+def table4_wide(compared: pd.DataFrame, *, values: str = "reproduced", decimals: int = 3) -> pd.DataFrame:
+    """A Table 4 comparison in the paper's layout: one row per source, columns metric × setting
+    (``s_r+l_c``, …; ``answer`` for the reference-free Lex-Overlap).
+
+    Parameters
+    ----------
+    compared : DataFrame
+        Output of :func:`compare_with_paper`.
+    values : str
+        The column shown.
+    decimals : int
+        Rounding of the shown values.
+
+    Returns
+    -------
+    DataFrame
+        The wide table.
+    """
+    from vqalib import report
+
+    setting = (compared["reference"] + "+" + compared["candidate"]).replace({"+": "answer"})
+    return report.wide(compared.assign(setting=setting), index="source", columns=["metric", "setting"],
+                       values=values, decimals=decimals)
+
+
+PAPER_IN_CI_COLUMNS = ["source", "metric", "reference", "candidate", "reproduced", "ci_low", "ci_high", "paper",
+                       "paper_in_ci"]
+
+
+def paper_cells_in_ci(full: pd.DataFrame, *, metrics: tuple[str, ...] = ("ROUGE", "METEOR")) -> pd.DataFrame:
+    """The full-set Table 4 cells of ``metrics`` the paper prints, with whether its value lies inside our
+    bootstrap CI (Table 4, beyond the paper: all 600 questions).
+
+    Parameters
+    ----------
+    full : DataFrame
+        Output of :func:`compare_with_paper` on the full set.
+    metrics : tuple of str
+        Paper column names kept.
+
+    Returns
+    -------
+    DataFrame
+        Those rows, columns :data:`PAPER_IN_CI_COLUMNS`.
+    """
+    cells = full[full["metric"].isin(list(metrics)) & full["paper"].notna()]
+    return cells[PAPER_IN_CI_COLUMNS]
+
+
+def paper_in_ci_text(cells: pd.DataFrame, *, label: str = "ROUGE/METEOR") -> str:
+    """One sentence counting the paper's cells inside the full-set 95% CI (Table 4, notebook 03).
+
+    Parameters
+    ----------
+    cells : DataFrame
+        Output of :func:`paper_cells_in_ci`.
+    label : str
+        How the metrics are named in the sentence.
+
+    Returns
+    -------
+    str
+    """
+    return (f"{int(cells['paper_in_ci'].sum())} of {len(cells)} {label} cells of the paper lie inside "
+            "the full-set 95% CI")
+
+
+def no_answer_sensitivity(pairs: pd.DataFrame, paper: pd.DataFrame, *, implementation: dict[str, str],
+                          metrics: tuple[str, ...] = ("rouge", "meteor", "meteor_nltk"),
+                          cache_dir: Path | None = None) -> pd.DataFrame:
+    """Table 4 means under each no-Answer-sentence rule, over all questions and over answerable ones only,
+    beside the paper's values (Table 4 sensitivity analysis, notebook 03).
+
+    Parameters
+    ----------
+    pairs : DataFrame
+        The evaluation pairs to score (the paper-style sample).
+    paper : DataFrame
+        The paper's Table 4 (``source``, ``metric``, ``reference``, ``candidate``, ``paper``).
+    implementation : dict
+        Metric id -> ``implementation`` text.
+    metrics : tuple of str
+        Metric ids scored.
+    cache_dir : Path, optional
+        Score cache folder (default: :func:`vqalib.core.metrics.cache.default_cache_dir`).
+
+    Returns
+    -------
+    DataFrame
+        One row per rule × question subset × Table 4 cell: ``value`` (the mean), ``no_answer``,
+        ``questions`` and ``paper``.
+    """
+    rows = []
+    for rule in NO_ANSWER_RULES:
+        s = score_pairs(pairs, metrics=metrics, no_answer=rule, cache_dir=cache_dir, progress=False)
+        for subset, part in (("all questions", s), ("answerable only", s[s["answerability"] == "answerable"])):
+            means = part.groupby(["source", "metric", "reference_kind", "candidate_kind"], sort=False)["score"].mean()
+            rows.append(means.rename("value").reset_index().assign(no_answer=rule, questions=subset))
+    table = table4_rows(pd.concat(rows, ignore_index=True), implementation=implementation)
+    return table.merge(paper[["source", "metric", "reference", "candidate", "paper"]], how="left")
+
+
+def sensitivity_wide(sensitivity: pd.DataFrame, *, decimals: int = 3) -> pd.DataFrame:
+    """:func:`no_answer_sensitivity` with one column per question subset × rule.
+
+    Parameters
+    ----------
+    sensitivity : DataFrame
+        Output of :func:`no_answer_sensitivity`.
+    decimals : int
+        Rounding.
+
+    Returns
+    -------
+    DataFrame
+        Rows metric × source × setting.
+    """
+    return sensitivity.assign(setting=sensitivity["reference"] + "+" + sensitivity["candidate"]).pivot_table(
+        index=["metric", "source", "setting"], columns=["questions", "no_answer"], values="value",
+        sort=False).round(decimals)
+
+
+def reference_gains(shift: pd.DataFrame) -> pd.Series:
+    """Mean score with the long reference minus with the short one, per metric × source × candidate
+    (the short-to-long reference shift of §5).
+
+    Parameters
+    ----------
+    shift : DataFrame
+        :func:`summarize` output (``metric``, ``source``, ``reference_kind``, ``candidate_kind``, ``mean``).
+
+    Returns
+    -------
+    Series
+        ``l_r`` − ``s_r`` mean, for the groups scored with both references.
+    """
+    means = shift.pivot_table(index=["metric", "source", "candidate_kind"], columns="reference_kind",
+                              values="mean").dropna()
+    return means["l_r"] - means["s_r"]
+
+
+def reference_shift_alt_text(shift: pd.DataFrame) -> str:
+    """The alt text of the reference-shift figure (``vizwiz-lf_reference_shift``, §5), with its numbers.
+
+    Parameters
+    ----------
+    shift : DataFrame
+        The summaries drawn (:func:`summarize` of ROUGE, METEOR and BERTScore scores).
+
+    Returns
+    -------
+    str
+    """
+    gains = reference_gains(shift)
+    return ("Three panels (ROUGE, METEOR, BERTScore), each with one pair of lines per model answer source (GPT-4V, "
+            "Gemini, LLaVA, QWEN, BLIP-2, InstructBLIP): mean score against the short crowd reference on the left and "
+            "against the expert's long answer on the right, for the whole answer (solid) and its Answer sentences "
+            f"(dashed), with 95% confidence intervals. Long references raise the score in {int((gains > 0).sum())} "
+            f"of {len(gains)} cases; the largest rise is {gains.idxmax()[1]} {METRIC_NAMES[gains.idxmax()[0]]} "
+            f"({gains.max():+.2f}).")
+
+
+TABLE18_ENABLE = ("pass human_ratings=<csv with source, question_id, correctness> to this notebook; the study's "
+                  "per-rating data are not public (notebook 04 documents the ratings schema)")
+
+
+def table18(scores: pd.DataFrame, human: pd.DataFrame | None) -> pd.DataFrame:
+    """Table 18 (A.3.1): :func:`human_correlation`, or a not-run row saying how to enable it.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        Long metric scores.
+    human : DataFrame or None
+        Per-answer human correctness (``source``, ``question_id``, ``correctness``); None if there is none.
+
+    Returns
+    -------
+    DataFrame
+    """
+    from vqalib import report
+
+    if human is None:
+        return report.not_run("no human ratings", enable=TABLE18_ENABLE)
+    return human_correlation(scores, human)

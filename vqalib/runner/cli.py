@@ -1,0 +1,167 @@
+"""The ``python -m vqalib.vqa`` command line: ``run``, ``models``, ``runs``.
+
+``run`` generates answers into a run file (VizWiz-LF §3 / §7 / A.4.2, CommVQA §5, AFGV Methods;
+resumable, sharded with ``--shard``, on Ray with ``--engine ray``); ``models`` prints the registry
+(VizWiz-LF A.1.3 / Table 25, CommVQA A.3, AFGV); ``runs`` lists run files with their counts (what the
+notebooks for VizWiz-LF Tables 5/26, AFGV Table 1 and CommVQA Table 1 find). Bad option values stop
+with an argparse error naming the option and the expected form (exit status 2); a run file held by
+another run stops with exit status 75 (:data:`vqalib.runner.locks.LOCK_REFUSED_EXIT`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.runner.engines import run_generation
+from vqalib.runner.handoff import discover_runs
+from vqalib.runner.locks import LOCK_REFUSED_EXIT, RunLockedError
+from vqalib.runner.models import DEVICE_ENV
+from vqalib.runner.questions import DATASETS, load_items
+from vqalib.runner.registry import REGISTRY, registry_frame
+from vqalib.runner.runfiles import parse_shard
+from vqalib.runner.strategies import STRATEGIES
+
+# the first line of vqalib.vqa's docstring: the description of ``python -m vqalib.vqa --help``
+DESCRIPTION = "Answer generation with vision-language models: prompting strategies, resumable and distributed runs."
+
+
+def _shard_option(text: str) -> str:
+    try:
+        parse_shard(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def _count_option(text: str) -> int:
+    if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+def _seconds_option(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # also rejects nan
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0 (or no value: wait as long as it takes), got {text!r}")
+    return seconds
+
+
+def _judge_option(text: str) -> str:
+    if text in ("env", "none") or re.fullmatch(r"test:(\d+|fail|garbage)", text):
+        return text
+    raise argparse.ArgumentTypeError(f"expected env, none or test:N (N a draw index, or fail, garbage), got {text!r}")
+
+
+def _existing_file_option(text: str) -> str:
+    if not Path(text).is_file():
+        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    return text
+
+
+def _existing_path_option(text: str) -> str:
+    if not Path(text).exists():
+        raise argparse.ArgumentTypeError(f"no such file or folder: {text!r}")
+    return text
+
+
+def _out_option(text: str) -> str:
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder; expected a run file path such as runs/<name>.jsonl")
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m vqalib.vqa`` command line."""
+    parser = argparse.ArgumentParser(prog="python -m vqalib.vqa", description=DESCRIPTION)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="generate answers into a run file (resumable)")
+    run.add_argument("--model", required=True, choices=sorted(REGISTRY))
+    run.add_argument("--strategy", required=True, choices=list(STRATEGIES))
+    run.add_argument("--dataset", required=True, choices=DATASETS)
+    run.add_argument("--out", required=True, type=_out_option,
+                     help="run file, e.g. runs/llava-1.5-13b_vanilla_vizwiz-lf.jsonl (one writer at a time)")
+    run.add_argument("--wait", nargs="?", type=_seconds_option, const=math.inf, default=0.0, metavar="SECONDS",
+                     help="if another run is writing --out, wait for it (up to SECONDS; no value: as long as it "
+                          "takes) instead of stopping with exit status 75")
+    run.add_argument("--questions", type=_existing_file_option,
+                     help="question table for --dataset afgv/table (CSV, JSONL or Parquet)")
+    run.add_argument("--images", type=_existing_path_option, help="CommVQA images.zip/folder or GQA images folder")
+    run.add_argument("--limit", type=_count_option, help="first N questions only")
+    run.add_argument("--shard", default="0/1", type=_shard_option, metavar="I/N",
+                     help="this process's share of the questions, 0 <= I < N (give each shard its own --out)")
+    run.add_argument("--engine", default="plain", choices=("plain", "ray"))
+    run.add_argument("--ray-address", help="Ray cluster address (default: start or join a local one)")
+    run.add_argument("--replicas", type=_count_option, help="Ray model replicas (default: one per GPU)")
+    run.add_argument("--ray-batch-size", type=_count_option, default=8,
+                     help="questions per Ray replica call (default 8)")
+    run.add_argument("--judge", default="env", type=_judge_option,
+                     help="self-consistency judge: env (VQALIB_JUDGE_*), none, test:N")
+    run.add_argument("--device", help=f"cpu, cuda, cuda:1 ... (default ${DEVICE_ENV} or auto)")
+    run.add_argument("--dtype", help="float32, bfloat16, float16 (default: registry on GPU, float32 on CPU)")
+    run.add_argument("--revision", help="hub revision (commit) to pin instead of the registry's")
+    run.add_argument("--max-new-tokens", type=_count_option, help="override the registry's max_new_tokens")
+    run.add_argument("--image-cache", help="download cache for image URLs (default $VQALIB_IMAGE_CACHE)")
+    run.add_argument("--threads", type=_count_option,
+                     help="torch CPU threads (1 avoids contention on a shared machine)")
+    run.add_argument("--retry-errors", action="store_true", help="run error questions again")
+    run.add_argument("--no-progress", action="store_true")
+    run.add_argument("--no-fsync", action="store_true", help="flush only (faster on slow disks; a process crash "
+                                                              "still loses nothing, a power cut may)")
+    commands.add_parser("models", help="list the model registry")
+    runs = commands.add_parser("runs", help="list run files and their counts")
+    runs.add_argument("runs_dir", nargs="?")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m vqalib.vqa``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: the command line's).
+
+    Returns
+    -------
+    int
+        The exit status: 0, or :data:`~vqalib.runner.locks.LOCK_REFUSED_EXIT` when another run holds ``--out``.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 60):
+        if args.command == "models":
+            print(registry_frame()[["key", "hub_id", "revision", "model_class", "papers", "dtype", "generation",
+                                    "consistency", "max_new_tokens", "test_model"]].to_string(index=False))
+            return 0
+        if args.command == "runs":
+            print(discover_runs(args.runs_dir).drop(columns=["path"]).to_string(index=False))
+            return 0
+    if args.dataset in ("afgv", "table") and not args.questions:
+        parser.error(f"argument --questions: required with --dataset {args.dataset} (a CSV/JSONL/Parquet table)")
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    items = load_items(args.dataset, questions=args.questions, images=args.images)
+    try:
+        summary = run_generation(items, model=args.model, strategy=args.strategy, dataset=args.dataset,
+                                 out=args.out, judge=args.judge if STRATEGIES[args.strategy].uses_judge else None,
+                                 device=args.device, dtype=args.dtype, revision=args.revision, limit=args.limit,
+                                 shard=args.shard, engine=args.engine, max_new_tokens=args.max_new_tokens,
+                                 retry_errors=args.retry_errors, progress=not args.no_progress,
+                                 fsync=not args.no_fsync, ray_address=args.ray_address, replicas=args.replicas,
+                                 ray_batch_size=args.ray_batch_size, image_cache=args.image_cache, wait=args.wait)
+    except RunLockedError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return LOCK_REFUSED_EXIT
+    print(summary.line())
+    return 0

@@ -1,0 +1,157 @@
+"""The question items a run answers, one table layout for every dataset.
+
+Serves VizWiz-LF §3 and §7 (the 600 questions with their VizWiz image URLs), CommVQA §3 and §5
+(questions with scenario and description, images from the authors' ``images.zip``) and the AFGV
+Methods (one item per question and readability tier with its GQA image), plus ``table`` for any
+question file. A missing image becomes ``missing:<reason>``, which the runner turns into an error
+record of that question.
+
+Configuration: the image variables of :mod:`vqalib.images` (``VQALIB_COMMVQA_IMAGES``,
+``VQALIB_GQA_IMAGES``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib import config
+from vqalib.images import COMMVQA_IMAGES_ENV, GQA_IMAGES_ENV, ImageError, commvqa_source, gqa_source
+
+
+ITEM_COLUMNS = ("item_id", "question_id", "question", "image", "tier", "scenario", "description", "reference")
+
+
+def _finish_items(frame: pd.DataFrame) -> pd.DataFrame:
+    for column in ITEM_COLUMNS:
+        if column not in frame:
+            frame[column] = None
+    frame["item_id"] = frame["item_id"].astype(str)
+    if frame["item_id"].duplicated().any():
+        raise ValueError(f"duplicate item ids: {frame.loc[frame['item_id'].duplicated(), 'item_id'].head().tolist()}")
+    return frame[list(ITEM_COLUMNS)].reset_index(drop=True)
+
+
+def vizwiz_items(*, data_dir: Path | None = None) -> pd.DataFrame:
+    """The 600 VizWiz-LF questions with their VizWiz image URLs (VizWiz-LF §3, §7)."""
+    from vqalib.datasets import load_vizwiz_lf
+
+    answers = load_vizwiz_lf(data_dir=data_dir, sources=["expert"]).answers.drop_duplicates("question_id")
+    return _finish_items(pd.DataFrame({
+        "item_id": answers["question_id"].astype(str), "question_id": answers["question_id"].astype(str),
+        "question": answers["question"], "image": answers["image_url"],
+        "reference": answers["crowd_majority"]}))
+
+
+def commvqa_items(*, images: str | Path | None = None, data_dir: Path | None = None) -> pd.DataFrame:
+    """CommVQA questions with scenario and description (CommVQA §5): one per annotation row, id = the
+    row's 0-based position in annotations.json (the ``question_id`` of :func:`vqalib.commvqa.load_commvqa`).
+
+    Images come from the authors' ``images.zip`` (or a folder): ``images`` or ``$VQALIB_COMMVQA_IMAGES``;
+    without it every question becomes an image error record naming the fix.
+    """
+    from vqalib import datasets
+
+    images = images or config.get(COMMVQA_IMAGES_ENV)
+    raw = datasets.read_json(datasets.verified_path("commvqa/annotations.json", data_dir=data_dir))
+    rows = []
+    for k, entry in enumerate(raw):
+        try:
+            source = commvqa_source(entry["image"], images=images)
+        except ImageError as error:
+            source = f"missing:{error}"  # becomes an error record, not a silent skip
+        rows.append({"item_id": str(k), "question_id": str(k), "question": entry["question"], "image": source,
+                     "scenario": entry.get("context"), "description": entry.get("description"),
+                     "reference": json.dumps(entry.get("answers", []), ensure_ascii=False)})
+    return _finish_items(pd.DataFrame(rows))
+
+
+def read_question_table(path: str | Path) -> pd.DataFrame:
+    """A question table from CSV, JSON lines or Parquet (AFGV rewrites, user question sets)."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        return pd.read_parquet(path)
+    if path.suffix in (".jsonl", ".json"):
+        return pd.read_json(path, lines=path.suffix == ".jsonl", dtype=False)
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def afgv_items(rewrites: pd.DataFrame, *, images: str | Path | None = None) -> pd.DataFrame:
+    """One item per (question, tier) of AFGV rewrites with the GQA image (AFGV Methods).
+
+    ``rewrites`` has question_id, tier, question and image_id (join the GQA questions' ``image_id``
+    to :func:`vqalib.afgv.rewrite_questions`' output) or image; optional answer (ground truth).
+    With a ``status`` column, only rows whose text belongs in their tier are asked
+    (:data:`vqalib.afgv.PLACED`): a question left without a simplified or complex rewrite keeps its
+    original text there, which must not be scored as that tier. ``attrs["not_placed"]`` counts them.
+    """
+    from vqalib.afgv import PLACED
+
+    images = images or config.get(GQA_IMAGES_ENV)
+    frame = rewrites.copy()
+    placed = frame["status"].isin(PLACED) if "status" in frame else pd.Series(True, index=frame.index)
+    frame = frame[placed]
+    if "image" not in frame:
+        if "image_id" not in frame:
+            raise ValueError("AFGV rewrites need an image_id (GQA) or image column")
+
+        def source(image_id: str) -> str:
+            try:
+                return gqa_source(str(image_id), images=images)
+            except ImageError as error:
+                return f"missing:{error}"
+        frame["image"] = [source(i) for i in frame["image_id"]]
+    frame["item_id"] = frame["question_id"].astype(str) + "/" + frame["tier"].astype(str)
+    if "answer" in frame:
+        frame["reference"] = frame["answer"]
+    items = _finish_items(frame)
+    items.attrs["not_placed"] = int((~placed).sum())
+    return items
+
+
+def table_items(questions: pd.DataFrame) -> pd.DataFrame:
+    """Items from any table with question_id, question, image (path, URL or zip:...) (all papers)."""
+    frame = questions.copy()
+    if "item_id" not in frame:
+        tiers = frame["tier"] if "tier" in frame else pd.Series([None] * len(frame), index=frame.index)
+        frame["item_id"] = [f"{q}/{t}" if isinstance(t, str) and t else str(q)
+                            for q, t in zip(frame["question_id"], tiers)]
+    for column in ("tier", "scenario", "description", "reference"):  # empty CSV cells mean "none"
+        if column in frame:
+            frame[column] = frame[column].replace("", None)
+    return _finish_items(frame)
+
+
+DATASETS = ("vizwiz-lf", "commvqa", "afgv", "table")
+
+
+def load_items(dataset: str, *, questions: str | Path | None = None, images: str | Path | None = None,
+               data_dir: Path | None = None) -> pd.DataFrame:
+    """The question items of ``dataset`` (VizWiz-LF §3, CommVQA §5, AFGV; ``table`` for any question file).
+
+    Parameters
+    ----------
+    dataset : str
+        One of :data:`DATASETS`.
+    questions : str or Path, optional
+        The question table (CSV, JSONL or Parquet) that ``afgv`` and ``table`` need.
+    images : str or Path, optional
+        CommVQA ``images.zip`` or folder, or the GQA images folder (default: the environment).
+    data_dir : Path, optional
+        The data folder (default: the project's).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per item with the columns :data:`ITEM_COLUMNS`.
+    """
+    if dataset == "vizwiz-lf":
+        return vizwiz_items(data_dir=data_dir)
+    if dataset == "commvqa":
+        return commvqa_items(images=images, data_dir=data_dir)
+    if questions is None:
+        raise ValueError(f"--dataset {dataset} needs --questions (a CSV/JSONL/Parquet question table)")
+    table = read_question_table(questions)
+    return afgv_items(table, images=images) if dataset == "afgv" else table_items(table)

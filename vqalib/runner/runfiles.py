@@ -1,0 +1,190 @@
+"""The run-file format: append-only JSON lines, repaired on resume, and the split into shards.
+
+Serves every answer run of VizWiz-LF §3 / §7 / A.4.2, CommVQA §5 and AFGV (schema in
+``runs/README.md``). A run appends one JSON line per (question, model, strategy, sample); the
+records of one question are written in one write + flush + fsync, so an interrupted run leaves at
+most one incomplete question at the end of the file; a rerun cuts that tail (counting the lines it
+drops) and skips every finished question. ``--shard i/n`` splits the questions by a stable hash of
+their id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.runner.locks import RunLock, run_lock_path
+
+SCHEMA_VERSION = 1
+
+
+# --- keys: resume key of a question, stable hash for seeds and shards --------------------------------
+
+def _seed(*parts: object) -> int:
+    return int(hashlib.sha256("|".join(map(str, parts)).encode("utf-8")).hexdigest()[:8], 16)
+
+
+def item_key(*, dataset: str, item_id: str, model: str, strategy: str) -> str:
+    """The resume key of one question under one model and strategy."""
+    return f"{dataset}|{item_id}|{model}|{strategy}"
+
+
+# --- run files: append-only JSON lines, repaired on resume ------------------------------------------
+
+def encode_block(records: list[dict]) -> bytes:
+    """One question's records as JSON lines (written in one call, so a crash cuts at most this block)."""
+    return "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records).encode("utf-8")
+
+
+@dataclass
+class ScanResult:
+    """What a run file holds: its complete records, finished keys, and the damaged tail."""
+
+    records: list[dict]
+    finished: dict[str, str]  # item_key -> kind of its final record
+    good_bytes: int  # the file up to the end of its last complete question
+    bad_lines: int  # truncated/undecodable lines and lines of incomplete questions
+
+
+def scan_run(path: str | Path) -> ScanResult:
+    """Read a run file; records of incomplete questions and a truncated last line are counted and left out.
+
+    Parameters
+    ----------
+    path : str or Path
+        The run file (a missing file reads as empty).
+
+    Returns
+    -------
+    ScanResult
+        Complete records, finished item keys, the size up to the last complete question and the
+        number of damaged lines.
+    """
+    path = Path(path)
+    if not path.exists():
+        return ScanResult([], {}, 0, 0)
+    data = path.read_bytes()
+    records: list[dict] = []
+    finished: dict[str, str] = {}
+    group: list[dict] = []
+    offset = good = bad = 0
+
+    def close_group() -> int:
+        nonlocal group
+        n = len(group)
+        if group and len(group) == group[0].get("item_records"):
+            records.extend(group)
+            final = [r for r in group if r.get("final")]
+            finished[group[0]["item_key"]] = final[-1]["kind"] if final else "?"
+            n = 0
+        group = []
+        return n  # lines of an incomplete question
+
+    for line in data.splitlines(keepends=True):
+        offset += len(line)
+        try:
+            if not line.endswith(b"\n"):
+                raise ValueError("truncated last line")
+            record = json.loads(line)
+            if not isinstance(record, dict) or "item_key" not in record:
+                raise ValueError("not a run record")
+        except ValueError:
+            bad += 1 + close_group()
+            continue
+        if group and record["item_key"] != group[0]["item_key"]:
+            bad += close_group()
+        group.append(record)
+        if len(group) == record.get("item_records"):
+            close_group()
+            good = offset
+    bad += close_group()
+    return ScanResult(records, finished, good, bad)
+
+
+class RunWriter:
+    """Appends whole questions to a run file with flush + fsync (resumable runs)."""
+
+    def __init__(self, path: str | Path, *, fsync: bool = True) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fsync = fsync
+        self.handle = open(self.path, "ab")
+
+    def write(self, block: bytes) -> None:
+        self.handle.write(block)
+        self.handle.flush()
+        if self.fsync:
+            os.fsync(self.handle.fileno())  # the block survives a crash of the machine, not only of the process
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+def repair_run(path: str | Path, *, lock: RunLock | None = None) -> ScanResult:
+    """Cut a run file after its last complete question (an interrupted write) and return its scan.
+
+    Only the writer may cut: another process appending meanwhile would lose its finished
+    questions. ``lock`` is the caller's held :class:`RunLock` of ``path``; without one, the lock
+    is taken for the repair (:class:`RunLockedError` if another run is writing the file).
+    """
+    path = Path(path)
+    if lock is None:
+        if not path.exists():
+            return scan_run(path)
+        with RunLock(path) as held:
+            return repair_run(path, lock=held)
+    if not lock.held or lock.path != run_lock_path(path):
+        raise ValueError(f"repair_run({str(path)!r}): the lock given is not a held lock of this run file")
+    scan = scan_run(path)
+    if path.exists() and path.stat().st_size > scan.good_bytes:
+        with open(path, "r+b") as handle:
+            handle.truncate(scan.good_bytes)
+            handle.flush()
+            os.fsync(handle.fileno())
+    return scan
+
+
+# --- shards: a stable split of the questions by id ---------------------------------------------------
+
+_SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/n"`` -> (i, n) with 0 <= i < n; a ValueError naming the expected form otherwise.
+
+    Parameters
+    ----------
+    text : str
+        The shard as given on the command line, e.g. ``"0/4"``.
+
+    Returns
+    -------
+    tuple of int
+        ``(index, count)``.
+    """
+    match = _SHARD.fullmatch(str(text))
+    if not match:
+        raise ValueError(f"shard {text!r}: expected i/n, two whole numbers with 0 <= i < n (e.g. 0/4)")
+    index, count = int(match[1]), int(match[2])
+    if count < 1:
+        raise ValueError(f"shard {text!r}: expected i/n with n >= 1 (e.g. 0/4)")
+    if index >= count:
+        raise ValueError(f"shard {text!r}: expected i/n with 0 <= i < n (for n = {count}: i from 0 to {count - 1})")
+    return index, count
+
+
+def in_shard(item_id: str, *, shard: tuple[int, int]) -> bool:
+    """Whether a question belongs to shard i of n (stable hash of its id: same split everywhere)."""
+    return _seed(item_id) % shard[1] == shard[0]
+
+
+def select_items(items: pd.DataFrame, *, limit: int | None = None, shard: tuple[int, int] = (0, 1)) -> pd.DataFrame:
+    """The first ``limit`` questions, then this shard's part of them."""
+    chosen = items.head(limit) if limit is not None else items
+    return chosen[[in_shard(i, shard=shard) for i in chosen["item_id"]]]

@@ -1,0 +1,150 @@
+"""Prompts and prompting strategies of the answer runner.
+
+Serves VizWiz-LF §7 and Appendix A.4.2 (``vanilla``; ``abstention``, Table 22; ``self-correction``,
+Table 23; ``self-consistency`` with the Table 24 judge prompt; ``abstention-consistency``, Table 26)
+with the generation settings of Table 25; CommVQA §5 and Appendix A.1 (``commvqa-baseline``,
+``commvqa-contextual``, greedy decoding); AFGV Methods (``short-answer`` templates per model family).
+
+The prompt texts are package data (``prompts/vizwiz_lf.json``, ``prompts/commvqa.json``,
+``prompts/afgv.json``, loaded by :func:`vqalib.runner.resources.prompt`); this module puts them
+together with the question, the answer and the problems as the papers' tables lay them out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vqalib.runner.registry import GREEDY, ModelSpec
+from vqalib.runner.resources import prompt
+
+# VizWiz-LF Table 22 (verbatim)
+ABSTENTION_INSTRUCTION: str = prompt("vizwiz_lf", "abstention_instruction")
+# VizWiz-LF Table 23, stages 2 and 3 (verbatim)
+REVIEW_INSTRUCTION: str = prompt("vizwiz_lf", "review_instruction")
+REVISE_INSTRUCTION: str = prompt("vizwiz_lf", "revise_instruction")
+# VizWiz-LF Table 24 (verbatim; the paper's curly quotes printed straight)
+CONSISTENCY_INSTRUCTION: str = prompt("vizwiz_lf", "consistency_instruction")
+# CommVQA Appendix A.1 (verbatim)
+COMMVQA_CONTEXTUAL: str = prompt("commvqa", "contextual")
+# AFGV prints no prompt: each model's own published short-answer (GQA) template is used
+SHORT_ANSWER_TEMPLATES: dict[str, str] = prompt("afgv", "short_answer_templates")
+
+
+def vanilla_prompt(question: str) -> str:
+    """The plain question in the Table 23 stage-1 layout (VizWiz-LF §7 "vanilla")."""
+    return f"Question: {question}\nAnswer:"
+
+
+def abstention_prompt(question: str) -> str:
+    """The abstention instruction and the question (VizWiz-LF Table 22)."""
+    return f"{ABSTENTION_INSTRUCTION}\n\nQuestion: {question}"
+
+
+def review_prompt(question: str, answer: str) -> str:
+    """Self-correction stage 2: ask for the problems of the first answer (VizWiz-LF Table 23)."""
+    return f"{REVIEW_INSTRUCTION}\n\nQuestion: {question}\nAnswer: {answer}\nProblems:"
+
+
+def revise_prompt(question: str, answer: str, problems: str) -> str:
+    """Self-correction stage 3: ask for the revised answer (VizWiz-LF Table 23)."""
+    return f"{REVISE_INSTRUCTION}\n\nQuestion: {question}\nAnswer: {answer}\nProblems: {problems}\nRevised Answer:"
+
+
+def consistency_messages(question: str, responses: list[str]) -> list[dict]:
+    """The judge's chat messages choosing the most consistent draw (VizWiz-LF Table 24)."""
+    listed = "\n".join(f"Response {k}: {r}" for k, r in enumerate(responses))
+    text = (f"I have generated the following responses to the question: {question}\n\n{listed}\n\n"
+            f"{CONSISTENCY_INSTRUCTION}")
+    return [{"role": "user", "content": text}]
+
+
+_CHOICE = re.compile(r"response\s*#?\s*(\d+)", re.IGNORECASE)
+
+
+def parse_consistency_choice(reply: str, *, n: int) -> int | None:
+    """The draw index X of "The most consistent response is Response X." if 0 <= X < n (Table 24), else None.
+
+    Parameters
+    ----------
+    reply : str
+        The judge's reply; the last "Response X" in it counts.
+    n : int
+        The number of draws.
+
+    Returns
+    -------
+    int or None
+        The chosen draw, or None when the reply names none or one out of range.
+    """
+    found = _CHOICE.findall(reply or "")
+    if not found:
+        return None
+    choice = int(found[-1])
+    return choice if 0 <= choice < n else None
+
+
+def contextual_prompt(*, scenario: str, description: str, question: str) -> str:
+    """The contextual-condition prompt (CommVQA A.1)."""
+    return COMMVQA_CONTEXTUAL.format(scenario=scenario, description=description, question=question)
+
+
+def short_answer_prompt(question: str, *, family: str) -> str:
+    """A model family's short-answer VQA prompt for one AFGV tier question (AFGV Methods)."""
+    return SHORT_ANSWER_TEMPLATES.get(family, "{question}").format(question=question)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A prompting strategy: its paper section, number of sampled draws, whether it needs a judge."""
+
+    name: str
+    source: str
+    draws: int = 0  # > 0: self-consistency with that many sampled draws
+    uses_judge: bool = False
+    needs_context: bool = False
+
+
+STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
+    Strategy("vanilla", "VizWiz-LF §7, Table 5 (vanilla)"),
+    Strategy("abstention", "VizWiz-LF §7, Table 22"),
+    Strategy("self-correction", "VizWiz-LF A.4.2, Table 23"),
+    Strategy("self-consistency", "VizWiz-LF A.4.2, Table 24", draws=5, uses_judge=True),
+    Strategy("abstention-consistency", "VizWiz-LF A.4.2, Tables 22+24 (Table 26)", draws=5, uses_judge=True),
+    Strategy("commvqa-baseline", "CommVQA §5 (baseline condition)"),
+    Strategy("commvqa-contextual", "CommVQA §5, A.1 (contextual condition)", needs_context=True),
+    Strategy("short-answer", "AFGV Methods (short answers per tier)"),
+)}
+
+
+def generation_settings(spec: ModelSpec, strategy: str, *, max_new_tokens: int | None = None) -> dict:
+    """The ``generate`` keyword arguments for a model and strategy (VizWiz-LF Table 25, CommVQA §5).
+
+    Self-consistency strategies use the Table 25 sampling column; CommVQA strategies are
+    greedy (§5); the rest use the model's Table 25 default. Sampling knobs are dropped when
+    decoding is greedy (transformers ignores them there).
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        The registry entry of the model.
+    strategy : str
+        A key of :data:`STRATEGIES`.
+    max_new_tokens : int, optional
+        Overrides the registry's ``max_new_tokens``.
+
+    Returns
+    -------
+    dict
+        Keyword arguments for ``model.generate``, always with ``do_sample`` and ``max_new_tokens``.
+    """
+    if STRATEGIES[strategy].draws:
+        chosen = dict(spec.consistency)
+    elif strategy.startswith("commvqa-"):
+        chosen = dict(GREEDY)
+    else:
+        chosen = dict(spec.generation)
+    if not chosen.get("do_sample"):
+        chosen = {"do_sample": False, "num_beams": 1}
+    chosen["max_new_tokens"] = int(max_new_tokens or spec.max_new_tokens)
+    return chosen
