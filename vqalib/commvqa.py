@@ -44,7 +44,7 @@ from vqalib.papers.commvqa.table1_runs import (RUN_CONDITIONS, RUN_MODELS, assem
 from vqalib.papers.commvqa.text import (HEDGES, INTERROGATIVES, POLAR_FIRST_WORDS, YES_NO, answer_kind, answer_length,
                                         context_counts, hedge_counts, interrogative_tests, is_polar,
                                         paper_interrogative_cells, polar_answers, top_trigrams)
-from vqalib.validation import ValidationReport
+from vqalib.core.validation import ValidationReport
 
 __all__ = [
     # names (names.py)

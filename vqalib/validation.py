@@ -1,56 +1,8 @@
-"""Validation report: every quirk a loader meets is counted here, nothing silently.
+"""Validation report: every quirk a loader meets is counted here, nothing silently: moved to :mod:`vqalib.core.validation` (issue 17); this name keeps working."""
 
-DESIGN.md: "Nothing is dropped silently: a dropped or repaired row is counted and named
-in the report." Loaders append one :class:`Issue` per (file, check, detail) with a count
-and the action taken; :meth:`ValidationReport.to_frame` gives the tidy table that
-notebook 01 shows.
-"""
+from vqalib.core.validation import (
+    COLUMNS,
+    ValidationReport,
+)
 
-from __future__ import annotations
-
-from collections import Counter
-from dataclasses import dataclass, field
-
-import pandas as pd
-
-COLUMNS = ["file", "check", "detail", "action", "count", "examples"]
-
-
-@dataclass
-class ValidationReport:
-    """Counts of data quirks, keyed by (file, check, detail, action)."""
-
-    counts: Counter = field(default_factory=Counter)
-    examples: dict = field(default_factory=dict)
-    max_examples: int = 5
-
-    def add(self, *, file: str, check: str, detail: str, action: str, count: int = 1,
-            example: str | None = None) -> None:
-        key = (file, check, detail, action)
-        self.counts[key] += count
-        if example is not None:
-            shown = self.examples.setdefault(key, [])
-            if len(shown) < self.max_examples:
-                shown.append(example)
-
-    def extend(self, other: "ValidationReport") -> None:
-        for key, n in other.counts.items():
-            self.counts[key] += n
-            shown = self.examples.setdefault(key, [])
-            for ex in other.examples.get(key, []):
-                if len(shown) < self.max_examples:
-                    shown.append(ex)
-
-    def total(self, *, check: str, file: str | None = None) -> int:
-        return sum(n for (f, c, _, _), n in self.counts.items()
-                   if c == check and (file is None or f == file))
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per (file, check, detail, action), sorted, with up to five examples."""
-        rows = [
-            {"file": f, "check": c, "detail": d, "action": a, "count": n,
-             "examples": "; ".join(self.examples.get((f, c, d, a), []))}
-            for (f, c, d, a), n in self.counts.items()
-        ]
-        frame = pd.DataFrame(rows, columns=COLUMNS)
-        return frame.sort_values(["file", "check", "detail", "action"], kind="stable").reset_index(drop=True)
+__all__ = ["COLUMNS", "ValidationReport"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from vqalib.images import ImageError, ImageStore
+from vqalib.runner.images import ImageError, ImageStore
 from vqalib.judge import JudgeError
 from vqalib.runner.runfiles import SCHEMA_VERSION, _seed, item_key
 from vqalib.runner.strategies import (STRATEGIES, abstention_prompt, consistency_messages, contextual_prompt,

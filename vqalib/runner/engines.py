@@ -19,7 +19,7 @@ from typing import Any, Iterable
 import pandas as pd
 from tqdm import tqdm
 
-from vqalib.images import ImageStore
+from vqalib.runner.images import ImageStore
 from vqalib.judge import ENABLE_HINT
 from vqalib.runner.answering import RunContext, answer_item
 from vqalib.runner.judges import make_judge

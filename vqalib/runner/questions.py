@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from vqalib import config
-from vqalib.images import COMMVQA_IMAGES_ENV, GQA_IMAGES_ENV, ImageError, commvqa_source, gqa_source
+from vqalib.runner.images import COMMVQA_IMAGES_ENV, GQA_IMAGES_ENV, ImageError, commvqa_source, gqa_source
 
 
 ITEM_COLUMNS = ("item_id", "question_id", "question", "image", "tier", "scenario", "description", "reference")

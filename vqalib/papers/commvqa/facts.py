@@ -16,7 +16,7 @@ from vqalib.papers.commvqa.names import CONTEXTS, subsets_of
 def load_text_facts(directory: str | Path | None = None) -> pd.DataFrame:
     """``data/paper/commvqa_text_facts.csv`` with ``paper`` (numeric where the printed value is a
     number) and ``paper_decimals``, the layout :func:`vqalib.report.compare` expects."""
-    from vqalib.report import paper_dir
+    from vqalib.core.report import paper_dir
 
     table = pd.read_csv(Path(directory or paper_dir()) / "commvqa_text_facts.csv", dtype=str, keep_default_na=False)
     printed = table["value"].str.strip()
@@ -40,7 +40,7 @@ def compare_text_facts(facts: list[Fact], paper: pd.DataFrame) -> pd.DataFrame:
     """The paper's stated numbers beside ours (§3–§5, A.2), judged as the registry entry
     ``commvqa_text_facts`` declares: ``within_tolerance`` only for ``same`` quantities; an
     ``analogous`` one (different method or population) is shown, not judged."""
-    from vqalib.report import compare
+    from vqalib.core.report import compare
 
     ours = pd.DataFrame([f.__dict__ for f in facts])
     return compare(ours, "commvqa_text_facts", value="reproduced", paper=paper[paper["fact_id"].isin(set(ours["fact_id"]))])

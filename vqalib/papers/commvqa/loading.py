@@ -20,8 +20,8 @@ from vqalib.datasets import DataFormatError, json_type, read_csv_text, read_json
 from vqalib.papers.commvqa.names import (CONDITIONS, CONTEXTS, MODELS, PANDAS_DEFAULT_NA, RESULT_COLUMNS,
                                          canonical_context, result_key)
 from vqalib.papers.commvqa.protocols import authors_references
-from vqalib.validation import ValidationReport
-from vqalib.wordcounts import count_words
+from vqalib.core.validation import ValidationReport
+from vqalib.papers.vizwiz_lf.wordcounts import count_words
 
 @dataclass
 class CommVQA:

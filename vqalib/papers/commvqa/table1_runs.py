@@ -110,7 +110,7 @@ def assemble_table1(scores: pd.DataFrame, *, run_scores: pd.DataFrame | None = N
         ``model``, ``condition``, ``metric``, ``value`` and ``status`` per cell: a run row
         replaces a not-run row with its keys (``report.fill_not_run``).
     """
-    from vqalib.report import fill_not_run
+    from vqalib.core.report import fill_not_run
 
     table = pd.concat([table1_rows(scores).assign(status="reproduced (authors' protocol)"), not_run_rows()],
                       ignore_index=True)

@@ -22,7 +22,7 @@ import sklearn
 from scipy import stats as scistats
 from sklearn.metrics import cohen_kappa_score, f1_score
 
-from vqalib.abstention import abstains
+from vqalib.papers.vizwiz_lf.abstention import abstains
 from vqalib.core import config
 from vqalib.papers.vizwiz_lf.classifier import UNTRUSTED_SOURCES, _fit, question_folds
 from vqalib.papers.vizwiz_lf.classifier_features import (

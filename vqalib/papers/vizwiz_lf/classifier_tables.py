@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from vqalib import taxonomy
-from vqalib.abstention import abstention_metrics
+from vqalib.papers.vizwiz_lf.abstention import abstention_metrics
 from vqalib.papers.vizwiz_lf.classifier_cv import answer_decisions
 
 #: per kind: the paper's key column of Tables 9 (roles) and 10 (information sources)

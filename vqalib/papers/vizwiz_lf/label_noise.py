@@ -15,7 +15,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import f1_score
 
 from vqalib import taxonomy
-from vqalib.abstention import abstains
+from vqalib.papers.vizwiz_lf.abstention import abstains
 from vqalib.encoders import DECIMALS
 from vqalib.papers.vizwiz_lf.classifier import UNTRUSTED_SOURCES
 from vqalib.papers.vizwiz_lf.classifier_features import _labels, label_matrix

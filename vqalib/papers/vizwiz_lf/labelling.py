@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from vqalib import taxonomy
-from vqalib.abstention import abstains
+from vqalib.papers.vizwiz_lf.abstention import abstains
 from vqalib.papers.vizwiz_lf.classifier import MODEL_PATHS, SentenceClassifier
 from vqalib.papers.vizwiz_lf.classifier_features import feature_matrix
 from vqalib.papers.vizwiz_lf.classifier_io import load

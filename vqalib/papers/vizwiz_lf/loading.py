@@ -19,8 +19,8 @@ import pandas as pd
 from vqalib import taxonomy
 from vqalib.core.data_registry import verified_path
 from vqalib.core.io import DataFormatError, json_type, read_json, require_fields
-from vqalib.validation import ValidationReport
-from vqalib.wordcounts import count_words
+from vqalib.core.validation import ValidationReport
+from vqalib.papers.vizwiz_lf.wordcounts import count_words
 
 VIZWIZ_LF_FIELDS: dict[str, type] = {
     "model": str,

@@ -1,0 +1,311 @@
+"""Per-rating data of the VizWiz-LF human evaluation: schema, loader, labels (§6, Fig. 2; Table 18).
+
+The study's per-rating data are not public. This module defines the file a user who has
+such data (or runs a study of the same design) supplies, checks it strictly on load, and
+turns it into the per-answer human correctness that Table 18 (A.3.1) correlates with the
+automatic metrics. The schema is documented in ``data/ratings/README.md``.
+
+One row per (participant, question, answer source):
+
+=================== ==========================================================================
+column              value
+=================== ==========================================================================
+participant_id      non-empty text, e.g. ``B01``
+group               ``B`` (BLV), ``B+I`` (BLV with image description), ``S`` (sighted without
+                    image), ``S+I`` (sighted with image); one group per participant
+question_id         VizWiz-LF question id (positive integer, one of the release's JSON keys 1-600)
+question_category   ``Identification``, ``Description``, ``Reading``, ``Others``; one per question
+source              ``GPT-4V``, ``Gemini``, ``Expert``
+rank                1 (best) to 3; the three ranks of a (participant, question) are 1, 2, 3
+relevance           1 (not), 2 (partially), 3 (very)
+helpfulness         1-3
+plausibility        1-3; for group ``S+I`` this column holds **Correctness** (§6: sighted
+                    evaluators with the image rated correctness instead of plausibility)
+fluency             1-3
+=================== ==========================================================================
+
+Further columns are allowed and kept as text (a ``study`` column saying ``SIMULATED``
+marks a file made by :mod:`vqalib.simulation`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.datasets import DataFormatError, vizwiz_lf_question_ids
+
+GROUPS: tuple[str, ...] = ("B", "B+I", "S", "S+I")
+GROUP_NAMES: dict[str, str] = {"B": "BLV", "B+I": "BLV with image description",
+                               "S": "sighted without image", "S+I": "sighted with image"}
+SOURCES: tuple[str, ...] = ("GPT-4V", "Gemini", "Expert")
+CATEGORIES: tuple[str, ...] = ("Identification", "Description", "Reading", "Others")
+RATING_COLUMNS: tuple[str, ...] = ("relevance", "helpfulness", "plausibility", "fluency")
+COLUMNS: tuple[str, ...] = ("participant_id", "group", "question_id", "question_category", "source", "rank",
+                            *RATING_COLUMNS)
+CORRECTNESS_GROUP = "S+I"   # the group whose `plausibility` column holds Correctness
+SIMULATED = "SIMULATED"
+MAX_LISTED_PROBLEMS = 25
+RELEASE = "the VizWiz-LF release"
+
+
+class RatingsFileError(DataFormatError):
+    """A ratings file that breaks the schema; ``problems`` lists (line, column, message)."""
+
+    def __init__(self, name: str, problems: list[tuple[int | None, str | None, str]]):
+        self.name = name
+        self.problems = problems
+        shown = [_format(name, *p) for p in problems[:MAX_LISTED_PROBLEMS]]
+        more = len(problems) - len(shown)
+        tail = f"\n  ... and {more} more problem(s)" if more > 0 else ""
+        super().__init__(f"{name}: {len(problems)} problem(s) in the ratings file "
+                         "(schema: data/ratings/README.md):\n  " + "\n  ".join(shown) + tail)
+
+
+def _format(name: str, line: int | None, column: str | None, message: str) -> str:
+    where = ", ".join(p for p in (f"line {line}" if line else "", f"column '{column}'" if column else "") if p)
+    return f"{name}, {where}: {message}" if where else f"{name}: {message}"
+
+
+def load_ratings(path: str | Path, *, question_ids: Collection[int] | None = None,
+                 data_dir: Path | None = None) -> pd.DataFrame:
+    """Read and validate a ratings file of the human evaluation (VizWiz-LF §6, Fig. 2).
+
+    Raises :class:`RatingsFileError` naming the file, the line (the header is line 1) and
+    the column of every problem: bytes that are not UTF-8, an empty file or one with a
+    header only, a missing column, a value outside its allowed set, a question id that is
+    not in the VizWiz-LF release, a rating or rank that is not an integer 1-3 (an empty
+    cell included), a duplicated (participant, question, source), a participant in two
+    groups, a question in two categories, or a (participant, question) whose ranks are not
+    1, 2, 3 over the three sources. Nothing is dropped or repaired; blank lines are skipped.
+    Returns the rows in file order, ``question_id``, ``rank`` and ratings as integers.
+
+    ``question_ids``: the ids a row may use; default the VizWiz-LF release's
+    (:func:`vqalib.datasets.vizwiz_lf_question_ids`, read from ``data_dir``).
+    """
+    path = Path(path)
+    name = str(path)
+    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    if not data.strip():
+        raise RatingsFileError(name, [(1, None, f"the file is empty ({len(data)} bytes); a header line naming "
+                                                f"the columns {list(COLUMNS)} is required")])
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RatingsFileError(name, _undecodable_cells(data)) from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = [h.strip() for h in next(reader)]
+    problems: list[tuple[int | None, str | None, str]] = []
+    duplicated = sorted({h for h in header if header.count(h) > 1})
+    if duplicated:
+        problems.append((1, None, f"duplicated column(s) {duplicated}"))
+    for column in COLUMNS:
+        if column not in header:
+            problems.append((1, column, f"required column missing; the header has {header}"))
+    if problems:
+        raise RatingsFileError(name, problems)
+    rows, lines = [], []
+    previous_end = reader.line_num
+    for record in reader:
+        start, previous_end = previous_end + 1, reader.line_num
+        if not record or all(not field.strip() for field in record):
+            continue
+        if len(record) != len(header):
+            problems.append((start, None, f"{len(record)} fields where the header has {len(header)}"))
+            continue
+        rows.append([field.strip() for field in record])
+        lines.append(start)
+    if problems:
+        raise RatingsFileError(name, problems)
+    if not rows:
+        raise RatingsFileError(name, [(1, None, "no data rows: the file has only the header line")])
+    text_frame = pd.DataFrame(rows, columns=header, dtype=str)
+    if question_ids is None:
+        question_ids, ids_from = vizwiz_lf_question_ids(data_dir=data_dir), RELEASE
+    else:
+        ids_from = "the given question ids"
+    return check_ratings(text_frame, name=name, lines=lines, question_ids=question_ids, ids_from=ids_from)
+
+
+def _undecodable_cells(data: bytes) -> list[tuple[int | None, str | None, str]]:
+    """(line, column, message) of every cell holding bytes that are not UTF-8."""
+    from vqalib.datasets import undecoded_csv_cells
+
+    problems = []
+    try:
+        for line, row, column, field, cell in undecoded_csv_cells(data):
+            bad = next(ch for ch in cell if "\udc80" <= ch <= "\udcff")
+            where = "" if row is not None else f" (header field {field})"
+            problems.append((line, column, f"not UTF-8 text{where}: byte 0x{ord(bad) - 0xDC00:02x} in "
+                                           f"{cell.encode('utf-8', 'surrogateescape')[:40]!r}; save the file as UTF-8"))
+    except csv.Error as err:
+        problems.append((None, None, f"not UTF-8 text, and not readable as CSV: {err}"))
+    if not problems:  # e.g. a bad byte the csv module cannot place
+        problems.append((None, None, "not UTF-8 text; save the file as UTF-8"))
+    return problems
+
+
+def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = None,
+                  question_ids: Collection[int] | None = None, ids_from: str = RELEASE) -> pd.DataFrame:
+    """Validate a frame of the ratings schema given as text; return it typed (Fig. 2 input).
+
+    ``lines`` are the file lines of the rows (default: row position + 2, as written by
+    ``DataFrame.to_csv``). ``question_ids``: the ids a row may use (``ids_from`` says whose,
+    for the message); None checks no ids (:func:`load_ratings` always passes the release's).
+    Raises :class:`RatingsFileError` as :func:`load_ratings`.
+    """
+    text = text.astype(str).reset_index(drop=True)
+    line = pd.Series(lines if lines is not None else range(2, len(text) + 2), index=text.index)
+    missing = [c for c in COLUMNS if c not in text.columns]
+    if missing:
+        raise RatingsFileError(name, [(1, c, "required column missing") for c in missing])
+    problems: list[tuple[int | None, str | None, str]] = []
+
+    def flag(mask: pd.Series, column: str, message) -> None:
+        for i in mask[mask].index:
+            problems.append((int(line[i]), column, message(text.at[i, column])))
+
+    flag(text["participant_id"].eq(""), "participant_id", lambda v: "empty participant id")
+    for column, allowed in (("group", GROUPS), ("question_category", CATEGORIES), ("source", SOURCES)):
+        flag(~text[column].isin(allowed), column, lambda v, a=allowed: f"{v!r} is not one of {list(a)}")
+    flag(~text["question_id"].str.fullmatch(r"[0-9]+") | text["question_id"].str.fullmatch(r"0+"),
+         "question_id", lambda v: f"{v!r} is not a positive integer question id")
+    for column in ("rank", *RATING_COLUMNS):
+        what = "rank" if column == "rank" else "rating"
+        flag(~text[column].str.fullmatch(r"[0-9]+"), column,
+             lambda v, w=what: f"{v!r} is not an integer {w} 1-3" if v else f"empty cell: a {w} 1-3 is required")
+        flag(text[column].str.fullmatch(r"[0-9]+") & ~text[column].isin(["1", "2", "3"]), column,
+             lambda v, w=what: f"{w} {v} is out of range 1-3")
+    if problems:
+        raise RatingsFileError(name, sorted(problems, key=lambda p: (p[0] or 0, COLUMNS.index(p[1]))))
+
+    typed = text.copy()
+    for column in ("question_id", "rank", *RATING_COLUMNS):
+        typed[column] = typed[column].astype("int64")
+    if question_ids is not None:
+        known = frozenset(int(q) for q in question_ids)
+        span = f"{len(known)} ids, {min(known)}-{max(known)}" if known else "no ids"
+        for i in typed.index[~typed["question_id"].isin(known)]:
+            problems.append((int(line[i]), "question_id", f"question id {typed.at[i, 'question_id']} is not in "
+                             f"{ids_from} ({span}); ratings must be of the release's questions"))
+    problems += _design_problems(typed, line)
+    if problems:
+        raise RatingsFileError(name, sorted(problems, key=lambda p: (p[0] or 0, p[1] or "")))
+    return typed
+
+
+def _design_problems(typed: pd.DataFrame, line: pd.Series) -> list[tuple[int, str, str]]:
+    """Cross-row rules: unique answers, one group per participant, one category per question, ranks 1-3."""
+    problems = []
+    key = ["participant_id", "question_id", "source"]
+    for i in typed.index[typed.duplicated(key, keep="first")]:
+        first = line[typed.index[(typed[key] == typed.loc[i, key]).all(axis=1)][0]]
+        problems.append((int(line[i]), "source", f"participant {typed.at[i, 'participant_id']!r} rated the "
+                         f"{typed.at[i, 'source']} answer to question {typed.at[i, 'question_id']} again "
+                         f"(first on line {first})"))
+    for owner, column in (("participant_id", "group"), ("question_id", "question_category")):
+        first_value = typed.groupby(owner, sort=False)[column].transform("first")
+        first_line = line.groupby(typed[owner], sort=False).transform("first")
+        for i in typed.index[typed[column] != first_value]:
+            problems.append((int(line[i]), column, f"{owner} {typed.at[i, owner]!r} has {column} "
+                             f"{typed.at[i, column]!r} here but {first_value[i]!r} on line {first_line[i]}"))
+    by_block = typed.groupby(["participant_id", "question_id"], sort=False)
+    complete = (by_block["source"].transform("size").eq(len(SOURCES)) & by_block["source"].transform("nunique").eq(
+        len(SOURCES)) & by_block["rank"].transform("nunique").eq(3))   # ranks are 1-3 already: a permutation
+    for (participant, question), block in typed[~complete].groupby(["participant_id", "question_id"], sort=False):
+        block = typed[(typed["participant_id"] == participant) & (typed["question_id"] == question)]
+        problems.append((int(line[block.index[-1]]), "rank",
+                         f"participant {participant!r}, question {question}: the ranks {sorted(block['rank'])} of "
+                         f"sources {sorted(block['source'])} are not 1, 2, 3 over {list(SOURCES)} "
+                         f"(lines {', '.join(str(int(line[i])) for i in block.index)})"))
+    return problems
+
+
+def per_answer_correctness(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Human correctness of each answer for Table 18 (A.3.1): mean over S+I raters.
+
+    The S+I group rated Correctness in the ``plausibility`` column; each rating is
+    normalised to 0-1 as (rating - 1) / 2 and averaged over the raters of the answer.
+    Returns ``source``, ``question_id``, ``correctness``, ``n_raters`` (one row per
+    answer), the input of notebook 03's ``human_ratings`` parameter.
+    """
+    rated = ratings[ratings["group"] == CORRECTNESS_GROUP]
+    if rated.empty:
+        raise ValueError(f"no ratings of group {CORRECTNESS_GROUP!r}: only that group rated Correctness "
+                         "(the other groups rated Plausibility), so Table 18 cannot be computed")
+    per_answer = (rated.assign(correctness=(rated["plausibility"] - 1) / 2)
+                  .groupby(["source", "question_id"], sort=True)["correctness"]
+                  .agg(correctness="mean", n_raters="size").reset_index())
+    return per_answer
+
+
+def is_simulated(ratings: pd.DataFrame) -> bool:
+    """True when a ratings frame was made by :mod:`vqalib.simulation` (its ``study`` column says so)."""
+    return "study" in ratings.columns and ratings["study"].astype(str).str.contains(SIMULATED).any()
+
+
+@dataclass(frozen=True)
+class Study:
+    """Ratings of one study and how every output made from them is named and labelled (Fig. 2).
+
+    A simulated study puts ``SIMULATED`` in every file name, title and table (first
+    column ``study``) made from it, so a demonstration cannot pass for a result.
+    """
+
+    ratings: pd.DataFrame
+    label: str          # the `study` column of every table, e.g. "SIMULATED (seed 0)"
+    simulated: bool
+
+    @classmethod
+    def from_file(cls, path: str | Path, *, question_ids: Collection[int] | None = None,
+                  data_dir: Path | None = None) -> Study:
+        ratings = load_ratings(path, question_ids=question_ids, data_dir=data_dir)
+        if is_simulated(ratings):
+            return cls(ratings=ratings, label=f"{SIMULATED}: read from {Path(path).name}", simulated=True)
+        return cls(ratings=ratings, label=f"human ratings: {Path(path).name}", simulated=False)
+
+    def name(self, part: str) -> str:
+        """File stem of a Fig. 2 output: ``vizwiz-lf_fig02_SIMULATED_<part>`` or ``vizwiz-lf_fig02_human_<part>``."""
+        return f"vizwiz-lf_fig02_{SIMULATED if self.simulated else 'human'}_{part}"
+
+    def title(self, text: str) -> str:
+        """A title that says SIMULATED first when the data are."""
+        if self.simulated:
+            return f"{SIMULATED} data, not the paper's results: {text}"
+        return text
+
+    def labelled(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` with the study label as first column (every saved table)."""
+        return pd.concat([pd.DataFrame({"study": [self.label] * len(frame)}, index=frame.index),
+                          frame.drop(columns="study", errors="ignore")], axis=1)
+
+
+CORRECTNESS_ENABLE = ("pass ratings_path=<ratings CSV, schema in data/ratings/README.md> to this notebook; it writes "
+                      "the per-answer correctness that notebook 03 takes as human_ratings (the study's ratings are not "
+                      "public)")
+
+
+def correctness_table(studies: list[Study]) -> pd.DataFrame:
+    """Table 18's human correctness from the first real study, labelled, or a not-run row (A.3.1).
+
+    Parameters
+    ----------
+    studies : list of Study
+        The studies of notebook 04; simulated ones are skipped.
+
+    Returns
+    -------
+    DataFrame
+        :func:`per_answer_correctness` with a ``study`` column, or :func:`vqalib.report.not_run`.
+    """
+    from vqalib import report
+
+    real = [s for s in studies if not s.simulated]
+    if not real:
+        return report.not_run("no human ratings", enable=CORRECTNESS_ENABLE)
+    return real[0].labelled(per_answer_correctness(real[0].ratings))

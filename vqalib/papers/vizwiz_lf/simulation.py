@@ -1,0 +1,253 @@
+"""A SIMULATED human evaluation with the design of VizWiz-LF §6 (Fig. 2), to demonstrate the analysis.
+
+The study's per-rating data are not public, so notebook 04 shows the Fig. 2 analysis on
+ratings drawn from the generative model below. Its output is a demonstration of the
+method, never a result: every table, title and file made from it says SIMULATED.
+
+Design (§6): 20 BLV and 20 sighted participants in four groups of 10 (B, B+I, S, S+I);
+12 questions, 3 per category (Identification, Description, Reading, Others); each
+participant ranks the 3 answers (GPT-4V, Gemini, Expert) of every question and rates all
+36 answers on relevance, helpfulness, plausibility (correctness for S+I) and fluency.
+
+Generative model (latent normal, ordinal by thresholds). For participant p of group g,
+question q, source s and rating criterion c::
+
+    y*[p,q,s,c] = location[c] + effect_scale * effect[g,c,s]
+                  + u[p] + v[q] + a[q,s] + z[p,q,s] + e[p,q,s,c]
+    rating      = 1 + (y* > thresholds[0]) + (y* > thresholds[1])        (1, 2 or 3)
+
+    eta[p,q,s]  = effect_scale * effect[g,"ranking",s] + a[q,s] + z[p,q,s] + e_rank[p,q,s]
+    rank        = 1 for the largest eta of the question's three answers, 2, 3 below it
+
+with independent normal terms: participant leniency u ~ N(0, participant_sd), question
+difficulty v ~ N(0, question_sd), answer quality a ~ N(0, answer_sd) (shared by every
+rater of that answer), the rater's overall impression of an answer z ~ N(0, impression_sd)
+(shared by its ranking and its four ratings) and noise e, e_rank ~ N(0, 1). Effects are in
+latent SD units; ``effect_scale=0`` removes every source difference (a null study).
+
+The default effects follow the direction of §6's narrative (experts and GPT-4V ranked
+above Gemini by every group; BLV groups rating Gemini's shorter answers more relevant;
+S+I rating Gemini lower on helpfulness and correctness; BLV plausibility high for all);
+their sizes are invented, not estimated: the paper publishes no per-cell numbers apart
+from the BLV plausibility mean 0.84 (SD 0.28), which the default locations roughly match.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from vqalib import stats
+from vqalib.papers.vizwiz_lf.ratings import CATEGORIES, GROUPS, RATING_COLUMNS, SIMULATED, SOURCES, Study, check_ratings
+
+PARTICIPANT_PREFIX: dict[str, str] = {"B": "B", "B+I": "BI", "S": "S", "S+I": "SI"}
+DEFAULT_LOCATION: dict[str, float] = {"relevance": 1.0, "helpfulness": 0.6, "plausibility": 1.3, "fluency": 1.0}
+DEFAULT_THRESHOLDS: tuple[float, float] = (-0.5, 0.5)
+
+# effect[group, criterion] = (GPT-4V, Gemini, Expert), latent SD units (invented; see module docstring)
+_DEFAULT_EFFECTS: dict[str, dict[str, tuple[float, float, float]]] = {
+    "ranking": {"B": (0.4, -0.6, 0.4), "B+I": (0.4, -0.6, 0.4), "S": (0.4, -0.6, 0.4), "S+I": (0.5, -0.9, 0.5)},
+    "relevance": {"B": (-0.3, 0.4, 0.0), "B+I": (-0.3, 0.4, 0.0), "S": (0.0, -0.1, 0.1), "S+I": (0.1, -0.3, 0.1)},
+    "helpfulness": {"B": (0.3, -0.3, 0.3), "B+I": (0.3, -0.3, 0.3), "S": (0.3, -0.3, 0.3), "S+I": (0.4, -0.8, 0.4)},
+    "plausibility": {"B": (0.0, 0.0, 0.0), "B+I": (0.0, 0.0, 0.0), "S": (0.1, -0.1, 0.1), "S+I": (0.4, -0.9, 0.3)},
+    "fluency": {"B": (0.1, 0.0, 0.1), "B+I": (0.1, 0.0, 0.1), "S": (0.1, -0.1, 0.1), "S+I": (0.1, -0.1, 0.1)},
+}
+
+
+def default_effects() -> pd.DataFrame:
+    """The simulation's default source effects: group, criterion, source, effect (latent SD units)."""
+    rows = [{"group": g, "criterion": c, "source": s, "effect": e}
+            for c, by_group in _DEFAULT_EFFECTS.items() for g, values in by_group.items()
+            for s, e in zip(SOURCES, values)]
+    return pd.DataFrame(rows)
+
+
+def design_questions(answers: pd.DataFrame | None = None, *, per_category: int = 3, seed: int = 0) -> pd.DataFrame:
+    """The study's questions (§6: 3 per category): question_id, question_category.
+
+    With VizWiz-LF ``answers`` (``datasets.load_vizwiz_lf().answers``) real question ids
+    are drawn with the seed among questions answered by GPT-4V, Gemini and Expert
+    (``metrics.paper_sample``); without, plain ids 1, 2, ... keep the simulation data-free.
+    """
+    if answers is None:
+        ids = range(1, per_category * len(CATEGORIES) + 1)
+        return pd.DataFrame({"question_id": list(ids),
+                             "question_category": [c for c in CATEGORIES for _ in range(per_category)]})
+    from vqalib.metrics import paper_sample
+
+    chosen = paper_sample(answers, per_category=per_category, seed=seed, sources=SOURCES)
+    types = answers.drop_duplicates("question_id").set_index("question_id")["question_type"]
+    frame = pd.DataFrame({"question_id": chosen, "question_category": types.loc[chosen].to_numpy()})
+    frame["_order"] = frame["question_category"].map({c: i for i, c in enumerate(CATEGORIES)})
+    return frame.sort_values(["_order", "question_id"]).drop(columns="_order").reset_index(drop=True)
+
+
+def simulate_ratings(*, seed: int, questions: pd.DataFrame | None = None, participants_per_group: int = 10,
+                     effects: pd.DataFrame | None = None, effect_scale: float = 1.0,
+                     location: dict[str, float] | None = None,
+                     thresholds: tuple[float, float] = DEFAULT_THRESHOLDS, participant_sd: float = 0.5,
+                     question_sd: float = 0.3, answer_sd: float = 0.0, impression_sd: float = 0.5) -> pd.DataFrame:
+    """A SIMULATED ratings table of the §6 design (input of Fig. 2's analysis); see the module docstring.
+
+    Returns the columns of :mod:`vqalib.ratings`' schema plus ``study`` = ``SIMULATED``,
+    one row per participant x question x source, participants grouped B, B+I, S, S+I.
+    The same arguments give the same table (NumPy's default generator seeded with ``seed``).
+    ``answer_sd`` > 0 makes the 12 answers of each source differ in quality: the Fig. 2
+    tests treat the questions as fixed, so such differences count as source differences.
+    """
+    questions = design_questions() if questions is None else questions.reset_index(drop=True)
+    effects = default_effects() if effects is None else effects
+    location = {**DEFAULT_LOCATION, **(location or {})}
+    effect = effects.set_index(["group", "criterion", "source"])["effect"].to_dict()
+    by_group = np.array([[[effect.get((g, c, s), 0.0) for s in SOURCES] for c in stats.CRITERIA] for g in GROUPS])
+    groups = np.repeat(np.array(GROUPS), participants_per_group)
+    n_p, n_q, n_s, n_c = len(groups), len(questions), len(SOURCES), len(RATING_COLUMNS)
+    beta = effect_scale * np.repeat(by_group, participants_per_group, axis=0)  # participants x criteria x sources
+
+    rng = np.random.default_rng(seed)
+    u = rng.normal(0.0, participant_sd, n_p)
+    v = rng.normal(0.0, question_sd, n_q)
+    a = rng.normal(0.0, answer_sd, (n_q, n_s))
+    z = rng.normal(0.0, impression_sd, (n_p, n_q, n_s))
+    e_rank = rng.normal(0.0, 1.0, (n_p, n_q, n_s))
+    e = rng.normal(0.0, 1.0, (n_p, n_q, n_s, n_c))
+
+    eta = beta[:, None, 0, :] + a[None] + z + e_rank
+    rank = np.argsort(np.argsort(-eta, axis=2), axis=2) + 1
+    loc = np.array([location[c] for c in RATING_COLUMNS])
+    latent = (loc + np.moveaxis(beta[:, 1:, :], 1, 2)[:, None] + u[:, None, None, None] + v[None, :, None, None]
+              + (a[None] + z)[..., None] + e)
+    rating = 1 + (latent > thresholds[0]).astype(int) + (latent > thresholds[1]).astype(int)
+
+    counter = {g: 0 for g in GROUPS}
+    ids = []
+    for g in groups:
+        counter[g] += 1
+        ids.append(f"{PARTICIPANT_PREFIX[g]}{counter[g]:02d}")
+    index = pd.MultiIndex.from_product([range(n_p), range(n_q), range(n_s)], names=["p", "q", "s"])
+    p_i, q_i, s_i = (index.get_level_values(k).to_numpy() for k in ("p", "q", "s"))
+    frame = pd.DataFrame({"participant_id": np.array(ids)[p_i], "group": groups[p_i],
+                          "question_id": questions["question_id"].to_numpy()[q_i].astype("int64"),
+                          "question_category": questions["question_category"].to_numpy()[q_i],
+                          "source": np.array(SOURCES)[s_i], "rank": rank.reshape(-1).astype("int64")})
+    for k, column in enumerate(RATING_COLUMNS):
+        frame[column] = rating[..., k].reshape(-1).astype("int64")
+    frame["study"] = SIMULATED
+    return frame
+
+
+def simulated_study(*, seed: int, **kwargs) -> Study:
+    """A :class:`~vqalib.ratings.Study` of :func:`simulate_ratings`, checked against the ratings schema."""
+    ratings = simulate_ratings(seed=seed, **kwargs)
+    checked = check_ratings(ratings.astype(str), name=f"simulate_ratings(seed={seed})")
+    return Study(ratings=checked, label=f"{SIMULATED} (seed {seed})", simulated=True)
+
+
+def rejection_rates(*, seeds, effect_scale: float, alpha: float = 0.05, **kwargs) -> pd.DataFrame:
+    """Share of SIMULATED replicates whose Friedman test has p < ``alpha``, per group x criterion.
+
+    With ``effect_scale=0`` this is the false-positive rate of the Fig. 2 design; with
+    the default effects its power. Returns group, criterion, criterion_label,
+    effect_scale, replicates, rejection_rate.
+    """
+    tables = []
+    for seed in seeds:
+        scores = stats.normalised_scores(simulate_ratings(seed=int(seed), effect_scale=effect_scale, **kwargs))
+        tables.append(stats.friedman_tests(scores))
+    both = pd.concat(tables, ignore_index=True)
+    both["rejected"] = both["p"].lt(alpha)
+    rates = (both.groupby(["group", "criterion", "criterion_label"], sort=False)["rejected"]
+             .agg(replicates="size", rejection_rate="mean").reset_index())
+    rates.insert(3, "effect_scale", float(effect_scale))
+    return rates
+
+
+def scaled_effects(effect_scale: float = 1.0) -> pd.DataFrame:
+    """:func:`default_effects` multiplied by ``effect_scale`` (the effects a SIMULATED study of notebook 04 uses).
+
+    Parameters
+    ----------
+    effect_scale : float
+        Multiplier of every source effect (0: a null study).
+
+    Returns
+    -------
+    DataFrame
+        group, criterion, source, effect (latent SD units).
+    """
+    return default_effects().assign(effect=lambda f: f["effect"] * effect_scale)
+
+
+def effects_wide(effects: pd.DataFrame) -> pd.DataFrame:
+    """Source effects with one column per source, one row per criterion × group (notebook 04, Fig. 2 design).
+
+    Parameters
+    ----------
+    effects : DataFrame
+        :func:`scaled_effects` output.
+
+    Returns
+    -------
+    DataFrame
+    """
+    return effects.pivot_table(index=["criterion", "group"], columns="source", values="effect",
+                               sort=False).reset_index()
+
+
+def design_rejection_rates(*, seeds, effect_scale: float = 1.0, alpha: float = 0.05, **kwargs) -> pd.DataFrame:
+    """:func:`rejection_rates` under the three conditions notebook 04 contrasts (Fig. 2 design: false-positive
+    rate, false positives from answer quality, power).
+
+    Parameters
+    ----------
+    seeds : iterable of int
+        Replicate seeds.
+    effect_scale : float
+        Multiplier of the default effects in the power condition.
+    alpha : float
+        Friedman level.
+    **kwargs
+        Passed to :func:`simulate_ratings` (e.g. ``questions``).
+
+    Returns
+    -------
+    DataFrame
+        The rates of each condition, named in ``condition``.
+    """
+    conditions = {"no source effects": dict(effect_scale=0.0),
+                  "no source effects, answer_sd 0.3": dict(effect_scale=0.0, answer_sd=0.3),
+                  f"default effects x {effect_scale:g}": dict(effect_scale=effect_scale)}
+    return pd.concat([rejection_rates(seeds=seeds, alpha=alpha, **kwargs, **condition).assign(condition=name)
+                      for name, condition in conditions.items()], ignore_index=True)
+
+
+def rejection_rate_summary(rates: pd.DataFrame) -> str:
+    """Mean share of significant Friedman tests per condition over the group × criterion cells, as text
+    (one line per condition under the header ``condition``).
+
+    Parameters
+    ----------
+    rates : DataFrame
+        :func:`design_rejection_rates` output.
+
+    Returns
+    -------
+    str
+    """
+    return rates.groupby("condition", sort=False)["rejection_rate"].mean().round(3).to_string()
+
+
+def rejection_rates_wide(rates: pd.DataFrame) -> pd.DataFrame:
+    """Rejection rates with one column per condition, one row per group × criterion.
+
+    Parameters
+    ----------
+    rates : DataFrame
+        :func:`design_rejection_rates` output.
+
+    Returns
+    -------
+    DataFrame
+    """
+    return rates.pivot_table(index=["group", "criterion_label"], columns="condition", values="rejection_rate",
+                             sort=False).reset_index()

@@ -1,0 +1,79 @@
+"""Word counts of questions and answers (VizWiz-LF Table 1, §3).
+
+A word is a maximal run of non-white-space characters (``str.split()``), the definition
+that reproduces the paper's Table 1 (notebook 01 shows the comparison).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from vqalib import taxonomy
+
+TABLE1_COLUMNS: dict[str, str] = {  # paper column -> answer source (None: VizWiz columns)
+    "Human": "Expert", "GPT-4V": "GPT-4V", "Gemini": "Gemini", "LLaVA": "LLaVA",
+    "QWEN": "QWEN", "BLIP-2": "BLIP-2", "InstructBLIP": "InstructBLIP",
+}
+
+
+def count_words(text: str) -> int:
+    """Number of white-space separated tokens (Table 1's unit)."""
+    return len(text.split())
+
+
+def _summary(values: pd.Series) -> dict:
+    values = values.astype("float64")
+    return {"n": int(values.size), "mean_words": float(values.mean()), "sd_words": float(values.std(ddof=1))}
+
+
+def word_count_table(answers: pd.DataFrame, *, question_source: str = "Expert") -> pd.DataFrame:
+    """Mean and SD of words per category and in total (VizWiz-LF Table 1).
+
+    Columns: ``Question`` (one copy of each question, taken from ``question_source``),
+    ``Answer`` (every VizWiz crowd answer, ten per question, pooled) and one column per
+    long-form answer source. SD is the sample SD (ddof=1). Returns one row per
+    (category, column) with ``n``, ``mean_words``, ``sd_words``.
+    """
+    questions = answers[answers["source"] == question_source]
+    if questions.empty:
+        raise ValueError(f"no answers from {question_source!r} to take the questions from")
+    rows = []
+    for category in (*taxonomy.QUESTION_TYPES, "Total"):
+        def pick(frame: pd.DataFrame) -> pd.DataFrame:
+            return frame if category == "Total" else frame[frame["question_type"] == category]
+        q = pick(questions)
+        rows.append({"category": category, "dataset": "VizWiz", "column": "Question",
+                     **_summary(q["question_words"])})
+        crowd = q["crowd_answer_words"].explode().astype("int64")
+        rows.append({"category": category, "dataset": "VizWiz", "column": "Answer", **_summary(crowd)})
+        for column, source in TABLE1_COLUMNS.items():
+            of_source = answers[answers["source"] == source]
+            if of_source.empty:  # source not loaded: no column (a present source with no answers in a category gets n=0)
+                continue
+            a = pick(of_source)
+            rows.append({"category": category, "dataset": "VizWiz-LF", "column": column,
+                         **_summary(a["answer_words"])})
+    return pd.DataFrame(rows)
+
+
+def long_format(table: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 with one row per cell: ``statistic`` is ``mean_words`` or ``sd_words``."""
+    return table.melt(id_vars=["category", "dataset", "column", "n"], value_vars=["mean_words", "sd_words"],
+                      var_name="statistic", value_name="words")
+
+
+def paper_layout(table: pd.DataFrame, *, decimals: int = 1) -> pd.DataFrame:
+    """Table 1 as printed: categories as rows, columns as columns, cells "mean (SD)"."""
+    cells = table.assign(cell=[f"{m:.{decimals}f} ({s:.{decimals}f})"
+                               for m, s in zip(table["mean_words"], table["sd_words"])])
+    wide = cells.pivot(index="category", columns="column", values="cell")
+    return wide.reindex(index=list(dict.fromkeys(table["category"])), columns=list(dict.fromkeys(table["column"])))
+
+
+def pair_agreement(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Per (category, column) mean/SD pair: is each of the two cells within tolerance?"""
+    pairs = (comparison.dropna(subset=["within_tolerance"])
+             .groupby(["category", "column"], sort=False)["within_tolerance"]
+             .agg(cells="size", within="sum").reset_index())
+    pairs["pair_within"] = pairs["within"] == pairs["cells"]
+    return pairs
