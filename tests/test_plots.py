@@ -311,3 +311,28 @@ def test_plots_facade_re_exports_the_core_package_and_each_module_stays_small():
     assert {name: getattr(plots, name).__module__.rsplit(".", 1)[1] for name in figures} == {
         **dict.fromkeys(figures[:5], "vizwiz_lf"), "tier_distribution": "afgv",
         **dict.fromkeys(figures[6:], "commvqa")}
+
+
+def test_figures_use_matplotlibs_bundled_fonts_whatever_the_system_or_font_cache_lists(monkeypatch):
+    """A system DejaVu Sans (Debian's fonts-dejavu, installed with chromium) listed by the user's font cache, or a
+    cache rebuilt while matplotlib's own fonts were missing, changed the font subsets embedded in the PDFs: every
+    font must resolve to the files matplotlib ships."""
+    from pathlib import Path
+
+    import matplotlib
+    from matplotlib import font_manager
+
+    from vqalib.core.plots.style import bundled_fonts_only
+
+    bundled = str(Path(matplotlib.get_data_path(), "fonts", "ttf"))
+    manager = font_manager.fontManager
+    system_like = [font_manager.FontEntry(fname="/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", name="DejaVu Sans",
+                                          style="normal", variant="normal", weight=400, stretch="normal", size="scalable")]
+    monkeypatch.setattr(manager, "ttflist", system_like)  # a cache that lists only a system copy
+    font_manager.FontManager._findfont_cached.cache_clear()
+    try:
+        bundled_fonts_only()
+        found = font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans"))
+        assert found.startswith(bundled) and all(f.fname.startswith(bundled) for f in manager.ttflist)
+    finally:
+        font_manager.FontManager._findfont_cached.cache_clear()

@@ -45,10 +45,32 @@ BANNER_FACE = "#F0E442"  # the SIMULATED banner: Okabe–Ito yellow, black text 
 
 
 def use_style() -> None:
-    """The compendium's one figure style (seaborn whitegrid, :data:`PALETTE`)."""
+    """The compendium's one figure style (seaborn whitegrid, :data:`PALETTE`), drawn with matplotlib's own
+    bundled fonts (:func:`bundled_fonts_only`)."""
+    bundled_fonts_only()
     sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE)
     plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 150, "savefig.bbox": "tight",
                          "pdf.fonttype": 42, "svg.hashsalt": "vqalib", "hatch.linewidth": 0.8})
+
+
+def bundled_fonts_only() -> None:
+    """Resolve every font to the files matplotlib ships, never to the system's or to what the user's font cache
+    lists. Same PNGs and PDFs on every machine: with Debian's fonts-dejavu installed, "DejaVu Sans" can resolve to
+    the system copy (the cache lists both and keeps whichever it found first), whose PDF font subset differs."""
+    from pathlib import Path
+
+    import matplotlib
+    from matplotlib import font_manager
+
+    bundled = str(Path(matplotlib.get_data_path(), "fonts", "ttf"))
+    manager = font_manager.fontManager
+    if not any(f.fname.startswith(bundled) for f in manager.ttflist):  # a cache built without them
+        for path in sorted(Path(bundled).glob("*.ttf")):
+            manager.addfont(str(path))
+    kept = [f for f in manager.ttflist if f.fname.startswith(bundled)]
+    if kept != manager.ttflist:
+        manager.ttflist = kept
+        font_manager.FontManager._findfont_cached.cache_clear()
 
 
 def colours(n: int) -> list[tuple[float, float, float]]:
