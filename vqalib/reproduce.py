@@ -107,8 +107,8 @@ def schedule(paths: list[Path], *, last: dict, jobs: int, cores: int) -> tuple[l
 
 def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1) -> dict[str, dict]:
     """Execute ``paths`` (independent notebooks: none reads another's output), ``jobs`` at a time, each in a
-    fresh process; print one line per notebook as it finishes; return {name: {seconds, peak_mb}}. The longest
-    notebooks of the last run start first, so two workers finish together. Outputs do not depend on ``jobs``:
+    fresh process; print one line per notebook as it finishes; return {name: {seconds, max_seconds, peak_mb}}.
+    Order and threads come from :func:`schedule` (longest time seen first, so the workers finish together). Outputs do not depend on ``jobs``:
     every model-derived value is identical across thread counts (reproduction contract)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed

@@ -25,6 +25,11 @@ class Setting:
     external: bool = False  # read by a library (torch, BLAS, huggingface_hub), not only by vqalib
 
 
+# what chooses torch's and BLAS's kernels and thread counts (recorded in provenance)
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "ATEN_CPU_CAPABILITY",
+                    "MKL_ENABLE_INSTRUCTIONS", "OPENBLAS_CORETYPE", "MKL_CBWR")
+POOL_VARIABLES = THREAD_VARIABLES[:3]  # the thread pools `make reproduce` sizes per kernel
+
 _ALL = [
     # data and caches
     Setting("VQALIB_DATA_MIRROR", "unset: download from upstream", "a folder laid out like data/raw/ to copy and hash-check the releases from"),
@@ -63,13 +68,9 @@ _ALL = [
     # read by libraries; recorded in provenance (they choose kernels and threads)
     Setting("HF_HUB_OFFLINE", "unset (set to 1 when a local model folder is loaded)", "huggingface_hub never goes online", external=True),
     *[Setting(name, "unset", "threads or kernels of torch and BLAS (provenance)", external=True)
-      for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "ATEN_CPU_CAPABILITY",
-                   "MKL_ENABLE_INSTRUCTIONS", "OPENBLAS_CORETYPE", "MKL_CBWR")],
+      for name in THREAD_VARIABLES],
 ]
 SETTINGS: dict[str, Setting] = {s.name: s for s in _ALL}
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "ATEN_CPU_CAPABILITY",
-                    "MKL_ENABLE_INSTRUCTIONS", "OPENBLAS_CORETYPE", "MKL_CBWR")
-POOL_VARIABLES = THREAD_VARIABLES[:3]  # the thread pools `make reproduce` sizes per kernel
 
 
 def get(name: str) -> str | None:

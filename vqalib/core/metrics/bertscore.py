@@ -101,6 +101,7 @@ def bertscore_f1(references: list[str], candidates: list[str], *, backbone: Back
     model, tokenizer = scorer._model.double(), scorer._tokenizer
     idf = {tokenizer.sep_token_id: 0.0, tokenizer.cls_token_id: 0.0}  # bert-score's weights without IDF
     weights = collections.defaultdict(lambda: 1.0, idf)
+    # by token count (little padding); alphabetical among equal counts, so batches do not depend on set order
     texts = sorted(set(references) | set(candidates))
     texts.sort(key=lambda text: len(sent_encode(tokenizer, text)))
     stats: dict[str, tuple] = {}
