@@ -48,6 +48,8 @@ test-full: data  ## slow checks (CI runs them too): notebook smoke runs, then `m
 	# again, warm: served from the caches, any model forward pass or fit would fail the run
 	VQALIB_NO_MODEL_CALLS=1 $(BIN)/python -m vqalib.reproduce run
 	$(BIN)/python -m vqalib.contract clean
+	# the committed fitted artefacts (data/models/: final classifiers, cross-validation results) equal a refit
+	$(BIN)/python -m vqalib.classify check
 
 bench: data  ## time loading + validation and `make reproduce` (2-core machine), write benchmarks/
 	$(BIN)/python benchmarks/bench.py

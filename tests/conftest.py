@@ -200,3 +200,23 @@ def route_server(routes: dict):
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+@pytest.fixture
+def cv_inputs():
+    """Random features and role labels of 80 sentences in 40 questions, two grouped folds and the
+    parameters of a fast (logistic-regression, untuned) cross-validation: the inputs of the
+    classifiers' out-of-fold step (``vqalib.classify._out_of_fold``)."""
+    import numpy as np
+    import pandas as pd
+
+    from vqalib import classify, taxonomy
+
+    n = 80
+    rng = np.random.default_rng(0)
+    width = classify.EMBED_DIM * (2 + len(classify.HIDDEN_LAYERS)) + len(classify.CONTEXT_FEATURES)
+    units = pd.DataFrame({"source": ["A"] * n, "question_id": np.arange(n) // 2})
+    params = dict(kind="role", seed=0, estimator="logreg", exclude_sources=(), tune=False, inner_splits=2,
+                  encoder="test")
+    return (rng.normal(size=(n, width)), (rng.uniform(size=(n, len(taxonomy.ROLES))) < 0.4).astype(int), units,
+            classify.question_folds(units, n_splits=2, seed=0), params)

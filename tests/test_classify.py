@@ -229,17 +229,10 @@ def test_skops_files_with_types_outside_the_allow_list_are_refused(small_model, 
         classify.load(edited)
 
 
-def test_planted_pickle_in_the_cross_validation_cache_is_never_run(tmp_path):
+def test_planted_pickle_in_the_cross_validation_cache_is_never_run(tmp_path, cv_inputs):
     """Issue 16: the out-of-fold cache (``classify-cv``) reads ``.npz`` arrays only; a pickle, or an
     object array, in its place is ignored with a warning naming it and recomputed."""
-    rng = np.random.default_rng(0)
-    n, width = 80, classify.EMBED_DIM * (2 + len(classify.HIDDEN_LAYERS)) + len(classify.CONTEXT_FEATURES)
-    features = rng.normal(size=(n, width))
-    truth = (rng.uniform(size=(n, len(taxonomy.ROLES))) < 0.4).astype(int)
-    units = pd.DataFrame({"source": ["A"] * n, "question_id": np.arange(n) // 2})
-    folds = classify.question_folds(units, n_splits=2, seed=0)
-    params = dict(kind="role", seed=0, estimator="logreg", exclude_sources=(), tune=False, inner_splits=2,
-                  encoder="test")
+    features, truth, units, folds, params = cv_inputs
     cache, marker = tmp_path / "cv", tmp_path / "ran"
     first = classify._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=cache)
     [stored] = list(cache.glob("*.npz"))

@@ -120,7 +120,7 @@ def test_reproduce_rejects_unknown_selection():
 
 
 @pytest.mark.notebook
-def test_notebooks_05_06_07_fill_not_run_rows_from_runner_output(tmp_path, data_dir, monkeypatch):
+def test_notebooks_05_06_08_fill_not_run_rows_from_runner_output(tmp_path, data_dir, monkeypatch):
     """The VLM runner hand-off: runs become Table 5/26 rows, Fig. 3, AFGV tier accuracy and CommVQA Table 1 rows."""
     import os
 
@@ -158,7 +158,7 @@ def test_notebooks_05_06_07_fill_not_run_rows_from_runner_output(tmp_path, data_
         monkeypatch.setenv("VQALIB_JUDGE_BASE_URL", judge.url)
         monkeypatch.setenv("VQALIB_JUDGE_MODEL", "notebook-test-judge")
         monkeypatch.setenv("VQALIB_JUDGE_API_KEY", "test")
-        for name in ("05_abstention", "06_afgv_tiers", "07_commvqa_context"):
+        for name in ("05_abstention", "06_afgv_tiers", "08_commvqa_benchmark"):
             reproduce.run_notebook(next(p for p in NOTEBOOKS if p.stem == name), output=tmp_path / f"{name}.ipynb",
                                    parameters={"smoke": True, "figures_dir": str(figures), "data_dir": str(data_dir),
                                                "runs_dir": str(runs), "include_test_runs": True})
@@ -194,13 +194,18 @@ def test_make_lab_starts_as_root_and_as_a_user():
 
 
 def test_reproduce_schedule_starts_the_longest_first_and_splits_the_cores():
-    """Issue 18: longest notebook first by the longest time seen (a warm run does not reorder it); with two
-    notebooks at once each kernel gets one thread of a 2-core machine (two 2-thread pools fought for the cores)."""
+    """Issue 18: longest notebook first by the longer of its last run and its committed cold time (a warm
+    run does not reorder the cold schedule; a time from before a speed-up is not kept); with two notebooks
+    at once each kernel gets one thread of a 2-core machine (two 2-thread pools fought for the cores)."""
     from vqalib.reproduce import schedule
 
     paths = [Path(f"{n}.ipynb") for n in ("01_a", "02_b", "03_c")]
-    last = {"01_a": {"seconds": 9.0}, "02_b": {"seconds": 4.0, "max_seconds": 300.0}, "03_c": {"seconds": 20.0}}
-    order, threads = schedule(paths, last=last, jobs=2, cores=2)
-    assert [p.stem for p in order] == ["02_b", "03_c", "01_a"] and threads == 1
-    assert schedule(paths, last={}, jobs=1, cores=2) == (paths, None)
-    assert schedule(paths, last={}, jobs=2, cores=8)[1] == 4 and schedule(paths, last={}, jobs=4, cores=2)[1] == 1
+    last = {"01_a": {"seconds": 9.0}, "02_b": {"seconds": 4.0}, "03_c": {"seconds": 20.0}}  # a warm run
+    cold = {"01_a": {"seconds": 30.0}, "02_b": {"seconds": 300.0}, "03_c": {"seconds": 10.0}}  # benchmarks/
+    order, threads = schedule(paths, last=last, cold=cold, jobs=2, cores=2)
+    assert [p.stem for p in order] == ["02_b", "01_a", "03_c"] and threads == 1
+    cold["02_b"]["seconds"] = 5.0  # after a speed-up: the committed time is the new one
+    assert [p.stem for p in schedule(paths, last=last, cold=cold, jobs=2, cores=2)[0]] == ["01_a", "03_c", "02_b"]
+    assert schedule(paths, last={}, cold={}, jobs=1, cores=2) == (paths, None)
+    assert schedule(paths, last={}, cold={}, jobs=2, cores=8)[1] == 4
+    assert schedule(paths, last={}, cold={}, jobs=4, cores=2)[1] == 1

@@ -30,8 +30,10 @@ scikit-learn pipeline, thresholds, the encoder's name and metadata, never encode
 skops' format (no pickle): :func:`load` admits only the types of :data:`TRUSTED_MODEL_TYPES`.
 
 The code lives in :mod:`vqalib.papers.vizwiz_lf` (``classifier_features``, ``classifier``,
-``classifier_io``, ``classifier_cv``, ``label_noise``, ``labelling``, ``llm_classifier``); this
-module re-exports it and is the command line: ``python -m vqalib.classify train``.
+``classifier_io``, ``classifier_cv``, ``classifier_fits``, ``label_noise``, ``labelling``,
+``llm_classifier``); this module re-exports it and is the command line: ``python -m vqalib.classify
+train`` (refit and save the committed models and cross-validation results) and ``check`` (refit and
+compare with them).
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ from vqalib.papers.vizwiz_lf.classifier import (
     MODEL_DIR, MODEL_PATHS, UNTRUSTED_SOURCES, SentenceClassifier, _fit, _probabilities, data_hash, decide,
     make_pipeline, question_folds, train, tune_thresholds)
 from vqalib.papers.vizwiz_lf.classifier_cv import (
-    CV_CACHE_VERSION, CVResult, _kappa, _out_of_fold, abstention_agreement, abstention_decision_variants,
-    answer_decisions, cross_validate, f1_table, majority_predictions, random_predictions)
+    CV_CACHE_VERSION, CV_FITS_DIR, CVResult, _kappa, _out_of_fold, abstention_agreement, abstention_decision_variants,
+    answer_decisions, cross_validate, f1_table, majority_predictions, out_of_fold_key, random_predictions)
+from vqalib.papers.vizwiz_lf.classifier_fits import check_fits, cv_metadata, write_fits
 from vqalib.papers.vizwiz_lf.classifier_features import (
     CONTEXT_FEATURES, EMBED_DIM, ENCODER_ENV, ENCODER_NAME, HIDDEN_LAYERS, PACKAGED_ENCODER, QUESTION_COMPONENTS,
     _labels, embed_texts, encoder_spec, feature_matrix, label_matrix, sentence_units)
@@ -68,8 +71,10 @@ __all__ = [
     "question_folds", "train", "tune_thresholds", "MODEL_FORMAT", "TRUSTED_MODEL_TYPES", "ModelFileError", "load",
     "save",
     # cross-validation and abstention agreement (classifier_cv)
-    "CV_CACHE_VERSION", "CVResult", "abstention_agreement", "abstention_decision_variants", "answer_decisions",
+    "CV_CACHE_VERSION", "CV_FITS_DIR", "CVResult", "out_of_fold_key", "abstention_agreement", "abstention_decision_variants", "answer_decisions",
     "cross_validate", "f1_table", "majority_predictions", "random_predictions",
+    # the committed fits (classifier_fits)
+    "check_fits", "cv_metadata", "write_fits",
     # notebook 05's classifier tables (classifier_tables)
     "PAPER_KEYS", "f1_overview", "next_answer_kappa_text", "paper_f1_rows", "rederived_abstention",
     # label noise, labelling new answers (label_noise, labelling)
@@ -86,41 +91,30 @@ _PRIVATE = (_fit, _probabilities, _kappa, _out_of_fold, _labels, _canonical_skop
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m vqalib.classify train``: cross-validate and save both classifiers (data/models/)."""
+    """``python -m vqalib.classify train``: cross-validate and save both classifiers and their
+    cross-validation's out-of-fold results (data/models/, data/models/cv/); ``check``: refit them
+    and compare with the committed files (exit 1 on a difference)."""
     import argparse
 
-    from vqalib import classify, datasets  # `python -m` runs this file as __main__: use the importable module
+    from vqalib import datasets
 
     parser = argparse.ArgumentParser(prog="python -m vqalib.classify", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("train", help="5-fold CV report, then train on all data and save to data/models/")
+    t = sub.add_parser("train", help="5-fold CV report, then train on all data; save models and CV results to data/models/")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--estimator", default="mlp", choices=("mlp", "logreg"))
     t.add_argument("--out", type=Path, default=MODEL_DIR)
+    c = sub.add_parser("check", help="refit the committed CV results and models of data/models/ and compare")
+    c.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     data = datasets.load_vizwiz_lf()
-    for kind in ("role", "info"):
-        result = classify.cross_validate(data.sentences, data.answers, kind=kind, seed=args.seed,
-                                         estimator=args.estimator)
-        table = result.scores.pivot_table(index=["subset", "label"], columns="model", values="f1", sort=False)
-        print(table.round(3).to_string())
-        print(result.by_source.pivot(index="source", columns="model", values="weighted_f1").round(3).to_string())
-        agreement = classify.abstention_agreement(result.predictions) if kind == "role" else None
-        if agreement is not None:
-            print(agreement.round(3).to_string(index=False))
-        print(f"{kind}: cross-validation {result.seconds:.0f} s")
-        model = classify.train(data.sentences, data.answers, kind=kind, seed=args.seed, estimator=args.estimator)
-        mine = result.scores["model"].str.startswith("MiniLM")
-        model.metadata["cross_validation"] = {
-            "folds": f"5, grouped by question_id, seed {args.seed}",
-            "f1": {f"{row.subset}: {row.label}": round(float(row.f1), 3) for row in result.scores[mine].itertuples()},
-            "weighted_f1_by_source": {
-                row.source: round(float(row.weighted_f1), 3)
-                for row in result.by_source[result.by_source["model"].str.startswith("MiniLM")].itertuples()}}
-        if agreement is not None:
-            model.metadata["cross_validation"]["abstention_agreement"] = {
-                row.source: round(float(row.agreement), 3) for row in agreement.itertuples()}
-        path = classify.save(model, args.out / classify.MODEL_PATHS[kind].name)
+    if args.command == "check":
+        problems = check_fits(data.sentences, data.answers, seed=args.seed)
+        for line in problems:
+            print(f"error: {line}", file=sys.stderr)
+        print("committed fits: " + ("DIFFER" if problems else "identical to a refit (CV results and both models)"))
+        return 1 if problems else 0
+    for path in write_fits(data.sentences, data.answers, out=args.out, seed=args.seed, estimator=args.estimator):
         print(f"saved {path} ({path.stat().st_size / 1024:.0f} KiB)")
     return 0
 

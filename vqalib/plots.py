@@ -4,7 +4,7 @@ A facade: the figures live in :mod:`vqalib.core.plots` (issue 17), one concept p
 :mod:`~vqalib.core.plots.style` (Okabe–Ito palette, :func:`use_style`, shared bar and legend
 pieces), :mod:`~vqalib.core.plots.contrast` (WCAG 2.x checks), :mod:`~vqalib.core.plots.axes`
 (robust axes), and the figure functions of :mod:`~vqalib.core.plots.vizwiz_lf` (notebooks 02-05),
-:mod:`~vqalib.core.plots.afgv` (notebook 06) and :mod:`~vqalib.core.plots.commvqa` (notebook 07).
+:mod:`~vqalib.core.plots.afgv` (notebook 06) and :mod:`~vqalib.core.plots.commvqa` (notebooks 07, 08).
 Every name that existing code reads as ``plots.<name>`` is re-exported here unchanged; new code
 may import from the defining module. To patch an internal in a test, patch the defining module.
 """
@@ -33,6 +33,6 @@ __all__ = [
     "stacked_shares", "heatmap", "paper_agreement", "reference_shift", "human_eval_bars",
     # AFGV (notebook 06)
     "tier_distribution",
-    # CommVQA (notebook 07)
+    # CommVQA (notebooks 07, 08)
     "protocol_comparison", "accuracy_heatmap", "rates_by_context", "description_similarity_bars",
 ]

@@ -83,44 +83,47 @@ JOBS_ENV = "VQALIB_REPRODUCE_JOBS"  # notebooks run at once by `make reproduce` 
 TIMES_FILE = "reproduce_times.json"  # build/: each notebook's last time and peak memory (`make bench`, scheduling)
 
 
-def _run_in_worker(path: str, parameters: dict | None, threads: int | None = None) -> tuple[float, float]:
-    """One notebook in a fresh worker process: seconds taken and the peak memory (MB) of its kernel. With
-    ``threads``, the kernel's torch and BLAS pools get that many threads (unless the user set them)."""
+def _run_in_worker(path: str, parameters: dict | None, threads: int | None = None) -> tuple[float, float, dict]:
+    """One notebook in a fresh worker process: seconds taken, the peak memory (MB) of its kernel and the
+    thread variables its kernel started with. With ``threads``, the kernel's torch and BLAS pools get that
+    many threads (unless the user set them)."""
     import resource
 
     if threads:  # read by the kernel at start-up; the numbers do not depend on it (reproduction contract)
         for name in config.POOL_VARIABLES:
             config.set_default(name, str(threads))
     seconds = run_notebook(Path(path), parameters=parameters)
-    return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, config.snapshot(config.POOL_VARIABLES)
 
 
-def schedule(paths: list[Path], *, last: dict, jobs: int, cores: int) -> tuple[list[Path], int | None]:
-    """The order to start notebooks in and the threads each kernel gets. Longest first by the longest time
-    seen (``last``: build/reproduce_times.json), so a warm run does not reorder the cold schedule; with
-    several at once, each kernel gets ``cores // jobs`` threads (at least 1): two kernels with pools as wide
-    as the machine would fight for its cores (measured on 2 cores: 830 s cold with 2 threads each, 426 s
-    with 1)."""
-    order = sorted(paths, key=lambda p: -max(last.get(p.stem, {}).get(k, 0.0) for k in ("seconds", "max_seconds")))
+def schedule(paths: list[Path], *, last: dict, cold: dict, jobs: int, cores: int) -> tuple[list[Path], int | None]:
+    """The order to start notebooks in and the threads each kernel gets. Longest first, each notebook
+    judged by the longer of its last run here (``last``: build/reproduce_times.json) and its committed
+    cold time (``cold``: benchmarks/reproduce_times.json, written by `make bench`), so a warm run does not
+    reorder the cold schedule and a time from before a speed-up is forgotten after one run. With several
+    at once, each kernel gets ``cores // jobs`` threads (at least 1): two kernels with pools as wide as the
+    machine would fight for its cores (measured on 2 cores: 830 s cold with 2 threads each, 426 s with 1)."""
+    def expected(path: Path) -> float:
+        return max(last.get(path.stem, {}).get("seconds", 0.0), cold.get(path.stem, {}).get("seconds", 0.0))
+
+    order = sorted(paths, key=lambda p: -expected(p))
     return order, (max(1, cores // jobs) if jobs > 1 else None)
 
 
 def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1) -> dict[str, dict]:
     """Execute ``paths`` (independent notebooks: none reads another's output), ``jobs`` at a time, each in a
-    fresh process; print one line per notebook as it finishes; return {name: {seconds, max_seconds, peak_mb}}.
-    Order and threads come from :func:`schedule` (longest time seen first, so the workers finish together). Outputs do not depend on ``jobs``:
+    fresh process; print one line per notebook as it finishes; return {name: {seconds, peak_mb,
+    thread_environment}} (the pool variables the kernel started with).
+    Order and threads come from :func:`schedule` (longest expected first, so the workers finish together). Outputs do not depend on ``jobs``:
     every model-derived value is identical across thread counts (reproduction contract)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     times_path = project_root() / "build" / TIMES_FILE
     last = json.loads(times_path.read_text(encoding="utf-8")) if times_path.exists() else {}
-    measured = project_root() / "benchmarks" / TIMES_FILE  # the last cold `make bench`: a fresh clone's schedule
-    if measured.exists():
-        for name, cold in json.loads(measured.read_text(encoding="utf-8")).items():
-            entry = last.setdefault(name, {})
-            entry["max_seconds"] = max(entry.get("max_seconds", 0.0), cold.get("seconds", 0.0))
-    order, threads = schedule(paths, last=last, jobs=jobs, cores=os.cpu_count() or 1)
+    measured = project_root() / "benchmarks" / TIMES_FILE  # the last cold `make bench` (a fresh clone has only this)
+    cold = json.loads(measured.read_text(encoding="utf-8")) if measured.exists() else {}
+    order, threads = schedule(paths, last=last, cold=cold, jobs=jobs, cores=os.cpu_count() or 1)
     done: dict[str, dict] = {}
     with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=multiprocessing.get_context("spawn"),
                              max_tasks_per_child=1) as pool:
@@ -128,14 +131,13 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1)
         for future in as_completed(futures):
             path = futures[future]
             try:
-                seconds, peak = future.result()
+                seconds, peak, pools = future.result()
             except Exception:
                 print(f"[{len(done) + 1}/{len(paths)}] {path.name} FAILED", flush=True)
                 for other in futures:
                     other.cancel()
                 raise
-            seen = max(seconds, last.get(path.stem, {}).get("max_seconds", 0.0))
-            done[path.stem] = {"seconds": round(seconds, 1), "max_seconds": round(seen, 1), "peak_mb": round(peak)}
+            done[path.stem] = {"seconds": round(seconds, 1), "peak_mb": round(peak), "thread_environment": pools}
             print(f"[{len(done)}/{len(paths)}] {path.name} done in {seconds:.1f} s (kernel peak memory "
                   f"{peak:.0f} MB)", flush=True)
     times_path.parent.mkdir(parents=True, exist_ok=True)
@@ -169,11 +171,16 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None, jobs: 
     after = contract.figure_hashes(figures)
     changed = sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
     record = contract.provenance(hashes=after)
+    # the kernels' pools, set in the workers (the parent's own thread variables are in thread_environment)
+    record["kernels"] = {"jobs": jobs, "thread_environment": next(iter(timings.values()), {}).get("thread_environment")}
     contract.write_provenance(project_root() / "build" / "provenance.json", record)
     committed = figures / contract.PROVENANCE_FILE
-    if changed or not committed.exists():
+    stale_rules = committed.exists() and json.loads(committed.read_text(encoding="utf-8")).get(
+        "tolerance_rules") != json.loads(json.dumps(record["tolerance_rules"]))
+    if changed or stale_rules or not committed.exists():
         contract.write_provenance(committed, {**record, "files_changed_by_this_run": changed})
-        where = f"{len(changed)} file(s) of figures/ changed; provenance in figures/{contract.PROVENANCE_FILE}"
+        why = f"{len(changed)} file(s) of figures/ changed" if changed or not stale_rules else "the registry's rules changed"
+        where = f"{why}; provenance in figures/{contract.PROVENANCE_FILE}"
     else:
         where = (f"figures/ unchanged (its provenance, figures/{contract.PROVENANCE_FILE}, stays); this run's "
                  "environment is in build/provenance.json")

@@ -37,6 +37,7 @@ _ALL = [
     Setting("VQALIB_CACHE_DIR", ".cache/vqalib", "model outputs cached by content (embeddings, scores, entities, judge replies)"),
     Setting("VQALIB_REWRITE_FIGURES", "unset", "1: rewrite a table even when only model noise within tolerance moved"),
     Setting("VQALIB_REPRODUCE_JOBS", "2", "notebooks `make reproduce` runs at once"),
+    Setting("VQALIB_REFIT", "unset", "1: refit the classifiers' cross-validation instead of reading its committed result (data/models/cv/)"),
     Setting("VQALIB_NO_MODEL_CALLS", "unset", "1: any model forward pass or fit raises (proves a warm run is served from caches)"),
     # models of the analyses
     Setting("VQALIB_BERTSCORE_MODEL", "the packaged all-MiniLM-L6-v2", "BERTScore backbone (Table 4)"),
@@ -57,7 +58,7 @@ _ALL = [
     Setting("VQALIB_JUDGE_HF_MODEL", "unset", "a local transformers model as judge"),
     Setting("VQALIB_JUDGE_DEVICE", "cpu", "device of that local judge"),
     # VLM runner
-    Setting("VQALIB_RUNS_DIR", "runs/", "where notebooks 05-07 look for runner output"),
+    Setting("VQALIB_RUNS_DIR", "runs/", "where notebooks 05, 06 and 08 look for runner output"),
     Setting("VQALIB_VQA_DEVICE", "cuda if available, else cpu", "device of the VLM runner"),
     Setting("VQALIB_IMAGE_CACHE", "$VQALIB_CACHE_DIR/images", "downloaded VizWiz images"),
     Setting("VQALIB_IMAGE_TIMEOUT", "30", "image download timeout (s)"),

@@ -1,8 +1,8 @@
 """Hand-off to the notebooks: finding run files and reading them as tables.
 
-Notebooks 05-07 use :func:`discover_runs` and :func:`load_run` to fill the model rows of
+Notebooks 05, 06 and 08 use :func:`discover_runs` and :func:`load_run` to fill the model rows of
 VizWiz-LF Tables 5 and 26 and Fig. 3 (notebook 05), AFGV Table 1 (notebook 06) and CommVQA
-Table 1 (notebook 07) from the runner's output.
+Table 1 (notebook 08) from the runner's output.
 
 Configuration: ``VQALIB_RUNS_DIR`` (default ``<project>/runs``) for :func:`discover_runs`.
 """
@@ -78,7 +78,7 @@ def load_run(path: str | Path | Iterable[str | Path], *, finals_only: bool = Fal
 
 def discover_runs(runs_dir: str | Path | None = None) -> pd.DataFrame:
     """One row per run file under ``runs_dir`` with model, strategy, dataset, record and error counts
-    (how notebooks 05-07 find model outputs for VizWiz-LF Tables 5/26, AFGV Table 1, CommVQA Table 1).
+    (how notebooks 05, 06 and 08 find model outputs for VizWiz-LF Tables 5/26, AFGV Table 1, CommVQA Table 1).
 
     ``records`` counts every complete record line; ``answers`` and ``errors`` count each question's
     latest outcome, so they add up to ``questions`` even when a question was written again.

@@ -12,7 +12,7 @@ reads or writes files. One concept per module:
 * :mod:`~vqalib.core.plots.vizwiz_lf` — VizWiz-LF figures (notebooks 02-05: Tables 2-3, 15-16,
   Figs. 2, 3 and 5, Table 4 reference shift);
 * :mod:`~vqalib.core.plots.afgv` — AFGV figure (notebook 06: FK grade by tier, Table 2);
-* :mod:`~vqalib.core.plots.commvqa` — CommVQA figures (notebook 07: Table 1, Figs. 2-5).
+* :mod:`~vqalib.core.plots.commvqa` — CommVQA figures (notebook 07: Figs. 2-5; notebook 08: Table 1).
 
 :mod:`vqalib.plots` re-exports all of it for existing code. Submodules are imported explicitly
 (``from vqalib.core.plots.style import use_style``). The only thing this file does is select the

@@ -1,4 +1,4 @@
-"""CommVQA figures (notebook 07).
+"""CommVQA figures (notebook 07: Figures 2-5; notebook 08: Table 1).
 
 * :func:`protocol_comparison` — Table 1 under the authors' and the corrected protocol;
 * :func:`accuracy_heatmap` — telling two contexts apart from the question (Figure 2);

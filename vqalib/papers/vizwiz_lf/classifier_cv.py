@@ -2,8 +2,9 @@
 (VizWiz-LF Tables 9-10: per-label and weighted F1 with Majority and Random baselines; §7, Table 5:
 answer-level abstention decisions from predicted roles against the released labels).
 
-Folds are grouped by question (a question's answers from all sources stay on one side); the
-out-of-fold results are cached on disk as ``.npz`` arrays (:func:`_out_of_fold`).
+Folds are grouped by question (a question's answers from all sources stay on one side). The
+out-of-fold results are ``.npz`` arrays named by a hash of their inputs: the release's are committed
+in ``data/models/cv/`` beside the final models, any other is cached on disk (:func:`_out_of_fold`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from sklearn.metrics import cohen_kappa_score, f1_score
 
 from vqalib.papers.vizwiz_lf.abstention import abstains
 from vqalib.core import config
-from vqalib.papers.vizwiz_lf.classifier import UNTRUSTED_SOURCES, _fit, question_folds
+from vqalib.papers.vizwiz_lf.classifier import MODEL_DIR, UNTRUSTED_SOURCES, _fit, question_folds
 from vqalib.papers.vizwiz_lf.classifier_features import (
     _labels, encoder_spec, feature_matrix, label_matrix, sentence_units)
 
@@ -37,6 +38,7 @@ class CVResult:
     predictions: pd.DataFrame  # one row per sentence: ids, fold, labels, predicted, p_<label>
     thresholds: pd.DataFrame  # fold x label
     seconds: float
+    fits_key: str = ""  # name (without .npz) of the out-of-fold result: out_of_fold_key()
 
 
 def f1_table(truth: np.ndarray, predicted: np.ndarray, *, labels: tuple[str, ...]) -> pd.DataFrame:
@@ -66,34 +68,64 @@ def random_predictions(train_truth: np.ndarray, n: int, *, rng: np.random.Genera
 
 
 CV_CACHE_VERSION = "1"  # bump when the fitting changes: cached out-of-fold results are then not reused
+CV_FITS_DIR = MODEL_DIR / "cv"  # committed out-of-fold results of the release's cross-validation (Tables 9-10)
+REFIT_ENV = "VQALIB_REFIT"
+_OOF_NAMES = ("probabilities", "predicted", "fold_of", "thresholds")
 
 
-def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *, folds: list, params: dict,
-                 cache_dir: Path | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Out-of-fold probabilities, decisions, fold of each row and each fold's thresholds (Tables 9-10).
-
-    The expensive part of :func:`cross_validate`, stored on disk as arrays (``.npz``, read without
-    pickle) under a key of every input: features, labels, sources, folds, parameters and library
-    versions. Fitting is deterministic in float64, so a stored result is the one a new fit gives.
-    """
-    from vqalib.datasets import cache_root, write_atomic
-
+def out_of_fold_key(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *, folds: list,
+                    params: dict) -> str:
+    """The name of a cross-validation's out-of-fold results (Tables 9-10): a SHA-256 of every input
+    (features, labels, sources, folds, parameters, scikit-learn and numpy versions)."""
     digest = hashlib.sha256()
     for array in (features, truth, units["source"].astype(str).to_numpy(dtype="U"),
                   *[np.asarray(rows) for _, rows in folds]):
         digest.update(np.ascontiguousarray(array).tobytes())
     digest.update(repr((sorted(params.items()), sklearn.__version__, np.__version__, CV_CACHE_VERSION)).encode())
-    path = Path(cache_dir or cache_root() / "classify-cv") / f"{digest.hexdigest()[:32]}.npz"
-    names = ("probabilities", "predicted", "fold_of", "thresholds")
-    if path.exists():
-        try:
-            with np.load(path, allow_pickle=False) as stored:
-                found = tuple(stored[n] for n in names)
-            if [a.shape for a in found] == [truth.shape, truth.shape, (len(units),), (len(folds), truth.shape[1])]:
+    return digest.hexdigest()[:32]
+
+
+def _read_out_of_fold(path: Path, shapes: list[tuple]) -> tuple | None:
+    """The four arrays of a stored result, or None when the file is missing or not exactly what its
+    name promises (read without pickle; a bad file is reported and left unused)."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            found = tuple(stored[n] for n in _OOF_NAMES)
+        if [a.shape for a in found] == shapes:
+            return found
+        raise ValueError("unexpected array shapes")
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:  # a pickle: not unpickled
+        warnings.warn(f"ignoring unreadable cache file {path} ({err}); recomputing it", stacklevel=3)
+        return None
+
+
+def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *, folds: list, params: dict,
+                 cache_dir: Path | None = None, fits_dir: Path | None = CV_FITS_DIR,
+                 refit: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Out-of-fold probabilities, decisions, fold of each row and each fold's thresholds (Tables 9-10).
+
+    The expensive part of :func:`cross_validate` (40 MLP fits on the release), named by
+    :func:`out_of_fold_key`. Like the committed final models, the release's result is a fitted
+    artefact in the repository (``fits_dir``, :data:`CV_FITS_DIR`, written by ``python -m
+    vqalib.classify train`` and checked against a refit by ``python -m vqalib.classify check``);
+    any other result is cached under ``cache_dir`` (``$VQALIB_CACHE_DIR/classify-cv``). Both are
+    ``.npz`` arrays read without pickle. Fitting is deterministic in float64, so a stored result is
+    the one a new fit gives. ``refit`` (or ``VQALIB_REFIT=1`` for the committed ones) fits anew;
+    with ``refit`` the result is also written to ``fits_dir``.
+    """
+    from vqalib.datasets import cache_root, write_atomic
+
+    name = f"{out_of_fold_key(features, truth, units, folds=folds, params=params)}.npz"
+    cache_path = Path(cache_dir or cache_root() / "classify-cv") / name
+    shapes = [truth.shape, truth.shape, (len(units),), (len(folds), truth.shape[1])]
+    if not refit:
+        committed = [Path(fits_dir) / name] if fits_dir is not None and config.get(REFIT_ENV) != "1" else []
+        for path in (*committed, cache_path):
+            found = _read_out_of_fold(path, shapes)
+            if found is not None:
                 return found
-            raise ValueError("unexpected array shapes")
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:  # a pickle: not unpickled
-            warnings.warn(f"ignoring unreadable cache file {path} ({err}); recomputing it", stacklevel=2)
     config.model_call(f"{params['kind']} classifier cross-validation ({len(folds)} folds)")
     probabilities = np.zeros(truth.shape)
     predicted = np.zeros(truth.shape, dtype=int)
@@ -107,14 +139,16 @@ def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *
         thresholds[fold] = model.thresholds
     buffer = io.BytesIO()
     np.savez(buffer, probabilities=probabilities, predicted=predicted, fold_of=fold_of, thresholds=thresholds)
-    write_atomic(path, buffer.getvalue())
+    for path in (cache_path, *([Path(fits_dir) / name] if refit and fits_dir is not None else [])):
+        write_atomic(path, buffer.getvalue())
     return probabilities, predicted, fold_of, thresholds
 
 
 def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role", n_splits: int = 5,
                    seed: int = 0, estimator: str = "mlp", exclude_sources: tuple[str, ...] = UNTRUSTED_SOURCES,
                    tune: bool = True, inner_splits: int = 3, n_random: int = 20, encoder: str | None = None,
-                   cache_dir: Path | None = None) -> CVResult:
+                   cache_dir: Path | None = None, fits_dir: Path | None = CV_FITS_DIR,
+                   refit: bool = False) -> CVResult:
     """Grouped k-fold cross-validation of the classifier and the baselines (VizWiz-LF Tables 9-10).
 
     Folds come from :func:`question_folds`. In each fold the classifier is trained as by
@@ -122,7 +156,9 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
     held-out sentences of every source; Majority and Random (mean over ``n_random`` seeded
     draws from the training part's label combinations) are scored on the same sentences.
     Scores pool the out-of-fold predictions: subset ``"all"`` (every source) and
-    ``"trusted sources"`` (without ``exclude_sources``).
+    ``"trusted sources"`` (without ``exclude_sources``). The fits come from the committed result
+    in ``fits_dir`` when one was made from exactly these inputs, else from the cache, else they
+    run; ``refit`` runs them and writes the result to ``fits_dir`` (:func:`_out_of_fold`).
     """
     start = time.perf_counter()
     labels, column, _ = _labels(kind)
@@ -134,7 +170,8 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
     params = dict(kind=kind, seed=seed, estimator=estimator, exclude_sources=tuple(exclude_sources), tune=tune,
                   inner_splits=inner_splits, encoder=spec)
     probabilities, predicted, fold_of, fold_thresholds = _out_of_fold(features, truth, units, folds=folds,
-                                                                       params=params, cache_dir=cache_dir)
+                                                                       params=params, cache_dir=cache_dir,
+                                                                       fits_dir=fits_dir, refit=refit)
     thresholds = [{"fold": fold, **dict(zip(labels, row))} for fold, row in enumerate(fold_thresholds)]
     rng = np.random.default_rng(seed)
     randoms = np.zeros((n_random, *truth.shape), dtype=int)
@@ -165,7 +202,8 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
     for j, label in enumerate(labels):
         predictions[f"p_{label}"] = probabilities[:, j]
     return CVResult(scores=scores, by_source=pd.DataFrame(by_source), predictions=predictions,
-                    thresholds=pd.DataFrame(thresholds), seconds=time.perf_counter() - start)
+                    thresholds=pd.DataFrame(thresholds), seconds=time.perf_counter() - start,
+                    fits_key=out_of_fold_key(features, truth, units, folds=folds, params=params))
 
 
 def answer_decisions(predictions: pd.DataFrame) -> pd.DataFrame:

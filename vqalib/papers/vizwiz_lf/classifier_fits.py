@@ -1,0 +1,135 @@
+"""The classifiers' committed fitted artefacts (VizWiz-LF Tables 9-10, §7): the final models
+(``data/models/*.skops``) and the out-of-fold results of their cross-validation
+(``data/models/cv/*.npz``), made by :func:`write_fits` and checked against a refit by
+:func:`check_fits` (``python -m vqalib.classify train`` / ``check``; CI runs ``check``).
+
+They are committed for the same reason as the models: the 48 float64 MLP fits take about 3 CPU-minutes,
+and `make reproduce` on a fresh clone should not spend them to get back bytes that a refit gives
+exactly (fitting is deterministic in float64, probabilities are rounded). Each out-of-fold file is
+named by a hash of every input (:func:`~vqalib.papers.vizwiz_lf.classifier_cv.out_of_fold_key`), so
+a change of data, features or parameters is never served an old result: it is refitted.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from vqalib.papers.vizwiz_lf.classifier import MODEL_PATHS, SentenceClassifier, train
+from vqalib.papers.vizwiz_lf.classifier_cv import CV_FITS_DIR, CVResult, abstention_agreement, cross_validate
+from vqalib.papers.vizwiz_lf.classifier_features import feature_matrix, sentence_units
+from vqalib.papers.vizwiz_lf.classifier_io import load, save
+
+KINDS = ("role", "info")
+
+
+def cv_metadata(result: CVResult, *, seed: int, agreement: pd.DataFrame | None) -> dict:
+    """The ``cross_validation`` entry of a saved model's metadata (Tables 9-10 scores it was judged by)."""
+    mine = result.scores["model"].str.startswith("MiniLM")
+    meta = {"folds": f"5, grouped by question_id, seed {seed}",
+            "f1": {f"{row.subset}: {row.label}": round(float(row.f1), 3) for row in result.scores[mine].itertuples()},
+            "weighted_f1_by_source": {
+                row.source: round(float(row.weighted_f1), 3)
+                for row in result.by_source[result.by_source["model"].str.startswith("MiniLM")].itertuples()}}
+    if agreement is not None:
+        meta["abstention_agreement"] = {row.source: round(float(row.agreement), 3) for row in agreement.itertuples()}
+    return meta
+
+
+def write_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, out: Path, seed: int = 0,
+               estimator: str = "mlp", echo=print) -> list[Path]:
+    """Refit both classifiers' cross-validation and final models on the release and write them to
+    ``out`` (``*.skops``) and ``out/cv`` (``*.npz``), removing out-of-fold files no longer used.
+
+    Parameters
+    ----------
+    sentences, answers : pandas.DataFrame
+        The VizWiz-LF release (:func:`vqalib.datasets.load_vizwiz_lf`).
+    out : Path
+        The model folder (``data/models``).
+    seed : int
+        Seed of folds and fits.
+    estimator : str
+        ``"mlp"`` or ``"logreg"``.
+    echo : callable
+        Where the cross-validation report goes.
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
+    written, keys = [], set()
+    for kind in KINDS:
+        result = cross_validate(sentences, answers, kind=kind, seed=seed, estimator=estimator,
+                                fits_dir=Path(out) / "cv", refit=True)
+        keys.add(f"{result.fits_key}.npz")
+        written.append(Path(out) / "cv" / f"{result.fits_key}.npz")
+        table = result.scores.pivot_table(index=["subset", "label"], columns="model", values="f1", sort=False)
+        echo(table.round(3).to_string())
+        echo(result.by_source.pivot(index="source", columns="model", values="weighted_f1").round(3).to_string())
+        agreement = abstention_agreement(result.predictions) if kind == "role" else None
+        if agreement is not None:
+            echo(agreement.round(3).to_string(index=False))
+        echo(f"{kind}: cross-validation {result.seconds:.0f} s")
+        model = train(sentences, answers, kind=kind, seed=seed, estimator=estimator)
+        model.metadata["cross_validation"] = cv_metadata(result, seed=seed, agreement=agreement)
+        written.append(save(model, Path(out) / MODEL_PATHS[kind].name))
+    for stale in sorted((Path(out) / "cv").glob("*.npz")):
+        if stale.name not in keys:
+            stale.unlink()
+    return written
+
+
+def _same_model(fresh: SentenceClassifier, stored: SentenceClassifier, features: np.ndarray) -> bool:
+    """Same thresholds and bit-identical (rounded) probabilities on every release sentence."""
+    return (np.array_equal(fresh.thresholds, stored.thresholds)
+            and np.array_equal(fresh.predict_proba(features), stored.predict_proba(features)))
+
+
+def check_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, models_dir: Path | None = None,
+               seed: int = 0) -> list[str]:
+    """Refit what :func:`write_fits` committed and compare (the check CI runs): each out-of-fold file
+    must equal a refit byte for byte, no other out-of-fold file may be in ``models_dir/cv``, and each
+    final model must give the same thresholds and probabilities on every release sentence.
+
+    Parameters
+    ----------
+    sentences, answers : pandas.DataFrame
+        The VizWiz-LF release.
+    models_dir : Path, optional
+        The committed model folder; default ``data/models``.
+    seed : int
+        The seed the committed files were made with.
+
+    Returns
+    -------
+    list of str
+        One line per problem (empty: everything matches).
+    """
+    models_dir = Path(models_dir) if models_dir is not None else CV_FITS_DIR.parent
+    problems, keys = [], set()
+    units = sentence_units(sentences, answers)
+    features = feature_matrix(units)
+    with tempfile.TemporaryDirectory(prefix="vqalib-refit-") as tmp:
+        for kind in KINDS:
+            result = cross_validate(sentences, answers, kind=kind, seed=seed, cache_dir=Path(tmp) / "cache",
+                                    fits_dir=Path(tmp), refit=True)
+            name = f"{result.fits_key}.npz"
+            keys.add(name)
+            committed = models_dir / "cv" / name
+            if not committed.exists():
+                problems.append(f"{committed}: missing for the current inputs ({kind}); "
+                                "run `python -m vqalib.classify train` and commit data/models/")
+            elif committed.read_bytes() != (Path(tmp) / name).read_bytes():
+                problems.append(f"{committed}: differs from a refit ({kind})")
+            path = models_dir / MODEL_PATHS[kind].name
+            if not _same_model(train(sentences, answers, kind=kind, seed=seed), load(path), features):
+                problems.append(f"{path}: a refit gives other thresholds or probabilities ({kind})")
+    for stale in sorted((models_dir / "cv").glob("*.npz")):
+        if stale.name not in keys:
+            problems.append(f"{stale}: not made from the current inputs (stale); remove it or rerun train")
+    return problems
