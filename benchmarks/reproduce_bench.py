@@ -2,11 +2,14 @@
 service's throughput at 1k / 5k / 20k texts with its speed-up over one text per pass.
 
 Cold: every cache emptied (a fresh ``VQALIB_CACHE_DIR``), set-up and data excluded (``.venv`` and
-``data/raw`` exist). Warm: the same run again, with ``VQALIB_NO_MODEL_CALLS=1``, so it fails if any model
-forward pass or fit is not served from the caches. After each, ``git status`` of ``figures/`` and
+``data/raw`` exist); the committed fitted artefacts (``data/models/``: the classifiers and their
+cross-validation results) are read, as a fresh clone reads them. From scratch: cold, and the committed
+cross-validation results refitted too (``VQALIB_REFIT=1``). Warm: the cold run again, with
+``VQALIB_NO_MODEL_CALLS=1``, so it fails if any model forward pass or fit is not served from the
+caches. After each, ``git status`` of ``figures/`` and
 ``notebooks/`` must be clean (the figures byte-identical to the committed ones). Run from the checkout:
 
-    python benchmarks/reproduce_bench.py [--skip-reproduce] [--sizes 1000 5000 20000]
+    python benchmarks/reproduce_bench.py [--skip-reproduce] [--no-from-scratch] [--sizes 1000 5000 20000]
 """
 
 from __future__ import annotations
@@ -53,21 +56,31 @@ def git_dirty() -> list[str]:
     return [line for line in out.splitlines() if line.strip()]
 
 
-def reproduce(cache: Path, *, forbid_model_calls: bool = False) -> tuple[float, dict]:
-    env = {**os.environ, "VQALIB_CACHE_DIR": str(cache), **({"VQALIB_NO_MODEL_CALLS": "1"} if forbid_model_calls else {})}
+def reproduce(cache: Path, *, forbid_model_calls: bool = False, refit: bool = False) -> tuple[float, dict]:
+    env = {**os.environ, "VQALIB_CACHE_DIR": str(cache), **({"VQALIB_NO_MODEL_CALLS": "1"} if forbid_model_calls else {}),
+           **({"VQALIB_REFIT": "1"} if refit else {})}
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "vqalib.reproduce", "run"], cwd=ROOT, env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
     times = json.loads((ROOT / "build" / "reproduce_times.json").read_text(encoding="utf-8"))
-    return seconds, times
+    return seconds, {name: times[name] for name in sorted(times) if (ROOT / "notebooks" / f"{name}.ipynb").exists()}
 
 
-def reproduce_lines() -> list[str]:
+def reproduce_lines(*, from_scratch: bool = True) -> list[str]:
+    """Cold (every cache emptied; the committed fitted artefacts of data/models/ read, as a fresh clone
+    reads them), then warm, then, with ``from_scratch``, cold again with the committed cross-validation
+    results ignored (``VQALIB_REFIT=1``): every model call of the compendium made."""
+    runs = [("cold (caches emptied)", {}), ("warm (VQALIB_NO_MODEL_CALLS=1: any model call would fail the run)",
+                                        {"forbid_model_calls": True})]
+    if from_scratch:
+        runs.append(("from scratch (caches emptied and VQALIB_REFIT=1: the committed cross-validation results of "
+                     "data/models/cv/ refitted too)", {"refit": True}))
     lines = []
-    with tempfile.TemporaryDirectory(prefix="vqalib-cache-") as cache:
-        for label in ("cold (caches emptied)", "warm (VQALIB_NO_MODEL_CALLS=1: any model call would fail the run)"):
-            seconds, times = reproduce(Path(cache), forbid_model_calls=label.startswith("warm"))
+    with tempfile.TemporaryDirectory(prefix="vqalib-cache-") as cache, \
+            tempfile.TemporaryDirectory(prefix="vqalib-cache-") as scratch:
+        for label, options in runs:
+            seconds, times = reproduce(Path(scratch if options.get("refit") else cache), **options)
             dirty = git_dirty()
             if label.startswith("cold"):  # the schedule of a fresh clone's first `make reproduce` (vqalib.reproduce)
                 (ROOT / "benchmarks" / "reproduce_times.json").write_text(
@@ -99,19 +112,21 @@ def embed_lines(sizes: list[int]) -> list[str]:
     return lines
 
 
-def run(*, sizes: list[int] = (1000, 5000, 20000), skip_reproduce: bool = False) -> list[str]:
-    return [*([] if skip_reproduce else reproduce_lines()), *embed_lines(list(sizes))]
+def run(*, sizes: list[int] = (1000, 5000, 20000), skip_reproduce: bool = False,
+        from_scratch: bool = True) -> list[str]:
+    return [*([] if skip_reproduce else reproduce_lines(from_scratch=from_scratch)), *embed_lines(list(sizes))]
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-reproduce", action="store_true")
     parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 5000, 20000])
+    parser.add_argument("--no-from-scratch", action="store_true", help="skip the cold run with VQALIB_REFIT=1")
     args = parser.parse_args()
     import platform
     from datetime import datetime, timezone
 
-    lines = run(sizes=args.sizes, skip_reproduce=args.skip_reproduce)
+    lines = run(sizes=args.sizes, skip_reproduce=args.skip_reproduce, from_scratch=not args.no_from_scratch)
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     print(f"machine: {machine}\n" + "\n".join(lines))
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
