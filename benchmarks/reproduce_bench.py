@@ -57,8 +57,8 @@ def git_dirty() -> list[str]:
 
 
 def reproduce(cache: Path, *, forbid_model_calls: bool = False, refit: bool = False) -> tuple[float, dict]:
-    env = {**os.environ, "VQALIB_CACHE_DIR": str(cache), **({"VQALIB_NO_MODEL_CALLS": "1"} if forbid_model_calls else {}),
-           **({"VQALIB_REFIT": "1"} if refit else {})}
+    env = {**os.environ, "VQALIB_CACHE_DIR": str(cache),
+           **({"VQALIB_NO_MODEL_CALLS": "1"} if forbid_model_calls else {}), **({"VQALIB_REFIT": "1"} if refit else {})}
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "vqalib.reproduce", "run"], cwd=ROOT, env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

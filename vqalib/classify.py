@@ -71,8 +71,8 @@ __all__ = [
     "question_folds", "train", "tune_thresholds", "MODEL_FORMAT", "TRUSTED_MODEL_TYPES", "ModelFileError", "load",
     "save",
     # cross-validation and abstention agreement (classifier_cv)
-    "CV_CACHE_VERSION", "CV_FITS_DIR", "CVResult", "out_of_fold_key", "abstention_agreement", "abstention_decision_variants", "answer_decisions",
-    "cross_validate", "f1_table", "majority_predictions", "random_predictions",
+    "CV_CACHE_VERSION", "CV_FITS_DIR", "CVResult", "abstention_agreement", "abstention_decision_variants",
+    "answer_decisions", "cross_validate", "f1_table", "majority_predictions", "out_of_fold_key", "random_predictions",
     # the committed fits (classifier_fits)
     "check_fits", "cv_metadata", "write_fits",
     # notebook 05's classifier tables (classifier_tables)
@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m vqalib.classify", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("train", help="5-fold CV report, then train on all data; save models and CV results to data/models/")
+    t = sub.add_parser("train", help="5-fold CV report, then train on all data; save models and CV results "
+                                     "to data/models/")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--estimator", default="mlp", choices=("mlp", "logreg"))
     t.add_argument("--out", type=Path, default=MODEL_DIR)

@@ -93,7 +93,8 @@ def _run_in_worker(path: str, parameters: dict | None, threads: int | None = Non
         for name in config.POOL_VARIABLES:
             config.set_default(name, str(threads))
     seconds = run_notebook(Path(path), parameters=parameters)
-    return seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, config.snapshot(config.POOL_VARIABLES)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return seconds, peak, config.snapshot(config.POOL_VARIABLES)
 
 
 def schedule(paths: list[Path], *, last: dict, cold: dict, jobs: int, cores: int) -> tuple[list[Path], int | None]:
@@ -113,9 +114,9 @@ def schedule(paths: list[Path], *, last: dict, cold: dict, jobs: int, cores: int
 def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1) -> dict[str, dict]:
     """Execute ``paths`` (independent notebooks: none reads another's output), ``jobs`` at a time, each in a
     fresh process; print one line per notebook as it finishes; return {name: {seconds, peak_mb,
-    thread_environment}} (the pool variables the kernel started with).
-    Order and threads come from :func:`schedule` (longest expected first, so the workers finish together). Outputs do not depend on ``jobs``:
-    every model-derived value is identical across thread counts (reproduction contract)."""
+    thread_environment}} (the pool variables the kernel started with). Order and threads come from
+    :func:`schedule` (longest expected first, so the workers finish together). Outputs do not depend on
+    ``jobs``: every model-derived value is identical across thread counts (reproduction contract)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -179,7 +180,8 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None, jobs: 
         "tolerance_rules") != json.loads(json.dumps(record["tolerance_rules"]))
     if changed or stale_rules or not committed.exists():
         contract.write_provenance(committed, {**record, "files_changed_by_this_run": changed})
-        why = f"{len(changed)} file(s) of figures/ changed" if changed or not stale_rules else "the registry's rules changed"
+        why = (f"{len(changed)} file(s) of figures/ changed" if changed or not stale_rules
+               else "the registry's rules changed")
         where = f"{why}; provenance in figures/{contract.PROVENANCE_FILE}"
     else:
         where = (f"figures/ unchanged (its provenance, figures/{contract.PROVENANCE_FILE}, stays); this run's "

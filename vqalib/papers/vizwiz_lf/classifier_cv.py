@@ -97,7 +97,7 @@ def _read_out_of_fold(path: Path, shapes: list[tuple]) -> tuple | None:
             return found
         raise ValueError("unexpected array shapes")
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:  # a pickle: not unpickled
-        warnings.warn(f"ignoring unreadable cache file {path} ({err}); recomputing it", stacklevel=3)
+        warnings.warn(f"ignoring unreadable out-of-fold file {path} ({err}); refitting it", stacklevel=3)
         return None
 
 
