@@ -102,8 +102,8 @@ def _read_out_of_fold(path: Path, shapes: list[tuple]) -> tuple | None:
 
 
 def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *, folds: list, params: dict,
-                 cache_dir: Path | None = None, fits_dir: Path | None = CV_FITS_DIR,
-                 refit: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                 cache_dir: Path | None = None, fits_dir: Path | None = CV_FITS_DIR, refit: bool = False,
+                 key: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Out-of-fold probabilities, decisions, fold of each row and each fold's thresholds (Tables 9-10).
 
     The expensive part of :func:`cross_validate` (40 MLP fits on the release), named by
@@ -113,11 +113,12 @@ def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *
     any other result is cached under ``cache_dir`` (``$VQALIB_CACHE_DIR/classify-cv``). Both are
     ``.npz`` arrays read without pickle. Fitting is deterministic in float64, so a stored result is
     the one a new fit gives. ``refit`` (or ``VQALIB_REFIT=1`` for the committed ones) fits anew;
-    with ``refit`` the result is also written to ``fits_dir``.
+    with ``refit`` the result is also written to ``fits_dir``. ``key``: :func:`out_of_fold_key` of these
+    inputs when the caller has it already (it hashes every feature).
     """
     from vqalib.datasets import cache_root, write_atomic
 
-    name = f"{out_of_fold_key(features, truth, units, folds=folds, params=params)}.npz"
+    name = f"{key or out_of_fold_key(features, truth, units, folds=folds, params=params)}.npz"
     cache_path = Path(cache_dir or cache_root() / "classify-cv") / name
     shapes = [truth.shape, truth.shape, (len(units),), (len(folds), truth.shape[1])]
     if not refit:
@@ -169,9 +170,10 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
     folds = question_folds(units, n_splits=n_splits, seed=seed)
     params = dict(kind=kind, seed=seed, estimator=estimator, exclude_sources=tuple(exclude_sources), tune=tune,
                   inner_splits=inner_splits, encoder=spec)
+    key = out_of_fold_key(features, truth, units, folds=folds, params=params)
     probabilities, predicted, fold_of, fold_thresholds = _out_of_fold(features, truth, units, folds=folds,
                                                                        params=params, cache_dir=cache_dir,
-                                                                       fits_dir=fits_dir, refit=refit)
+                                                                       fits_dir=fits_dir, refit=refit, key=key)
     thresholds = [{"fold": fold, **dict(zip(labels, row))} for fold, row in enumerate(fold_thresholds)]
     rng = np.random.default_rng(seed)
     randoms = np.zeros((n_random, *truth.shape), dtype=int)
@@ -203,7 +205,7 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
         predictions[f"p_{label}"] = probabilities[:, j]
     return CVResult(scores=scores, by_source=pd.DataFrame(by_source), predictions=predictions,
                     thresholds=pd.DataFrame(thresholds), seconds=time.perf_counter() - start,
-                    fits_key=out_of_fold_key(features, truth, units, folds=folds, params=params))
+                    fits_key=key)
 
 
 def answer_decisions(predictions: pd.DataFrame) -> pd.DataFrame:
