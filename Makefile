@@ -31,25 +31,25 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $@
 
 data: setup  ## fetch and verify the upstream data into data/raw (or copy from $VQALIB_DATA_MIRROR)
-	$(BIN)/python -m vqalib.datasets fetch
+	$(BIN)/vqalib fetch
 
 data-gqa: setup  ## online only: download GQA's balanced questions (AFGV's question set) into data/raw/gqa
-	$(BIN)/python -m vqalib.afgv fetch-gqa
+	$(BIN)/vqalib fetch-gqa
 
 reproduce: data  ## run every notebook in place with papermill and rewrite figures/
-	$(BIN)/python -m vqalib.reproduce run
+	$(BIN)/vqalib reproduce
 
 test: data  ## run the test suite: unit tests and one full notebook run checked against figures/ (tiered)
 	$(BIN)/python -m pytest
 
 test-full: data  ## slow checks (CI runs them too): notebook smoke runs, then `make reproduce` must leave git clean
 	$(BIN)/python -m pytest -m full
-	$(BIN)/python -m vqalib.reproduce run
+	$(BIN)/vqalib reproduce
 	# again, warm: served from the caches, any model forward pass or fit would fail the run
-	VQALIB_NO_MODEL_CALLS=1 $(BIN)/python -m vqalib.reproduce run
-	$(BIN)/python -m vqalib.contract clean
+	VQALIB_NO_MODEL_CALLS=1 $(BIN)/vqalib reproduce
+	$(BIN)/vqalib clean
 	# the committed fitted artefacts (data/models/: final classifiers, cross-validation results) equal a refit
-	$(BIN)/python -m vqalib.classify check
+	$(BIN)/vqalib classify check
 
 bench: data  ## time loading + validation and `make reproduce` (2-core machine), write benchmarks/
 	$(BIN)/python benchmarks/bench.py
@@ -61,13 +61,13 @@ lab: data  ## open JupyterLab on the notebooks (as root too)
 	$(BIN)/jupyter lab $(LAB_FLAGS) notebooks
 
 html: setup  ## build the reviewer site into build/html (offline; index by paper and section)
-	$(BIN)/python -m vqalib.site build
+	$(BIN)/vqalib site build
 
 site-check/node_modules/.package-lock.json: site-check/package-lock.json
 	npm ci --prefix site-check --no-audit --no-fund
 
 check-site: setup site-check/node_modules/.package-lock.json  ## build the site, audit every page in headless Chromium (axe-core, keyboard walk)
-	$(BIN)/python -m vqalib.site check
+	$(BIN)/vqalib site check
 
 lock: setup  ## rewrite requirements.lock from the current .venv
 	{ sed -n '/^#/p' requirements.lock; $(BIN)/python -m pip freeze --exclude-editable \

@@ -1,11 +1,11 @@
 """`make bench`: time loading + validation, `make reproduce` for notebooks 01-02, and the metrics.
 
 Prints the numbers and appends them to benchmarks/results.md with the machine they ran on.
-Goals: load + validate under 2 s; notebooks 01-02 under 60 s (issue #2); all Table 4 metrics
+Goals: load + validate under 2 s; notebooks 01-02 under 60 s; all Table 4 metrics
 for 600 questions x 7 sources x 4 settings cold under 3 min with the offline backbone, cached
-under 10 s (issue #3); AFGV rewrites at least 500 questions/s at 20k, cost growing linearly
-(issue #6); the whole `make reproduce` cold under 300 s and warm under 60 s, per notebook with peak
-memory, and the embedding service at 1k/5k/20k texts (issue #18, benchmarks/reproduce_bench.py); all on
+under 10 s; AFGV rewrites at least 500 questions/s at 20k, cost growing linearly;
+the whole `make reproduce` cold under 300 s and warm under 60 s, per notebook with peak
+memory, and the embedding service at 1k/5k/20k texts (benchmarks/reproduce_bench.py); all on
 2 cores.
 """
 
@@ -21,7 +21,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from vqalib import datasets, metrics
+from vqalib.core.metrics import bertscore
+from vqalib.papers.vizwiz_lf import loading, table4
 
 ROOT = Path(__file__).resolve().parent.parent
 REPEATS = 5
@@ -31,29 +32,29 @@ def time_load() -> list[float]:
     times = []
     for _ in range(REPEATS):
         start = time.perf_counter()
-        datasets.load_vizwiz_lf()
+        loading.load_vizwiz_lf()
         times.append(time.perf_counter() - start)
     return times
 
 
 def time_reproduce() -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "vqalib.reproduce", "run", "--only", "01", "02"], cwd=ROOT, check=True,
+    subprocess.run([sys.executable, "-m", "vqalib", "reproduce", "--only", "01", "02"], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
 def time_metrics() -> tuple[float, float, int]:
     """Cold (empty cache) and cached time of every Table 4 metric on the full evaluation set."""
-    data = datasets.load_vizwiz_lf()
-    pairs = metrics.evaluation_pairs(data.answers, data.sentences)
+    data = loading.load_vizwiz_lf()
+    pairs = table4.evaluation_pairs(data.answers, data.sentences)
     chosen = ("lex_overlap", "rouge", "meteor", "bertscore")
     with tempfile.TemporaryDirectory() as cache:
         start = time.perf_counter()
-        metrics.score_pairs(pairs, metrics=chosen, cache_dir=Path(cache), progress=False)
+        table4.score_pairs(pairs, metrics=chosen, cache_dir=Path(cache), progress=False)
         cold = time.perf_counter() - start
         start = time.perf_counter()
-        metrics.score_pairs(pairs, metrics=chosen, cache_dir=Path(cache), progress=False)
+        table4.score_pairs(pairs, metrics=chosen, cache_dir=Path(cache), progress=False)
         cached = time.perf_counter() - start
     return cold, cached, len(pairs)
 
@@ -61,14 +62,14 @@ def time_metrics() -> tuple[float, float, int]:
 AFGV_SCRIPT = """
 import resource, sys, time
 import pandas as pd
-from vqalib import afgv
+from vqalib.papers.afgv import question_sets, rewrite, vectors
 n = int(sys.argv[1])
-vectors = afgv.load_word_vectors()
-pool = pd.concat(afgv.accessibility_question_sets().values(), ignore_index=True)[["question"]]
+word_vectors = vectors.load_word_vectors()
+pool = pd.concat(question_sets.accessibility_question_sets().values(), ignore_index=True)[["question"]]
 questions = pool.sample(n=n, replace=True, random_state=0).assign(question_id=range(n))
-afgv.rewrite_questions(questions.head(50), vectors=vectors, progress=False)  # load CMUdict, wordfreq
+rewrite.rewrite_questions(questions.head(50), vectors=word_vectors, progress=False)  # load CMUdict, wordfreq
 start = time.perf_counter()
-afgv.rewrite_questions(questions, vectors=vectors, progress=False)
+rewrite.rewrite_questions(questions, vectors=word_vectors, progress=False)
 seconds = time.perf_counter() - start
 print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
@@ -105,7 +106,7 @@ def main() -> None:
         f"load + validate all 7 VizWiz-LF files: median {statistics.median(load):.2f} s "
         f"(min {min(load):.2f}, max {max(load):.2f}, {REPEATS} runs; goal < 2 s)",
         f"reproduce notebooks 01-02 (papermill, kernel start included): {repro:.1f} s (goal < 60 s)",
-        f"Table 4 metrics (Lex-Overlap, ROUGE-L, METEOR, BERTScore with {metrics.bertscore_backbone().label}) "
+        f"Table 4 metrics (Lex-Overlap, ROUGE-L, METEOR, BERTScore with {bertscore.bertscore_backbone().label}) "
         f"on {n_pairs} answer x setting pairs: cold {cold:.1f} s (goal < 180 s), cached {cached:.1f} s (goal < 10 s)",
         *afgv_lines,
         *other_lines,

@@ -1,9 +1,9 @@
-"""Time the offline role / information-source classifier (VizWiz-LF Tables 9-10, vqalib.classify).
+"""Time the offline role / information-source classifier (VizWiz-LF Tables 9-10, vqalib.papers.vizwiz_lf.classifier).
 
 ``run()`` returns human-readable lines (``benchmarks/bench.py`` prints and records them):
 the machine; encoding the whole release with an empty embedding cache; 5-fold grouped
 cross-validation (not cached yet) and final training of both classifiers (embeddings warm); and the throughput
-of :func:`vqalib.classify.label_answers` on answers it has never seen (cold: sentence
+of :func:`vqalib.papers.vizwiz_lf.labelling.label_answers` on answers it has never seen (cold: sentence
 encoding included) and again (warm: cached embeddings). Goal: CV + training of both
 classifiers well under 5 minutes on 2 cores.
 """
@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from vqalib import classify, datasets
-from vqalib.encoders import embed
+from vqalib.core.encoders import embed
+from vqalib.papers.vizwiz_lf import classifier, classifier_cv, classifier_features, labelling, loading
 
 N_ANSWERS = 300  # answers labelled in the throughput test
 
@@ -30,22 +30,22 @@ def _machine() -> str:
 
 
 def run() -> list[str]:
-    data = datasets.load_vizwiz_lf()
+    data = loading.load_vizwiz_lf()
     lines = [f"classify benchmark machine: {_machine()}"]
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp)
-        units = classify.sentence_units(data.sentences, data.answers)
+        units = classifier_features.sentence_units(data.sentences, data.answers)
         start = time.perf_counter()
-        classify.feature_matrix(units, cache_dir=cache)
+        classifier_features.feature_matrix(units, cache_dir=cache)
         lines.append(f"encode the release with an empty cache ({len(units)} sentences + {units['question'].nunique()} "
                      f"questions, MiniLM final + layers 2, 4): {time.perf_counter() - start:.1f} s")
         total = 0.0
         for kind in ("role", "info"):
             start = time.perf_counter()
-            result = classify.cross_validate(data.sentences, data.answers, kind=kind, cache_dir=cache)
+            result = classifier_cv.cross_validate(data.sentences, data.answers, kind=kind, cache_dir=cache)
             cv = time.perf_counter() - start
             start = time.perf_counter()
-            classify.train(data.sentences, data.answers, kind=kind, cache_dir=cache)
+            classifier.train(data.sentences, data.answers, kind=kind, cache_dir=cache)
             fit = time.perf_counter() - start
             total += cv + fit
             weighted = result.scores.set_index(["model", "subset", "label"])["f1"]
@@ -54,13 +54,13 @@ def run() -> list[str]:
                          f"(weighted F1 {weighted[(name, 'all', 'Weighted average')]:.3f} all sources)")
         lines.append(f"CV + training of both classifiers, embeddings cached: {total:.1f} s (goal well under 300 s)")
 
-    role, info = classify.default_models()
+    role, info = labelling.default_models()
     sample = data.answers.sample(n=N_ANSWERS, random_state=0)[["source", "question_id", "question", "answer"]]
     with tempfile.TemporaryDirectory() as tmp:
         embed(["load the encoder"], cache_dir=Path(tmp) / "warm-up")  # loading the encoder once is not throughput
         for label in ("cold", "warm"):
             start = time.perf_counter()
-            sentences, _ = classify.label_answers(sample, role_model=role, info_model=info, cache_dir=Path(tmp))
+            sentences, _ = labelling.label_answers(sample, role_model=role, info_model=info, cache_dir=Path(tmp))
             seconds = time.perf_counter() - start
             lines.append(f"label_answers, {label} cache: {len(sample)} answers, {len(sentences)} sentences in "
                          f"{seconds:.1f} s = {len(sentences) / seconds:.0f} sentences/s")

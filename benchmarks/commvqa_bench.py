@@ -1,9 +1,9 @@
-"""CommVQA Table 1 timings (issue #7), called from ``benchmarks/bench.py``.
+"""CommVQA Table 1 timings, called from ``benchmarks/bench.py``.
 
 ``run()`` scores the four released result files (IDEFICS and BLIP-2, baseline and
 contextual; 1,215 questions each) under both protocols, each with its own PTB tokenizer
-pass and METEOR JVM as ``commvqa.score_protocol`` does by default, and returns one line per
-measurement naming the machine. Goal: both protocols together under 90 s on 2 cores.
+pass and METEOR JVM as ``vqalib.papers.commvqa.table1.score_protocol`` does by default, and returns
+one line per measurement naming the machine. Goal: both protocols together under 90 s on 2 cores.
 Run alone: ``.venv/bin/python benchmarks/commvqa_bench.py``.
 """
 
@@ -18,17 +18,17 @@ GOAL_SECONDS = 90.0
 
 def run() -> list[str]:
     """Time loading + validation and Table 1 under the authors' and the corrected protocol."""
-    from vqalib import commvqa
+    from vqalib.papers.commvqa import loading, names, table1
 
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     load_average = os.getloadavg()[0]  # the 2 cores may be shared: say how busy they were
     start = time.perf_counter()
-    data = commvqa.load_commvqa()
+    data = loading.load_commvqa()
     load = time.perf_counter() - start
     seconds = {}
-    for protocol in commvqa.PROTOCOLS:
+    for protocol in names.PROTOCOLS:
         start = time.perf_counter()
-        commvqa.score_protocol(data.results, protocol=protocol, n_resamples=1000, seed=0, progress=False)
+        table1.score_protocol(data.results, protocol=protocol, n_resamples=1000, seed=0, progress=False)
         seconds[protocol] = time.perf_counter() - start
     total = sum(seconds.values())
     n_rows = data.results.groupby("file").size()

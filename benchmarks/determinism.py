@@ -4,7 +4,7 @@
 Encodes N sentences of the release with the packaged MiniLM (final embedding + hidden layers 2 and 4,
 as the role classifier uses them) in this process, and again in a subprocess that simulates another
 CPU (``ATEN_CPU_CAPABILITY=avx2``, one thread, MKL and OpenBLAS pinned to AVX2), both in float32 (the
-former path) and through ``vqalib.encoders.embed`` (float64, rounded). Prints and appends to
+former path) and through ``vqalib.core.encoders.embed`` (float64, rounded). Prints and appends to
 benchmarks/results.md: the largest difference before rounding, and how many values differ after it.
 
     python benchmarks/determinism.py [N]
@@ -28,17 +28,17 @@ OTHER_CPU = {"ATEN_CPU_CAPABILITY": "avx2", "OMP_NUM_THREADS": "1", "MKL_NUM_THR
 
 
 def texts(n: int) -> list[str]:
-    from vqalib import datasets
+    from vqalib.papers.vizwiz_lf import loading
 
-    sentences = datasets.load_vizwiz_lf().sentences["sentence"].dropna().astype(str)
+    sentences = loading.load_vizwiz_lf().sentences["sentence"].dropna().astype(str)
     return sorted(set(sentences))[:n]
 
 
 def encode(items: list[str], dtype: str) -> np.ndarray:
-    """Unrounded features in ``dtype``: what the rounding in vqalib.encoders has to absorb."""
+    """Unrounded features in ``dtype``: what the rounding in vqalib.core.encoders has to absorb."""
     import torch
 
-    from vqalib.encoders import _float64_encoder, packaged_minilm_path
+    from vqalib.core.encoders import _float64_encoder, packaged_minilm_path
 
     model = _float64_encoder(packaged_minilm_path())
     model.to(torch.float32 if dtype == "float32" else torch.float64)  # the cached model: float64 again after
@@ -57,7 +57,7 @@ def encode(items: list[str], dtype: str) -> np.ndarray:
 
 def worker(n: int, folder: str) -> None:
     """In a subprocess: write this environment's float32, float64 and service embeddings."""
-    from vqalib import encoders
+    from vqalib.core import encoders
 
     items = texts(n)
     np.save(Path(folder) / "float32.npy", encode(items, "float32"))
@@ -77,7 +77,7 @@ def main() -> None:
     lines = [f"float32 (the former path): largest difference {np.abs(a['float32'] - b['float32']).max():.1e}, "
              f"{int((a['float32'] != b['float32']).sum())} of {values} values differ",
              f"float64: largest difference {np.abs(a['float64'] - b['float64']).max():.1e}",
-             f"vqalib.encoders.embed (float64, rounded to 6 decimals): "
+             f"vqalib.core.encoders.embed (float64, rounded to 6 decimals): "
              f"{int((a['service'] != b['service']).sum())} of {values} values differ"]
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     head = (f"\n## {stamp} ({platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}): "

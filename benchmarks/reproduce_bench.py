@@ -1,4 +1,4 @@
-"""`make bench`, issue 18: cold and warm `make reproduce` per notebook with peak memory, and the embedding
+"""`make bench`: cold and warm `make reproduce` per notebook with peak memory, and the embedding
 service's throughput at 1k / 5k / 20k texts with its speed-up over one text per pass.
 
 Cold: every cache emptied (a fresh ``VQALIB_CACHE_DIR``), set-up and data excluded (``.venv`` and
@@ -28,10 +28,12 @@ ROOT = Path(__file__).resolve().parent.parent
 EMBED_SCRIPT = """
 import json, resource, sys, time
 import pandas as pd
-from vqalib import commvqa, datasets, encoders
+from vqalib.core import encoders
+from vqalib.papers.commvqa.loading import load_commvqa
+from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 n, one_by_one, cache = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-viz = datasets.load_vizwiz_lf()
-comm = commvqa.load_commvqa()
+viz = load_vizwiz_lf()
+comm = load_commvqa()
 texts = list(dict.fromkeys([*viz.sentences["sentence"].astype(str), *comm.answers["answer"].astype(str),
                             *comm.results["generated_answer"].dropna().astype(str),
                             *comm.annotations["question"].astype(str)]))
@@ -60,7 +62,7 @@ def reproduce(cache: Path, *, forbid_model_calls: bool = False, refit: bool = Fa
     env = {**os.environ, "VQALIB_CACHE_DIR": str(cache),
            **({"VQALIB_NO_MODEL_CALLS": "1"} if forbid_model_calls else {}), **({"VQALIB_REFIT": "1"} if refit else {})}
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "vqalib.reproduce", "run"], cwd=ROOT, env=env, check=True,
+    subprocess.run([sys.executable, "-m", "vqalib", "reproduce"], cwd=ROOT, env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
     times = json.loads((ROOT / "build" / "reproduce_times.json").read_text(encoding="utf-8"))
@@ -82,7 +84,7 @@ def reproduce_lines(*, from_scratch: bool = True) -> list[str]:
         for label, options in runs:
             seconds, times = reproduce(Path(scratch if options.get("refit") else cache), **options)
             dirty = git_dirty()
-            if label.startswith("cold"):  # the schedule of a fresh clone's first `make reproduce` (vqalib.reproduce)
+            if label.startswith("cold"):  # the schedule of a fresh clone's first `make reproduce` (vqalib.compendium.reproduce)
                 (ROOT / "benchmarks" / "reproduce_times.json").write_text(
                     json.dumps({k: {"seconds": v["seconds"]} for k, v in sorted(times.items())}, indent=1) + "\n",
                     encoding="utf-8")
@@ -108,7 +110,7 @@ def embed_lines(sizes: list[int]) -> list[str]:
     one = _embed(n, one_by_one=True)
     lines.append(f"embedding service, {n} texts one per pass (batch size 1): {one['cold']:.1f} s; batching is "
                  f"{one['cold'] / runs[n]['cold']:.1f}x faster, with identical values (float64, rounded: "
-                 "vqalib.encoders)")
+                 "vqalib.core.encoders)")
     return lines
 
 

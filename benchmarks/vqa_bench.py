@@ -1,4 +1,4 @@
-"""Answer-generation runner throughput (issue #8): tiny test model on CPU, plain engine vs Ray local mode.
+"""Answer-generation runner throughput: tiny test model on CPU, plain engine vs Ray local mode.
 
 Reports records per second and the runner's own overhead per question (time beyond model
 generation: image loading, prompt and record building, JSON encoding, append + flush +
@@ -25,9 +25,9 @@ GOAL_MS = 5.0
 def _items(n: int, image: Path):
     import pandas as pd
 
-    from vqalib import vqa
+    from vqalib.runner import questions
 
-    return vqa.table_items(pd.DataFrame({"question_id": [str(i) for i in range(n)],
+    return questions.table_items(pd.DataFrame({"question_id": [str(i) for i in range(n)],
                                          "question": [f"what is object {i}?" for i in range(n)],
                                          "image": [str(image)] * n}))
 
@@ -39,7 +39,7 @@ def run() -> list[str]:
     import torch
     from PIL import Image
 
-    from vqalib import vqa
+    from vqalib.runner import engines, handoff, models
 
     torch.set_num_threads(1)  # 2 shared cores: intra-op threads only contend
     lines = []
@@ -47,11 +47,11 @@ def run() -> list[str]:
         scratch = Path(scratch)
         image = scratch / "red.png"
         Image.new("RGB", (40, 30), (200, 10, 10)).save(image)
-        vlm = vqa.build_model("tiny-blip", device="cpu")
-        vqa.run_generation(_items(3, image), model=vlm, strategy="vanilla", dataset="bench",
+        vlm = models.build_model("tiny-blip", device="cpu")
+        engines.run_generation(_items(3, image), model=vlm, strategy="vanilla", dataset="bench",
                            out=scratch / "warmup.jsonl", progress=False)  # first generate() pays one-off costs
         for fsync in (True, False):
-            summary = vqa.run_generation(_items(N_PLAIN, image), model=vlm, strategy="vanilla", dataset="bench",
+            summary = engines.run_generation(_items(N_PLAIN, image), model=vlm, strategy="vanilla", dataset="bench",
                                          out=scratch / f"plain_{fsync}.jsonl", progress=False, fsync=fsync)
             overhead = summary.overhead_ms_per_item
             lines.append(f"vqa runner, plain engine, tiny-blip CPU, {N_PLAIN} questions, "
@@ -70,13 +70,13 @@ def run() -> list[str]:
         try:
             out = scratch / "ray.jsonl"
             start = time.perf_counter()
-            vqa.run_generation(_items(N_RAY, image), model="tiny-blip", strategy="vanilla", dataset="bench", out=out,
+            engines.run_generation(_items(N_RAY, image), model="tiny-blip", strategy="vanilla", dataset="bench", out=out,
                                engine="ray", progress=False, replicas=1)
             total = time.perf_counter() - start
         finally:
             ray.shutdown()
         # steady state from the replica's own clock: gaps between question starts, past the warm-up questions
-        table = vqa.load_run(out, finals_only=True).iloc[RAY_WARMUP:]
+        table = handoff.load_run(out, finals_only=True).iloc[RAY_WARMUP:]
         stamps = pd.to_datetime(table["started_at"])
         starts = np.sort((stamps - stamps.min()).dt.total_seconds().to_numpy())
         gap = 1000 * float(np.diff(starts).mean())

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from vqalib import datasets
+from vqalib.core import fetch, io
+from vqalib.papers.vizwiz_lf import classifier, classifier_features, loading, taxonomy
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -22,14 +23,14 @@ FIXTURES = Path(__file__).parent / "fixtures"
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """data/raw with every registered file, fetched from $VQALIB_DATA_MIRROR (or upstream) if absent."""
-    path = datasets.default_data_dir()
-    datasets.fetch(data_dir=path, mirror=datasets.default_mirror(), progress=False)
+    path = io.default_data_dir()
+    fetch.fetch(data_dir=path, mirror=io.default_mirror(), progress=False)
     return path
 
 
 @pytest.fixture(scope="session")
 def vizwiz(data_dir):
-    return datasets.load_vizwiz_lf(data_dir=data_dir)
+    return loading.load_vizwiz_lf(data_dir=data_dir)
 
 
 @pytest.fixture
@@ -206,17 +207,16 @@ def route_server(routes: dict):
 def cv_inputs():
     """Random features and role labels of 80 sentences in 40 questions, two grouped folds and the
     parameters of a fast (logistic-regression, untuned) cross-validation: the inputs of the
-    classifiers' out-of-fold step (``vqalib.classify._out_of_fold``)."""
+    classifiers' out-of-fold step (``vqalib.papers.vizwiz_lf.classifier_cv._out_of_fold``)."""
     import numpy as np
     import pandas as pd
 
-    from vqalib import classify, taxonomy
 
     n = 80
     rng = np.random.default_rng(0)
-    width = classify.EMBED_DIM * (2 + len(classify.HIDDEN_LAYERS)) + len(classify.CONTEXT_FEATURES)
+    width = classifier_features.EMBED_DIM * (2 + len(classifier_features.HIDDEN_LAYERS)) + len(classifier_features.CONTEXT_FEATURES)
     units = pd.DataFrame({"source": ["A"] * n, "question_id": np.arange(n) // 2})
     params = dict(kind="role", seed=0, estimator="logreg", exclude_sources=(), tune=False, inner_splits=2,
                   encoder="test")
     return (rng.normal(size=(n, width)), (rng.uniform(size=(n, len(taxonomy.ROLES))) < 0.4).astype(int), units,
-            classify.question_folds(units, n_splits=2, seed=0), params)
+            classifier.question_folds(units, n_splits=2, seed=0), params)

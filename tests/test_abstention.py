@@ -2,7 +2,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vqalib import abstention, judge as judges, report
+from vqalib.core import report
+from vqalib.core.judge import settings
+from vqalib.papers.vizwiz_lf import abstention, abstention_tables
 
 
 def test_abstains_from_roles():
@@ -118,7 +120,7 @@ def test_strategy_metrics_and_role_mix_from_runner_records():
     gold = pd.DataFrame({"question_id": [1, 2, 3], "question": ["q1", "q2", "q3"],
                          "answerability": ["unanswerable", "answerable", "answerable"]})
 
-    def labeller(frame):  # stands in for classify.label_answers
+    def labeller(frame):  # stands in for vqalib.papers.vizwiz_lf.labelling.label_answers
         sentences = frame.assign(sentence=frame["answer"].str.split(". ", regex=False)).explode("sentence")
         sentences["roles"] = sentences["sentence"].map(lambda s: ("Answer Failure",) if "cannot" in s else ("Answer",))
         return sentences, frame.assign(abstains=frame["answer"].str.contains("cannot"))
@@ -175,30 +177,33 @@ def _run_metrics():
 
 
 def test_not_run_and_run_rows():
-    rows = abstention.not_run_rows(["A", "B"], method="prompt", metrics=("abs-acc", "abs-%"), status="not run: x")
+    from vqalib.core.report import not_run_rows
+
+    rows = not_run_rows(abstention_tables._cells(["A", "B"], method="prompt", metrics=("abs-acc", "abs-%")),
+                        reason="x")
     assert rows[["model", "metric"]].values.tolist() == [["A", "abs-acc"], ["A", "abs-%"], ["B", "abs-acc"],
                                                           ["B", "abs-%"]]
     assert set(rows["method"]) == {"prompt"} and set(rows["status"]) == {"not run: x"}
-    assert list(abstention.not_run_rows([], method="m", metrics=["abs-acc"], status="s").columns) == [
-        "model", "method", "metric", "status"]
-    assert abstention.run_rows(_run_metrics(), "correction", as_method="correction").empty
-    filled = abstention.run_rows(_run_metrics(), "instruction", as_method="prompt")
+    empty = not_run_rows(abstention_tables._cells([], method="m", metrics=["abs-acc"]), reason="not run: s")
+    assert list(empty.columns) == ["model", "method", "metric", "status"]
+    assert abstention_tables.run_rows(_run_metrics(), "correction", as_method="correction").empty
+    filled = abstention_tables.run_rows(_run_metrics(), "instruction", as_method="prompt")
     assert len(filled) == 5 and set(filled["method"]) == {"prompt"} and filled["value"].iloc[0] == 0.9
 
 
 def test_score_runs_without_records_gives_empty_frames():
-    sentences, answers, metrics = abstention.score_runs(None, pd.DataFrame(), labeller=None)
+    sentences, answers, metrics = abstention_tables.score_runs(None, pd.DataFrame(), labeller=None)
     assert sentences.empty and answers.empty and metrics.empty
-    assert abstention.run_rows(metrics, "instruction", as_method="prompt").empty
+    assert abstention_tables.run_rows(metrics, "instruction", as_method="prompt").empty
 
 
 def test_table5_assembly_on_hand_made_frames():
     gold = np.array([True, False])
     random_rows = abstention.random_baseline(gold, n_draws=10, seed=0)
-    vanilla = abstention.vanilla_rows(random_rows, _per_source(), gold)
+    vanilla = abstention_tables.vanilla_rows(random_rows, _per_source(), gold)
     assert vanilla["model"].tolist() == ["Random", "Majority", "Expert", "LLaVA"] and "n" not in vanilla
     empty_runs = pd.DataFrame(columns=["model", "method"])
-    t = abstention.table5(vanilla, _per_source(), empty_runs, enable="set a judge")
+    t = abstention_tables.table5(vanilla, _per_source(), empty_runs, enable="set a judge")
     ans = t[(t["metric"] == "ans-acc") & (t["method"] == "vanilla")]
     assert ans["model"].tolist() == ["Expert", "LLaVA"] and ans["status"].str.endswith("set a judge").all()
     prompt = t[t["method"] == "prompt"]
@@ -206,8 +211,9 @@ def test_table5_assembly_on_hand_made_frames():
     # runs of the abstention instruction fill the prompt cells; judge scores fill ans-acc
     lave = pd.DataFrame({"source": ["Expert", "InstructBLIP", "InstructBLIP"], "score": [1.0, 0.0, 1.0]})
     run_lave = pd.DataFrame({"model": "InstructBLIP", "strategy": "abstention", "method": "instruction", "score": [0.25]})
-    t = abstention.table5(vanilla, _per_source().replace({"LLaVA": "InstructBLIP"}),
-                          _run_metrics().replace({"LLaVA": "InstructBLIP"}), lave=lave, run_lave=run_lave)
+    t = abstention_tables.table5(vanilla, _per_source().replace({"LLaVA": "InstructBLIP"}),
+                                 _run_metrics().replace({"LLaVA": "InstructBLIP"}), lave=lave,
+                                 run_lave=run_lave)
     cell = t.set_index(["model", "method", "metric"])["value"]
     assert cell[("InstBLIP", "prompt", "abs-acc")] == 0.9 and cell[("InstBLIP", "prompt", "ans-acc")] == 0.25
     assert cell[("Expert", "vanilla", "ans-acc")] == 1.0 and cell[("InstBLIP", "vanilla", "ans-acc")] == 0.5
@@ -217,8 +223,9 @@ def test_table5_assembly_on_hand_made_frames():
 
 def test_table26_assembly_on_hand_made_frames():
     gold = np.array([True, False])
-    vanilla = abstention.vanilla_rows(abstention.random_baseline(gold, n_draws=10, seed=0), _per_source(), gold)
-    t = abstention.table26(vanilla, _per_source(), _run_metrics())
+    vanilla = abstention_tables.vanilla_rows(abstention.random_baseline(gold, n_draws=10, seed=0), _per_source(),
+                                             gold)
+    t = abstention_tables.table26(vanilla, _per_source(), _run_metrics())
     baselines = t[t["model"] == "Baseline"]
     assert baselines["method"].drop_duplicates().tolist() == ["Random", "Majority", "Expert"]
     assert "Expert" not in set(t["model"])
@@ -234,13 +241,14 @@ def test_tables_5_and_26_on_the_release_match_the_committed_figures(vizwiz, tmp_
     answers = vizwiz.answers.assign(abstains=abstention.abstains(vizwiz.answers["roles"]))
     unanswerable = answers.loc[answers["source"] == "Expert", "answerability"].eq("unanswerable").to_numpy()
     per_source = abstention.abstention_metrics(answers).rename(columns={"source": "model"})
-    vanilla = abstention.vanilla_rows(abstention.random_baseline(unanswerable, n_draws=10), per_source, unanswerable)
-    _, _, run_metrics = abstention.score_runs(None, answers, labeller=None)
+    vanilla = abstention_tables.vanilla_rows(abstention.random_baseline(unanswerable, n_draws=10), per_source,
+                                             unanswerable)
+    _, _, run_metrics = abstention_tables.score_runs(None, answers, labeller=None)
     figures = report.figures_dir(None)
-    for stem, table in (("vizwiz-lf_table05_abstention", abstention.table5(vanilla, per_source, run_metrics,
-                                                                           enable=judges.ENABLE_HINT)),
-                        ("vizwiz-lf_table26_abstention_strategies", abstention.table26(vanilla, per_source,
-                                                                                       run_metrics))):
+    for stem, table in (("vizwiz-lf_table05_abstention", abstention_tables.table5(vanilla, per_source, run_metrics,
+                                                                                  enable=settings.ENABLE_HINT)),
+                        ("vizwiz-lf_table26_abstention_strategies", abstention_tables.table26(vanilla, per_source,
+                                                                                              run_metrics))):
         written = report.save(report.compare(table, stem), stem, directory=tmp_path)
         assert written.read_bytes() == (figures / f"{stem}.csv").read_bytes()
 
@@ -248,7 +256,7 @@ def test_tables_5_and_26_on_the_release_match_the_committed_figures(vizwiz, tmp_
 def test_role_mix_alt_text_names_each_bars_failure_share():
     mix = pd.DataFrame({"source": ["LLaVA · vanilla", "LLaVA · vanilla", "LLaVA · instruction"],
                         "label": ["Answer", "Answer Failure", "Answer Failure"], "percent": [80.0, 20.0, 44.6]})
-    text = abstention.role_mix_alt_text(mix)
+    text = abstention_tables.role_mix_alt_text(mix)
     assert text.startswith("Stacked horizontal bars") and text.endswith(
         "Answer Failure share: LLaVA · vanilla 20%; LLaVA · instruction 45%.")
-    assert abstention.FIG3_ENABLE.startswith("python -m vqalib.vqa run --dataset vizwiz-lf --strategy abstention")
+    assert abstention_tables.FIG3_ENABLE.startswith("vqalib run --dataset vizwiz-lf --strategy abstention")

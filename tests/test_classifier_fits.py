@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vqalib import classify
 from vqalib.core import config
+from vqalib.papers.vizwiz_lf import classifier_cv, classifier_fits
 
 
 @pytest.fixture(scope="module")
@@ -22,28 +22,28 @@ def small(vizwiz):
 def test_a_committed_result_is_read_without_fitting_and_only_for_its_own_inputs(tmp_path, monkeypatch, cv_inputs):
     features, truth, units, folds, params = cv_inputs
     fits, cache = tmp_path / "fits", tmp_path / "cache"
-    fitted = classify._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=cache,
+    fitted = classifier_cv._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=cache,
                                    fits_dir=fits, refit=True)
-    name = f"{classify.out_of_fold_key(features, truth, units, folds=folds, params=params)}.npz"
+    name = f"{classifier_cv.out_of_fold_key(features, truth, units, folds=folds, params=params)}.npz"
     assert [p.name for p in fits.iterdir()] == [name]  # refit writes the committed file
     assert (fits / name).read_bytes() == (cache / name).read_bytes()
     monkeypatch.setenv("VQALIB_NO_MODEL_CALLS", "1")  # from here on a fit would raise
-    read = classify._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=tmp_path / "empty",
+    read = classifier_cv._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=tmp_path / "empty",
                                  fits_dir=fits)
     assert all(np.array_equal(a, b) for a, b in zip(fitted, read))
     changed = features.copy()
     changed[0, 0] += 1e-6  # other inputs, other name: the committed file is not theirs
     with pytest.raises(config.ModelCallForbidden):
-        classify._out_of_fold(changed, truth, units, folds=folds, params=params, cache_dir=tmp_path / "empty",
+        classifier_cv._out_of_fold(changed, truth, units, folds=folds, params=params, cache_dir=tmp_path / "empty",
                               fits_dir=fits)
     monkeypatch.setenv("VQALIB_REFIT", "1")  # the committed file is ignored: refitted
     with pytest.raises(config.ModelCallForbidden):
-        classify._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=tmp_path / "empty",
+        classifier_cv._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=tmp_path / "empty",
                               fits_dir=fits)
 
 
 def test_the_committed_files_are_plain_arrays():
-    files = sorted(classify.CV_FITS_DIR.glob("*"))
+    files = sorted(classifier_cv.CV_FITS_DIR.glob("*"))
     assert len(files) == 2 and all(p.suffix == ".npz" and len(p.stem) == 32 for p in files)
     for path in files:
         with np.load(path, allow_pickle=False) as stored:
@@ -53,13 +53,13 @@ def test_the_committed_files_are_plain_arrays():
 
 def test_check_passes_on_what_train_wrote_and_names_each_problem(small, tmp_path):
     sentences, answers = small
-    written = classify.write_fits(sentences, answers, out=tmp_path, echo=lambda _: None)
+    written = classifier_fits.write_fits(sentences, answers, out=tmp_path, echo=lambda _: None)
     assert {p.parent.name for p in written} == {"cv", tmp_path.name} and len(written) == 4
-    assert classify.check_fits(sentences, answers, models_dir=tmp_path) == []
+    assert classifier_fits.check_fits(sentences, answers, models_dir=tmp_path) == []
     [first, second] = sorted((tmp_path / "cv").glob("*.npz"))
     first.write_bytes(second.read_bytes())  # a result that is not what a refit gives
     (tmp_path / "cv" / ("0" * 32 + ".npz")).write_bytes(second.read_bytes())  # a stale one
-    problems = classify.check_fits(sentences, answers, models_dir=tmp_path)
+    problems = classifier_fits.check_fits(sentences, answers, models_dir=tmp_path)
     assert len(problems) == 2
     assert any(str(first) in p and "differs from a refit" in p for p in problems)
     assert any("0" * 32 in p and "stale" in p for p in problems)

@@ -1,4 +1,4 @@
-"""vqalib.commvqa: loader validation, the two Table 1 protocols, and the text analyses."""
+"""vqalib.papers.commvqa: loader validation, the two Table 1 protocols, and the text analyses."""
 
 from __future__ import annotations
 
@@ -10,19 +10,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vqalib import commvqa
-from vqalib.datasets import DataFormatError
-from vqalib.papers.commvqa import entities as commvqa_entities, table1 as commvqa_table1
+from vqalib.core import report
+from vqalib.core.io import DataFormatError, read_csv_text
+from vqalib.papers.commvqa import (entities, facts as commvqa_facts, loading, names, protocols, table1, table1_cache,
+                                   table1_runs, text as commvqa_text)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture
-def small(tmp_path) -> commvqa.CommVQA:
+def small(tmp_path) -> loading.CommVQA:
     """The hand-made fixture: 5 annotation rows, 5 result rows of one 'model'."""
     ann = shutil.copy(FIXTURES / "commvqa_annotations.json", tmp_path / "annotations.json")
     res = shutil.copy(FIXTURES / "commvqa_results.csv", tmp_path / "toy_baseline_results.csv")
-    return commvqa.load_commvqa(annotations_path=Path(ann), result_paths={("toy", "baseline"): Path(res)})
+    return loading.load_commvqa(annotations_path=Path(ann), result_paths={("toy", "baseline"): Path(res)})
 
 
 # --- references: both protocols -----------------------------------------------------------
@@ -38,7 +39,7 @@ def small(tmp_path) -> commvqa.CommVQA:
 ])
 def test_authors_references_split_on_commas_like_their_script(answers, authors):
     cell = str(answers)  # the release's cells are Python list reprs
-    assert commvqa.authors_references(cell) == authors
+    assert protocols.authors_references(cell) == authors
 
 
 @pytest.mark.parametrize("answers", [
@@ -46,25 +47,25 @@ def test_authors_references_split_on_commas_like_their_script(answers, authors):
     ["", "ünïcode"],
 ])
 def test_corrected_references_are_the_list_as_written(answers):
-    assert commvqa.parse_answers_cell(str(answers), file="f.csv", row=0) == tuple(answers)
+    assert loading.parse_answers_cell(str(answers), file="f.csv", row=0) == tuple(answers)
 
 
 def test_authors_references_keep_python_escapes_as_text():
     cell = str(["Old woman\n", "nurse"])
-    assert commvqa.authors_references(cell) == ["old woman\\n", "nurse"]
+    assert protocols.authors_references(cell) == ["old woman\\n", "nurse"]
 
 
 @pytest.mark.parametrize("cell", ["['a', 'b'", "[a, b]", "__import__('os').system('true')", "{'a': 1}", "[1, 2]",
                                   "[]"])
 def test_malformed_answers_cell_is_refused_naming_file_row_and_column(cell):
     with pytest.raises(DataFormatError, match=r"f\.csv: row 7, column 'answers'"):
-        commvqa.parse_answers_cell(cell, file="f.csv", row=7)
+        loading.parse_answers_cell(cell, file="f.csv", row=7)
 
 
 def test_malformed_cell_in_a_file_names_the_file_row_and_column(tmp_path):
     res = shutil.copy(FIXTURES / "commvqa_results_malformed.csv", tmp_path / "bad_results.csv")
     with pytest.raises(DataFormatError, match=r"bad_results\.csv: row 2, column 'answers': not a Python list"):
-        commvqa.load_commvqa(annotations_path=FIXTURES / "commvqa_annotations.json",
+        loading.load_commvqa(annotations_path=FIXTURES / "commvqa_annotations.json",
                              result_paths={("toy", "baseline"): Path(res)})
 
 
@@ -73,7 +74,7 @@ def _load_with(tmp_path: Path, *, annotations: bytes | None = None, results: byt
     ann, res = tmp_path / "annotations.json", tmp_path / "toy_baseline_results.csv"
     ann.write_bytes(annotations if annotations is not None else (FIXTURES / "commvqa_annotations.json").read_bytes())
     res.write_bytes(results if results is not None else (FIXTURES / "commvqa_results.csv").read_bytes())
-    return commvqa.load_commvqa(annotations_path=ann, result_paths={("toy", "baseline"): res})
+    return loading.load_commvqa(annotations_path=ann, result_paths={("toy", "baseline"): res})
 
 
 def _fixture_with(name: str, old: bytes, new: bytes) -> bytes:
@@ -122,16 +123,16 @@ def test_result_file_with_a_bom_and_the_real_files_read_as_before(tmp_path, data
     bom = tmp_path / "bom.csv"
     bom.write_bytes(b"\xef\xbb\xbf" + (FIXTURES / "commvqa_results.csv").read_bytes())
     plain = pd.read_csv(FIXTURES / "commvqa_results.csv", dtype=str, keep_default_na=False)
-    assert commvqa.read_csv_text(bom, required=commvqa.RESULT_COLUMNS).equals(plain)
-    for model in commvqa.MODELS:
-        for condition in commvqa.CONDITIONS:
-            path = data_dir / commvqa.result_key(model, condition)
-            assert commvqa.read_csv_text(path).equals(pd.read_csv(path, dtype=str, keep_default_na=False))
+    assert read_csv_text(bom, required=names.RESULT_COLUMNS).equals(plain)
+    for model in names.MODELS:
+        for condition in names.CONDITIONS:
+            path = data_dir / names.result_key(model, condition)
+            assert read_csv_text(path).equals(pd.read_csv(path, dtype=str, keep_default_na=False))
 
 
 def test_candidates_under_both_protocols(small):
-    authors = commvqa.protocol_inputs(small.results, protocol="authors")
-    corrected = commvqa.protocol_inputs(small.results, protocol="corrected")
+    authors = protocols.protocol_inputs(small.results, protocol="authors")
+    corrected = protocols.protocol_inputs(small.results, protocol="corrected")
     assert list(authors["candidate"]) == ["yes, the shirt is red.", "", "", "she is eating an apple.",
                                           "no, it is sunny."]
     assert list(corrected["candidate"]) == ["Yes, the shirt is red.", "", "None", "She is eating an apple.",
@@ -144,7 +145,7 @@ def test_candidates_under_both_protocols(small):
 def test_subsets_equal_the_scripts_global_seed_sampling():
     n = 1215
     items = list(zip(range(n), [f"c{i}" for i in range(n)], [f"img{i}" for i in range(n)]))
-    ours = commvqa.authors_subsets(n)
+    ours = protocols.authors_subsets(n)
     for i in range(3):
         random.seed(i)
         theirs = random.sample(items, int(0.8 * n))
@@ -156,9 +157,9 @@ def test_subsets_are_seed_stable_and_leave_the_global_generator_alone():
     random.seed(123)
     before = random.random()
     random.seed(123)
-    first = commvqa.authors_subsets(50, seeds=(0, 1, 2))
+    first = protocols.authors_subsets(50, seeds=(0, 1, 2))
     assert random.random() == before
-    assert commvqa.authors_subsets(50, seeds=(0, 1, 2)) == first
+    assert protocols.authors_subsets(50, seeds=(0, 1, 2)) == first
     assert first[0] != first[1] and len(set(first[0])) == 40
 
 
@@ -186,7 +187,7 @@ def test_loader_matches_results_and_marks_the_benchmark_subset(small):
 
 
 def test_registered_release_validation_counts(data_dir):
-    data = commvqa.load_commvqa(data_dir=data_dir)
+    data = loading.load_commvqa(data_dir=data_dir)
     r = data.report
     assert len(data.annotations) == 2984 and data.annotations["in_benchmark"].sum() == 1215
     assert r.total(check="row_without_answers") == 239
@@ -195,12 +196,12 @@ def test_registered_release_validation_counts(data_dir):
     assert r.total(check="generated_answer_read_as_missing", file="blip2_baseline_results.csv") == 3
     assert r.total(check="question_not_in_annotations") == 8  # one edited question in each of the eight files
     assert data.results["question_id"].notna().all()
-    # all four benchmarked models, both prompts, the same 1,215 questions (issue 15)
+    # all four benchmarked models, both prompts, the same 1,215 questions
     sizes = data.results.groupby(["model", "condition"]).size()
-    assert set(sizes.index) == {(m, c) for m in commvqa.MODELS.values() for c in commvqa.CONDITIONS}
+    assert set(sizes.index) == {(m, c) for m in names.MODELS.values() for c in names.CONDITIONS}
     assert (sizes == 1215).all()
     for model in ("LLaVA", "mPLUG-Owl"):  # the two files added: no missing or NA-read generated answers
-        for condition in commvqa.CONDITIONS:
+        for condition in names.CONDITIONS:
             file = f"{'llava' if model == 'LLaVA' else 'mplug_owl'}_{condition}_results.csv"
             assert r.total(check="missing_generated_answer", file=file) == 0
 
@@ -215,33 +216,33 @@ TOY_CANDS = ["the shirt is red", "", "it is in paris", "she is eating an apple"]
 def test_pooled_bleu_equals_the_library():
     from pycocoevalcap.bleu.bleu import Bleu
 
-    stats = commvqa._bleu_statistics(TOY_CANDS, TOY_REFS)
+    stats = table1._bleu_statistics(TOY_CANDS, TOY_REFS)
     for rows in ([0, 1, 2, 3], [0, 2], [3, 3, 1]):
         lib, _ = Bleu(4).compute_score({i: TOY_REFS[r] for i, r in enumerate(rows)},
                                        {i: [TOY_CANDS[r]] for i, r in enumerate(rows)}, verbose=0)
-        assert commvqa._bleu_from_pooled(stats[rows].sum(axis=0))[0] == pytest.approx(lib)
+        assert table1._bleu_from_pooled(stats[rows].sum(axis=0))[0] == pytest.approx(lib)
 
 
 def test_protocol_scores_are_cached_by_content_and_come_back_bit_identical(small, tmp_path, monkeypatch):
-    """Issue 18: a second scoring of the same inputs and settings reads Parquet/npz (no pickle) instead of running
+    """A second scoring of the same inputs and settings reads Parquet/npz (no pickle) instead of running
     the tokenizer, METEOR and the bootstrap again, and returns exactly what was computed; other inputs miss."""
     monkeypatch.setenv("VQALIB_CACHE_DIR", str(tmp_path / "cache"))
-    first = commvqa.score_protocol(small.results, protocol="corrected", n_resamples=20, progress=False)
+    first = table1.score_protocol(small.results, protocol="corrected", n_resamples=20, progress=False)
     folders = list((tmp_path / "cache" / "commvqa" / "table1").iterdir())
     assert len(folders) == 1 and not any(p.suffix in {".pkl", ".joblib"} for p in folders[0].iterdir())
-    monkeypatch.setattr(commvqa_table1, "tokenize_inputs", lambda inputs: pytest.fail("scored again"))
-    again = commvqa.score_protocol(small.results, protocol="corrected", n_resamples=20, progress=False)
+    monkeypatch.setattr(table1, "tokenize_inputs", lambda inputs: pytest.fail("scored again"))
+    again = table1.score_protocol(small.results, protocol="corrected", n_resamples=20, progress=False)
     for name in ("scores", "subsets", "per_question"):
         pd.testing.assert_frame_equal(getattr(first, name), getattr(again, name), check_exact=True)
     assert first.resamples.keys() == again.resamples.keys()
     assert all(np.array_equal(first.resamples[k], again.resamples[k]) for k in first.resamples)
     with pytest.raises(pytest.fail.Exception, match="scored again"):  # another seed is another key
-        commvqa.score_protocol(small.results, protocol="corrected", n_resamples=20, seed=1, progress=False)
+        table1.score_protocol(small.results, protocol="corrected", n_resamples=20, seed=1, progress=False)
 
 
 def test_score_protocol_on_the_fixture(small):
-    authors = commvqa.score_protocol(small.results, protocol="authors", progress=False)
-    corrected = commvqa.score_protocol(small.results, protocol="corrected", n_resamples=50, progress=False)
+    authors = table1.score_protocol(small.results, protocol="authors", progress=False)
+    corrected = table1.score_protocol(small.results, protocol="corrected", n_resamples=50, progress=False)
     a = authors.scores.set_index("metric")
     sub = authors.subsets.groupby("metric")["value"].mean()
     assert np.allclose(a.loc[list(sub.index), "value"], sub)
@@ -249,19 +250,18 @@ def test_score_protocol_on_the_fixture(small):
     c = corrected.scores.set_index("metric")
     assert (c["ci_low"] <= c["value"] + 1e-9).all() and (c["value"] <= c["ci_high"] + 1e-9).all()
     assert (c["n_empty_candidates"] == 1).all() and (a["n_empty_candidates"] == 2).all()
-    again = commvqa.score_protocol(small.results, protocol="corrected", n_resamples=50, progress=False)
+    again = table1.score_protocol(small.results, protocol="corrected", n_resamples=50, progress=False)
     pd.testing.assert_frame_equal(corrected.scores, again.scores)
 
 
 def test_authors_protocol_reproduces_paper_table1(data_dir):
     """The 40 released cells (four models x two prompts x five metrics; CLIPScore needs the images) under the
     authors' protocol, at the paper's three decimals: 39 equal, BLIP-2 contextual BLEU-4 the known exception."""
-    from vqalib import report
 
-    data = commvqa.load_commvqa(data_dir=data_dir)
-    scores = commvqa.score_protocol(data.results, protocol="authors", progress=False).scores
+    data = loading.load_commvqa(data_dir=data_dir)
+    scores = table1.score_protocol(data.results, protocol="authors", progress=False).scores
     paper = report.load_paper_table("commvqa_table01_benchmark", value="value")
-    cmp = report.compare(commvqa.table1_rows(scores), "commvqa_table01_benchmark", paper=paper)
+    cmp = report.compare(table1.table1_rows(scores), "commvqa_table01_benchmark", paper=paper)
     compared = cmp[cmp["within_tolerance"].notna()]
     assert len(compared) == 40
     off = compared[~compared["within_tolerance"].astype(bool)]
@@ -275,7 +275,7 @@ def test_authors_protocol_reproduces_paper_table1(data_dir):
     ("Is the guitar electric or acoustic?", False), ("What colour is it?", False), ("  Does it fly?", True),
 ])
 def test_polar_rule(question, polar):
-    assert commvqa.is_polar(question) is polar
+    assert commvqa_text.is_polar(question) is polar
 
 
 @pytest.mark.parametrize("answer, kind", [
@@ -283,14 +283,14 @@ def test_polar_rule(question, polar):
     ("It is red", "no yes/no"), ("", "no yes/no"), ("Nope!", "yes/no only"),
 ])
 def test_answer_kind(answer, kind):
-    assert commvqa.answer_kind(answer) == kind
+    assert commvqa_text.answer_kind(answer) == kind
 
 
 def test_hedges_and_polar_answers_on_the_fixture(small):
-    hedges = commvqa.hedge_counts(small.answers)
+    hedges = commvqa_text.hedge_counts(small.answers)
     release = hedges[(hedges["subset"] == "release") & (hedges["context"] == "all")].set_index("hedge")
     assert release.loc["appear(s) to be", "occurrences"] == 1 and release.loc["it looks like", "occurrences"] == 1
-    polar = commvqa.polar_answers(small.annotations, small.answers).set_index("subset")
+    polar = commvqa_text.polar_answers(small.annotations, small.answers).set_index("subset")
     assert polar.loc["release", "polar_questions"] == 1 and polar.loc["release", "answers"] == 3
     assert polar.loc["release", "share yes/no + more"] == pytest.approx(1 / 3)
 
@@ -298,7 +298,7 @@ def test_hedges_and_polar_answers_on_the_fixture(small):
 def test_interrogative_welch_tests_match_scipy(small):
     from scipy import stats
 
-    table = commvqa.interrogative_tests(small.annotations, words=("who", "what"))
+    table = commvqa_text.interrogative_tests(small.annotations, words=("who", "what"))
     row = table[(table["subset"] == "release") & (table["word"] == "what") & (table["context"] == "health")].iloc[0]
     has = small.annotations["question"].str.lower().str.contains(r"\bwhat\b").to_numpy(float)
     inside = (small.annotations["context"] == "health").to_numpy()
@@ -310,9 +310,9 @@ def test_interrogative_welch_tests_match_scipy(small):
 def test_text_fact_comparison_judges_only_same_quantities():
     paper = pd.DataFrame({"fact_id": ["CV01", "CV37"], "section": ["", ""], "description": ["q", "acc"],
                           "unit": ["", "%"], "note": ["", ""], "paper": [1215.0, 57.0], "paper_decimals": [0, 0]})
-    facts = [commvqa.Fact("CV01", "benchmark", 1215, "same", ""),
-             commvqa.Fact("CV37", "release", 41.0, "analogous: other model", "")]
-    out = commvqa.compare_text_facts(facts, paper)
+    facts = [commvqa_facts.Fact("CV01", "benchmark", 1215, "same", ""),
+             commvqa_facts.Fact("CV37", "release", 41.0, "analogous: other model", "")]
+    out = commvqa_facts.compare_text_facts(facts, paper)
     assert out.set_index("fact_id").loc["CV01", "within_tolerance"] == True  # noqa: E712
     assert pd.isna(out.set_index("fact_id").loc["CV37", "within_tolerance"])
 
@@ -328,7 +328,7 @@ class _Planted:
 
 
 def test_planted_pickles_in_the_entity_cache_are_never_run(tmp_path, monkeypatch):
-    """Issue 16: named entities are cached as JSON keyed by model and texts; a pickle in a cache
+    """Named entities are cached as JSON keyed by model and texts; a pickle in a cache
     file's place, or in the old joblib.Memory folder, is never unpickled: the file is ignored with a
     warning naming it and the entities are recomputed, identical; then they come from the cache."""
     import pickle
@@ -338,7 +338,7 @@ def test_planted_pickles_in_the_entity_cache_are_never_run(tmp_path, monkeypatch
     assert (tmp_path / "proof").exists()  # the payload is live: unpickling it would leave the marker
     cache, marker = tmp_path / "cache", tmp_path / "ran"
     texts = ["Barack Obama visited Paris in 2010.", "A red cup on a table.", None, "A red cup on a table."]
-    first = commvqa.entity_mentions(texts, cache=cache, progress=False)
+    first = entities.entity_mentions(texts, cache=cache, progress=False)
     assert first[2] == () and first[1] == first[3] and all(isinstance(m, tuple) for m in first)
     [stored] = [p for p in cache.rglob("*") if p.is_file()]
     assert stored.suffix == ".json" and stored.parent.name == "entities"
@@ -346,17 +346,17 @@ def test_planted_pickles_in_the_entity_cache_are_never_run(tmp_path, monkeypatch
     legacy.parent.mkdir(parents=True)
     for planted in (pickle.dumps(_Planted(marker)), b'{"key": "x", "entities": "not entities"}'):
         stored.write_bytes(planted)
-        legacy.write_bytes(pickle.dumps(_Planted(marker)))  # where joblib.Memory kept entities until issue 16
+        legacy.write_bytes(pickle.dumps(_Planted(marker)))  # where joblib.Memory used to keep entities
         with pytest.warns(UserWarning, match="ignoring unreadable entity cache file " + re.escape(str(stored))):
-            again = commvqa.entity_mentions(texts, cache=cache, progress=False)
+            again = entities.entity_mentions(texts, cache=cache, progress=False)
         assert not marker.exists()
         assert again == first
 
     def fail(*_args, **_kwargs):
         raise AssertionError("recomputed instead of read from the cache")
 
-    monkeypatch.setattr(commvqa_entities, "_entities", fail)
-    assert commvqa.entity_mentions(texts, cache=cache, progress=False) == first
+    monkeypatch.setattr(entities, "_entities", fail)
+    assert entities.entity_mentions(texts, cache=cache, progress=False) == first
 
 
 # --- notebook 07's helpers: smoke subset, Table 1 assembly, alt texts, displays -----------------
@@ -365,10 +365,10 @@ FIGURES = Path(__file__).parents[1] / "figures"
 
 
 def test_smoke_subset_and_load_summary(small):
-    ann, ans, res = commvqa.smoke_subset(small.annotations, small.answers, small.results, rows=2)
+    ann, ans, res = loading.smoke_subset(small.annotations, small.answers, small.results, rows=2)
     assert (ann["question_id"] < 2).all() and (ans["question_id"] < 2).all() and (res["row"] < 2).all()
     assert len(ann) == 2 and len(res) == 2 and set(ans["question_id"]) <= set(ann["question_id"])
-    text = commvqa.load_summary(small)
+    text = loading.load_summary(small)
     assert text.startswith(f"{len(small.annotations)} annotation rows, ")
     assert f"{len(small.answers)} human answers" in text and "toy_baseline_results.csv" in text
 
@@ -376,42 +376,42 @@ def test_smoke_subset_and_load_summary(small):
 def test_benchmark_runs_keeps_commvqa_runs_of_real_models_unless_asked():
     runs = pd.DataFrame({"path": ["a", "b", "c"], "dataset": ["commvqa", "commvqa", "vizwiz-lf"],
                          "test_model": [False, True, False]})
-    assert list(commvqa.benchmark_runs(runs)["path"]) == ["a"]
-    assert list(commvqa.benchmark_runs(runs, include_test_runs=True)["path"]) == ["a", "b"]
+    assert list(table1_runs.benchmark_runs(runs)["path"]) == ["a"]
+    assert list(table1_runs.benchmark_runs(runs, include_test_runs=True)["path"]) == ["a", "b"]
 
 
 def test_run_results_of_no_records_is_empty_with_zero_counts():
-    out = commvqa.run_results(pd.DataFrame(), annotations=pd.DataFrame(), benchmark=pd.Series([], dtype=int))
+    out = table1_runs.run_results(pd.DataFrame(), annotations=pd.DataFrame(), benchmark=pd.Series([], dtype=int))
     assert out.empty and "generated_answer" in out.columns and out.attrs["counts"]["records"] == 0
 
 
 def _scores(model: str, value: float) -> pd.DataFrame:
     return pd.DataFrame([{"model": model, "condition": c, "metric": m, "value": value, "ci_low": value,
-                          "ci_high": value} for c in commvqa.CONDITIONS for m in commvqa.METRICS])
+                          "ci_high": value} for c in names.CONDITIONS for m in names.METRICS])
 
 
 def test_assemble_table1_adds_not_run_cells_and_run_rows():
-    table = commvqa.assemble_table1(_scores("IDEFICS", 0.2))
-    assert set(table["status"]) == {"reproduced (authors' protocol)", commvqa.not_run_rows()["status"].iloc[0]}
-    assert len(table) == 2 * len(commvqa.METRICS) + len(commvqa.not_run_rows())
+    table = table1_runs.assemble_table1(_scores("IDEFICS", 0.2))
+    assert set(table["status"]) == {"reproduced (authors' protocol)", f"not run: {table1_runs.CLIPSCORE_NOT_RUN}"}
+    assert len(table) == 2 * len(names.METRICS) + len(table1_runs.clipscore_cells())
     answers = pd.DataFrame({"model": ["tiny"] * 3, "condition": ["baseline", "baseline", "contextual"]})
-    with_runs = commvqa.assemble_table1(_scores("IDEFICS", 0.2), run_scores=_scores("tiny", 0.1), run_answers=answers)
+    with_runs = table1_runs.assemble_table1(_scores("IDEFICS", 0.2), run_scores=_scores("tiny", 0.1), run_answers=answers)
     tiny = with_runs[with_runs["model"] == "tiny"].set_index(["condition", "metric"])
     assert tiny.loc[("baseline", "BLEU-1"), "status"] == "from runs/ (authors' protocol, 2 of the benchmark rows)"
     assert tiny.loc[("contextual", "CIDEr"), "status"].endswith("1 of the benchmark rows)")
     assert list(with_runs.columns) == ["model", "condition", "metric", "value", "status"]
-    empty = commvqa.assemble_table1(_scores("IDEFICS", 0.2), run_scores=None, run_answers=answers.iloc[:0])
+    empty = table1_runs.assemble_table1(_scores("IDEFICS", 0.2), run_scores=None, run_answers=answers.iloc[:0])
     pd.testing.assert_frame_equal(empty, table)
 
 
 def test_protocol_steps_joins_the_papers_values():
-    authors = commvqa.ProtocolScores("authors", _scores("IDEFICS", 0.2), subsets=pd.DataFrame(
+    authors = table1_cache.ProtocolScores("authors", _scores("IDEFICS", 0.2), subsets=pd.DataFrame(
         {"model": ["IDEFICS"], "condition": ["baseline"], "metric": ["BLEU-1"], "value": [0.25]}), per_question=None)
-    corrected = commvqa.ProtocolScores("corrected", _scores("IDEFICS", 0.3), subsets=authors.subsets, per_question=None)
+    corrected = table1_cache.ProtocolScores("corrected", _scores("IDEFICS", 0.3), subsets=authors.subsets, per_question=None)
     paper = pd.DataFrame({"model": ["IDEFICS"], "condition": ["baseline"], "metric": ["BLEU-1"], "paper": [0.21],
                           "other": ["x"]})
-    plain = commvqa.protocol_steps(authors, corrected)
-    steps = commvqa.protocol_steps(authors, corrected, paper=paper)
+    plain = table1.protocol_steps(authors, corrected)
+    steps = table1.protocol_steps(authors, corrected, paper=paper)
     assert list(steps.columns) == [*plain.columns, "paper"] and len(steps) == len(plain)
     first = steps.set_index(["model", "condition", "metric"])
     assert first.loc[("IDEFICS", "baseline", "BLEU-1"), "paper"] == 0.21
@@ -419,10 +419,10 @@ def test_protocol_steps_joins_the_papers_values():
 
 
 @pytest.mark.parametrize("stem, alt_text", [
-    ("commvqa_table01_protocols", lambda read: commvqa.protocol_alt_text(
+    ("commvqa_table01_protocols", lambda read: table1.protocol_alt_text(
         read("commvqa_table01_protocols"), read("commvqa_table01_benchmark"))),
-    ("commvqa_fig05_entities_by_context", lambda read: commvqa.fig05_alt_text(
-        commvqa.fig05_rates(read("commvqa_fig05_entities_by_context")))),
+    ("commvqa_fig05_entities_by_context", lambda read: entities.fig05_alt_text(
+        entities.fig05_rates(read("commvqa_fig05_entities_by_context")))),
 ])
 def test_alt_texts_from_the_committed_tables_are_the_committed_alt_texts(stem, alt_text):
     text = alt_text(lambda s: pd.read_csv(FIGURES / f"{s}.csv"))
@@ -435,7 +435,7 @@ def test_protocol_alt_text_names_the_cells_off_and_the_largest_change():
     steps.loc[(steps["model"] == "A") & (steps["metric"] == "CIDEr"), "corrected_all_rows"] = 0.9
     compared = steps[["model", "condition", "metric"]].assign(within_tolerance=True)
     compared.loc[0, "within_tolerance"] = False
-    text = commvqa.protocol_alt_text(steps, compared)
+    text = table1.protocol_alt_text(steps, compared)
     assert "each with 4 rows: A and B," in text and "except A baseline BLEU-1)" in text
     assert "higher in 10 of 20 cells, most for A baseline CIDEr (+0.700)" in text
     assert "the same under both protocols for 0 of the 5 metrics" in text  # A and B swap places everywhere
@@ -443,24 +443,24 @@ def test_protocol_alt_text_names_the_cells_off_and_the_largest_change():
 
 def test_fig05_rates_and_groups_leave_out_other():
     rates = pd.DataFrame([{"subset": s, "context": c, "entity": e, "per_answer": 0.1 * i}
-                          for s in ("benchmark", "release") for i, c in enumerate(commvqa.CONTEXTS)
-                          for e in (*commvqa.ENTITY_GROUP_ORDER, "any entity")])
-    fig5 = commvqa.fig05_rates(rates)
+                          for s in ("benchmark", "release") for i, c in enumerate(names.CONTEXTS)
+                          for e in (*entities.ENTITY_GROUP_ORDER, "any entity")])
+    fig5 = entities.fig05_rates(rates)
     assert set(fig5["subset"]) == {"benchmark"} and "OTHER" not in set(fig5["entity"])
-    assert commvqa.fig05_groups()[-1] == "any entity" and "OTHER" not in commvqa.fig05_groups()
-    assert set(commvqa.fig05_groups()) == set(fig5["entity"])
-    text = commvqa.fig05_alt_text(fig5)
-    last = commvqa.CONTEXTS[-1]
-    assert f"from 0.00 per answer ({commvqa.CONTEXTS[0]}) to 0.50 ({last})" in text
+    assert entities.fig05_groups()[-1] == "any entity" and "OTHER" not in entities.fig05_groups()
+    assert set(entities.fig05_groups()) == set(fig5["entity"])
+    text = entities.fig05_alt_text(fig5)
+    last = names.CONTEXTS[-1]
+    assert f"from 0.00 per answer ({names.CONTEXTS[0]}) to 0.50 ({last})" in text
     assert f"People are mentioned most in {last} answers and organisations most in {last} answers" in text
 
 
 def test_paper_interrogative_cells_and_text_facts_view():
     tests = pd.DataFrame({"word": ["who", "what", "who", "where"], "context": ["social media", "shopping", "news",
                                                                               "shopping"], "p": [0.1] * 4})
-    assert commvqa.paper_interrogative_cells(tests).index.tolist() == [0, 1]
+    assert commvqa_text.paper_interrogative_cells(tests).index.tolist() == [0, 1]
     facts = pd.DataFrame({"fact_id": ["CV01"], "subset": ["benchmark"], "description": ["q"], "how": ["n"],
                           "reproduced": [1.23456], "paper": [1.2], "diff": [0.03456], "within_tolerance": [True],
                           "relation": ["same"], "unit": [""]})
-    view = commvqa.text_facts_view(facts)
+    view = commvqa_facts.text_facts_view(facts)
     assert "unit" not in view.columns and view["reproduced"].iloc[0] == 1.235 and view.columns[0] == "fact_id"

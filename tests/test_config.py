@@ -1,11 +1,11 @@
-"""vqalib.config: every setting in one place (issue 17)."""
+"""vqalib.core.config: every setting in one place."""
 
 import re
 from pathlib import Path
 
 import pytest
 
-from vqalib import config
+from vqalib.core import config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,7 +22,7 @@ def test_every_variable_named_in_the_package_or_readme_is_declared_and_documente
     for path in (ROOT / "vqalib").rglob("*.py"):
         in_code |= set(re.findall(r"\"(VQALIB_[A-Z_]+)\"", path.read_text(encoding="utf-8")))
     readme = set(re.findall(r"`(VQALIB_[A-Z_]+)`", (ROOT / "README.md").read_text(encoding="utf-8")))
-    assert in_code <= declared, f"read but not declared in vqalib.config.SETTINGS: {sorted(in_code - declared)}"
+    assert in_code <= declared, f"read but not declared in vqalib.core.config.SETTINGS: {sorted(in_code - declared)}"
     assert declared <= readme, f"declared but not in the README's settings table: {sorted(declared - readme)}"
     assert readme <= declared, f"in the README but not declared: {sorted(readme - declared)}"
 

@@ -1,4 +1,4 @@
-"""vqalib.context: embeddings cache, context classifier (Figure 2), description similarity (Figure 4)."""
+"""vqalib.papers.commvqa.context: embeddings cache, context classifier (Figure 2), description similarity (Figure 4)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vqalib import context
-from vqalib.commvqa import CONTEXTS
+from vqalib.papers.commvqa import context
+from vqalib.papers.commvqa.names import CONTEXTS
 
 
 def _clusters(seed: int = 0, per: int = 40, spread: float = 0.3) -> tuple[np.ndarray, list[str]]:
@@ -59,10 +59,10 @@ def test_similarity_tests_on_synthetic_scores():
 
 def test_embed_is_cached_unit_length_and_order_free(tmp_path):
     texts = ["What colour is the car?", "Who is the man?", "What colour is the car?"]
-    first = context.embed(texts, cache=tmp_path, progress=False)
+    first = context.embed(texts, cache_dir=tmp_path, progress=False)
     assert first.shape == (3, 384) and np.linalg.norm(first, axis=1) == pytest.approx(np.ones(3))
     assert np.array_equal(first[0], first[2])
-    again = context.embed(list(reversed(texts)), cache=tmp_path, progress=False)
+    again = context.embed(list(reversed(texts)), cache_dir=tmp_path, progress=False)
     assert np.array_equal(again[::-1], first)
     assert any(tmp_path.rglob("shard-*.npz")) and not any(tmp_path.rglob("*.pkl"))  # arrays, never pickles
 

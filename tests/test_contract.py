@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from vqalib import contract, registry
-from vqalib.datasets import project_root
+from vqalib.core import contract, registry
+from vqalib.core.io import project_root
 
 FIGURES = project_root() / "figures"
 

@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 
 from conftest import local_file_server
-from vqalib import datasets
-from vqalib.datasets import DataFormatError, DataIntegrityError, FetchError
-from vqalib.validation import ValidationReport
+from vqalib.core import data_registry, fetch, io
+from vqalib.core.data_registry import DataIntegrityError
+from vqalib.core.fetch import FetchError
+from vqalib.core.io import DataFormatError
+from vqalib.core.validation import ValidationReport
+from vqalib.papers.vizwiz_lf import loading
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -27,29 +30,29 @@ def _mirror_with(tmp_path: Path, key: str, content: bytes) -> Path:
 # --- registry and fetching -----------------------------------------------------------
 
 def test_registry_lists_every_upstream_file_at_a_pinned_commit():
-    keys = [f.key for f in datasets.REGISTRY]
+    keys = [f.key for f in data_registry.REGISTRY]
     assert len(keys) == len(set(keys)) == 18
-    assert sum(f.dataset == "vizwiz-lf" for f in datasets.REGISTRY) == 7
+    assert sum(f.dataset == "vizwiz-lf" for f in data_registry.REGISTRY) == 7
     assert sum(k.startswith("commvqa/results/") for k in keys) == 8  # four models x two prompts
-    assert sum(f.dataset == "lave" for f in datasets.REGISTRY) == 2  # the LAVE reference's demonstrations
-    for f in datasets.REGISTRY:
+    assert sum(f.dataset == "lave" for f in data_registry.REGISTRY) == 2  # the LAVE reference's demonstrations
+    for f in data_registry.REGISTRY:
         assert len(f.commit) == 40 and f.commit in f.url and f.upstream_path in f.url
         assert len(f.sha256) == 64
 
 
 def test_registry_hashes_match_the_shared_sha256sums(data_dir):
-    for spec in datasets.REGISTRY:
-        assert datasets.sha256_of(data_dir / spec.key) == spec.sha256
+    for spec in data_registry.REGISTRY:
+        assert io.sha256_of(data_dir / spec.key) == spec.sha256
 
 
 def test_fetch_copies_from_mirror_then_leaves_present_files(tmp_path, data_dir):
     key = "vizwiz-lf/qwen.json"
     mirror = _mirror_with(tmp_path, key, (data_dir / key).read_bytes())
     out = tmp_path / "raw"
-    first = datasets.fetch([key], data_dir=out, mirror=mirror, progress=False)
+    first = fetch.fetch([key], data_dir=out, mirror=mirror, progress=False)
     assert first["action"].tolist() == ["copied"]
-    assert datasets.sha256_of(out / key) == datasets.spec_for(key).sha256
-    second = datasets.fetch([key], data_dir=out, mirror=mirror, progress=False)
+    assert io.sha256_of(out / key) == data_registry.spec_for(key).sha256
+    second = fetch.fetch([key], data_dir=out, mirror=mirror, progress=False)
     assert second["action"].tolist() == ["present"]
 
 
@@ -58,11 +61,11 @@ def test_fetch_refuses_a_file_with_a_wrong_hash_and_writes_nothing(tmp_path):
     mirror = _mirror_with(tmp_path, key, b'{"tampered": true}')
     out = tmp_path / "raw"
     with pytest.raises(FetchError) as err:
-        datasets.fetch([key], data_dir=out, mirror=mirror, progress=False)
+        fetch.fetch([key], data_dir=out, mirror=mirror, progress=False)
     message = str(err.value)
     assert key in message
-    assert datasets.spec_for(key).sha256 in message  # expected
-    assert datasets.sha256_of(mirror / key) in message  # actual
+    assert data_registry.spec_for(key).sha256 in message  # expected
+    assert io.sha256_of(mirror / key) in message  # actual
     assert not (out / key).exists()
     assert list((out / "vizwiz-lf").iterdir()) == []  # no partial file left behind
 
@@ -73,13 +76,13 @@ def test_fetch_replaces_a_corrupted_local_file(tmp_path, data_dir):
     out = tmp_path / "raw"
     (out / key).parent.mkdir(parents=True)
     (out / key).write_text("corrupted")
-    assert datasets.fetch([key], data_dir=out, mirror=mirror, progress=False)["action"].tolist() == ["copied"]
-    datasets.verified_path(key, data_dir=out)
+    assert fetch.fetch([key], data_dir=out, mirror=mirror, progress=False)["action"].tolist() == ["copied"]
+    data_registry.verified_path(key, data_dir=out)
 
 
 def test_fetch_names_a_file_missing_from_the_mirror(tmp_path):
     with pytest.raises(FetchError, match="vizwiz-lf/llava.json: not in the data mirror"):
-        datasets.fetch(["vizwiz-lf/llava.json"], data_dir=tmp_path / "raw", mirror=tmp_path, progress=False)
+        fetch.fetch(["vizwiz-lf/llava.json"], data_dir=tmp_path / "raw", mirror=tmp_path, progress=False)
 
 
 def test_fetch_checks_every_file_and_reports_each_bad_one_at_once(tmp_path, data_dir):
@@ -88,15 +91,15 @@ def test_fetch_checks_every_file_and_reports_each_bad_one_at_once(tmp_path, data
     (mirror / tampered).write_bytes(b'{"tampered": true}')
     out = tmp_path / "raw"
     with pytest.raises(FetchError) as err:
-        datasets.fetch([tampered, absent, good], data_dir=out, mirror=mirror, progress=False)
+        fetch.fetch([tampered, absent, good], data_dir=out, mirror=mirror, progress=False)
     assert [key for key, _ in err.value.problems] == [tampered, absent]  # the first failure did not stop the rest
     message = str(err.value)
     assert message.startswith(f"2 of 3 registered file(s) could not be fetched into {out}")
-    assert (f"{tampered}: SHA-256 mismatch: expected {datasets.spec_for(tampered).sha256}, "
-            f"actual {datasets.sha256_of(mirror / tampered)}") in message
+    assert (f"{tampered}: SHA-256 mismatch: expected {data_registry.spec_for(tampered).sha256}, "
+            f"actual {io.sha256_of(mirror / tampered)}") in message
     assert f"{absent}: not in the data mirror {mirror} (looked for {mirror / absent})" in message
     assert sorted(p.name for p in (out / "vizwiz-lf").iterdir()) == ["qwen.json"]  # the good one, nothing partial
-    datasets.verified_path(good, data_dir=out)
+    data_registry.verified_path(good, data_dir=out)
 
 
 def test_fetch_over_http_reports_a_missing_upstream_file_and_a_hash_mismatch(tmp_path, data_dir, monkeypatch):
@@ -106,13 +109,13 @@ def test_fetch_over_http_reports_a_missing_upstream_file_and_a_hash_mismatch(tmp
     shutil.copy(data_dir / "vizwiz-lf/qwen.json", upstream / "vizwiz-lf/qwen.json")
     out = tmp_path / "raw"
     with local_file_server(upstream) as (base, hits):
-        monkeypatch.setattr(datasets.DataFile, "url", property(lambda spec: f"{base}/{spec.key}"))
+        monkeypatch.setattr(data_registry.DataFile, "url", property(lambda spec: f"{base}/{spec.key}"))
         with pytest.raises(FetchError) as err:
-            datasets.fetch(["vizwiz-lf/expert.json", "vizwiz-lf/llava.json", "vizwiz-lf/qwen.json"],
+            fetch.fetch(["vizwiz-lf/expert.json", "vizwiz-lf/llava.json", "vizwiz-lf/qwen.json"],
                            data_dir=out, mirror=None, progress=False)
     problems = dict(err.value.problems)
     assert list(problems) == ["vizwiz-lf/expert.json", "vizwiz-lf/llava.json"]
-    assert f"actual {datasets.sha256_of(upstream / 'vizwiz-lf/expert.json')}" in problems["vizwiz-lf/expert.json"]
+    assert f"actual {io.sha256_of(upstream / 'vizwiz-lf/expert.json')}" in problems["vizwiz-lf/expert.json"]
     assert "not found upstream (HTTP 404" in problems["vizwiz-lf/llava.json"]
     assert f"{base}/vizwiz-lf/llava.json" in problems["vizwiz-lf/llava.json"]
     assert sorted(p.name for p in (out / "vizwiz-lf").iterdir()) == ["qwen.json"]
@@ -125,29 +128,29 @@ def test_fetch_removes_stale_partial_files_and_counts_them(tmp_path, data_dir):
     (out / "vizwiz-lf").mkdir(parents=True)
     for name in (".gemini.json.k1l2m3.part", ".gemini.json.x9y8z7.part"):
         (out / "vizwiz-lf" / name).write_bytes(b'{"1": {"model": "Gemi')  # what a killed fetch leaves
-    done = datasets.fetch([key], data_dir=out, mirror=mirror, progress=False)
+    done = fetch.fetch([key], data_dir=out, mirror=mirror, progress=False)
     assert done[["action", "stale_parts_removed"]].values.tolist() == [["copied", 2]]
     assert sorted(p.name for p in (out / "vizwiz-lf").iterdir()) == ["gemini.json"]
-    again = datasets.fetch([key], data_dir=out, mirror=mirror, progress=False)
+    again = fetch.fetch([key], data_dir=out, mirror=mirror, progress=False)
     assert again[["action", "stale_parts_removed"]].values.tolist() == [["present", 0]]
 
 
-@pytest.mark.skipif(datasets.fcntl is None, reason="file locks are POSIX")
+@pytest.mark.skipif(fetch.fcntl is None, reason="file locks are POSIX")
 def test_a_partial_file_of_a_live_fetch_is_not_swept(tmp_path):
     target = tmp_path / "vizwiz-lf" / "expert.json"
     target.parent.mkdir()
     live = target.parent / ".expert.json.abc123.part"
     live.write_bytes(b"half")
     with open(live, "rb") as held:
-        datasets.fcntl.flock(held.fileno(), datasets.fcntl.LOCK_EX)  # as _copy_or_download holds it
-        assert datasets.remove_stale_parts(target) == [] and live.exists()
-    assert datasets.remove_stale_parts(target) == [live] and not live.exists()
+        fetch.fcntl.flock(held.fileno(), fetch.fcntl.LOCK_EX)  # as _copy_or_download holds it
+        assert fetch.remove_stale_parts(target) == [] and live.exists()
+    assert fetch.remove_stale_parts(target) == [live] and not live.exists()
 
 
 # A fetch in a real child process copying from a mirror file that is a FIFO: the parent writes part of
 # expert.json into it and then holds it open, so the child sits mid-copy with a partial .part file.
-FETCH_CHILD = ("import sys; from pathlib import Path; from vqalib import datasets; "
-               "datasets.fetch(['vizwiz-lf/expert.json'], data_dir=Path(sys.argv[1]), mirror=Path(sys.argv[2]), "
+FETCH_CHILD = ("import sys; from pathlib import Path; from vqalib.core.fetch import fetch; "
+               "fetch(['vizwiz-lf/expert.json'], data_dir=Path(sys.argv[1]), mirror=Path(sys.argv[2]), "
                "progress=False)")
 
 
@@ -199,7 +202,7 @@ def test_fetch_interrupted_by_a_signal_removes_its_partial_file(tmp_path, data_d
         assert b"fetch interrupted by SIGTERM: the partial file was removed" in stderr
     assert list((out / "vizwiz-lf").iterdir()) == []  # no .part, nothing under the registered name
     mirror = _mirror_with(tmp_path / "good", "vizwiz-lf/expert.json", (data_dir / "vizwiz-lf/expert.json").read_bytes())
-    done = datasets.fetch(["vizwiz-lf/expert.json"], data_dir=out, mirror=mirror, progress=False)
+    done = fetch.fetch(["vizwiz-lf/expert.json"], data_dir=out, mirror=mirror, progress=False)
     assert done["stale_parts_removed"].tolist() == [0]
     assert [p.name for p in (out / "vizwiz-lf").iterdir()] == ["expert.json"]
 
@@ -218,12 +221,12 @@ def test_fetch_killed_with_sigkill_leaves_a_part_file_that_the_next_fetch_remove
     assert len(left) == 1 and left[0].name.startswith(".expert.json.") and left[0].suffix == ".part"
     assert left[0].stat().st_size > 0 and not (out / key).exists()  # never under the registered name
     with pytest.raises(FileNotFoundError, match="does not exist"):  # the loaders do not mistake it for data
-        datasets.verified_path(key, data_dir=out)
+        data_registry.verified_path(key, data_dir=out)
     mirror = _mirror_with(tmp_path / "good", key, (data_dir / key).read_bytes())
-    done = datasets.fetch([key], data_dir=out, mirror=mirror, progress=False)
+    done = fetch.fetch([key], data_dir=out, mirror=mirror, progress=False)
     assert done[["action", "stale_parts_removed"]].values.tolist() == [["copied", 1]]
     assert [p.name for p in (out / "vizwiz-lf").iterdir()] == ["expert.json"]
-    datasets.verified_path(key, data_dir=out)
+    data_registry.verified_path(key, data_dir=out)
 
 
 def test_loader_refuses_a_local_file_whose_hash_changed(tmp_path, data_dir):
@@ -231,28 +234,19 @@ def test_loader_refuses_a_local_file_whose_hash_changed(tmp_path, data_dir):
     (tmp_path / key).parent.mkdir(parents=True)
     (tmp_path / key).write_bytes((data_dir / key).read_bytes() + b"\n")
     with pytest.raises(DataIntegrityError, match="blip2.json: SHA-256 mismatch"):
-        datasets.load_vizwiz_lf(data_dir=tmp_path, sources=["blip2"])
+        loading.load_vizwiz_lf(data_dir=tmp_path, sources=["blip2"])
 
 
 def test_unknown_registry_key_is_named():
     with pytest.raises(KeyError, match="nope.json"):
-        datasets.spec_for("nope.json")
+        data_registry.spec_for("nope.json")
 
-
-def test_cli_fetch_and_verify(tmp_path, data_dir, capsys):
-    assert datasets.main(["verify", "--data-dir", str(data_dir)]) == 0
-    assert "ok  vizwiz-lf/expert.json" in capsys.readouterr().out
-    assert datasets.main(["verify", "--data-dir", str(tmp_path)]) == 1
-    assert "does not exist" in capsys.readouterr().err
-
-
-# --- bad input ---------------------------------------------------------------------
 
 def test_malformed_json_names_file_and_position(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text('{"1": {"model": "Expert",\n  "question": }\n}')
     with pytest.raises(DataFormatError, match=r"broken.json: malformed JSON at line 2, column 15 \(char \d+\)"):
-        datasets.load_vizwiz_lf(paths={"broken": bad})
+        loading.load_vizwiz_lf(paths={"broken": bad})
 
 
 def test_missing_field_names_file_id_and_field(small_file):
@@ -260,7 +254,7 @@ def test_missing_field_names_file_id_and_field(small_file):
     del raw["2"]["answer_sentences"]
     small_file.write_text(json.dumps(raw))
     with pytest.raises(DataFormatError, match=r"small.json: entry '2' lacks required field 'answer_sentences'"):
-        datasets.load_vizwiz_lf(paths={"small": small_file})
+        loading.load_vizwiz_lf(paths={"small": small_file})
 
 
 @pytest.mark.parametrize("field, value, message", [
@@ -275,7 +269,7 @@ def test_wrong_types_and_values_are_named(small_file, field, value, message):
     raw["3"][field] = value
     small_file.write_text(json.dumps(raw))
     with pytest.raises(DataFormatError, match=message):
-        datasets.load_vizwiz_lf(paths={"small": small_file})
+        loading.load_vizwiz_lf(paths={"small": small_file})
 
 
 def test_non_integer_question_id_is_named(small_file):
@@ -283,7 +277,7 @@ def test_non_integer_question_id_is_named(small_file):
     raw["x7"] = raw.pop("3")
     small_file.write_text(json.dumps(raw))
     with pytest.raises(DataFormatError, match=r"small.json: question id 'x7' is not an integer"):
-        datasets.load_vizwiz_lf(paths={"small": small_file})
+        loading.load_vizwiz_lf(paths={"small": small_file})
 
 
 def _small_with(small_file: Path, old: bytes, new: bytes) -> Path:
@@ -297,7 +291,7 @@ def _small_with(small_file: Path, old: bytes, new: bytes) -> Path:
 def test_non_utf8_bytes_name_the_file_entry_and_field(small_file):
     _small_with(small_file, b'"What does the label say?"', b'"What does the l\xe4bel say?"')  # Latin-1 a-umlaut
     with pytest.raises(DataFormatError) as err:
-        datasets.load_vizwiz_lf(paths={"small": small_file})
+        loading.load_vizwiz_lf(paths={"small": small_file})
     message = str(err.value)
     assert message.startswith(f"{small_file}: entry '2' field 'question': not UTF-8 text: byte 0xe4 at line ")
     assert "save the file as UTF-8" in message
@@ -317,7 +311,7 @@ def test_empty_and_wrong_top_level_files_are_named(tmp_path, content, words):
     bad = tmp_path / "bad.json"
     bad.write_bytes(content)
     with pytest.raises(DataFormatError) as err:
-        datasets.load_vizwiz_lf(paths={"bad": bad})
+        loading.load_vizwiz_lf(paths={"bad": bad})
     assert "bad.json: " in str(err.value) and words in str(err.value)
 
 
@@ -327,7 +321,7 @@ def test_a_repeated_question_id_is_refused_not_overwritten(small_file):
     small_file.write_text("{" + ", ".join(f'"{k}": {json.dumps(v)}' for k, v in raw.items())
                           + f', "3": {entry}' + "}")
     with pytest.raises(DataFormatError) as err:
-        datasets.load_vizwiz_lf(paths={"small": small_file})
+        loading.load_vizwiz_lf(paths={"small": small_file})
     assert str(err.value).startswith(f"{small_file}: top level: entry '3' appears 2 times. A key must not repeat")
 
 
@@ -335,27 +329,27 @@ def test_a_repeated_field_names_the_file_entry_and_field(small_file):
     _small_with(small_file, b'"question": "What does the label say?",',
                 b'"question": "What does the label say?", "question": "Is it red?",')
     with pytest.raises(DataFormatError, match=rf"^{small_file}: entry '2': field 'question' appears 2 times\."):
-        datasets.load_vizwiz_lf(paths={"small": small_file})
+        loading.load_vizwiz_lf(paths={"small": small_file})
 
 
 def test_repeated_keys_deeper_down_are_all_listed(tmp_path):
     path = tmp_path / "nested.json"
     path.write_text('[{"a": 1, "b": {"c": 1, "c": 2}}, {"a": 1, "a": 2, "a": 3}]')
     with pytest.raises(DataFormatError) as err:
-        datasets.read_json(path)
+        io.read_json(path)
     assert str(err.value).startswith(f"{path}: row 0 field 'b': key 'c' appears 2 times; "
                                      f"{path}: row 1: field 'a' appears 3 times.")
 
 
 def test_read_json_is_unchanged_on_good_input(data_dir):
     path = data_dir / "vizwiz-lf/qwen.json"
-    assert datasets.read_json(path) == json.loads(path.read_text(encoding="utf-8"))
+    assert io.read_json(path) == json.loads(path.read_text(encoding="utf-8"))
 
 
 # --- validation rules on the hand-made file ------------------------------------------
 
 def test_small_file_loads_with_every_quirk_counted(small_file):
-    data = datasets.load_vizwiz_lf(paths={"small": small_file})
+    data = loading.load_vizwiz_lf(paths={"small": small_file})
     report = data.report.to_frame().set_index(["check", "detail", "action"])["count"]
     assert report[("label_alias", "role 'Confirmation of Photo' -> 'Confirmation'", "mapped")] == 1
     assert report[("label_alias", "role 'Explanation of Reasoning' -> 'Explanation'", "mapped")] == 1
@@ -375,7 +369,7 @@ def test_small_file_loads_with_every_quirk_counted(small_file):
 
 
 def test_small_file_frames_hold_canonical_labels(small_file):
-    data = datasets.load_vizwiz_lf(paths={"small": small_file})
+    data = loading.load_vizwiz_lf(paths={"small": small_file})
     a = data.answers.set_index("question_id")
     assert a.loc[1, "roles"] == ("Confirmation", "Answer", "Auxiliary")
     assert a.loc[2, "info_sources"] == ("Image Quality", "External Information")
@@ -392,9 +386,9 @@ def test_small_file_frames_hold_canonical_labels(small_file):
 
 def test_merge_fragments_rule():
     frags = ["A long first sentence", "B", "a middle sentence", "C", "the end of it"]
-    assert datasets.merge_fragments(frags, n_units=3) == [[0, 1], [2, 3], [4]]
-    assert datasets.merge_fragments(["x", "a much longer one"], n_units=1) == [[0, 1]]
-    assert datasets.merge_fragments(["tiny", "a much longer one", "and another"], n_units=2) == [[0, 1], [2]]
+    assert loading.merge_fragments(frags, n_units=3) == [[0, 1], [2, 3], [4]]
+    assert loading.merge_fragments(["x", "a much longer one"], n_units=1) == [[0, 1]]
+    assert loading.merge_fragments(["tiny", "a much longer one", "and another"], n_units=2) == [[0, 1], [2]]
 
 
 @pytest.mark.parametrize("roles, infos, sentences, expected_alignment, check_detail", [
@@ -406,7 +400,7 @@ def test_other_mismatch_rules_keep_every_unit(small_file, roles, infos, sentence
     raw = json.loads(small_file.read_text())
     raw["3"].update(functional_roles=roles, information_types=infos, answer_sentences=sentences)
     small_file.write_text(json.dumps(raw))
-    data = datasets.load_vizwiz_lf(paths={"small": small_file})
+    data = loading.load_vizwiz_lf(paths={"small": small_file})
     assert data.sentences.query("question_id == 3")["alignment"].tolist() == expected_alignment
     assert data.report.to_frame().query("check == 'sentence_label_mismatch'")["detail"].str.contains(check_detail).any()
 
@@ -415,7 +409,7 @@ def test_role_and_info_list_counts_differing_is_reported(small_file):
     raw = json.loads(small_file.read_text())
     raw["1"]["information_types"] = [["image_content"]]
     small_file.write_text(json.dumps(raw))
-    data = datasets.load_vizwiz_lf(paths={"small": small_file})
+    data = loading.load_vizwiz_lf(paths={"small": small_file})
     assert data.report.total(check="role_info_count_differs") == 1
     assert data.sentences.query("question_id == 1")["info_sources"].tolist() == [("Image Content",), ()]
 
@@ -424,7 +418,7 @@ def test_duplicate_label_in_a_sentence_is_counted(small_file):
     raw = json.loads(small_file.read_text())
     raw["3"]["functional_roles"][0] = ["Answer", "Answer"]
     small_file.write_text(json.dumps(raw))
-    data = datasets.load_vizwiz_lf(paths={"small": small_file})
+    data = loading.load_vizwiz_lf(paths={"small": small_file})
     assert data.report.total(check="duplicate_label") == 1
     assert data.sentences.query("question_id == 3")["roles"].iloc[0] == ("Answer",)
 
@@ -434,7 +428,7 @@ def test_missing_ids_and_cross_source_mismatches(small_file, tmp_path):
     other = {k: dict(v, model="Other") for k, v in raw.items() if k != "2"}
     other["3"]["answerability"] = "unanswerable"
     (tmp_path / "other.json").write_text(json.dumps(other))
-    data = datasets.load_vizwiz_lf(paths={"small": small_file, "other": tmp_path / "other.json"})
+    data = loading.load_vizwiz_lf(paths={"small": small_file, "other": tmp_path / "other.json"})
     report = data.report.to_frame()
     missing = report.query("check == 'missing_question_ids'")
     assert missing["file"].tolist() == ["other.json"] and missing["count"].tolist() == [1]
@@ -495,7 +489,7 @@ def test_real_release_keeps_every_label(vizwiz, data_dir):
 
 
 def test_write_atomic_leaves_only_the_target(tmp_path):
-    target = datasets.write_atomic(tmp_path / "sub" / "a.bin", b"xyz")
+    target = io.write_atomic(tmp_path / "sub" / "a.bin", b"xyz")
     assert target.read_bytes() == b"xyz" and [p.name for p in target.parent.iterdir()] == ["a.bin"]
-    datasets.write_atomic(target, b"new")  # replaces in one step
+    io.write_atomic(target, b"new")  # replaces in one step
     assert target.read_bytes() == b"new" and len(list(target.parent.iterdir())) == 1

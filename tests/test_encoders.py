@@ -1,10 +1,11 @@
-"""The shared sentence encoder (vqalib.encoders): offline packaged MiniLM, loaded once per process."""
+"""The shared sentence encoder (vqalib.core.encoders): offline packaged MiniLM, loaded once per process."""
 
 from pathlib import Path
 
 import pytest
 
-from vqalib import encoders
+from vqalib.core import config, encoders
+from vqalib.core.metrics import bertscore
 
 
 def test_packaged_minilm_is_a_local_sentence_transformers_folder():
@@ -47,14 +48,14 @@ def test_embed_and_bertscore_are_identical_on_another_cpu_kernel_and_one_thread(
 
     import numpy as np
 
-    from vqalib import metrics
 
     script = (
         "import sys, numpy as np\n"
-        "from vqalib import encoders, metrics\n"
+        "from vqalib.core import encoders\n"
+        "from vqalib.core.metrics import bertscore\n"
         f"texts = {TEXTS!r}\n"
         "np.save(sys.argv[1], encoders.embed(texts, layers=(2, 4), cache_dir=sys.argv[2]))\n"
-        "np.save(sys.argv[3], metrics.bertscore_f1(texts[:3], texts[3:], backbone=metrics.bertscore_backbone()))\n"
+        "np.save(sys.argv[3], bertscore.bertscore_f1(texts[:3], texts[3:], backbone=bertscore.bertscore_backbone()))\n"
     )
     env = {**os.environ, "ATEN_CPU_CAPABILITY": "avx2", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "OPENBLAS_CORETYPE": "Haswell"}
@@ -62,7 +63,7 @@ def test_embed_and_bertscore_are_identical_on_another_cpu_kernel_and_one_thread(
                     str(tmp_path / "b.npy")], check=True, env=env, timeout=600)
     here = encoders.embed(TEXTS, layers=(2, 4), cache_dir=tmp_path / "here")
     assert np.array_equal(np.load(tmp_path / "e.npy"), here)
-    bert = metrics.bertscore_f1(TEXTS[:3], TEXTS[3:], backbone=metrics.bertscore_backbone())
+    bert = bertscore.bertscore_f1(TEXTS[:3], TEXTS[3:], backbone=bertscore.bertscore_backbone())
     assert np.array_equal(np.load(tmp_path / "b.npy"), bert)
 
 
@@ -77,7 +78,7 @@ class _Planted:
 
 
 def test_planted_pickles_in_the_embedding_cache_are_never_run(tmp_path):
-    """Issue 16: a pickle placed where a shard is, or an object array inside a shard, is not
+    """A pickle placed where a shard is, or an object array inside a shard, is not
     unpickled; the shard is skipped with a warning naming it and its texts are encoded again."""
     import pickle
 
@@ -102,9 +103,8 @@ def test_planted_pickles_in_the_embedding_cache_are_never_run(tmp_path):
 
 
 def test_a_warm_cache_serves_embeddings_with_model_calls_forbidden(tmp_path, monkeypatch):
-    """Issue 18: with VQALIB_NO_MODEL_CALLS=1 (how `make bench` runs the warm `make reproduce`) cached texts
+    """With VQALIB_NO_MODEL_CALLS=1 (how `make bench` runs the warm `make reproduce`) cached texts
     are served and a text missing from the cache fails loudly instead of being encoded."""
-    from vqalib import config
 
     first = encoders.embed(TEXTS[:2], cache_dir=tmp_path)
     monkeypatch.setenv("VQALIB_NO_MODEL_CALLS", "1")

@@ -1,4 +1,4 @@
-"""Image sources for answer generation (vqalib.images): URL cache with hash records, zip members, files, and
+"""Image sources for answer generation (vqalib.runner.images): URL cache with hash records, zip members, files, and
 hostile sources (decompression bombs, HTML for an image, huge bodies, special files) against a real HTTP server."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from conftest import bomb_png, local_file_server, route_server, streamed_body
-from vqalib.images import DEFAULT_MAX_BYTES, IMAGE_MAX_BYTES_ENV, ImageError, ImageStore, commvqa_source, gqa_source
+from vqalib.runner.images import DEFAULT_MAX_BYTES, IMAGE_MAX_BYTES_ENV, ImageError, ImageStore, commvqa_source, gqa_source
 
 HTML = b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>Please sign in.</body></html>"
-HUGE = 300 * 2**20  # the issue's 300 MB body
+HUGE = 300 * 2**20  # a 300 MB body
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_commvqa_zip_and_gqa_folder_sources(folder):
     store.close()
 
 
-# --- hostile sources (issue 16) ------------------------------------------------------------------------
+# --- hostile sources --------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def good_png(folder) -> bytes:
@@ -110,7 +110,7 @@ def cache_files(cache: Path) -> list[str]:
 
 def test_decompression_bombs_are_refused_before_decoding_and_never_cached(hostile, tmp_path):
     bomb = bomb_png()
-    assert len(bomb) < 32 * 1024  # the issue's 31 KB PNG of 16000 x 16000
+    assert len(bomb) < 32 * 1024  # a 31 KB PNG of 16000 x 16000
     store = ImageStore(cache_dir=tmp_path / "cache")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # Pillow's DecompressionBombWarning must not leak either
@@ -198,12 +198,12 @@ def peak_rss_mb(command: list[str]) -> tuple[float, str]:
 @pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss units and fork accounting are Linux's")
 def test_memory_stays_bounded_for_a_300_mb_body(hostile, tmp_path):
     """A fresh process refuses the 300 MB body with its peak RSS under 200 MB (and no more than importing costs)."""
-    load = ("import sys\nfrom vqalib.images import ImageStore, ImageError\n"
+    load = ("import sys\nfrom vqalib.runner.images import ImageStore, ImageError\n"
             "try:\n    ImageStore(cache_dir=sys.argv[2]).load(sys.argv[1])\n"
             "except ImageError as error:\n    print(error)\n")
     peak, output = peak_rss_mb([sys.executable, "-c", load, f"{hostile.url}/huge.jpg", str(tmp_path / "cache")])
     assert "download stopped" in output
-    imports, _ = peak_rss_mb([sys.executable, "-c", "import vqalib.images, PIL.Image, requests"])
+    imports, _ = peak_rss_mb([sys.executable, "-c", "import vqalib.runner.images, PIL.Image, requests"])
     assert peak < 200, f"peak RSS {peak:.0f} MB while refusing a 300 MB body"
     assert peak - imports < 30, f"peak RSS {peak:.0f} MB, {imports:.0f} MB of it imports"
 

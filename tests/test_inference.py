@@ -1,4 +1,4 @@
-"""vqalib.inference: the t interval and significance marks the papers share (issue 17)."""
+"""vqalib.core.inference: the t interval and significance marks the papers share."""
 
 import math
 
@@ -6,15 +6,17 @@ import numpy as np
 import pytest
 from scipy import stats as scistats
 
-from vqalib import context, inference, metrics, stats
+from vqalib.core import inference
+from vqalib.papers.commvqa import context
+from vqalib.papers.vizwiz_lf import human_eval, table4
 
 
 @pytest.mark.parametrize("p, three, two, fig4", [
     (0.0005, "***", "**", "***"), (0.005, "**", "**", "**"), (0.03, "*", "*", "*"), (0.2, "", "", "n.s."),
     (0.001, "**", "**", "**"), (0.05, "", "", "n.s."), (float("nan"), "", "", "n.s."), (None, "", "", "n.s.")])
 def test_each_paper_keeps_its_marks(p, three, two, fig4):
-    assert stats.stars(p) == three  # VizWiz-LF Fig. 2
-    assert metrics.significance_stars(p if p is not None else float("nan")) == two  # VizWiz-LF Table 18
+    assert human_eval.stars(p) == three  # VizWiz-LF Fig. 2
+    assert table4.significance_stars(p if p is not None else float("nan")) == two  # VizWiz-LF Table 18
     assert context.stars(p) == fig4  # CommVQA Fig. 4
 
 

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from conftest import completion, openai_server
-from vqalib import judge as J
+from vqalib.core.io import DataFormatError, cache_root
+from vqalib.core.judge import backends, batch, cache, parsing, prompts as judge_prompts, settings
 
 MESSAGES = [{"role": "user", "content": "Is the sky blue?"}]
 DEADLINE = 1.0  # seconds: the overall deadline of the trickling-server test
@@ -30,7 +31,7 @@ def server():
 
 def backend(server, **kw):
     options = {"base_url": server.url, "model": "judge-model", "timeout": 5.0, "max_retries": 2, "backoff_factor": 0.01}
-    return J.OpenAIChatBackend(**(options | kw))
+    return backends.OpenAIChatBackend(**(options | kw))
 
 
 def items_frame(n: int) -> pd.DataFrame:
@@ -59,7 +60,7 @@ def test_normal_reply_and_request_body(server):
 
 def test_timeout_retried_then_judge_error(server):
     server.script.extend([(200, completion("late"), 1.0)] * 3)
-    with pytest.raises(J.JudgeError) as info:
+    with pytest.raises(backends.JudgeError) as info:
         backend(server, timeout=0.3, max_retries=2).complete(MESSAGES)
     message = str(info.value)
     assert f"{server.url}/chat/completions" in message and "judge-model" in message
@@ -75,7 +76,7 @@ def test_server_error_then_success(server):
 
 def test_persistent_server_error_raises(server):
     server.script.extend([(503, {"error": "busy"}, 0)] * 3)
-    with pytest.raises(J.JudgeError, match="503") as info:
+    with pytest.raises(backends.JudgeError, match="503") as info:
         backend(server, max_retries=2).complete(MESSAGES)
     assert info.value.status == "http 503" and not info.value.fatal
     assert len(server.seen) == 3
@@ -83,7 +84,7 @@ def test_persistent_server_error_raises(server):
 
 def test_client_error_not_retried(server):
     server.script.append((401, {"error": "bad key"}, 0))
-    with pytest.raises(J.JudgeError, match="401") as info:
+    with pytest.raises(backends.JudgeError, match="401") as info:
         backend(server).complete(MESSAGES)
     assert info.value.status == "http 401" and info.value.fatal
     assert len(server.seen) == 1
@@ -95,9 +96,9 @@ def test_trickling_server_cut_at_deadline(server, tmp_path):
     body = json.dumps(completion("The candidate answer is correct. " * 10 + "Rating: 3")).encode()
     server.script.append((200, None, 0, {"body": body, "trickle": 0.02}))  # ~9 s to send in full
     server.script.append((200, completion("Right.\nRating: 3"), 0))
-    judge = J.CachedJudge(backend(server, deadline=DEADLINE, timeout=5.0), cache_dir=tmp_path)
+    judge = cache.CachedJudge(backend(server, deadline=DEADLINE, timeout=5.0), cache_dir=tmp_path)
     start = time.monotonic()
-    out = J.lave(items_frame(2), judge=judge, progress=False)
+    out = batch.lave(items_frame(2), judge=judge, progress=False)
     first_item = time.monotonic() - start
     assert list(out["judge_status"]) == ["timeout", "parsed"]
     assert DEADLINE <= first_item < DEADLINE + SLACK
@@ -109,7 +110,7 @@ def test_trickling_server_direct_call_raises_timeout(server):
     body = json.dumps(completion("x" * 400)).encode()
     server.script.append((200, None, 0, {"body": body, "trickle": 0.02}))
     start = time.monotonic()
-    with pytest.raises(J.JudgeError, match="deadline") as info:
+    with pytest.raises(backends.JudgeError, match="deadline") as info:
         backend(server, deadline=DEADLINE, timeout=5.0).complete(MESSAGES)
     assert info.value.status == "timeout"
     assert time.monotonic() - start < DEADLINE + SLACK
@@ -122,30 +123,30 @@ def test_retry_after_is_capped(server):
                           (200, completion("Rating: 2"), 0)])
     waits = []
     assert backend(server, sleep=waits.append).complete(MESSAGES) == "Rating: 2"
-    assert J.MAX_RETRY_AFTER == 60.0 and waits == [J.MAX_RETRY_AFTER]
+    assert settings.MAX_RETRY_AFTER == 60.0 and waits == [settings.MAX_RETRY_AFTER]
     assert len(server.seen) == 2
 
 
 def test_retry_after_beyond_deadline_is_not_waited(server):
     server.script.append((503, {"error": "busy"}, 0, {"headers": {"Retry-After": "30"}}))
     waits = []
-    with pytest.raises(J.JudgeError, match="would pass the deadline") as info:
+    with pytest.raises(backends.JudgeError, match="would pass the deadline") as info:
         backend(server, deadline=5.0, sleep=waits.append).complete(MESSAGES)
     assert info.value.status == "http 503" and waits == [] and len(server.seen) == 1
 
 
 def test_retry_wait():
-    assert J.retry_wait(attempt=0, backoff_factor=0.5, retry_after="21600") == J.MAX_RETRY_AFTER
-    assert J.retry_wait(attempt=0, backoff_factor=0.5, retry_after="21600", max_retry_after=5.0) == 5.0
-    assert J.retry_wait(attempt=0, backoff_factor=0.5, retry_after="7") == 7.0
-    assert J.retry_wait(attempt=2, backoff_factor=0.5) == 2.0  # no header: 0.5 * 2**2
-    assert J.retry_wait(attempt=2, backoff_factor=0.5, retry_after="soon") == 2.0  # unreadable header: backoff
-    assert J.retry_wait(attempt=9, backoff_factor=0.5) == J.MAX_RETRY_AFTER  # the backoff is capped too
+    assert backends.retry_wait(attempt=0, backoff_factor=0.5, retry_after="21600") == settings.MAX_RETRY_AFTER
+    assert backends.retry_wait(attempt=0, backoff_factor=0.5, retry_after="21600", max_retry_after=5.0) == 5.0
+    assert backends.retry_wait(attempt=0, backoff_factor=0.5, retry_after="7") == 7.0
+    assert backends.retry_wait(attempt=2, backoff_factor=0.5) == 2.0  # no header: 0.5 * 2**2
+    assert backends.retry_wait(attempt=2, backoff_factor=0.5, retry_after="soon") == 2.0  # unreadable header: backoff
+    assert backends.retry_wait(attempt=9, backoff_factor=0.5) == settings.MAX_RETRY_AFTER  # the backoff is capped too
     now = pd.Timestamp("2024-01-01 12:00:00", tz="UTC").to_pydatetime()
-    assert J.retry_wait(attempt=0, backoff_factor=0.5, retry_after="Mon, 01 Jan 2024 12:00:20 GMT", now=now) == 20.0
-    assert J.retry_wait(attempt=0, backoff_factor=0.5, retry_after="Mon, 01 Jan 2024 18:00:00 GMT",
-                        now=now) == J.MAX_RETRY_AFTER
-    assert J.retry_wait(attempt=0, backoff_factor=0.5, retry_after="Mon, 01 Jan 2024 11:00:00 GMT", now=now) == 0.0
+    assert backends.retry_wait(attempt=0, backoff_factor=0.5, retry_after="Mon, 01 Jan 2024 12:00:20 GMT", now=now) == 20.0
+    assert backends.retry_wait(attempt=0, backoff_factor=0.5, retry_after="Mon, 01 Jan 2024 18:00:00 GMT",
+                        now=now) == settings.MAX_RETRY_AFTER
+    assert backends.retry_wait(attempt=0, backoff_factor=0.5, retry_after="Mon, 01 Jan 2024 11:00:00 GMT", now=now) == 0.0
 
 
 # --- a LAVE batch against a real server: per-item statuses, the cache --------------------------
@@ -161,8 +162,8 @@ def test_non_json_and_empty_replies_counted_per_item(server, tmp_path, capsys):
         (200, {"choices": [{"message": {"content": None}}]}, 0),
         (200, completion("Correct.\nRating: 3"), 0),
     ])
-    judge = J.CachedJudge(backend(server), cache_dir=tmp_path)
-    out = J.lave(items_frame(6), judge=judge, progress=False)
+    judge = cache.CachedJudge(backend(server), cache_dir=tmp_path)
+    out = batch.lave(items_frame(6), judge=judge, progress=False)
     assert list(out["answer_id"]) == [10, 11, 12, 13, 14, 15]
     assert list(out["judge_status"]) == ["non-json", "empty", "empty", "http 400", "empty", "parsed"]
     assert list(out["status"]) == ["unparseable"] * 5 + ["ok"]
@@ -184,19 +185,19 @@ def test_cache_keyed_by_base_url(tmp_path):
     with openai_server() as a, openai_server() as b:
         a.script.append((200, completion("Server A.\nRating: 1"), 0))
         b.script.append((200, completion("Server B.\nRating: 3"), 0))
-        out_a = J.lave(items_frame(1), judge=J.CachedJudge(backend(a), cache_dir=tmp_path), progress=False)
-        out_b = J.lave(items_frame(1), judge=J.CachedJudge(backend(b), cache_dir=tmp_path), progress=False)
+        out_a = batch.lave(items_frame(1), judge=cache.CachedJudge(backend(a), cache_dir=tmp_path), progress=False)
+        out_b = batch.lave(items_frame(1), judge=cache.CachedJudge(backend(b), cache_dir=tmp_path), progress=False)
         assert (out_a.loc[0, "rating"], out_b.loc[0, "rating"]) == (1, 3)
         assert (len(a.seen), len(b.seen)) == (1, 1)
-        again = J.CachedJudge(backend(a), cache_dir=tmp_path)  # the same server again: its own cached reply
-        assert J.lave(items_frame(1), judge=again, progress=False).loc[0, "rating"] == 1
+        again = cache.CachedJudge(backend(a), cache_dir=tmp_path)  # the same server again: its own cached reply
+        assert batch.lave(items_frame(1), judge=again, progress=False).loc[0, "rating"] == 1
         assert again.stats() == {"calls": 0, "cache_hits": 1} and len(a.seen) == 1
         assert len(cache_files(tmp_path)) == 2
 
 
 def test_cache_file_has_no_credentials_in_the_url(server, tmp_path):
     url = server.url.replace("http://", "http://user:s3cret@")
-    judge = J.CachedJudge(backend(server, base_url=url), cache_dir=tmp_path)
+    judge = cache.CachedJudge(backend(server, base_url=url), cache_dir=tmp_path)
     judge.complete(MESSAGES)
     [path] = cache_files(tmp_path)
     stored = json.loads(path.read_text(encoding="utf-8"))
@@ -206,27 +207,27 @@ def test_cache_file_has_no_credentials_in_the_url(server, tmp_path):
 def test_unparseable_reply_not_cached_and_asked_again(server, tmp_path):
     """Must show: an unparseable reply is not stored, so the next run asks the server again."""
     server.script.extend([(200, completion("The candidate is right."), 0), (200, completion("Right.\nRating: 3"), 0)])
-    first = J.lave(items_frame(1), judge=J.CachedJudge(backend(server), cache_dir=tmp_path), progress=False)
+    first = batch.lave(items_frame(1), judge=cache.CachedJudge(backend(server), cache_dir=tmp_path), progress=False)
     assert list(first["judge_status"]) == ["unparseable: no rating"] and cache_files(tmp_path) == []
-    second = J.lave(items_frame(1), judge=J.CachedJudge(backend(server), cache_dir=tmp_path), progress=False)
+    second = batch.lave(items_frame(1), judge=cache.CachedJudge(backend(server), cache_dir=tmp_path), progress=False)
     assert list(second["judge_status"]) == ["parsed"] and len(server.seen) == 2
-    third_judge = J.CachedJudge(backend(server), cache_dir=tmp_path)
-    assert J.lave(items_frame(1), judge=third_judge, progress=False).loc[0, "rating"] == 3
+    third_judge = cache.CachedJudge(backend(server), cache_dir=tmp_path)
+    assert batch.lave(items_frame(1), judge=third_judge, progress=False).loc[0, "rating"] == 3
     assert len(server.seen) == 2 and third_judge.stats() == {"calls": 0, "cache_hits": 1}
 
 
 def test_stale_unparseable_cache_entry_is_not_served(server, tmp_path):
     """A reply stored before only readable replies were cached is asked again, not served."""
-    judge = J.CachedJudge(backend(server), cache_dir=tmp_path)
-    messages = J.lave_messages(question="q0", reference="r", candidate="c0")
+    judge = cache.CachedJudge(backend(server), cache_dir=tmp_path)
+    messages = judge_prompts.lave_messages(question="q0", reference="r", candidate="c0")
     request = judge.request_key(messages, temperature=0.0, max_tokens=256, prompt="vizwiz-lf")
     judge._path(request).write_text(json.dumps({"request": request, "text": "I cannot decide."}), encoding="utf-8")
-    out = J.lave(items_frame(1), judge=judge, progress=False)
+    out = batch.lave(items_frame(1), judge=judge, progress=False)
     assert list(out["judge_status"]) == ["parsed"] and len(server.seen) == 1
 
 
 def test_cache_hit_makes_no_request(server, tmp_path):
-    judge = J.CachedJudge(backend(server), cache_dir=tmp_path)
+    judge = cache.CachedJudge(backend(server), cache_dir=tmp_path)
     first = judge.complete(MESSAGES)
     second = judge.complete(MESSAGES)
     assert first == second == "Rating: 3"
@@ -241,16 +242,16 @@ def test_cache_hit_makes_no_request(server, tmp_path):
     assert len(server.seen) == 3
     judge.complete(MESSAGES, prompt="lave-reference")  # different prompt variant: miss
     assert len(server.seen) == 4
-    other = J.CachedJudge(backend(server, model="other-model"), cache_dir=tmp_path)
+    other = cache.CachedJudge(backend(server, model="other-model"), cache_dir=tmp_path)
     other.complete(MESSAGES)  # different model: miss
     assert len(server.seen) == 5 and other.cache_hits == 0
-    again = J.CachedJudge(backend(server), cache_dir=tmp_path)  # a new process reads the disk cache
+    again = cache.CachedJudge(backend(server), cache_dir=tmp_path)  # a new process reads the disk cache
     assert again.complete(MESSAGES) == "Rating: 3" and again.stats() == {"calls": 0, "cache_hits": 1}
 
 
 def test_empty_reply_not_cached(server, tmp_path):
     server.script.extend([(200, {"choices": []}, 0), (200, completion("Rating: 1"), 0)])
-    judge = J.CachedJudge(backend(server), cache_dir=tmp_path)
+    judge = cache.CachedJudge(backend(server), cache_dir=tmp_path)
     assert judge.complete(MESSAGES) == ""
     assert judge.complete(MESSAGES) == "Rating: 1"
     assert judge.stats() == {"calls": 2, "cache_hits": 0}
@@ -258,8 +259,8 @@ def test_empty_reply_not_cached(server, tmp_path):
 
 def test_fatal_status_ends_the_batch(server, tmp_path):
     server.script.extend([(200, completion("Rating: 3"), 0), (404, {"error": "model not found"}, 0)])
-    with pytest.raises(J.JudgeError, match="LAVE stopped at item 1 of 3.*404") as info:
-        J.lave(items_frame(3), judge=J.CachedJudge(backend(server), cache_dir=tmp_path), progress=False)
+    with pytest.raises(backends.JudgeError, match="LAVE stopped at item 1 of 3.*404") as info:
+        batch.lave(items_frame(3), judge=cache.CachedJudge(backend(server), cache_dir=tmp_path), progress=False)
     assert info.value.fatal and len(server.seen) == 2
 
 
@@ -272,12 +273,12 @@ def closed_port_url() -> str:
 
 
 def test_failed_calls_counted_then_a_run_of_them_ends_the_batch(tmp_path):
-    down = J.OpenAIChatBackend(base_url=closed_port_url(), model="m", max_retries=0)
-    out = J.lave(items_frame(4), judge=J.CachedJudge(down, cache_dir=tmp_path), max_consecutive_failures=None,
+    down = backends.OpenAIChatBackend(base_url=closed_port_url(), model="m", max_retries=0)
+    out = batch.lave(items_frame(4), judge=cache.CachedJudge(down, cache_dir=tmp_path), max_consecutive_failures=None,
                  progress=False)
     assert list(out["judge_status"]) == ["connection error"] * 4 and out["score"].isna().all()
-    with pytest.raises(J.JudgeError, match="3 judge calls in a row failed") as info:
-        J.lave(items_frame(4), judge=J.CachedJudge(down, cache_dir=tmp_path), max_consecutive_failures=3,
+    with pytest.raises(backends.JudgeError, match="3 judge calls in a row failed") as info:
+        batch.lave(items_frame(4), judge=cache.CachedJudge(down, cache_dir=tmp_path), max_consecutive_failures=3,
                progress=False)
     assert info.value.status == "connection error"
 
@@ -294,7 +295,7 @@ POLICY_REPLIES = [completion("Right.\nRating: 3"), completion("Hard to say."), c
 ])
 def test_unparseable_policy(server, tmp_path, policy, scores):
     server.script.extend((200, reply, 0) for reply in POLICY_REPLIES)
-    out = J.lave(items_frame(4), judge=J.CachedJudge(backend(server), cache_dir=tmp_path), unparseable=policy,
+    out = batch.lave(items_frame(4), judge=cache.CachedJudge(backend(server), cache_dir=tmp_path), unparseable=policy,
                  progress=False)
     assert list(out["judge_status"]) == ["parsed", "unparseable: no rating", "unparseable: range", "empty"]
     assert out["rating"].isna().tolist() == [False, True, True, True]
@@ -306,21 +307,21 @@ def test_policy_and_prompt_from_env(server, tmp_path, clean_env, data_dir):
     clean_env.setenv("VQALIB_JUDGE_UNPARSEABLE", "reference")
     clean_env.setenv("VQALIB_JUDGE_PROMPT", "lave-reference")
     server.script.append((200, completion("Hard to say."), 0))
-    out = J.lave(items_frame(1), judge=J.CachedJudge(backend(server), cache_dir=tmp_path), data_dir=data_dir,
+    out = batch.lave(items_frame(1), judge=cache.CachedJudge(backend(server), cache_dir=tmp_path), data_dir=data_dir,
                  progress=False)
     assert out.attrs["lave"]["prompt"] == "lave-reference" and out.loc[0, "score"] == 0.5
     assert [m["role"] for m in server.seen[0]["body"]["messages"]] == ["user"]
 
 
 def test_bad_policy_or_prompt_is_a_clear_error(server, tmp_path, clean_env):
-    judge = J.CachedJudge(backend(server), cache_dir=tmp_path)
+    judge = cache.CachedJudge(backend(server), cache_dir=tmp_path)
     with pytest.raises(ValueError, match="unknown unparseable policy 'guess'"):
-        J.lave(items_frame(1), judge=judge, unparseable="guess", progress=False)
+        batch.lave(items_frame(1), judge=judge, unparseable="guess", progress=False)
     with pytest.raises(ValueError, match="unknown LAVE prompt 'gpt'"):
-        J.lave(items_frame(1), judge=judge, prompt="gpt", progress=False)
+        batch.lave(items_frame(1), judge=judge, prompt="gpt", progress=False)
     clean_env.setenv("VQALIB_JUDGE_PROMPT", "table17")
     with pytest.raises(ValueError, match="VQALIB_JUDGE_PROMPT='table17': must be one of vizwiz-lf, lave-reference"):
-        J.lave(items_frame(1), judge=judge, progress=False)
+        batch.lave(items_frame(1), judge=judge, progress=False)
     assert server.seen == []
 
 
@@ -331,7 +332,7 @@ ECHOED = ("The candidate answer is correct because both say 'giraffe'. So rating
 
 
 @pytest.mark.parametrize("reply, rating, reason", [
-    # the reference's own format and the variants the issue lists
+    # the reference's own format and the variants judges are known to reply with
     ("The candidate answer is correct because most of the reference answers (4 out of 5) indicate the animal "
      "on the left is a giraffe. So rating=3", 3, None),
     ("The candidate answer is incorrect because the car is 'red' and not 'pink'. So rating=1", 1, None),
@@ -371,61 +372,61 @@ ECHOED = ("The candidate answer is correct because both say 'giraffe'. So rating
     ("Rating: 3\n\nRating: 3", 3, None),  # the same rating twice
     (ECHOED, 3, None),  # a model inventing a further demonstration: read up to it
     # rejected: no rating
-    ("", None, J.REASON_EMPTY),
-    ("   \n", None, J.REASON_EMPTY),
-    ("The candidate answer is correct.", None, J.REASON_NO_RATING),
-    ("I cannot rate this answer without seeing the image.", None, J.REASON_NO_RATING),
-    ("Rating: X", None, J.REASON_NO_RATING),  # the template echoed
-    ("The reference counts 2 people and the candidate says 3", None, J.REASON_NO_RATING),
+    ("", None, parsing.REASON_EMPTY),
+    ("   \n", None, parsing.REASON_EMPTY),
+    ("The candidate answer is correct.", None, parsing.REASON_NO_RATING),
+    ("I cannot rate this answer without seeing the image.", None, parsing.REASON_NO_RATING),
+    ("Rating: X", None, parsing.REASON_NO_RATING),  # the template echoed
+    ("The reference counts 2 people and the candidate says 3", None, parsing.REASON_NO_RATING),
     # rejected: ranges
-    ("Rating: 1-3 scale, I give 3", None, J.REASON_RANGE),
-    ("Rating: 2-3", None, J.REASON_RANGE),
-    ("Rating: 2 or 3, depending on whether the logo counts.", None, J.REASON_RANGE),
-    ("Score: 2 to 3", None, J.REASON_RANGE),
+    ("Rating: 1-3 scale, I give 3", None, parsing.REASON_RANGE),
+    ("Rating: 2-3", None, parsing.REASON_RANGE),
+    ("Rating: 2 or 3, depending on whether the logo counts.", None, parsing.REASON_RANGE),
+    ("Score: 2 to 3", None, parsing.REASON_RANGE),
     # rejected: off the 1-3 scale
-    ("Rating: 4", None, J.REASON_OUT_OF_RANGE),
-    ("Rating: 0", None, J.REASON_OUT_OF_RANGE),
-    ("Rating: -1", None, J.REASON_OUT_OF_RANGE),
-    ("Rating: 2.5", None, J.REASON_OUT_OF_RANGE),
-    ("Score: 4/5", None, J.REASON_OUT_OF_RANGE),
-    ("Rating: 3/5", None, J.REASON_OUT_OF_RANGE),
-    ("Rating: 3 ... final Rating: 5", None, J.REASON_OUT_OF_RANGE),
+    ("Rating: 4", None, parsing.REASON_OUT_OF_RANGE),
+    ("Rating: 0", None, parsing.REASON_OUT_OF_RANGE),
+    ("Rating: -1", None, parsing.REASON_OUT_OF_RANGE),
+    ("Rating: 2.5", None, parsing.REASON_OUT_OF_RANGE),
+    ("Score: 4/5", None, parsing.REASON_OUT_OF_RANGE),
+    ("Rating: 3/5", None, parsing.REASON_OUT_OF_RANGE),
+    ("Rating: 3 ... final Rating: 5", None, parsing.REASON_OUT_OF_RANGE),
     # rejected: several different ratings
-    ("Rating: 1 at first, but on reflection... Rating: 2", None, J.REASON_CONFLICT),
-    ("A rating of 1 would be too harsh; the answer is incomplete. Rating: 2", None, J.REASON_CONFLICT),
+    ("Rating: 1 at first, but on reflection... Rating: 2", None, parsing.REASON_CONFLICT),
+    ("A rating of 1 would be too harsh; the answer is incomplete. Rating: 2", None, parsing.REASON_CONFLICT),
     ("The candidate answer is partial.\nRating: 2\n\nOn second thought it is correct.\nRating: 3", None,
-     J.REASON_CONFLICT),
+     parsing.REASON_CONFLICT),
 ])
 def test_parse_lave_reply(reply, rating, reason):
-    assert J.parse_lave_reply(reply) == (rating, reason)
-    assert J.parse_rating(reply) == rating
-    assert reason is None or reason in J.PARSE_REASONS
+    assert parsing.parse_lave_reply(reply) == (rating, reason)
+    assert parsing.parse_rating(reply) == rating
+    assert reason is None or reason in parsing.PARSE_REASONS
 
 
 def test_lave_score():
-    assert [J.lave_score(r) for r in (1, 2, 3)] == [0.0, 0.5, 1.0]
-    assert J.lave_score(J.REFERENCE_FALLBACK_RATING) == 0.5
+    assert [batch.lave_score(r) for r in (1, 2, 3)] == [0.0, 0.5, 1.0]
+    assert batch.lave_score(settings.REFERENCE_FALLBACK_RATING) == 0.5
 
 
 # --- prompts ----------------------------------------------------------------------------------
 
 def test_lave_messages_holds_table17():
-    messages = J.lave_messages(question="What is this?", reference="A can of soup.", candidate="soup")
+    messages = judge_prompts.lave_messages(question="What is this?", reference="A can of soup.", candidate="soup")
     assert [m["role"] for m in messages] == ["system", "user"]
-    assert messages[0]["content"] == J.LAVE_INSTRUCTION
-    assert J.LAVE_INSTRUCTION.endswith("always end the sentence with Rating: X.")
+    assert messages[0]["content"] == judge_prompts.LAVE_INSTRUCTION
+    assert judge_prompts.LAVE_INSTRUCTION.endswith("always end the sentence with Rating: X.")
     user = messages[1]["content"]
-    assert len(J.LAVE_EXAMPLES) == 4
-    for example in J.LAVE_EXAMPLES:
+    assert len(judge_prompts.LAVE_EXAMPLES) == 4
+    for example in judge_prompts.LAVE_EXAMPLES:
         block = (f"Question: '{example['question']}'\nReference answer: '{example['reference']}'\n"
                  f"Candidate answer: '{example['candidate']}'\nOutput: {example['output']}\n"
                  f"Rating: {example['rating']}")
         assert block in user
-    assert [e["rating"] for e in J.LAVE_EXAMPLES] == [3, 3, 1, 2]
+    assert [e["rating"] for e in judge_prompts.LAVE_EXAMPLES] == [3, 3, 1, 2]
     assert user.endswith("Question: 'What is this?'\nReference answer: 'A can of soup.'\n"
                          "Candidate answer: 'soup'\nOutput:")
     with pytest.raises(ValueError, match="one reference answer"):
-        J.lave_messages(question="q", reference=["a", "b"], candidate="c")
+        judge_prompts.lave_messages(question="q", reference=["a", "b"], candidate="c")
 
 
 def _sha256(value) -> str:
@@ -434,31 +435,32 @@ def _sha256(value) -> str:
 
 
 def test_prompt_texts_loaded_from_data_match_the_former_literals():
-    """The texts moved from Python literals to vqalib/core/judge/prompts/lave.json (issue 17): the loaded
+    """The texts moved from Python literals to vqalib/core/judge/prompts/lave.json: the loaded
     texts, and the messages rendered from them, hash as the literals and their messages did."""
-    from vqalib.core.judge import prompts
+    from vqalib.core.prompts import load_prompt
 
-    assert _sha256(J.LAVE_INSTRUCTION) == "97ebb6057cdf76eb661c62611daff34f7366d207b0967cb07e6129614d828928"
-    assert _sha256(J.LAVE_REFERENCE_INSTRUCTION) == "abe907ca2f7b013115fe19c909e88aef490a87e7040ec992e8d71272e4ef6d91"
-    examples = json.dumps(list(J.LAVE_EXAMPLES), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert _sha256(judge_prompts.LAVE_INSTRUCTION) == "97ebb6057cdf76eb661c62611daff34f7366d207b0967cb07e6129614d828928"
+    assert _sha256(judge_prompts.LAVE_REFERENCE_INSTRUCTION) == "abe907ca2f7b013115fe19c909e88aef490a87e7040ec992e8d71272e4ef6d91"
+    examples = json.dumps(list(judge_prompts.LAVE_EXAMPLES), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     assert _sha256(examples) == "79ec1b41a9ed96aebec3f8ec12b4efe64ad01cf7f3a90baa5d9c6cb7777dd008"
-    assert isinstance(J.LAVE_EXAMPLES, tuple) and all(list(e) == ["question", "reference", "candidate", "output",
-                                                                  "rating"] for e in J.LAVE_EXAMPLES)
-    messages = J.lave_messages(question="What is this?", reference="A can of soup.", candidate="soup")
+    assert isinstance(judge_prompts.LAVE_EXAMPLES, tuple) and all(list(e) == ["question", "reference", "candidate", "output",
+                                                                  "rating"] for e in judge_prompts.LAVE_EXAMPLES)
+    messages = judge_prompts.lave_messages(question="What is this?", reference="A can of soup.", candidate="soup")
     assert _sha256(messages) == "3f7b546f9f5f822c98ae1cf1f9c1c442a1c130de6d2919bc0434c12fcb64e086"
-    assert prompts.load_prompt("vizwiz_lf_instruction") == J.LAVE_INSTRUCTION
-    assert prompts.load_prompt("lave_reference_instruction") == J.LAVE_REFERENCE_INSTRUCTION
-    assert tuple(prompts.load_prompt("vizwiz_lf_examples")) == J.LAVE_EXAMPLES
+    assert load_prompt("vqalib.core.judge", "lave", "vizwiz_lf_instruction") == judge_prompts.LAVE_INSTRUCTION
+    assert load_prompt("vqalib.core.judge", "lave", "lave_reference_instruction") == \
+        judge_prompts.LAVE_REFERENCE_INSTRUCTION
+    assert tuple(load_prompt("vqalib.core.judge", "lave", "vizwiz_lf_examples")) == judge_prompts.LAVE_EXAMPLES
     with pytest.raises(KeyError, match="no prompt 'table17' in prompts/lave.json; it has: vizwiz_lf_instruction"):
-        prompts.load_prompt("table17")
+        load_prompt("vqalib.core.judge", "lave", "table17")
 
 
 def test_judge_package_modules_stay_small():
-    """Issue 17: no module of the judge package (nor the facade) over 500 lines."""
+    """No module of the judge package over 500 lines."""
     import vqalib.core.judge
 
-    files = [*Path(vqalib.core.judge.__file__).parent.glob("*.py"), Path(J.__file__)]
-    assert len(files) >= 8
+    files = list(Path(vqalib.core.judge.__file__).parent.glob("*.py"))
+    assert len(files) >= 7
     long = {f.name: n for f in files if (n := len(f.read_text(encoding="utf-8").splitlines())) > 500}
     assert not long
 
@@ -468,7 +470,7 @@ def demo(question, references, prediction, output, explanation):
             "explanation": explanation}
 
 
-SYNTHETIC = J.LaveDemos(
+SYNTHETIC = judge_prompts.LaveDemos(
     general=tuple(demo(f"Q{i}?", ["b", "a"], f"p{i}", "3", f"E{i}.") for i in range(9)),
     binary=(demo("Is it?", ["yes", "no", "yes"], "maybe", "1", "Not yes or no."),),
 )
@@ -477,68 +479,68 @@ SYNTHETIC = J.LaveDemos(
 def test_lave_reference_prompt_layout():
     """mair-lab/lave's build_prompt (num_shots 8, no caption, rationale): one text, demonstrations
     ending "So rating=X", references sorted and quoted, the item's rare references filtered."""
-    [message] = J.lave_messages(question="What colour?", reference=["red", "red", "red", "red", "pink"],
+    [message] = judge_prompts.lave_messages(question="What colour?", reference=["red", "red", "red", "red", "pink"],
                                 candidate="red", prompt="lave-reference", demos=SYNTHETIC)
     shots = "".join(f"Question: 'Q{i}?'\nReference answers: 'a', 'b'\nCandidate answer: 'p{i}'\n"
                     f"Output: E{i}. So rating=3\n\n" for i in range(8))  # the ninth is not shown
-    assert message == {"role": "user", "content": J.LAVE_REFERENCE_INSTRUCTION + "\n\n" + shots +
+    assert message == {"role": "user", "content": judge_prompts.LAVE_REFERENCE_INSTRUCTION + "\n\n" + shots +
                        "Question: 'What colour?'\nReference answers: 'red', 'red', 'red', 'red'\n"
                        "Candidate answer: 'red'\nOutput:"}
     assert "THIS IS VERY IMPORTANT: A binary question should only be answered with 'yes' or 'no'" in message["content"]
-    [binary] = J.lave_messages(question="Is it red?", reference="Yes.", candidate="red", prompt="lave-reference",
+    [binary] = judge_prompts.lave_messages(question="Is it red?", reference="Yes.", candidate="red", prompt="lave-reference",
                                demos=SYNTHETIC)
     assert "Question: 'Is it?'\nReference answers: 'no', 'yes', 'yes'\nCandidate answer: 'maybe'\n" \
            "Output: Not yes or no. So rating=1\n\n" in binary["content"] and "Q0?" not in binary["content"]
 
 
 def test_reference_helpers():
-    assert J.filter_references(["a"] * 4 + ["b"]) == ["a"] * 4  # 1/4 <= 0.25: an outlier
-    assert J.filter_references(["a"] * 3 + ["b"]) == ["a"] * 3 + ["b"]
-    assert J.filter_references(["only"]) == ["only"]
-    assert J.format_references(["b", "a"], filter_outliers=False) == "'a', 'b'"
-    assert J.is_binary_question(["Yes."]) and J.is_binary_question(["no", "no", "yes"])
-    assert not J.is_binary_question(["yes, it is red"])
+    assert judge_prompts.filter_references(["a"] * 4 + ["b"]) == ["a"] * 4  # 1/4 <= 0.25: an outlier
+    assert judge_prompts.filter_references(["a"] * 3 + ["b"]) == ["a"] * 3 + ["b"]
+    assert judge_prompts.filter_references(["only"]) == ["only"]
+    assert judge_prompts.format_references(["b", "a"], filter_outliers=False) == "'a', 'b'"
+    assert judge_prompts.is_binary_question(["Yes."]) and judge_prompts.is_binary_question(["no", "no", "yes"])
+    assert not judge_prompts.is_binary_question(["yes, it is red"])
 
 
 def test_lave_reference_demos_from_the_data_registry(data_dir):
-    demos = J.load_lave_demos(data_dir=data_dir)
-    assert len(demos.general) >= J.LAVE_REFERENCE_SHOTS and len(demos.binary) >= J.LAVE_REFERENCE_SHOTS
-    # rendered as before the prompt texts moved to prompts/lave.json (issue 17)
-    binary = J.lave_messages(question="Is it red?", reference=["yes", "yes", "no"], candidate="yes",
+    demos = judge_prompts.load_lave_demos(data_dir=data_dir)
+    assert len(demos.general) >= judge_prompts.LAVE_REFERENCE_SHOTS and len(demos.binary) >= judge_prompts.LAVE_REFERENCE_SHOTS
+    # rendered as before the prompt texts moved to prompts/lave.json
+    binary = judge_prompts.lave_messages(question="Is it red?", reference=["yes", "yes", "no"], candidate="yes",
                              prompt="lave-reference", demos=demos)
-    general = J.lave_messages(question="What colour?", reference=["red", "red", "blue"], candidate="red",
+    general = judge_prompts.lave_messages(question="What colour?", reference=["red", "red", "blue"], candidate="red",
                               prompt="lave-reference", demos=demos)
     assert _sha256(binary) == "0e1861fe335d4550c32d1d6b2719e8b07e5c2f7d44d21382728d7d89308fdadb"
     assert _sha256(general) == "c0c19c38c8a62fe9c86f5aac4a64badb26bef7b2f72ed1ef7c50f6f1582b3fc6"
-    [message] = J.lave_messages(question="What is this?", reference="A can of soup.", candidate="soup",
+    [message] = judge_prompts.lave_messages(question="What is this?", reference="A can of soup.", candidate="soup",
                                 prompt="lave-reference", demos=demos)
     text = message["content"]
-    assert text.startswith(J.LAVE_REFERENCE_INSTRUCTION) and text.count("So rating=") == J.LAVE_REFERENCE_SHOTS
-    for shown in demos.general[:J.LAVE_REFERENCE_SHOTS]:
+    assert text.startswith(judge_prompts.LAVE_REFERENCE_INSTRUCTION) and text.count("So rating=") == judge_prompts.LAVE_REFERENCE_SHOTS
+    for shown in demos.general[:judge_prompts.LAVE_REFERENCE_SHOTS]:
         assert f"Candidate answer: '{shown['prediction']}'\nOutput: {shown['explanation']} " \
                f"So rating={shown['output']}" in text
-    assert f"Output: {demos.general[J.LAVE_REFERENCE_SHOTS]['explanation']}" not in text
+    assert f"Output: {demos.general[judge_prompts.LAVE_REFERENCE_SHOTS]['explanation']}" not in text
     assert text.endswith("Reference answers: 'A can of soup.'\nCandidate answer: 'soup'\nOutput:")
 
 
 def test_lave_reference_without_demos_says_how_to_get_them(tmp_path, server):
     with pytest.raises(FileNotFoundError, match="make data"):
-        J.lave(items_frame(1), judge=J.CachedJudge(backend(server), cache_dir=tmp_path / "c"),
+        batch.lave(items_frame(1), judge=cache.CachedJudge(backend(server), cache_dir=tmp_path / "c"),
                prompt="lave-reference", data_dir=tmp_path, progress=False)
     assert server.seen == []
 
 
 def test_demo_records_are_checked(tmp_path):
     no_output = {"question": "q", "references": [], "prediction": "p", "explanation": "e"}
-    with pytest.raises(J.datasets.DataFormatError, match=r"record 1: field 'output'"):
-        J._checked_demos(tmp_path / "d.json", [demo("q", ["a"], "p", "3", "e"), no_output])
+    with pytest.raises(DataFormatError, match=r"record 1: field 'output'"):
+        judge_prompts._checked_demos(tmp_path / "d.json", [demo("q", ["a"], "p", "3", "e"), no_output])
 
 
 def test_lave_reference_end_to_end(server, tmp_path, data_dir):
     server.script.append((200, completion("The candidate answer is correct because it names the soup. So rating=3"), 0))
     items = pd.DataFrame({"question": ["What is this?"], "reference": [["soup", "soup", "tomato soup"]],
                           "candidate": ["soup"]})
-    out = J.lave(items, judge=J.CachedJudge(backend(server), cache_dir=tmp_path), prompt="lave-reference",
+    out = batch.lave(items, judge=cache.CachedJudge(backend(server), cache_dir=tmp_path), prompt="lave-reference",
                  data_dir=data_dir, progress=False)
     assert list(out["judge_status"]) == ["parsed"] and out.loc[0, "score"] == 1.0
     sent = server.seen[0]["body"]["messages"]
@@ -562,25 +564,25 @@ def clean_env(monkeypatch):
 
 
 def test_judge_from_env_unset(clean_env, tmp_path):
-    assert J.judge_from_env(cache_dir=tmp_path) is None
+    assert cache.judge_from_env(cache_dir=tmp_path) is None
     clean_env.setenv("VQALIB_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")  # model still missing
-    assert J.judge_from_env(cache_dir=tmp_path) is None
-    assert "VQALIB_JUDGE_BASE_URL" in J.ENABLE_HINT and "VQALIB_JUDGE_HF_MODEL" in J.ENABLE_HINT
-    assert "\n" not in J.ENABLE_HINT
+    assert cache.judge_from_env(cache_dir=tmp_path) is None
+    assert "VQALIB_JUDGE_BASE_URL" in settings.ENABLE_HINT and "VQALIB_JUDGE_HF_MODEL" in settings.ENABLE_HINT
+    assert "\n" not in settings.ENABLE_HINT
 
 
 def test_settings_defaults_and_errors(clean_env):
-    assert [J.setting(name) for name in ("timeout", "deadline", "max_retry_after", "prompt", "unparseable")] == \
-        [J.DEFAULT_TIMEOUT, J.DEFAULT_DEADLINE, J.MAX_RETRY_AFTER, "vizwiz-lf", "drop"]
+    assert [settings.setting(name) for name in ("timeout", "deadline", "max_retry_after", "prompt", "unparseable")] == \
+        [settings.DEFAULT_TIMEOUT, settings.DEFAULT_DEADLINE, settings.MAX_RETRY_AFTER, "vizwiz-lf", "drop"]
     clean_env.setenv("VQALIB_JUDGE_DEADLINE", "-1")
     with pytest.raises(ValueError, match="VQALIB_JUDGE_DEADLINE='-1': must be a positive number"):
-        J.setting("deadline")
+        settings.setting("deadline")
     clean_env.setenv("VQALIB_JUDGE_MAX_RETRY_AFTER", "soon")
     with pytest.raises(ValueError, match="VQALIB_JUDGE_MAX_RETRY_AFTER='soon'"):
-        J.setting("max_retry_after")
+        settings.setting("max_retry_after")
     clean_env.setenv("VQALIB_JUDGE_UNPARSEABLE", "zero")
     with pytest.raises(ValueError, match="must be one of drop, reference"):
-        J.setting("unparseable")
+        settings.setting("unparseable")
 
 
 def test_judge_from_env_openai(clean_env, tmp_path, server):
@@ -591,22 +593,22 @@ def test_judge_from_env_openai(clean_env, tmp_path, server):
     clean_env.setenv("VQALIB_JUDGE_DEADLINE", "42")
     clean_env.setenv("VQALIB_JUDGE_MAX_RETRY_AFTER", "5")
     clean_env.setenv("VQALIB_CACHE_DIR", str(tmp_path))
-    judge = J.judge_from_env()
-    assert isinstance(judge, J.CachedJudge)
-    assert isinstance(judge.backend, J.OpenAIChatBackend) and isinstance(judge.backend, J.JudgeBackend)
+    judge = cache.judge_from_env()
+    assert isinstance(judge, cache.CachedJudge)
+    assert isinstance(judge.backend, backends.OpenAIChatBackend) and isinstance(judge.backend, backends.JudgeBackend)
     assert (judge.backend.model, judge.backend.timeout, judge.backend.base_url) == ("gpt-test", 7.5, server.url)
     assert (judge.backend.deadline, judge.backend.max_retry_after) == (42.0, 5.0)
     assert judge.cache_dir == tmp_path / "judge"
     judge.complete(MESSAGES)
     assert server.seen[0]["auth"] == "Bearer sk-fallback"
     clean_env.setenv("VQALIB_JUDGE_API_KEY", "sk-own")
-    assert J.OpenAIChatBackend.from_env().session.headers["Authorization"] == "Bearer sk-own"
+    assert backends.OpenAIChatBackend.from_env().session.headers["Authorization"] == "Bearer sk-own"
 
 
 def test_default_cache_dir_in_project(clean_env):
-    from vqalib.datasets import project_root
+    from vqalib.core.io import project_root
 
-    assert J.default_cache_dir() == project_root() / ".cache" / "vqalib" / "judge"
+    assert cache_root("judge") == project_root() / ".cache" / "vqalib" / "judge"
 
 
 # --- local transformers backend with a tiny random model (no download) --------------------------
@@ -628,8 +630,8 @@ def tiny_lm():
 def test_transformers_backend_greedy_and_cached(tiny_lm, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     tok, lm = tiny_lm
-    local = J.TransformersBackend(model="tiny-gpt2", model_obj=lm, tokenizer=tok)
-    assert isinstance(local, J.JudgeBackend) and local.name == "transformers"
+    local = backends.TransformersBackend(model="tiny-gpt2", model_obj=lm, tokenizer=tok)
+    assert isinstance(local, backends.JudgeBackend) and local.name == "transformers"
     assert local.render(MESSAGES) == "User: Is the sky blue?\n\nAssistant:"
     first = local.complete(MESSAGES, max_tokens=8)
     assert isinstance(first, str) and first
@@ -637,7 +639,7 @@ def test_transformers_backend_greedy_and_cached(tiny_lm, tmp_path, monkeypatch):
     sampled = [local.complete(MESSAGES, temperature=1.0, max_tokens=8) for _ in range(2)]
     assert sampled[0] == sampled[1]  # sampling is seeded
 
-    judge = J.CachedJudge(local, cache_dir=tmp_path)
+    judge = cache.CachedJudge(local, cache_dir=tmp_path)
     assert judge.complete(MESSAGES, max_tokens=8) == first
     assert judge.complete(MESSAGES, max_tokens=8) == first
     assert judge.stats() == {"calls": 1, "cache_hits": 1}
@@ -649,7 +651,7 @@ def test_transformers_backend_uses_chat_template(tiny_lm):
     templated = tok.__class__.from_pretrained(tok.name_or_path)
     templated.chat_template = ("{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}{% endfor %}"
                                "{% if add_generation_prompt %}<assistant>{% endif %}")
-    local = J.TransformersBackend(model="tiny-gpt2", model_obj=lm, tokenizer=templated)
+    local = backends.TransformersBackend(model="tiny-gpt2", model_obj=lm, tokenizer=templated)
     assert local.render(MESSAGES) == "<user>Is the sky blue?<assistant>"
     assert isinstance(local.complete(MESSAGES, max_tokens=4), str)
 
@@ -661,7 +663,7 @@ def test_judge_from_env_transformers(clean_env, tiny_lm, tmp_path):
     lm.save_pretrained(saved)
     tok.save_pretrained(saved)
     clean_env.setenv("VQALIB_JUDGE_HF_MODEL", str(saved))
-    judge = J.judge_from_env(cache_dir=tmp_path / "cache")
-    assert isinstance(judge.backend, J.TransformersBackend) and judge.backend.model == str(saved)
-    assert judge.complete(MESSAGES, max_tokens=4) == J.TransformersBackend(
+    judge = cache.judge_from_env(cache_dir=tmp_path / "cache")
+    assert isinstance(judge.backend, backends.TransformersBackend) and judge.backend.model == str(saved)
+    assert judge.complete(MESSAGES, max_tokens=4) == backends.TransformersBackend(
         model="tiny", model_obj=lm, tokenizer=tok).complete(MESSAGES, max_tokens=4)

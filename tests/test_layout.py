@@ -1,20 +1,171 @@
-"""The package layout of issue 17: core / papers / runner, small modules, no import cycles."""
+"""The package layout (ARCHITECTURE.md, "Layers"): four layers, every import pointing down, no circles,
+one public home per name, small documented modules."""
 
 import ast
+import re
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "vqalib"
 MAX_LINES = 500
+# a layer may import the layers at or below its rank; papers rank alike but are separate (see below)
+RANK = {"core": 0, "papers": 1, "runner": 2, "compendium": 3}
 
 
 def _modules() -> dict[str, Path]:
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        out[name] = path
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return out
+
+
+def _resolve(target: str, known: set[str]) -> str | None:
+    """The vqalib module an imported dotted name belongs to (``vqalib.core.io.write_atomic`` -> ``vqalib.core.io``)."""
+    while target and target not in known:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def import_edges(modules: dict[str, Path]) -> list[tuple[str, str, int]]:
+    """Every import of a vqalib module by a vqalib module: every Import / ImportFrom node of the AST,
+    at module level or inside a function (lazy), relative imports resolved; (importer, imported, line)."""
+    known = set(modules)
+    edges = []
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                targets = [f"{base}.{a.name}" for a in node.names] or [base]
+            else:
+                continue
+            for target in targets:
+                found = _resolve(target, known) if target.startswith("vqalib") else None
+                if found and found != name:
+                    edges.append((name, found, node.lineno))
+    return edges
+
+
+def layer(module: str) -> str:
+    """``core``, ``papers``, ``runner``, ``compendium``, or ``top`` (the package itself and ``__main__``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in RANK else "top"
+
+
+def paper(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "papers" else None
+
+
+def upward_imports(modules: dict[str, Path]) -> list[str]:
+    """Imports from a lower layer to a higher one, and from one paper to another that its docstring does not
+    declare (ARCHITECTURE.md, "Layers")."""
+    bad = []
+    for importer, imported, line in import_edges(modules):
+        a, b = layer(importer), layer(imported)
+        where = f"{importer}:{line} -> {imported}"
+        if a == "top":
+            if importer == "vqalib" or b not in ("compendium", "top"):
+                bad.append(where)  # the package imports nothing; __main__ only the command
+        elif b == "top" or RANK[b] > RANK[a]:
+            bad.append(where)
+        elif a == b == "papers" and paper(importer) and paper(imported) and paper(importer) != paper(imported):
+            doc = ast.get_docstring(ast.parse(modules[importer].read_text(encoding="utf-8"))) or ""
+            if imported not in doc:
+                bad.append(where + " (another paper, not declared in the docstring)")
+    return bad
+
+
+def import_cycles(modules: dict[str, Path]) -> list[list[str]]:
+    """Circles in the graph of every import (lazy ones too); importing a module imports its parent packages."""
+    graph = {name: set() for name in modules}
+    for importer, imported, _ in import_edges(modules):
+        graph[importer].add(imported)
+    for name in graph:
+        graph[name] |= {p for p in (name.rsplit(".", k)[0] for k in range(1, name.count(".") + 1)) if p in graph}
+        graph[name].discard(name)
+    cycles, state = [], {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [])
+    return cycles
+
+
+def test_every_import_points_down_the_layers():
+    modules = _modules()
+    assert len(import_edges(modules)) > 300  # the walk sees the imports (lazy ones too)
+    assert upward_imports(modules) == []
+
+
+def test_the_walk_sees_lazy_and_relative_imports(tmp_path):
+    package = tmp_path / "vqalib"
+    (package / "core").mkdir(parents=True)
+    (package / "papers" / "a").mkdir(parents=True)
+    (package / "__init__.py").write_text('"""p."""\n')
+    (package / "core" / "__init__.py").write_text('"""c."""\n')
+    (package / "core" / "x.py").write_text('"""x."""\ndef f():\n    from vqalib.papers.a import y\n')
+    (package / "papers" / "__init__.py").write_text('"""p."""\n')
+    (package / "papers" / "a" / "__init__.py").write_text('"""a."""\n')
+    (package / "papers" / "a" / "y.py").write_text('"""y."""\nfrom ...core import x\n')
+    modules = {"vqalib": package / "__init__.py", "vqalib.core": package / "core" / "__init__.py",
+               "vqalib.core.x": package / "core" / "x.py", "vqalib.papers": package / "papers" / "__init__.py",
+               "vqalib.papers.a": package / "papers" / "a" / "__init__.py",
+               "vqalib.papers.a.y": package / "papers" / "a" / "y.py"}
+    assert [b.split(":")[0] for b in upward_imports(modules)] == ["vqalib.core.x"]
+    assert ["vqalib.core.x", "vqalib.papers.a.y", "vqalib.core.x"] in import_cycles(modules)
+
+
+def test_no_import_cycles():
+    assert import_cycles(_modules()) == []
+
+
+def test_core_is_paper_free():
+    """No core module imports a paper, the runner or a tool (also checked above), nor names a paper's module."""
+    for name, path in _modules().items():
+        if layer(name) == "core":
+            assert "vqalib.papers." not in "".join(
+                line for line in path.read_text(encoding="utf-8").splitlines() if re.match(r"\s*(from|import) ", line)
+            ), name
+
+
+def test_only_defining_modules_at_the_top():
+    """No re-export modules: the package's top level holds only ``__init__`` and ``__main__``."""
+    assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py", "__main__.py"]
+    facades = ("metrics", "datasets", "taxonomy", "stats", "vqa", "classify", "judge", "report", "plots", "afgv",
+               "commvqa", "registry", "contract", "config", "encoders")
+    pattern = re.compile(r"from vqalib import (" + "|".join(facades) + r")\b|import vqalib\.(" + "|".join(facades) + r")\b")
+    for path in [*ROOT.glob("vqalib/**/*.py"), *ROOT.glob("tests/*.py"), *ROOT.glob("benchmarks/*.py"),
+                 *ROOT.glob("notebooks/*.ipynb")]:
+        assert not pattern.search(path.read_text(encoding="utf-8")), path
+
+
+def test_every_public_name_has_one_home():
+    """A module's public names are those it defines; importing a name from another vqalib module binds it only
+    for use (never listed in ``__all__``), so no name is offered by two modules."""
+    for name, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        exported = [n for n in tree.body if isinstance(n, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)]
+        assert not exported, f"{name} declares __all__ (re-export)"
 
 
 def test_no_module_over_500_lines():
@@ -23,47 +174,45 @@ def test_no_module_over_500_lines():
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
-def test_the_three_layers_exist_and_every_module_says_what_it_serves():
+def test_the_layers_exist_and_every_module_says_what_it_serves():
     modules = _modules()
-    for layer in ("vqalib.core", "vqalib.papers", "vqalib.runner", "vqalib.papers.vizwiz_lf",
-                  "vqalib.papers.commvqa", "vqalib.papers.afgv"):
-        assert layer in modules
-    missing = [name for name, path in modules.items() if not ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))]
+    for name in ("vqalib.core", "vqalib.papers", "vqalib.runner", "vqalib.compendium", "vqalib.papers.vizwiz_lf",
+                 "vqalib.papers.commvqa", "vqalib.papers.afgv", "vqalib.compendium.cli"):
+        assert name in modules
+    missing = [n for n, p in modules.items() if not ast.get_docstring(ast.parse(p.read_text(encoding="utf-8")))]
     assert not missing, f"modules without a docstring: {missing}"
 
 
-def _imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """vqalib modules ``name`` imports at module level (what runs when it is imported)."""
-    found = set()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        else:
-            continue
-        found |= {t for t in targets if t in known and t != name}
-    return found
+def _public_functions(path: Path):
+    def visit(body, prefix, in_class):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+                args = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+                if in_class and args and args[0] in ("self", "cls"):
+                    args = args[1:]
+                args += [a.arg for a in (node.args.vararg, node.args.kwarg) if a]
+                if any(isinstance(d, ast.Name) and d.id == "property" for d in node.decorator_list):
+                    args = []
+                yield prefix + node.name, bool(args), ast.get_docstring(node) or ""
+            elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                yield from visit(node.body, prefix + node.name + ".", True)
+
+    yield from visit(ast.parse(path.read_text(encoding="utf-8")).body, "", False)
 
 
-def test_no_import_cycles():
-    modules = _modules()
-    known = set(modules)
-    graph = {name: _imports(name, path, known) for name, path in modules.items()}
-    for name in graph:  # importing a package's module imports its parent packages first
-        graph[name] |= {p for p in (name.rsplit(".", k)[0] for k in range(1, name.count(".") + 1)) if p in known}
-    state: dict[str, int] = {}
-    cycle: list[str] = []
+def test_public_functions_document_their_parameters():
+    """numpydoc ``Parameters`` on every public function or method that takes parameters."""
+    missing = [f"{path.relative_to(ROOT)}:{name}" for path in sorted(PACKAGE.rglob("*.py"))
+               for name, has_parameters, doc in _public_functions(path)
+               if has_parameters and not re.search(r"\n\s*Parameters\n\s*-{3,}", "\n" + doc)]
+    assert not missing, f"{len(missing)} public functions without a Parameters section: {missing[:20]}"
 
-    def visit(node: str, stack: list[str]) -> bool:
-        state[node] = 1
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                cycle.extend(stack[stack.index(nxt):] + [node, nxt] if nxt in stack else [node, nxt])
-                return True
-            if nxt not in state and visit(nxt, stack + [node]):
-                return True
-        state[node] = 2
-        return False
 
-    assert not any(visit(n, []) for n in sorted(graph) if n not in state), f"import cycle: {' -> '.join(cycle)}"
+@pytest.mark.parametrize("folder", ["vqalib", "tests", "benchmarks", "notebooks"])
+def test_no_tracker_references(folder):
+    """Code and docs say what and why: no pointer to a tracker entry or a design file outside the repository."""
+    pattern = re.compile(r"\bissues? #?\d+|DESIGN\.md", re.IGNORECASE)
+    hits = [f"{p.relative_to(ROOT)}" for p in (ROOT / folder).rglob("*")
+            if p.suffix in (".py", ".ipynb", ".md", ".json") and ".ipynb_checkpoints" not in p.parts
+            and pattern.search(p.read_text(encoding="utf-8"))]
+    assert not hits

@@ -6,26 +6,27 @@ import pandas as pd
 import pytest
 from scipy import stats as scistats
 
-from vqalib import metrics
-from vqalib.core.metrics import cache as metric_cache
-from vqalib.judge import CachedJudge
+from vqalib.core.judge.cache import CachedJudge
+from vqalib.core.metrics import (bertscore, cache as metrics_cache, lexical_overlap, meteor, meteor_nltk,
+                                 rouge as metrics_rouge, tokenize)
+from vqalib.papers.vizwiz_lf import table4, table4_report
 
 
 # --- library-backed metrics on hand-made text ------------------------------------------
 
 def test_ptb_tokenize_keeps_texts_aligned_across_line_breaks():
     texts = ["Line one\rstill one.", "Two\u2028parts here", "Plain, text!", "a\nb"]
-    assert metrics.ptb_tokenize(texts) == ["line one still one", "two parts here", "plain text", "a b"]
+    assert tokenize.ptb_tokenize(texts) == ["line one still one", "two parts here", "plain text", "a b"]
 
 
 def test_rouge_and_meteor_bounds():
     refs = ["the car is red", "pasta sauce"]
     cands = ["the car is red", "a photo of a dog"]
-    rouge = metrics.rouge_l(refs, cands)
+    rouge = metrics_rouge.rouge_l(refs, cands)
     assert rouge[0] == pytest.approx(1.0) and rouge[1] == 0.0
-    met = metrics.meteor(refs, cands)
+    met = meteor.meteor(refs, cands)
     assert met[0] > 0.9 and met[1] == 0.0
-    nltk = metrics.meteor_nltk(refs, cands)
+    nltk = meteor_nltk.meteor_nltk(refs, cands)
     assert nltk[0] > 0.9 and nltk[1] == 0.0
 
 
@@ -36,7 +37,7 @@ def test_meteor_equals_pycocoevalcap_compute_score():
     reference = Meteor()
     _, expected = reference.compute_score({i: [r] for i, r in enumerate(refs)}, {i: [c] for i, c in enumerate(cands)})
     del reference
-    assert metrics.meteor(refs, cands).tolist() == [float(x) for x in expected]
+    assert meteor.meteor(refs, cands).tolist() == [float(x) for x in expected]
 
 
 METEOR_REFS = [["a red shirt", "the shirt is red"], ["a man", "a man named bob"], ["paris", "it is paris france"],
@@ -51,10 +52,10 @@ def test_meteor_session_equals_compute_score_and_pools_exactly():
     expected, expected_seg = reference.compute_score({i: r for i, r in enumerate(METEOR_REFS)},
                                                      {i: [c] for i, c in enumerate(METEOR_CANDS)})
     del reference
-    with metrics.MeteorSession() as session:
+    with meteor.MeteorSession() as session:
         stats = session.statistics(METEOR_CANDS, METEOR_REFS)
         score, segments = session.evaluate(stats)
-        additive = metrics.meteor_additive(np.array([[float(x) for x in s.split()] for s in stats]))
+        additive = meteor.meteor_additive(np.array([[float(x) for x in s.split()] for s in stats]))
         subsets = [[0, 1, 2, 3], [0, 2], [0, 0, 3], [1, 2, 3], [2]]
         listed = [session.evaluate([stats[i] for i in rows])[0] for rows in subsets]
         pooled = session.evaluate_pooled(np.stack([additive[rows].sum(axis=0) for rows in subsets]))
@@ -64,19 +65,19 @@ def test_meteor_session_equals_compute_score_and_pools_exactly():
 
 
 def test_bertscore_with_the_offline_backbone():
-    backbone = metrics.bertscore_backbone()
+    backbone = bertscore.bertscore_backbone()
     assert "MiniLM" in backbone.label and backbone.num_layers == 4
-    f1 = metrics.bertscore_f1(["the car is red", "the car is red"], ["the car is red", "bananas in a bowl"],
+    f1 = bertscore.bertscore_f1(["the car is red", "the car is red"], ["the car is red", "bananas in a bowl"],
                               backbone=backbone)
     assert f1[0] == pytest.approx(1.0) and f1[1] < f1[0]
 
 
 def test_backbone_configuration(monkeypatch):
-    monkeypatch.setenv(metrics.BERTSCORE_MODEL_ENV, "roberta-large")
-    monkeypatch.delenv(metrics.BERTSCORE_LAYERS_ENV, raising=False)
-    b = metrics.bertscore_backbone()
+    monkeypatch.setenv(bertscore.BERTSCORE_MODEL_ENV, "roberta-large")
+    monkeypatch.delenv(bertscore.BERTSCORE_LAYERS_ENV, raising=False)
+    b = bertscore.bertscore_backbone()
     assert b.model_type == "roberta-large" and b.num_layers is None and b.label == "roberta-large"
-    assert metrics.bertscore_backbone("x", num_layers=3).label == "x (layer 3)"
+    assert bertscore.bertscore_backbone("x", num_layers=3).label == "x (layer 3)"
 
 
 def _row(**kw):
@@ -97,18 +98,18 @@ def _row(**kw):
     ("question_recall", 2 / 5),          # what is in this jar: this, jar
 ])
 def test_lexical_overlap_definitions(definition, expected):
-    assert metrics.lexical_overlap(_row(), definition=definition)[0] == pytest.approx(expected)
+    assert lexical_overlap.lexical_overlap(_row(), definition=definition)[0] == pytest.approx(expected)
 
 
 def test_lexical_overlap_rejects_unknown_definition():
     with pytest.raises(ValueError, match="unknown definition"):
-        metrics.lexical_overlap(_row(), definition="bleu")
+        lexical_overlap.lexical_overlap(_row(), definition="bleu")
 
 
 # --- evaluation pairs on the real release ---------------------------------------------
 
 def test_evaluation_pairs_settings(vizwiz):
-    pairs = metrics.evaluation_pairs(vizwiz.answers, vizwiz.sentences, question_ids=[1, 2, 3])
+    pairs = table4.evaluation_pairs(vizwiz.answers, vizwiz.sentences, question_ids=[1, 2, 3])
     counts = pairs.groupby(["source", "reference_kind"]).size()
     assert counts[("Expert", "s_r")] == 6 and ("Expert", "l_r") not in counts.index
     assert counts[("GPT-4V", "l_r")] == 6
@@ -125,17 +126,17 @@ def test_answer_sentences_text_joins_answer_sentences_in_order():
         "sentence": ["third", "first", "second", None, "only"],
         "roles": [("Answer",), ("Answer", "Confirmation"), ("Auxiliary",), ("Answer",), ("Suggestion",)],
     })
-    text = metrics.answer_sentences_text(sentences)
+    text = table4.answer_sentences_text(sentences)
     assert text.to_dict() == {("A", 1): "first third"}  # B has no Answer sentence: absent
 
 
 def test_paper_sample_is_balanced_and_seeded(vizwiz):
-    ids = metrics.paper_sample(vizwiz.answers, per_category=30, seed=0)
+    ids = table4.paper_sample(vizwiz.answers, per_category=30, seed=0)
     assert len(ids) == 120 and ids == sorted(ids)
     types = vizwiz.answers.drop_duplicates("question_id").set_index("question_id").loc[ids, "question_type"]
     assert types.value_counts().tolist() == [30, 30, 30, 30]
-    assert ids == metrics.paper_sample(vizwiz.answers, per_category=30, seed=0)
-    assert ids != metrics.paper_sample(vizwiz.answers, per_category=30, seed=1)
+    assert ids == table4.paper_sample(vizwiz.answers, per_category=30, seed=0)
+    assert ids != table4.paper_sample(vizwiz.answers, per_category=30, seed=1)
 
 
 # --- scoring, caching, summaries -------------------------------------------------------
@@ -152,37 +153,42 @@ def _pairs():
     })
 
 
-@pytest.mark.parametrize("rule", metrics.NO_ANSWER_RULES)
+@pytest.mark.parametrize("rule", table4.NO_ANSWER_RULES)
 def test_no_answer_rules(rule, tmp_path):
-    scores = metrics.score_pairs(_pairs(), metrics=("rouge",), no_answer=rule, cache_dir=tmp_path, progress=False)
+    scores = table4.score_pairs(_pairs(), metrics=("rouge",), no_answer=rule, cache_dir=tmp_path, progress=False)
     missing = scores.set_index("question_id").loc[2]
     if rule == "zero":
         assert missing["score"] == 0.0
     elif rule == "exclude":
         assert pd.isna(missing["score"])
     else:
-        whole = metrics.rouge_l(metrics.ptb_tokenize(["pasta sauce"]), metrics.ptb_tokenize(["I see a jar of pasta sauce."]))
+        whole = metrics_rouge.rouge_l(tokenize.ptb_tokenize(["pasta sauce"]), tokenize.ptb_tokenize(["I see a jar of pasta sauce."]))
         assert missing["score"] == pytest.approx(whole[0])
     assert missing["status"] == f"no Answer sentence: {rule}"
 
 
 def test_bad_no_answer_rule():
     with pytest.raises(ValueError, match="no_answer must be one of"):
-        metrics.score_pairs(_pairs(), metrics=("rouge",), no_answer="skip")
+        table4.score_pairs(_pairs(), metrics=("rouge",), no_answer="skip")
 
 
 def test_scores_are_served_from_the_cache(tmp_path, monkeypatch):
-    first = metrics.score_pairs(_pairs(), metrics=("rouge",), cache_dir=tmp_path, progress=False)
+    first = table4.score_pairs(_pairs(), metrics=("rouge",), cache_dir=tmp_path, progress=False)
 
     def fail(*_args, **_kwargs):
         raise AssertionError("recomputed instead of cached")
 
-    monkeypatch.setattr(metric_cache, "rouge_l", fail)  # where _score_texts looks the scorer up
-    second = metrics.score_pairs(_pairs(), metrics=("rouge",), cache_dir=tmp_path, progress=False)
+    from dataclasses import replace
+
+    from vqalib.core.metrics import registry as metrics_registry
+
+    # where _score_texts looks the scorer up
+    monkeypatch.setitem(metrics_registry.METRICS, "rouge", replace(metrics_registry.METRICS["rouge"], texts=fail))
+    second = table4.score_pairs(_pairs(), metrics=("rouge",), cache_dir=tmp_path, progress=False)
     pd.testing.assert_frame_equal(first, second)
     changed = _pairs().assign(reference=["blue car", "pasta sauce", "a dog"])
     with pytest.raises(AssertionError, match="recomputed"):
-        metrics.score_pairs(changed, metrics=("rouge",), cache_dir=tmp_path, progress=False)
+        table4.score_pairs(changed, metrics=("rouge",), cache_dir=tmp_path, progress=False)
 
 
 class _Planted:
@@ -196,22 +202,22 @@ class _Planted:
 
 
 def test_planted_pickles_in_the_metric_cache_are_never_run(tmp_path):
-    """Issue 16: score files are ``.npz`` arrays read without pickle; a pickle (or an object array)
+    """Score files are ``.npz`` arrays read without pickle; a pickle (or an object array)
     in a score file's place, or in the old joblib.Memory folder, is never unpickled: the file is
     ignored with a warning naming it and the scores are recomputed, identical."""
     pickle.loads(pickle.dumps(_Planted(tmp_path / "proof")))
     assert (tmp_path / "proof").exists()  # the payload is live: unpickling it would leave the marker
     cache, marker = tmp_path / "cache", tmp_path / "ran"
-    first = metrics.score_pairs(_pairs(), metrics=("rouge", "meteor_nltk"), cache_dir=cache, progress=False)
+    first = table4.score_pairs(_pairs(), metrics=("rouge", "meteor_nltk"), cache_dir=cache, progress=False)
     stored = sorted(p for p in cache.rglob("*") if p.is_file())
     assert len(stored) == 2 and all(p.suffix == ".npz" for p in stored)
     stored[0].write_bytes(pickle.dumps(_Planted(marker)))
     np.savez(stored[1], scores=np.array([_Planted(marker)], dtype=object), key=np.array("x"))
     legacy = cache / "joblib" / "vqalib" / "metrics" / "_score_texts" / ("0" * 32) / "output.pkl"
     legacy.parent.mkdir(parents=True)
-    legacy.write_bytes(pickle.dumps(_Planted(marker)))  # where joblib.Memory kept scores until issue 16
+    legacy.write_bytes(pickle.dumps(_Planted(marker)))  # where joblib.Memory used to keep scores
     with pytest.warns(UserWarning, match="ignoring unreadable metric cache file") as caught:
-        second = metrics.score_pairs(_pairs(), metrics=("rouge", "meteor_nltk"), cache_dir=cache, progress=False)
+        second = table4.score_pairs(_pairs(), metrics=("rouge", "meteor_nltk"), cache_dir=cache, progress=False)
     assert not marker.exists()
     pd.testing.assert_frame_equal(first, second)
     named = " ".join(str(w.message) for w in caught)
@@ -222,36 +228,36 @@ def test_planted_pickles_in_the_metric_cache_are_never_run(tmp_path):
 
 
 def test_score_cache_key_covers_metric_and_backbone_and_pair_keys_cover_texts():
-    from vqalib.shards import item_key
+    from vqalib.core.shards import item_key
 
-    key = metrics.score_cache_key
-    backbone = metrics.Backbone(model_type="some/model", num_layers=4, label="x")
+    key = metrics_cache.score_cache_key
+    backbone = bertscore.Backbone(model_type="some/model", num_layers=4, label="x")
     base = key("bertscore", backbone)
     assert len(base) == 64 and base == key("bertscore", backbone)
-    assert base != key("bertscore", metrics.Backbone("some/model", 5, "x"))
-    assert base != key("bertscore", metrics.Backbone("other/model", 4, "x"))
+    assert base != key("bertscore", bertscore.Backbone("some/model", 5, "x"))
+    assert base != key("bertscore", bertscore.Backbone("other/model", 4, "x"))
     assert key("rouge", None) != key("meteor", None)
     assert item_key("a", "b") != item_key("a", "c") and item_key("a", "b") != item_key("b", "a")
     assert item_key("a b", "c") != item_key("a", "b c")  # no ambiguous joins
 
 
 def test_each_pair_is_scored_once_across_calls_rules_and_repeats(tmp_path, monkeypatch):
-    """Issue 18: scores are stored per (reference, candidate) pair, so a pair already scored (by the main
+    """Scores are stored per (reference, candidate) pair, so a pair already scored (by the main
     run, another rule, another notebook) is not scored again, and a pair repeated in one call is scored once;
     the values equal a fresh computation."""
-    fresh = metrics._score_texts("rouge", ("a red car", "a dog", "a red car"), ("red car", "dog", "red car"), None)
+    fresh = metrics_cache._score_texts("rouge", ("a red car", "a dog", "a red car"), ("red car", "dog", "red car"), None)
     asked = []
-    real = metrics._score_texts
+    real = metrics_cache._score_texts
 
     def counting(metric, refs, cands, backbone):
         asked.append(list(zip(refs, cands)))
         return real(metric, refs, cands, backbone)
 
-    monkeypatch.setattr(metric_cache, "_score_texts", counting)  # where cached_scores looks it up
-    first = metrics.cached_scores("rouge", ("a red car", "a dog", "a red car"), ("red car", "dog", "red car"), None,
+    monkeypatch.setattr(metrics_cache, "_score_texts", counting)  # where cached_scores looks it up
+    first = metrics_cache.cached_scores("rouge", ("a red car", "a dog", "a red car"), ("red car", "dog", "red car"), None,
                                   cache_dir=tmp_path)
     assert np.array_equal(first, fresh) and len(asked[0]) == 2  # the repeated pair once
-    second = metrics.cached_scores("rouge", ("a dog", "a cat"), ("dog", "cat"), None, cache_dir=tmp_path)
+    second = metrics_cache.cached_scores("rouge", ("a dog", "a cat"), ("dog", "cat"), None, cache_dir=tmp_path)
     assert asked[1] == [("a cat", "cat")] and second[0] == first[1]
 
 
@@ -259,21 +265,21 @@ def test_summarize_bootstrap_is_seeded_and_brackets_the_mean():
     rng = np.random.default_rng(1)
     scores = pd.DataFrame({"source": "A", "metric": "rouge", "reference_kind": "s_r", "candidate_kind": "l_c",
                            "score": rng.uniform(size=200)})
-    a = metrics.summarize(scores, n_resamples=500, seed=3)
-    b = metrics.summarize(scores, n_resamples=500, seed=3)
+    a = table4.summarize(scores, n_resamples=500, seed=3)
+    b = table4.summarize(scores, n_resamples=500, seed=3)
     pd.testing.assert_frame_equal(a, b)
     row = a.iloc[0]
     assert row["n"] == 200 and row["ci_low"] < row["mean"] < row["ci_high"]
     constant = scores.assign(score=0.5)
-    c = metrics.summarize(constant).iloc[0]
+    c = table4.summarize(constant).iloc[0]
     assert c["ci_low"] == c["mean"] == c["ci_high"] == 0.5
     with_nan = scores.assign(score=[np.nan] * 10 + list(scores["score"][10:]))
-    assert metrics.summarize(with_nan).iloc[0]["n"] == 190
+    assert table4.summarize(with_nan).iloc[0]["n"] == 190
 
 
 def test_paper_in_ci():
     f = pd.DataFrame({"paper": [0.2, 0.5, np.nan], "ci_low": [0.1, 0.1, 0.1], "ci_high": [0.3, 0.3, 0.3]})
-    assert metrics.paper_in_ci(f).tolist()[:2] == [True, False] and pd.isna(metrics.paper_in_ci(f).iloc[2])
+    assert table4.paper_in_ci(f).tolist()[:2] == [True, False] and pd.isna(table4.paper_in_ci(f).iloc[2])
 
 
 def test_human_correlation_matches_scipy():
@@ -282,15 +288,17 @@ def test_human_correlation_matches_scipy():
     score = human["correctness"] * 0.5 + rng.normal(scale=0.1, size=30)
     scores = pd.DataFrame({"source": "A", "question_id": range(30), "metric": "rouge", "reference_kind": "s_r",
                            "candidate_kind": "l_c", "score": score})
-    t = metrics.human_correlation(scores, human).iloc[0]
+    t = table4.human_correlation(scores, human).iloc[0]
     ref = scistats.pearsonr(score, human["correctness"])
     assert t["r"] == pytest.approx(ref.statistic) and t["p"] == pytest.approx(ref.pvalue)
     assert t["stars"] == "**" and t["n"] == 30
-    assert metrics.significance_stars(0.03) == "*" and metrics.significance_stars(0.2) == ""
+    assert table4.significance_stars(0.03) == "*" and table4.significance_stars(0.2) == ""
 
 
 def test_not_run_rows_cover_the_papers_cells():
-    rows = metrics.not_run_rows(sources=["GPT-4V", "Gemini", "Expert"], metric="lave", reason="no judge")
+    from vqalib.core.report import not_run_rows
+
+    rows = not_run_rows(table4.metric_cells(sources=["GPT-4V", "Gemini", "Expert"], metric="lave"), reason="no judge")
     assert len(rows) == 4 + 4 + 2
     assert rows["status"].eq("not run: no judge").all() and rows["metric"].eq("GPT-4 (LAVE)").all()
 
@@ -316,7 +324,7 @@ def test_score_with_judge(tmp_path):
     judge = CachedJudge(backend, cache_dir=tmp_path)
     pairs = _pairs()
     pairs.loc[2, "candidate"] = "unparseable"
-    scores = metrics.score_with_judge(pairs, judge=judge, progress=False).set_index("question_id")
+    scores = table4.score_with_judge(pairs, judge=judge, progress=False).set_index("question_id")
     assert scores.loc[1, "score"] == 0.0  # "The car is red." does not contain "red car": rating 1
     assert scores.loc[2, "score"] == 0.0 and scores.loc[2, "status"] == "no Answer sentence: zero"
     assert pd.isna(scores.loc[3, "score"]) and scores.loc[3, "status"] == "judge: unparseable: no rating"
@@ -333,30 +341,30 @@ def _summary_scores():
 
 def test_no_answer_sentence_counts():
     pairs = pd.concat([_pairs(), _pairs().assign(source="B", candidate="x")], ignore_index=True)
-    counts = metrics.no_answer_sentence_counts(pairs)
+    counts = table4_report.no_answer_sentence_counts(pairs)
     assert counts.index.tolist() == ["A", "B"]
     assert counts["answers without an Answer sentence"].tolist() == [1, 0]
     assert counts["share"].tolist() == pytest.approx([1 / 3, 0.0])
 
 
 def test_implementations_name_backbone_and_judge():
-    backbone = metrics.Backbone(model_type="m", num_layers=4, label="MiniLM (layer 4)")
-    plain = metrics.implementations(backbone)
+    backbone = bertscore.Backbone(model_type="m", num_layers=4, label="MiniLM (layer 4)")
+    plain = table4_report.implementations(backbone)
     assert plain["bertscore"] == "bert-score F1, MiniLM (layer 4)" and plain["lave"] == ""
-    assert plain["rouge"] == metrics.IMPLEMENTATIONS["rouge"]
+    assert plain["rouge"] == table4.IMPLEMENTATIONS["rouge"]
 
     class Judge:
         class backend:
             name, model = "openai", "gpt-4"
-    assert metrics.implementations(backbone, Judge())["lave"] == "LAVE (Table 17) via openai:gpt-4"
+    assert table4_report.implementations(backbone, Judge())["lave"] == "LAVE (Table 17) via openai:gpt-4"
 
 
 def test_sample_table4_keeps_the_sample_and_adds_not_run_rows():
-    table = metrics.sample_table4(_summary_scores(), [1, 2], sources=["A"], implementation={"rouge": "impl"},
+    table = table4_report.sample_table4(_summary_scores(), [1, 2], sources=["A"], implementation={"rouge": "impl"},
                                   n_resamples=50, seed=0)
     assert len(table) == 1 and table.loc[0, "value"] == pytest.approx(0.15) and table.loc[0, "metric"] == "ROUGE"
     assert table.loc[0, "implementation"] == "impl" and table.loc[0, "reference"] == "s_r"
-    both = metrics.sample_table4(_summary_scores(), [1, 2], sources=["A"], implementation={"rouge": "impl"},
+    both = table4_report.sample_table4(_summary_scores(), [1, 2], sources=["A"], implementation={"rouge": "impl"},
                                  n_resamples=50, seed=0, not_run={"lave": "no judge"})
     assert len(both) == 1 + 4 and both["status"].iloc[1:].eq("not run: no judge").all()
 
@@ -367,10 +375,10 @@ def test_compare_with_paper_and_wide_layout():
     table = pd.DataFrame({"source": ["Gemini", "Gemini"], "metric": ["ROUGE", "Lex-Overlap (Unigram)"],
                           "reference": ["s_r", ""], "candidate": ["l_c", ""], "value": [0.12, 0.3],
                           "ci_low": [0.1, 0.2], "ci_high": [0.2, 0.4]})
-    compared = metrics.compare_with_paper(table, "vizwiz-lf_table04_automatic_eval", paper=paper)
+    compared = table4_report.compare_with_paper(table, "vizwiz-lf_table04_automatic_eval", paper=paper)
     row = compared[compared["reference"] == "s_r"].iloc[0]
     assert row["reproduced"] == pytest.approx(0.12) and row["paper"] == pytest.approx(0.15) and row["paper_in_ci"]
-    wide = metrics.table4_wide(compared)
+    wide = table4_report.table4_wide(compared)
     assert wide.loc["Gemini", ("ROUGE", "s_r+l_c")] == pytest.approx(0.12)
     assert wide.loc["Gemini", ("Lex-Overlap (Unigram)", "answer")] == pytest.approx(0.3)
 
@@ -380,40 +388,40 @@ def test_paper_cells_in_ci_and_its_sentence():
                          "reference": "s_r", "candidate": "l_c", "reproduced": [0.1, 0.2, 0.3],
                          "ci_low": 0.0, "ci_high": 0.2, "paper": [0.1, 0.1, 0.5],
                          "paper_in_ci": pd.array([True, True, False], dtype="boolean")})
-    cells = metrics.paper_cells_in_ci(full)
-    assert cells.index.tolist() == [0, 2] and cells.columns.tolist() == metrics.PAPER_IN_CI_COLUMNS
-    assert metrics.paper_in_ci_text(cells) == "1 of 2 ROUGE/METEOR cells of the paper lie inside the full-set 95% CI"
+    cells = table4_report.paper_cells_in_ci(full)
+    assert cells.index.tolist() == [0, 2] and cells.columns.tolist() == table4_report.PAPER_IN_CI_COLUMNS
+    assert table4_report.paper_in_ci_text(cells) == "1 of 2 ROUGE/METEOR cells of the paper lie inside the full-set 95% CI"
 
 
 def test_no_answer_sensitivity_covers_rules_and_subsets(tmp_path):
     pairs = _pairs().assign(answerability=["answerable", "unanswerable", "answerable"])
     paper = pd.DataFrame({"source": ["A"], "metric": ["ROUGE"], "reference": ["s_r"], "candidate": ["l_c_prime"],
                           "paper": [0.4]})
-    table = metrics.no_answer_sensitivity(pairs, paper, implementation={"rouge": "impl"}, metrics=("rouge",),
+    table = table4_report.no_answer_sensitivity(pairs, paper, implementation={"rouge": "impl"}, metrics=("rouge",),
                                           cache_dir=tmp_path)
-    assert len(table) == len(metrics.NO_ANSWER_RULES) * 2 and table["paper"].eq(0.4).all()
+    assert len(table) == len(table4.NO_ANSWER_RULES) * 2 and table["paper"].eq(0.4).all()
     value = table.set_index(["no_answer", "questions"])["value"]
-    scores = metrics.score_pairs(pairs, metrics=("rouge",), no_answer="zero", cache_dir=tmp_path, progress=False)
+    scores = table4.score_pairs(pairs, metrics=("rouge",), no_answer="zero", cache_dir=tmp_path, progress=False)
     assert value[("zero", "all questions")] == pytest.approx(scores["score"].mean())
     assert value[("zero", "answerable only")] == pytest.approx(scores["score"].iloc[[0, 2]].mean())
-    wide = metrics.sensitivity_wide(table)
+    wide = table4_report.sensitivity_wide(table)
     assert wide.shape == (1, 6) and wide.index[0] == ("ROUGE", "A", "s_r+l_c_prime")
 
 
 def test_reference_gains_and_alt_text():
     shift = pd.DataFrame({"metric": ["rouge"] * 4, "source": ["A", "A", "B", "B"], "candidate_kind": "l_c",
                           "reference_kind": ["s_r", "l_r"] * 2, "mean": [0.1, 0.3, 0.2, 0.15]})
-    gains = metrics.reference_gains(shift)
+    gains = table4_report.reference_gains(shift)
     assert gains.to_dict() == pytest.approx({("rouge", "A", "l_c"): 0.2, ("rouge", "B", "l_c"): -0.05})
-    text = metrics.reference_shift_alt_text(shift)
+    text = table4_report.reference_shift_alt_text(shift)
     assert text.startswith("Three panels (ROUGE, METEOR, BERTScore)")
     assert text.endswith("Long references raise the score in 1 of 2 cases; the largest rise is A ROUGE (+0.20).")
 
 
 def test_table18_without_and_with_human_ratings():
     scores = _summary_scores()
-    missing = metrics.table18(scores, None)
+    missing = table4_report.table18(scores, None)
     assert missing["status"].iloc[0] == "not run: no human ratings" and "human_ratings=" in missing["how to enable"][0]
     human = pd.DataFrame({"source": ["A"] * 3 + ["B"] * 3, "question_id": [1, 2, 3] * 2,
                           "correctness": [0.0, 0.5, 1.0, 0.2, 0.4, 0.9]})
-    pd.testing.assert_frame_equal(metrics.table18(scores, human), metrics.human_correlation(scores, human))
+    pd.testing.assert_frame_equal(table4_report.table18(scores, human), table4.human_correlation(scores, human))

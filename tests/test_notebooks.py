@@ -5,10 +5,13 @@ from pathlib import Path
 import pytest
 
 from conftest import openai_server
-from vqalib import contract, datasets, registry, reproduce
+from vqalib.compendium import reproduce
+from vqalib.core import contract, io, registry
+from vqalib.papers.commvqa import loading
+from vqalib.runner import engines, models, questions
 
 NOTEBOOKS = reproduce.notebook_paths()
-FIGURES = datasets.project_root() / "figures"
+FIGURES = io.project_root() / "figures"
 
 
 def test_notebooks_are_found_in_order():
@@ -35,7 +38,7 @@ def test_notebook_smoke_run(path, tmp_path, data_dir):
 def test_full_run_reproduces_the_committed_figures(tmp_path, data_dir):
     """The reproduction contract: a full run of every notebook gives the committed figures/, exactly for
     counts and closed-form values, within the registry's tolerance for model-derived columns; the
-    failure lists every cell that moved (vqalib.contract)."""
+    failure lists every cell that moved (vqalib.core.contract)."""
     out = tmp_path / "figures"
     for path in NOTEBOOKS:
         reproduce.run_notebook(path, output=tmp_path / path.name,
@@ -45,7 +48,7 @@ def test_full_run_reproduces_the_committed_figures(tmp_path, data_dir):
 
 
 def test_every_figure_is_shown_inline_in_exactly_one_committed_notebook():
-    """Issue 14: each figures/*.png is an image output of one committed notebook, byte for byte the committed
+    """Each figures/*.png is an image output of one committed notebook, byte for byte the committed
     file (a stale notebook fails), with its short alt on the image and the long description beside it."""
     import base64
 
@@ -96,7 +99,7 @@ def test_strip_run_metadata_drops_progress_bars_and_their_cursor_moves(tmp_path)
 
 def test_a_print_flushed_in_two_messages_is_written_as_one_output(tmp_path):
     """The kernel may send a print's text and its newline as two stream messages (timing): the committed
-    notebook must not depend on it (issue 14: no byte churn across runs)."""
+    notebook must not depend on it (no byte churn across runs)."""
     import nbformat
 
     one, two = nbformat.v4.new_code_cell("print(x)"), nbformat.v4.new_code_cell("print(x)")
@@ -127,30 +130,29 @@ def test_notebooks_05_06_08_fill_not_run_rows_from_runner_output(tmp_path, data_
     import pandas as pd
     from PIL import Image
 
-    from vqalib import commvqa, vqa
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     runs = tmp_path / "runs"
     runs.mkdir()
     image = tmp_path / "red.png"
     Image.new("RGB", (40, 30), (200, 10, 10)).save(image)
-    model = vqa.build_model("tiny-blip", device="cpu")
-    viz = vqa.vizwiz_items(data_dir=data_dir).head(6).assign(image=str(image))
+    model = models.build_model("tiny-blip", device="cpu")
+    viz = questions.vizwiz_items(data_dir=data_dir).head(6).assign(image=str(image))
     for strategy in ("vanilla", "abstention"):
-        vqa.run_generation(viz, model=model, strategy=strategy, dataset="vizwiz-lf", out=runs / f"viz-{strategy}.jsonl",
+        engines.run_generation(viz, model=model, strategy=strategy, dataset="vizwiz-lf", out=runs / f"viz-{strategy}.jsonl",
                            progress=False)
-    benchmark = set(commvqa.load_commvqa(data_dir=data_dir).results["question_id"])
-    items = vqa.commvqa_items(data_dir=data_dir)
+    benchmark = set(loading.load_commvqa(data_dir=data_dir).results["question_id"])
+    items = questions.commvqa_items(data_dir=data_dir)
     items = items[items["question_id"].astype(int).isin(benchmark)].head(6).assign(image=str(image))
     for strategy in ("commvqa-baseline", "commvqa-contextual"):
-        vqa.run_generation(items, model=model, strategy=strategy, dataset="commvqa", out=runs / f"comm-{strategy}.jsonl",
+        engines.run_generation(items, model=model, strategy=strategy, dataset="commvqa", out=runs / f"comm-{strategy}.jsonl",
                            progress=False)
 
     # AFGV: a question's baseline tier (text as the notebook's rewrite has it) and one rewrite it does not know
-    afgv_items = vqa.afgv_items(pd.DataFrame({
+    afgv_items = questions.afgv_items(pd.DataFrame({
         "question_id": ["2", "2"], "tier": ["baseline", "simplified"], "image": [str(image)] * 2, "answer": ["car"] * 2,
         "question": ["Can you tell me what kind of vehicle this is?", "What car is this?"]}))
-    vqa.run_generation(afgv_items, model=model, strategy="short-answer", dataset="afgv", out=runs / "afgv.jsonl",
+    engines.run_generation(afgv_items, model=model, strategy="short-answer", dataset="afgv", out=runs / "afgv.jsonl",
                        progress=False)
 
     figures = tmp_path / "figures"
@@ -186,7 +188,7 @@ def test_make_lab_starts_as_root_and_as_a_user():
     import os
     import subprocess
 
-    root = datasets.project_root()
+    root = io.project_root()
     command = subprocess.run(["make", "-n", "-s", "lab"], cwd=root, capture_output=True, text=True, check=True).stdout
     lab = [line for line in command.splitlines() if "jupyter lab" in line]
     assert lab and lab[-1].rstrip().endswith("notebooks")
@@ -194,10 +196,10 @@ def test_make_lab_starts_as_root_and_as_a_user():
 
 
 def test_reproduce_schedule_starts_the_longest_first_and_splits_the_cores():
-    """Issue 18: longest notebook first by the longer of its last run and its committed cold time (a warm
+    """Longest notebook first by the longer of its last run and its committed cold time (a warm
     run does not reorder the cold schedule; a time from before a speed-up is not kept); with two notebooks
     at once each kernel gets one thread of a 2-core machine (two 2-thread pools fought for the cores)."""
-    from vqalib.reproduce import schedule
+    from vqalib.compendium.reproduce import schedule
 
     paths = [Path(f"{n}.ipynb") for n in ("01_a", "02_b", "03_c")]
     last = {"01_a": {"seconds": 9.0}, "02_b": {"seconds": 4.0}, "03_c": {"seconds": 20.0}}  # a warm run

@@ -9,7 +9,11 @@ import pytest
 from colorspacious import cspace_convert, deltaE
 from matplotlib.colors import to_rgb
 
-from vqalib import plots, report
+from vqalib.core import figure_files, report
+from vqalib.core.plots import axes, contrast, style
+from vqalib.papers.afgv import figures as afgv_figures
+from vqalib.papers.commvqa import figures as commvqa_figures
+from vqalib.papers.vizwiz_lf import figures as vizwiz_lf_figures
 
 SOURCES = ["Expert", "GPT-4V", "Gemini", "LLaVA", "QWEN", "BLIP-2"]
 ROLES = ["Confirmation", "Answer", "Ans. Failure", "Auxiliary", "Aux. Failure", "Explanation", "Suggestion", "Misc."]
@@ -102,24 +106,24 @@ def similarity() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 FIGURES = {
-    "stacked_shares": lambda: plots.stacked_shares(role_mix(), title="Roles per source (%)", label_order=ROLES),
-    "heatmap": lambda: plots.heatmap(cooccurrence(), title="Role x source", xlabel="information source",
+    "stacked_shares": lambda: vizwiz_lf_figures.stacked_shares(role_mix(), title="Roles per source (%)", label_order=ROLES),
+    "heatmap": lambda: vizwiz_lf_figures.heatmap(cooccurrence(), title="Role x source", xlabel="information source",
                                      ylabel="functional role"),
-    "paper_agreement": lambda: plots.paper_agreement(agreement(), title="Tables 2-3", unit="% of answers",
+    "paper_agreement": lambda: vizwiz_lf_figures.paper_agreement(agreement(), title="Tables 2-3", unit="% of answers",
                                                      tolerance=report.band("vizwiz-lf_table02_roles_by_answerability",
                                                                            decimals=0), hue="table"),
-    "reference_shift": lambda: plots.reference_shift(shift_summary(), metrics=["rouge", "meteor"],
+    "reference_shift": lambda: vizwiz_lf_figures.reference_shift(shift_summary(), metrics=["rouge", "meteor"],
                                                      metric_names={"rouge": "ROUGE"}, title="Reference shift"),
-    "tier_distribution": lambda: plots.tier_distribution(tiers(), value="fk_grade", by="question_set",
+    "tier_distribution": lambda: afgv_figures.tier_distribution(tiers(), value="fk_grade", by="question_set",
                                                          title="FK grade by tier", ylabel="Flesch–Kincaid grade"),
-    "human_eval_bars": lambda: plots.human_eval_bars(*human_eval(), title="SIMULATED data: Fig. 2",
+    "human_eval_bars": lambda: vizwiz_lf_figures.human_eval_bars(*human_eval(), title="SIMULATED data: Fig. 2",
                                                      watermark="SIMULATED"),
-    "protocol_comparison": lambda: plots.protocol_comparison(protocol_steps(), metrics=["BLEU-1", "CIDEr"],
+    "protocol_comparison": lambda: commvqa_figures.protocol_comparison(protocol_steps(), metrics=["BLEU-1", "CIDEr"],
                                                              title="Table 1"),
-    "accuracy_heatmap": lambda: plots.accuracy_heatmap(pairwise_matrix(), title="Pairwise accuracy"),
-    "rates_by_context": lambda: plots.rates_by_context(entity_rates(), value="per_answer", group="entity",
+    "accuracy_heatmap": lambda: commvqa_figures.accuracy_heatmap(pairwise_matrix(), title="Pairwise accuracy"),
+    "rates_by_context": lambda: commvqa_figures.rates_by_context(entity_rates(), value="per_answer", group="entity",
                                                        title="Entities", xlabel="per answer"),
-    "description_similarity_bars": lambda: plots.description_similarity_bars(*similarity(), title="Fig. 4"),
+    "description_similarity_bars": lambda: commvqa_figures.description_similarity_bars(*similarity(), title="Fig. 4"),
 }
 
 
@@ -135,34 +139,34 @@ def simulate(colours, cvd_type):
                           {"name": "sRGB1+CVD", "cvd_type": cvd_type, "severity": 100}, "sRGB1").clip(0, 1)
 
 
-@pytest.mark.parametrize("cvd_type", plots.CVD_TYPES)
-@pytest.mark.parametrize("n", sorted(plots.CVD_MIN_DELTA_E))
+@pytest.mark.parametrize("cvd_type", style.CVD_TYPES)
+@pytest.mark.parametrize("n", sorted(style.CVD_MIN_DELTA_E))
 def test_first_colours_stay_apart_under_colour_vision_deficiencies(n, cvd_type):
     """The first n colours, as a deuteranope, protanope or tritanope sees them, differ by at least the
     stated CAM02-UCS distance (n = 8 is the most categories a figure uses: the functional roles)."""
-    seen = simulate(plots.PALETTE[:n], cvd_type)
+    seen = simulate(style.PALETTE[:n], cvd_type)
     nearest = min(deltaE(a, b) for a, b in itertools.combinations(seen, 2))
-    assert nearest >= plots.CVD_MIN_DELTA_E[n], f"{cvd_type}: nearest pair of the first {n} colours at {nearest:.1f}"
+    assert nearest >= style.CVD_MIN_DELTA_E[n], f"{cvd_type}: nearest pair of the first {n} colours at {nearest:.1f}"
 
 
 def test_palette_covers_every_figure_and_each_colour_has_a_second_cue():
-    assert len(plots.PALETTE) == len(ROLES) == max(plots.CVD_MIN_DELTA_E)
-    assert len(set(plots.PALETTE)) == len(plots.PALETTE)
-    assert len(set(plots.HATCHES)) == len(set(plots.MARKERS)) == len(plots.PALETTE)
+    assert len(style.PALETTE) == len(ROLES) == max(style.CVD_MIN_DELTA_E)
+    assert len(set(style.PALETTE)) == len(style.PALETTE)
+    assert len(set(style.HATCHES)) == len(set(style.MARKERS)) == len(style.PALETTE)
     with pytest.raises(ValueError, match="palette"):
-        plots.colours(len(plots.PALETTE) + 1)
+        style.colours(len(style.PALETTE) + 1)
 
 
 def test_text_colour_on_any_fill_reaches_the_minimum_contrast():
-    for fill in [*plots.PALETTE, "#808080", "#767676", "#21918c", "#ffffff", "#000000"]:
-        assert plots.contrast_ratio(plots.text_colour_on(fill), fill) >= plots.MIN_CONTRAST
-    assert plots.text_colour_on("#F0E442") == "black" and plots.text_colour_on("#0072B2") == "white"
-    assert plots.contrast_ratio("black", "white") == 21.0 and plots.contrast_ratio("#abcdef", "#abcdef") == 1.0
+    for fill in [*style.PALETTE, "#808080", "#767676", "#21918c", "#ffffff", "#000000"]:
+        assert contrast.contrast_ratio(contrast.text_colour_on(fill), fill) >= contrast.MIN_CONTRAST
+    assert contrast.text_colour_on("#F0E442") == "black" and contrast.text_colour_on("#0072B2") == "white"
+    assert contrast.contrast_ratio("black", "white") == 21.0 and contrast.contrast_ratio("#abcdef", "#abcdef") == 1.0
 
 
 @pytest.mark.parametrize("drawn", list(FIGURES), indirect=True)
 def test_every_figure_passes_the_contrast_check(drawn):
-    assert plots.contrast_problems(drawn) == []
+    assert contrast.contrast_problems(drawn) == []
 
 
 def test_contrast_check_flags_white_on_yellow_and_a_faint_watermark():
@@ -173,7 +177,7 @@ def test_contrast_check_flags_white_on_yellow_and_a_faint_watermark():
     fig.text(0.5, 0.5, "SIMULATED", fontsize=60, color="0.5", alpha=0.18, ha="center", rotation=30)
     ax.text(0.5, 1.1, "", color="white")  # empty: ignored
     ax.text(0.5, 1.2, "hidden", color="white", visible=False)  # not drawn: ignored
-    problems = plots.contrast_problems(fig)
+    problems = contrast.contrast_problems(fig)
     plt.close(fig)
     assert len(problems) == 2
     assert problems[0].startswith("text '12': #ffffff on #f0e442 has contrast")
@@ -186,7 +190,7 @@ def test_contrast_check_reads_heatmap_cells_and_skips_hidden_axes():
     ax.text(0.5, 0.5, "dark cell", color="black")  # black on viridis' darkest purple
     hidden.set_title("white title", color="white")
     hidden.set_visible(False)
-    problems = plots.contrast_problems(fig)
+    problems = contrast.contrast_problems(fig)
     plt.close(fig)
     assert len(problems) == 1 and problems[0].startswith("text 'dark cell': #000000 on #440154")
 
@@ -194,7 +198,7 @@ def test_contrast_check_reads_heatmap_cells_and_skips_hidden_axes():
 def test_contrast_check_leaves_the_saved_figure_unchanged(tmp_path):
     fig = FIGURES["stacked_shares"]()
     fig.savefig(tmp_path / "before.png")
-    plots.contrast_problems(fig)
+    contrast.contrast_problems(fig)
     fig.savefig(tmp_path / "after.png")
     plt.close(fig)
     assert (tmp_path / "before.png").read_bytes() == (tmp_path / "after.png").read_bytes()
@@ -202,26 +206,26 @@ def test_contrast_check_leaves_the_saved_figure_unchanged(tmp_path):
 
 def test_clipped_leaves_out_only_the_far_outlier():
     values = pd.Series([1.0, 2, 2, 3, 3, 3, 4, 4, 5, 9, 197.2])
-    clip = plots.clipped(values)
+    clip = axes.clipped(values)
     assert (clip.n_below, clip.n_above, clip.largest, clip.smallest) == (0, 1, 197.2, 1.0)
     assert 9 < clip.high < 197.2 and clip.low < 1
     assert clip.note() == f"1 value above {clip.high:.1f} not shown (largest 197.2)"
-    assert plots.clipped(values[:-1]).n_clipped == 0  # no far outlier: the whole range, padded
-    assert plots.clipped(values[:-1]).note() == ""
+    assert axes.clipped(values[:-1]).n_clipped == 0  # no far outlier: the whole range, padded
+    assert axes.clipped(values[:-1]).note() == ""
 
 
 def test_clipped_fences_come_from_the_widest_box():
     """A value that is far out only for a narrow box stays on the axis when a wider box reaches it."""
     values = pd.Series([0.0, 1, 1, 1, 2] + [0.0, 10, 20, 30, 40])
     groups = ["narrow"] * 5 + ["wide"] * 5
-    assert plots.clipped(values, groups=groups).n_clipped == 0
-    assert plots.clipped(values[:5]).n_clipped == 0 and plots.clipped(pd.Series([0.0, 1, 1, 1, 2, 40])).n_above == 1
+    assert axes.clipped(values, groups=groups).n_clipped == 0
+    assert axes.clipped(values[:5]).n_clipped == 0 and axes.clipped(pd.Series([0.0, 1, 1, 1, 2, 40])).n_above == 1
 
 
 def test_tier_distribution_cuts_the_axis_and_says_so():
     frame = tiers()
     fig = FIGURES["tier_distribution"]()
-    clip = plots.clipped(frame["fk_grade"], groups=[frame["question_set"], frame["tier"]])
+    clip = axes.clipped(frame["fk_grade"], groups=[frame["question_set"], frame["tier"]])
     notes = [t.get_text() for t in fig.texts]
     ticks = [t.get_text() for ax in fig.axes for t in ax.get_xticklabels()]
     low, high = fig.axes[0].get_ylim()
@@ -230,10 +234,10 @@ def test_tier_distribution_cuts_the_axis_and_says_so():
     assert any(clip.note() in t for t in notes)
     assert ticks == ["simplified", "baseline", "complex"] + [f"{t}\n↑ 1 off scale" for t in ("simplified", "baseline",
                                                                                               "complex")]
-    given = plots.tier_distribution(frame, value="fk_grade", by="question_set", title="t", ylabel="y", clip=clip)
+    given = afgv_figures.tier_distribution(frame, value="fk_grade", by="question_set", title="t", ylabel="y", clip=clip)
     assert given.axes[0].get_ylim() == (clip.low, clip.high)
     plt.close(given)
-    unclipped = plots.tier_distribution(frame, value="fk_grade", by="question_set", title="t", ylabel="y", clip=False)
+    unclipped = afgv_figures.tier_distribution(frame, value="fk_grade", by="question_set", title="t", ylabel="y", clip=False)
     assert unclipped.axes[0].get_ylim()[1] > 197
     plt.close(unclipped)
 
@@ -241,14 +245,14 @@ def test_tier_distribution_cuts_the_axis_and_says_so():
 def test_simulated_mark_is_a_banner_and_a_label_in_every_panel():
     fig = FIGURES["human_eval_bars"]()
     banner = [t for t in fig.texts if t.get_text().startswith("SIMULATED DATA")]
-    band = [a for a in fig.artists if to_rgb(a.get_facecolor()) == to_rgb(plots.BANNER_FACE)]
+    band = [a for a in fig.artists if to_rgb(a.get_facecolor()) == to_rgb(style.BANNER_FACE)]
     panels = [[t for t in ax.texts if t.get_text() == "SIMULATED"] for ax in fig.axes]
     assert len(banner) == 1 and banner[0].get_fontsize() >= 14 and banner[0].get_alpha() is None
     assert len(band) == 1 and band[0].get_width() == 1 and band[0].get_alpha() is None  # solid, full width
     assert all(len(p) == 1 and p[0].get_bbox_patch() is not None for p in panels)
-    assert plots.contrast_problems(fig) == []
+    assert contrast.contrast_problems(fig) == []
     plt.close(fig)
-    plain = plots.human_eval_bars(*human_eval(), title="human data")
+    plain = vizwiz_lf_figures.human_eval_bars(*human_eval(), title="human data")
     assert not [t for t in plain.texts if "SIMULATED" in t.get_text()]
     plt.close(plain)
 
@@ -283,34 +287,27 @@ def test_lines_and_points_carry_a_distinct_marker_per_series():
     assert markers["Table 2"] != markers["Table 3"]
 
 
-def test_report_use_style_is_the_plots_style():
-    report.use_style()
+def test_figure_files_use_style_is_the_plots_style():
+    figure_files.use_style()
     assert plt.rcParams["hatch.linewidth"] == 0.8
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    assert [to_rgb(c) for c in cycle] == [to_rgb(c) for c in plots.PALETTE]
+    assert [to_rgb(c) for c in cycle] == [to_rgb(c) for c in style.PALETTE]
 
 
-def test_plots_facade_re_exports_the_core_package_and_each_module_stays_small():
-    """Issue 17: :mod:`vqalib.plots` is a thin facade over :mod:`vqalib.core.plots`; every name it
-    exports is the very object of its defining module, and no module of the package exceeds 500 lines."""
+def test_figure_functions_live_in_their_papers():
+    """Core plots hold the shared style only; each paper's figure functions are in its ``figures`` module."""
     import importlib
     import pathlib
 
     package = pathlib.Path(importlib.import_module("vqalib.core.plots").__file__).parent
-    modules = []
-    for path in sorted(package.glob("*.py")):
-        assert len(path.read_text(encoding="utf-8").splitlines()) <= 500, path.name
-        if path.stem != "__init__":
-            modules.append(importlib.import_module(f"vqalib.core.plots.{path.stem}"))
-    for name in plots.__all__:
-        assert any(getattr(m, name, None) is getattr(plots, name) for m in modules), \
-            f"plots.{name} is not the object of a vqalib.core.plots module"
-    figures = ["stacked_shares", "heatmap", "paper_agreement", "reference_shift", "human_eval_bars",
-               "tier_distribution", "protocol_comparison", "accuracy_heatmap", "rates_by_context",
-               "description_similarity_bars"]
-    assert {name: getattr(plots, name).__module__.rsplit(".", 1)[1] for name in figures} == {
-        **dict.fromkeys(figures[:5], "vizwiz_lf"), "tier_distribution": "afgv",
-        **dict.fromkeys(figures[6:], "commvqa")}
+    assert {p.stem for p in package.glob("*.py")} == {"__init__", "style", "contrast", "axes"}
+    homes = {"vizwiz_lf": ["stacked_shares", "heatmap", "paper_agreement", "reference_shift", "human_eval_bars"],
+             "afgv": ["tier_distribution"],
+             "commvqa": ["protocol_comparison", "accuracy_heatmap", "rates_by_context", "description_similarity_bars"]}
+    for paper, names in homes.items():
+        module = importlib.import_module(f"vqalib.papers.{paper}.figures")
+        for name in names:
+            assert getattr(module, name).__module__ == module.__name__
 
 
 def test_figures_use_matplotlibs_bundled_fonts_whatever_the_system_or_font_cache_lists(monkeypatch):

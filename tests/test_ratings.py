@@ -6,8 +6,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from vqalib import ratings
-from vqalib.ratings import RatingsFileError
+from vqalib.papers.vizwiz_lf import loading, ratings, simulation, table4
+from vqalib.papers.vizwiz_lf.ratings import RatingsFileError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -148,7 +148,7 @@ def test_question_ids_outside_the_release_name_file_line_column_and_value(tmp_pa
 
 
 def test_question_ids_can_be_given_and_the_error_is_a_data_format_error():
-    from vqalib.datasets import DataFormatError
+    from vqalib.core.io import DataFormatError
 
     with pytest.raises(DataFormatError) as error:  # RatingsFileError is one
         ratings.load_ratings(FIXTURES / "ratings_valid.csv", question_ids={3, 4, 5})
@@ -157,14 +157,12 @@ def test_question_ids_can_be_given_and_the_error_is_a_data_format_error():
 
 
 def test_release_ids_are_the_keys_of_the_seven_files(data_dir):
-    from vqalib import datasets
 
-    assert datasets.vizwiz_lf_question_ids(data_dir=data_dir) == frozenset(range(1, 601))
+    assert loading.vizwiz_lf_question_ids(data_dir=data_dir) == frozenset(range(1, 601))
 
 
 def test_simulated_studies_use_release_ids(vizwiz):
     """The SIMULATED study of notebook 04 draws release ids; the data-free default (1-12) is in the release too."""
-    from vqalib import simulation
 
     release = frozenset(vizwiz.answers["question_id"])
     drawn = simulation.design_questions(vizwiz.answers, per_category=3, seed=0)
@@ -206,12 +204,11 @@ def test_per_answer_correctness_is_the_normalised_mean_of_s_i_ratings():
 
 
 def test_per_answer_correctness_feeds_table18():
-    from vqalib import metrics
 
     table = ratings.per_answer_correctness(ratings.load_ratings(FIXTURES / "ratings_valid.csv"))
     scores = pd.DataFrame({"source": table["source"], "question_id": table["question_id"], "metric": "rouge",
                            "reference_kind": "s_r", "candidate_kind": "l_c", "score": [0.1, 0.9, 0.5, 0.2, 0.3, 0.8]})
-    result = metrics.human_correlation(scores, table)
+    result = table4.human_correlation(scores, table)
     assert result["n"].item() == 6 and -1 <= result["r"].item() <= 1
 
 

@@ -3,11 +3,12 @@ tolerance is written anywhere else."""
 
 import importlib
 import re
+
 import pandas as pd
 import pytest
 
-from vqalib import registry, report
-from vqalib.datasets import project_root
+from vqalib.core import registry, registry_entries, report, specs
+from vqalib.core.io import project_root
 
 ROOT = project_root()
 FIGURES = ROOT / "figures"
@@ -22,7 +23,7 @@ def test_every_committed_file_has_an_entry_and_every_entry_a_file():
         assert (FIGURES / f"{pattern}.csv").exists(), f"registry entry {stem!r} has no figures/{pattern}.csv"
 
 
-@pytest.mark.parametrize("spec", registry.ENTRIES, ids=[f"{s.kind}:{s.stem}" for s in registry.ENTRIES])
+@pytest.mark.parametrize("spec", registry_entries.ENTRIES, ids=[f"{s.kind}:{s.stem}" for s in registry_entries.ENTRIES])
 def test_entry_is_complete(spec):
     module, _, name = spec.builder.rpartition(".")
     builder = getattr(importlib.import_module(module), name)
@@ -50,7 +51,7 @@ def test_committed_comparisons_follow_the_registry_rules():
         if "relation" not in table:
             continue
         kinds = table["relation"].astype(str).str.split(":").str[0].str.strip()
-        assert set(kinds) <= set(registry.RELATIONS), (stem, set(kinds))
+        assert set(kinds) <= set(specs.RELATIONS), (stem, set(kinds))
         judged = table["within_tolerance"].notna()
         assert kinds[judged].eq("same").all(), f"{stem}: a non-same cell is judged"
         both = table["reproduced"].notna() & table["paper"].notna() & kinds.eq("same")
@@ -83,7 +84,7 @@ def test_tolerance_rules_describe_every_compared_table():
 
 def test_unknown_relation_is_refused():
     with pytest.raises(ValueError, match="not one of"):
-        registry.Relation(default="similar")
+        specs.Relation(default="similar")
 
 
 # --- no tolerance outside the registry -----------------------------------------------------
@@ -108,7 +109,7 @@ def _sources(folder: str):
 
 @pytest.mark.parametrize("folder", ["notebooks", "tests"])
 def test_no_tolerance_literal_outside_the_registry(folder):
-    """Must show: tolerances live in vqalib.registry only (floating-point equality in unit tests uses
+    """Must show: tolerances live in vqalib.core.registry only (floating-point equality in unit tests uses
     pytest.approx's default relative 1e-6, which is equality, not a reproduction tolerance)."""
     found = [f"{path.relative_to(ROOT)}: {m.group(0)!r}" for path, text in _sources(folder)
              for m in TOLERANCE_LITERAL.finditer(text)]

@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from vqalib import report
+from vqalib.core import figure_files, registry, report
 
 
 @pytest.fixture
@@ -92,7 +92,6 @@ def test_outside_tolerance_with_known_reasons(paper_dir):
 
 def test_every_known_difference_names_a_registered_table():
     """Each explanation is keyed by the ``known`` id of a registry entry, which notebooks list through report.outside."""
-    from vqalib import registry
 
     known = report.load_known_differences()
     ids = {spec.known for spec in registry.TABLES.values() if spec.known}
@@ -116,7 +115,7 @@ def test_save_is_byte_identical_across_runs(tmp_path):
         assert (tmp_path / "1" / f"{name}.{ext}").read_bytes() == (tmp_path / "2" / f"{name}.{ext}").read_bytes()
     assert (tmp_path / "1" / f"{name}.csv").read_text() == "k,v,ok\na,0.3333,True\nb,2.0000,\n"
     assert (tmp_path / "1" / f"{name}.md").read_text().startswith("# X\n")
-    with pytest.raises(KeyError, match="not in vqalib.registry"):
+    with pytest.raises(KeyError, match="not in vqalib.core.registry"):
         report.save(frame, "an_unregistered_table", directory=tmp_path)
 
 
@@ -125,7 +124,7 @@ def test_save_keeps_a_file_whose_model_derived_values_moved_within_tolerance(tmp
     does any change on the machine that made the committed figures (there it can only be the code's)."""
     import json
 
-    from vqalib import contract, registry
+    from vqalib.core import contract
 
     name = "commvqa_fig04_description_similarity"
     tol = registry.table(name).model_derived.tolerance("mean")
@@ -154,36 +153,36 @@ def test_save_keeps_a_file_whose_model_derived_values_moved_within_tolerance(tmp
 
 
 def test_save_figure_writes_png_pdf_and_alt_text(tmp_path):
-    report.use_style()
+    figure_files.use_style()
     fig, ax = plt.subplots()
     ax.plot([0, 1], [0, 1])
-    saved = report.save_figure(fig, "vizwiz-lf_reference_shift", directory=tmp_path,
-                               alt_text="A straight line rising from the lower left to the upper right corner.")
+    saved = figure_files.save_figure(fig, "vizwiz-lf_reference_shift", directory=tmp_path,
+                                     alt_text="A straight line rising from the lower left to the upper right corner.")
     assert saved.png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert saved.pdf.read_bytes()[:4] == b"%PDF"
     assert saved.alt_path.read_text().startswith("A straight line")
     bundle, metadata = saved._repr_mimebundle_()  # shown inline: the saved bytes, short alt, long description
     assert base64.b64decode(bundle["image/png"]) == saved.png.read_bytes()
-    assert metadata["image/png"]["alt"] == report.short_alt("vizwiz-lf_reference_shift") in bundle["text/html"]
+    assert metadata["image/png"]["alt"] == figure_files.short_alt("vizwiz-lf_reference_shift") in bundle["text/html"]
     assert 'aria-describedby="vizwiz-lf_reference_shift-description"' in bundle["text/html"]
     assert 'id="vizwiz-lf_reference_shift-description">A straight line' in bundle["text/html"]
     assert str(tmp_path) not in str(bundle)
     fig, ax = plt.subplots()
     with pytest.raises(ValueError, match="alt text"):
-        report.save_figure(fig, "vizwiz-lf_role_mix_by_source", directory=tmp_path, alt_text="a line")
+        figure_files.save_figure(fig, "vizwiz-lf_role_mix_by_source", directory=tmp_path, alt_text="a line")
     assert repr(saved) == "SavedFigure('vizwiz-lf_reference_shift')"  # no absolute path in a notebook's output
     ax.text(0.5, 0.5, "faint", color="0.8")
     with pytest.raises(ValueError, match="contrast.*faint"):
-        report.save_figure(fig, "vizwiz-lf_role_mix_by_source", directory=tmp_path,
-                           alt_text="A light grey word in the middle of an otherwise empty white plot area.")
+        figure_files.save_figure(fig, "vizwiz-lf_role_mix_by_source", directory=tmp_path,
+                                 alt_text="A light grey word in the middle of an otherwise empty white plot area.")
     assert not (tmp_path / "vizwiz-lf_role_mix_by_source.png").exists()
     plt.close(fig)
     (tmp_path / "line.csv").write_text("x\n")
-    removed = report.remove_figure("vizwiz-lf_reference_shift", directory=tmp_path)  # "not run": no stale image
+    removed = figure_files.remove_figure("vizwiz-lf_reference_shift", directory=tmp_path)  # "not run": no stale image
     assert sorted(p.name for p in removed) == ["vizwiz-lf_reference_shift.alt.txt", "vizwiz-lf_reference_shift.pdf",
                                                "vizwiz-lf_reference_shift.png"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["line.csv"]
-    assert report.remove_figure("vizwiz-lf_reference_shift", directory=tmp_path) == []
+    assert figure_files.remove_figure("vizwiz-lf_reference_shift", directory=tmp_path) == []
 
 
 def test_not_run_says_why_and_how():

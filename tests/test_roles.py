@@ -1,7 +1,8 @@
 import pandas as pd
 import pytest
 
-from vqalib import report, roles, taxonomy
+from vqalib.core import report
+from vqalib.papers.vizwiz_lf import roles, taxonomy
 
 
 @pytest.fixture

@@ -1,9 +1,8 @@
-"""vqalib.runner (issue 17): prompt texts are package data, byte-identical to the paper prompts the runner used
-as Python literals; modules stay small and import each other without cycles."""
+"""The runner's prompt texts (:mod:`vqalib.core.prompts`, ``vqalib/runner/prompts/``): package data,
+byte-identical to the paper prompts the runner used as Python literals."""
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 from importlib import resources
@@ -11,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from vqalib import vqa
-from vqalib.runner import models, resources as prompt_resources, strategies
+from vqalib.core.prompts import load_prompt, prompt_file
+from vqalib.runner import models, strategies
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNNER = ROOT / "vqalib" / "runner"
 
 # SHA-256 of the UTF-8 texts as they were Python literals in vqalib/vqa.py before the split
 LITERAL_SHA256 = {
@@ -32,21 +30,22 @@ SHORT_ANSWER_SHA256 = "4d3f4562a9ecbaecc00b86bbd64912620555926c3c227ec4bd920e56d
 
 @pytest.mark.parametrize("file, name", sorted(LITERAL_SHA256))
 def test_loaded_prompts_are_byte_identical_to_the_former_literals(file, name):
-    text = prompt_resources.prompt(file, name)
+    text = load_prompt("vqalib.runner", file, name)
     assert hashlib.sha256(text.encode("utf-8")).hexdigest() == LITERAL_SHA256[file, name]
 
 
 def test_short_answer_templates_are_the_former_literals():
-    templates = prompt_resources.prompt("afgv", "short_answer_templates")
+    templates = load_prompt("vqalib.runner", "afgv", "short_answer_templates")
     assert hashlib.sha256(json.dumps(templates, sort_keys=True).encode("utf-8")).hexdigest() == SHORT_ANSWER_SHA256
     templates["blip"] = "changed"  # a caller's copy: the cached file stays as stored
-    assert prompt_resources.prompt("afgv", "short_answer_templates")["blip"] == "{question}"
+    assert load_prompt("vqalib.runner", "afgv", "short_answer_templates")["blip"] == "{question}"
 
 
 def test_strategies_render_the_loaded_texts():
-    load = prompt_resources.prompt
+    def load(file, name):
+        return load_prompt("vqalib.runner", file, name)
+
     q = "What color is the jumper?"
-    assert vqa.ABSTENTION_INSTRUCTION is strategies.ABSTENTION_INSTRUCTION
     assert strategies.abstention_prompt(q) == f"{load('vizwiz_lf', 'abstention_instruction')}\n\nQuestion: {q}"
     assert strategies.review_prompt(q, "plaid") == (f"{load('vizwiz_lf', 'review_instruction')}\n\nQuestion: {q}\n"
                                                     "Answer: plaid\nProblems:")
@@ -66,41 +65,11 @@ def test_prompt_files_are_package_data_with_a_source_for_every_text():
     files = sorted(p.name for p in folder.iterdir() if p.name.endswith(".json"))
     assert files == ["afgv.json", "chat_templates.json", "commvqa.json", "vizwiz_lf.json"]
     for name in files:
-        for key, entry in prompt_resources.prompt_file(name[:-len(".json")]).items():
+        for key, entry in prompt_file("vqalib.runner", name[:-len(".json")])["prompts"].items():
             assert set(entry) == {"source", "text"} and entry["source"], (name, key)
     with pytest.raises(KeyError, match="no prompt 'nope' in prompts/vizwiz_lf.json"):
-        prompt_resources.prompt("vizwiz_lf", "nope")
+        load_prompt("vqalib.runner", "vizwiz_lf", "nope")
     with pytest.raises(FileNotFoundError, match="no prompt file prompts/nope.json"):
-        prompt_resources.prompt("nope", "x")
+        load_prompt("vqalib.runner", "nope", "x")
 
 
-def _runner_imports(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-    return found
-
-
-def test_runner_modules_are_small_acyclic_and_never_import_the_facade():
-    modules = {p.stem: p for p in RUNNER.glob("*.py")}
-    for path in [*modules.values(), ROOT / "vqalib" / "vqa.py"]:
-        lines = len(path.read_text(encoding="utf-8").splitlines())
-        assert lines <= 500, f"{path.relative_to(ROOT)} has {lines} lines (issue 17: at most 500)"
-    graph = {}
-    for stem, path in modules.items():
-        imports = _runner_imports(path)
-        assert "vqalib.vqa" not in imports, f"vqalib/runner/{stem}.py imports the facade vqalib.vqa"
-        graph[stem] = {m.rsplit(".", 1)[1] for m in imports if m.startswith("vqalib.runner.")}
-    done: set[str] = set()
-
-    def visit(stem: str, trail: tuple[str, ...]) -> None:
-        assert stem not in trail, f"import cycle: {' -> '.join((*trail, stem))}"
-        if stem not in done:
-            for target in graph.get(stem, ()):
-                visit(target, (*trail, stem))
-            done.add(stem)
-    for stem in graph:
-        visit(stem, ())

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vqalib import ratings, reproduce, simulation, stats
+from vqalib.compendium import reproduce
+from vqalib.papers.vizwiz_lf import human_eval, ratings, simulation
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "04_human_eval_stats.ipynb"
@@ -45,7 +46,7 @@ def test_same_seed_gives_identical_csv_bytes_and_another_seed_does_not():
     first = csv_bytes(simulation.simulate_ratings(seed=7))
     assert csv_bytes(simulation.simulate_ratings(seed=7)) == first
     assert csv_bytes(simulation.simulate_ratings(seed=8)) != first
-    analysis = [stats.figure2_analysis(simulation.simulate_ratings(seed=7)) for _ in range(2)]
+    analysis = [human_eval.figure2_analysis(simulation.simulate_ratings(seed=7)) for _ in range(2)]
     assert csv_bytes(analysis[0].pairwise) == csv_bytes(analysis[1].pairwise)
 
 
@@ -87,10 +88,10 @@ def test_simulated_study_labels_everything():
     study = simulation.simulated_study(seed=0)
     assert study.simulated and study.label.startswith("SIMULATED")
     assert "SIMULATED" in study.name("means") and study.title("Fig. 2").startswith("SIMULATED")
-    analysis = stats.figure2_analysis(study.ratings)
+    analysis = human_eval.figure2_analysis(study.ratings)
     for frame in (analysis.means, analysis.friedman, analysis.pairwise):
         assert study.labelled(frame)["study"].str.contains("SIMULATED").all()
-    assert "SIMULATED" in stats.figure2_summary_text(analysis, study=study.title("x"))
+    assert "SIMULATED" in human_eval.figure2_summary_text(analysis, study=study.title("x"))
 
 
 @pytest.mark.notebook

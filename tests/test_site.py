@@ -1,4 +1,4 @@
-"""The reviewer site (vqalib.site): built from the committed notebooks and figures/, checked as HTML here;
+"""The reviewer site (vqalib.compendium.site): built from the committed notebooks and figures/, checked as HTML here;
 `make check-site` audits it in headless Chromium with axe-core and a keyboard walk."""
 
 import re
@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 from bs4 import BeautifulSoup
 
-from vqalib import registry, report, site
-from vqalib.datasets import project_root
+from vqalib.compendium import site, site_html
+from vqalib.core import figure_files, registry, specs
+from vqalib.core.io import project_root
 
 ROOT = project_root()
 FIGURES = ROOT / "figures"
@@ -82,7 +83,7 @@ def test_figures_have_a_short_alt_and_a_long_description_linked_not_repeated(bui
         for page in (f"sections/{spec.notebook}.html", f"notebooks/{spec.notebook}.html"):
             img = soups[page].find("img", src=f"../figures/{png.name}")
             assert img is not None, f"{png.name} not on {page}"
-            assert img["alt"] == report.short_alt(png.stem) and len(img["alt"]) < 150
+            assert img["alt"] == figure_files.short_alt(png.stem) and len(img["alt"]) < 150
             description = soups[page].find(id=img["aria-describedby"])
             assert description.get_text(strip=True) == long
             assert soups[page].get_text().count(long) == 1  # said once
@@ -110,7 +111,7 @@ def test_not_run_and_simulated_tables_are_labelled(built):
 def test_index_is_organised_by_paper_then_section(built):
     index = pages(built)["index.html"]
     papers = [h.get_text() for h in index.find_all("h2")]
-    assert [p.split(":")[0] for p in papers] == list(registry.PAPERS)
+    assert [p.split(":")[0] for p in papers] == list(specs.PAPERS)
     vizwiz = index.find("h2", id="paper-VizWiz-LF").find_parent("section")
     assert [a["href"] for a in vizwiz.select("h3 a")] == [f"sections/0{k}_{n}.html" for k, n in (
         (1, "dataset_stats"), (2, "functional_roles"), (3, "automatic_eval"), (4, "human_eval_stats"), (5, "abstention"))]
@@ -118,7 +119,7 @@ def test_index_is_organised_by_paper_then_section(built):
 
 def test_long_tables_show_their_first_rows_and_say_so():
     frame = pd.DataFrame({"question_id": range(100), "share": [0.5] * 100, "n": range(100)})
-    text = site.html_table(frame, caption="T", row_headers=["question_id"], decimals=2, max_rows=10, table_id="t")
+    text = site_html.html_table(frame, caption="T", row_headers=["question_id"], decimals=2, max_rows=10, table_id="t")
     soup = BeautifulSoup(text, "html.parser")
     assert len(soup.tbody.find_all("tr")) == 10
     assert "first 10 of 100 rows" in soup.caption.get_text()

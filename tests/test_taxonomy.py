@@ -1,6 +1,6 @@
 import pytest
 
-from vqalib import taxonomy
+from vqalib.papers.vizwiz_lf import taxonomy
 
 
 def test_canonical_labels_are_designs():

@@ -1,4 +1,4 @@
-"""Answer generation (vqalib.vqa, vqalib.images) with tiny random models built from configs: no download."""
+"""Answer generation (vqalib.runner, vqalib.runner.images) with tiny random models built from configs: no download."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ import pandas as pd
 import pytest
 
 from conftest import bomb_png, gated_body, local_file_server, route_server, streamed_body
-from vqalib import vqa
-from vqalib.images import ImageStore
+from vqalib.compendium import cli
+from vqalib.runner import (engines, handoff, judges, locks, models, questions as runner_questions, registry,
+                           runfiles, strategies)
+from vqalib.runner.images import ImageStore
 
 VOLATILE = {"seconds", "model_seconds", "started_at", "engine", "shard", "run_file"}
 REQUIRED = {"schema", "dataset", "item_id", "question", "image", "image_sha256", "model", "model_id", "revision",
@@ -62,15 +64,15 @@ def server(files):
 
 
 @functools.lru_cache(maxsize=None)
-def tiny(key: str) -> vqa.VLM:
-    return vqa.build_model(key, device="cpu")
+def tiny(key: str) -> models.VLM:
+    return models.build_model(key, device="cpu")
 
 
 def make_items(n: int, image: Path, **extra) -> pd.DataFrame:
     frame = pd.DataFrame({"question_id": [str(i) for i in range(n)],
                           "question": [f"what is object {i}?" for i in range(n)], "image": [str(image)] * n,
                           "scenario": ["shopping"] * n, "description": ["A red square."] * n, **extra})
-    return vqa.table_items(frame)
+    return runner_questions.table_items(frame)
 
 
 def stable(records) -> list[dict]:
@@ -86,53 +88,53 @@ def raw_lines(path: Path) -> list[dict]:
 # --- registry and prompts -------------------------------------------------------------------------
 
 def test_registry_holds_the_papers_models_with_table25_settings():
-    keys = set(vqa.REGISTRY)
+    keys = set(registry.REGISTRY)
     assert {"blip2-flan-t5-xxl", "instructblip-flan-t5-xxl", "llava-1.5-7b", "llava-1.5-13b", "qwen2-vl-7b-instruct",
             "idefics-9b-instruct", "blip-vqa-base", "blip2-opt-2.7b"} <= keys
-    real = [s for s in vqa.REGISTRY.values() if not s.test_model]
+    real = [s for s in registry.REGISTRY.values() if not s.test_model]
     assert all(s.revision == "main" and "/" in s.hub_id for s in real)
-    assert all(s.hub_id.startswith("test://") for s in vqa.REGISTRY.values() if s.test_model)
-    assert "STAND-IN" in vqa.model_spec("qwen2-vl-7b-instruct").note
+    assert all(s.hub_id.startswith("test://") for s in registry.REGISTRY.values() if s.test_model)
+    assert "STAND-IN" in registry.model_spec("qwen2-vl-7b-instruct").note
     import transformers
 
-    assert all(hasattr(transformers, s.model_class) for s in vqa.REGISTRY.values())  # transformers' own classes
+    assert all(hasattr(transformers, s.model_class) for s in registry.REGISTRY.values())  # transformers' own classes
     # Table 25: defaults and self-consistency columns
-    blip2 = vqa.model_spec("blip2-flan-t5-xxl")
+    blip2 = registry.model_spec("blip2-flan-t5-xxl")
     assert blip2.generation == {"do_sample": False, "top_p": 1.0, "temperature": 1.0}
-    assert vqa.generation_settings(blip2, "self-consistency", max_new_tokens=9) == {
+    assert strategies.generation_settings(blip2, "self-consistency", max_new_tokens=9) == {
         "do_sample": True, "temperature": 0.7, "top_p": 0.7, "max_new_tokens": 9}
-    assert vqa.generation_settings(blip2, "vanilla")["do_sample"] is False
-    assert vqa.model_spec("llava-1.5-13b").consistency == {"do_sample": True, "temperature": 0.7}
-    assert vqa.model_spec("instructblip-flan-t5-xxl").consistency == {"do_sample": True, "temperature": 0.7}
-    qwen = vqa.model_spec("qwen2-vl-7b-instruct")
-    assert vqa.generation_settings(qwen, "abstention")["top_p"] == 0.3
-    assert vqa.generation_settings(qwen, "abstention-consistency")["top_p"] == 0.7
+    assert strategies.generation_settings(blip2, "vanilla")["do_sample"] is False
+    assert registry.model_spec("llava-1.5-13b").consistency == {"do_sample": True, "temperature": 0.7}
+    assert registry.model_spec("instructblip-flan-t5-xxl").consistency == {"do_sample": True, "temperature": 0.7}
+    qwen = registry.model_spec("qwen2-vl-7b-instruct")
+    assert strategies.generation_settings(qwen, "abstention")["top_p"] == 0.3
+    assert strategies.generation_settings(qwen, "abstention-consistency")["top_p"] == 0.7
     # the stand-in's own generation_config must not make Table 25's sampling near-greedy
-    assert vqa.generation_settings(qwen, "self-consistency")["top_k"] == 0
-    assert vqa.generation_settings(qwen, "vanilla")["temperature"] == 1.0
-    assert vqa.generation_settings(qwen, "commvqa-contextual")["do_sample"] is False  # CommVQA §5 greedy
-    frame = vqa.registry_frame()
-    assert len(frame) == len(vqa.REGISTRY) and frame["test_model"].sum() == 6
+    assert strategies.generation_settings(qwen, "self-consistency")["top_k"] == 0
+    assert strategies.generation_settings(qwen, "vanilla")["temperature"] == 1.0
+    assert strategies.generation_settings(qwen, "commvqa-contextual")["do_sample"] is False  # CommVQA §5 greedy
+    frame = registry.registry_frame()
+    assert len(frame) == len(registry.REGISTRY) and frame["test_model"].sum() == 6
 
 
 def test_prompts_follow_tables_22_to_24_and_commvqa_a1():
     q = "What color is the jumper"
-    assert vqa.abstention_prompt(q).startswith("You are a helpful assistant that is answering questions about images "
+    assert strategies.abstention_prompt(q).startswith("You are a helpful assistant that is answering questions about images "
                                                "for blind and low vision individuals.")
-    assert vqa.abstention_prompt(q).endswith(f"Question: {q}")
-    assert vqa.review_prompt(q, "plaid").endswith("Question: What color is the jumper\nAnswer: plaid\nProblems:")
-    revise = vqa.revise_prompt(q, "plaid", "Plaid is a pattern, not a color.")
+    assert strategies.abstention_prompt(q).endswith(f"Question: {q}")
+    assert strategies.review_prompt(q, "plaid").endswith("Question: What color is the jumper\nAnswer: plaid\nProblems:")
+    revise = strategies.revise_prompt(q, "plaid", "Plaid is a pattern, not a color.")
     assert "only output the revised correct answer" in revise and revise.endswith("Revised Answer:")
-    [message] = vqa.consistency_messages("What is this box?", ["a", "b", "c", "d", "e"])
+    [message] = strategies.consistency_messages("What is this box?", ["a", "b", "c", "d", "e"])
     assert message["content"].startswith("I have generated the following responses to the question: What is this box?")
     assert "Response 4: e" in message["content"] and "The most consistent response is Response X." in message["content"]
-    assert vqa.parse_consistency_choice("The most consistent response is Response 3.", n=5) == 3
-    assert vqa.parse_consistency_choice("Response 7", n=5) is None
-    assert vqa.parse_consistency_choice("no idea", n=5) is None
-    context = vqa.contextual_prompt(scenario="travel", description="A stingray.", question="Any fish?")
+    assert strategies.parse_consistency_choice("The most consistent response is Response 3.", n=5) == 3
+    assert strategies.parse_consistency_choice("Response 7", n=5) is None
+    assert strategies.parse_consistency_choice("no idea", n=5) is None
+    context = strategies.contextual_prompt(scenario="travel", description="A stingray.", question="Any fish?")
     assert context.startswith("Assume someone is browsing a travel website") and context.endswith("Question: Any fish?")
-    assert vqa.short_answer_prompt("Bus color?", family="llava").endswith("single word or phrase.")
-    assert vqa.short_answer_prompt("Bus color?", family="blip") == "Bus color?"
+    assert strategies.short_answer_prompt("Bus color?", family="llava").endswith("single word or phrase.")
+    assert strategies.short_answer_prompt("Bus color?", family="blip") == "Bus color?"
 
 
 # --- strategies end to end ------------------------------------------------------------------------
@@ -140,12 +142,12 @@ def test_prompts_follow_tables_22_to_24_and_commvqa_a1():
 EXPECTED_RECORDS = {"self-consistency": 6, "abstention-consistency": 6}
 
 
-@pytest.mark.parametrize("strategy", list(vqa.STRATEGIES))
+@pytest.mark.parametrize("strategy", list(strategies.STRATEGIES))
 def test_every_strategy_runs_end_to_end(strategy, files, tmp_path):
     out = tmp_path / "run.jsonl"
     items = make_items(2, files["good"])
-    summary = vqa.run_generation(items, model=tiny("tiny-blip2"), strategy=strategy, dataset="table", out=out,
-                                 judge=vqa.TestJudge(mode="2"), progress=False)
+    summary = engines.run_generation(items, model=tiny("tiny-blip2"), strategy=strategy, dataset="table", out=out,
+                                 judge=judges.TestJudge(mode="2"), progress=False)
     lines = raw_lines(out)
     per_item = EXPECTED_RECORDS.get(strategy, 1)
     assert summary.written_items == 2 and summary.records == len(lines) == 2 * per_item and not summary.errors
@@ -165,10 +167,10 @@ def test_every_strategy_runs_end_to_end(strategy, files, tmp_path):
         assert finals[0]["prompt"].startswith("I have generated the following responses")
     elif strategy == "self-correction":
         assert [s["stage"] for s in finals[0]["stages"]] == [1, 2, 3]
-        assert finals[0]["stages"][1]["prompt"].startswith(vqa.REVIEW_INSTRUCTION)
+        assert finals[0]["stages"][1]["prompt"].startswith(strategies.REVIEW_INSTRUCTION)
         assert finals[0]["prompt"].endswith("Revised Answer:") and finals[0]["answer"] == finals[0]["stages"][2]["output"]
     if strategy.startswith("abstention"):
-        assert all(r["prompt"].startswith(vqa.ABSTENTION_INSTRUCTION) for r in lines if r["kind"] in ("draw", "answer"))
+        assert all(r["prompt"].startswith(strategies.ABSTENTION_INSTRUCTION) for r in lines if r["kind"] in ("draw", "answer"))
     if strategy == "commvqa-contextual":
         assert finals[0]["prompt"].startswith("Assume someone is browsing a shopping website")
     assert "what is object" not in finals[0]["answer"]  # the decoder-only model's echoed prompt is cut
@@ -177,17 +179,17 @@ def test_every_strategy_runs_end_to_end(strategy, files, tmp_path):
 @pytest.mark.parametrize("key", ["tiny-blip", "tiny-instructblip", "tiny-llava", "tiny-idefics", "tiny-qwen2vl"])
 def test_each_model_family_answers(key, files, tmp_path):
     out = tmp_path / "run.jsonl"
-    summary = vqa.run_generation(make_items(1, files["good"]), model=tiny(key), strategy="short-answer",
+    summary = engines.run_generation(make_items(1, files["good"]), model=tiny(key), strategy="short-answer",
                                  dataset="afgv", out=out, progress=False)
     [record] = raw_lines(out)
     assert summary.written_items == 1 and record["kind"] == "answer" and record["answer"]
-    assert record["prompt"] == vqa.short_answer_prompt("what is object 0?", family=tiny(key).spec.family)
+    assert record["prompt"] == strategies.short_answer_prompt("what is object 0?", family=tiny(key).spec.family)
     # neither the prompt nor the chat/turn markup around it is echoed (BERT decodes "Assistant:" as "assistant :")
     echoes = ("what is object", "single word or phrase", "short answer", "helpful assistant", "assistant :")
     assert not any(echo in record["answer"].lower() for echo in echoes)
 
 
-def spy_generate(vlm: vqa.VLM, monkeypatch) -> dict:
+def spy_generate(vlm: models.VLM, monkeypatch) -> dict:
     """Record the keyword arguments that ``vlm`` passes to the transformers model's generate()."""
     seen: dict = {}
     original = vlm.model.generate
@@ -205,7 +207,7 @@ def test_idefics_inputs_are_the_instruct_turn_and_stop_at_end_of_utterance(files
 
     vlm = tiny("tiny-idefics")
     tok = vlm.processor.tokenizer
-    prompt = vqa.contextual_prompt(scenario="shopping", description="A red square.", question="What color?")
+    prompt = strategies.contextual_prompt(scenario="shopping", description="A red square.", question="What color?")
     inputs = vlm._inputs(Image.open(files["good"]), prompt)
     tokens = tok.convert_ids_to_tokens(inputs["input_ids"][0])
     assert tokens[:6] == [tok.bos_token, "user", ":", "<fake_token_around_image>", "<image>",
@@ -229,7 +231,7 @@ def test_qwen2vl_inputs_follow_its_chat_template(files, monkeypatch):
 
     vlm = tiny("tiny-qwen2vl")
     tok = vlm.processor.tokenizer
-    prompt = vqa.abstention_prompt("What is this?")
+    prompt = strategies.abstention_prompt("What is this?")
     inputs = vlm._inputs(Image.open(files["good"]), prompt)
     text = tok.decode(inputs["input_ids"][0], skip_special_tokens=False)
     assert "<|im_start|> system you are a helpful assistant. <|im_end|> <|im_start|> user <|vision_start|>" in text
@@ -239,7 +241,7 @@ def test_qwen2vl_inputs_follow_its_chat_template(files, monkeypatch):
     assert (inputs["input_ids"][0] == vlm.model.config.image_token_id).sum() == pads
     assert "token_type_ids" not in inputs and "mm_token_type_ids" in inputs  # M-RoPE positions need the latter
     seen = spy_generate(vlm, monkeypatch)
-    settings = vqa.generation_settings(vlm.spec, "abstention", max_new_tokens=4)
+    settings = strategies.generation_settings(vlm.spec, "abstention", max_new_tokens=4)
     draws = {vlm.generate(Image.open(files["good"]), prompt, settings=settings, seed=seed) for seed in range(3)}
     assert seen["do_sample"] is True and seen["top_p"] == 0.3  # Table 25 QWEN
     assert len(draws) > 1 and not any("helpful assistant" in d or "unanswerable" in d for d in draws)
@@ -259,10 +261,10 @@ def test_real_checkpoint_loader_reads_a_saved_tiny_model(key, real, files, tmp_p
         (tmp_path / "chat_template.jinja").write_text(built.processor.chat_template, encoding="utf-8")
     else:
         built.processor.save_pretrained(tmp_path)
-    spec = vqa.model_spec(real)
-    model, processor = vqa.load_pretrained(spec, source=tmp_path, revision=spec.revision, dtype="float32")
-    loaded = vqa.VLM(spec=spec, model=model, processor=processor, device="cpu", dtype="float32")
-    image, prompt = Image.open(files["good"]), vqa.vanilla_prompt("What is this?")
+    spec = registry.model_spec(real)
+    model, processor = models.load_pretrained(spec, source=tmp_path, revision=spec.revision, dtype="float32")
+    loaded = models.VLM(spec=spec, model=model, processor=processor, device="cpu", dtype="float32")
+    image, prompt = Image.open(files["good"]), strategies.vanilla_prompt("What is this?")
     before, after = built._inputs(image, prompt), loaded._inputs(image, prompt)
     assert set(before) == set(after) and all((before[k] == after[k]).all() for k in before)
     settings = {"do_sample": False, "num_beams": 1, "max_new_tokens": 6}
@@ -273,14 +275,14 @@ def test_real_checkpoint_loader_reads_a_saved_tiny_model(key, real, files, tmp_p
 # --- images ---------------------------------------------------------------------------------------
 
 def test_commvqa_without_images_gives_error_rows_naming_the_fix(data_dir, tmp_path):
-    items = vqa.commvqa_items(images=None, data_dir=data_dir)
+    items = runner_questions.commvqa_items(images=None, data_dir=data_dir)
     assert len(items) == 2984 and items["image"].str.startswith("missing:").all()
     out = tmp_path / "commvqa.jsonl"
-    summary = vqa.run_generation(items, model=tiny("tiny-blip"), strategy="commvqa-contextual", dataset="commvqa",
+    summary = engines.run_generation(items, model=tiny("tiny-blip"), strategy="commvqa-contextual", dataset="commvqa",
                                  out=out, limit=2, progress=False)
     assert summary.errors == {"image": 2}
     assert all("images.zip" in r["error"]["message"] for r in raw_lines(out))
-    vizwiz = vqa.vizwiz_items(data_dir=data_dir)
+    vizwiz = runner_questions.vizwiz_items(data_dir=data_dir)
     assert len(vizwiz) == 600 and vizwiz["image"].str.startswith("https://vizwiz.cs.colorado.edu/").all()
 
 
@@ -303,14 +305,14 @@ class FlakyVLM:
 
 def test_bad_images_model_errors_and_judge_failures_are_counted_records(server, files, tmp_path):
     base, _ = server
-    items = vqa.table_items(pd.DataFrame({
+    items = runner_questions.table_items(pd.DataFrame({
         "question_id": ["ok", "missing", "text", "404", "boom", "ok2"],
         "question": ["what?", "what?", "what?", "what?", "boom?", "what?"],
         "image": [str(files["good"]), str(files["good"].parent / "nope.png"), str(files["text"]),
                   f"{base}/absent.png", str(files["good"]), f"{base}/good.png"]}))
     flaky = FlakyVLM(tiny("tiny-blip"), trigger="boom", error=RuntimeError("CUDA out of memory (simulated)"))
     out = tmp_path / "runs" / "errors.jsonl"
-    summary = vqa.run_generation(items, model=flaky, strategy="vanilla", dataset="table", out=out, progress=False,
+    summary = engines.run_generation(items, model=flaky, strategy="vanilla", dataset="table", out=out, progress=False,
                                  store=ImageStore(cache_dir=tmp_path / "cache"))
     assert summary.written_items == 6 and summary.errors == {"image": 3, "model": 1}
     by_id = {r["item_id"]: r for r in raw_lines(out)}
@@ -321,21 +323,21 @@ def test_bad_images_model_errors_and_judge_failures_are_counted_records(server, 
 
     judged = tmp_path / "runs" / "judge.jsonl"
     for mode in ("fail", "garbage"):
-        summary = vqa.run_generation(items.iloc[:1].assign(item_id=mode), model=tiny("tiny-blip"),
+        summary = engines.run_generation(items.iloc[:1].assign(item_id=mode), model=tiny("tiny-blip"),
                                      strategy="self-consistency", dataset="table", out=judged,
-                                     judge=vqa.TestJudge(mode=mode), progress=False)
+                                     judge=judges.TestJudge(mode=mode), progress=False)
         assert summary.errors == {"judge": 1} and summary.records == 6  # 5 draws kept + the judge error
     errors = [r for r in raw_lines(judged) if r["kind"] == "error"]
     assert [e["error"]["type"] for e in errors] == ["JudgeError", "JudgeError"]
     assert "unparseable" in errors[1]["error"]["message"]
     with pytest.raises(ValueError, match="LLM judge"):
-        vqa.run_generation(items, model="tiny-blip", strategy="self-consistency", dataset="table",
+        engines.run_generation(items, model="tiny-blip", strategy="self-consistency", dataset="table",
                            out=tmp_path / "x.jsonl", judge=None, progress=False)
 
-    runs = vqa.discover_runs(tmp_path / "runs").set_index("name")
+    runs = handoff.discover_runs(tmp_path / "runs").set_index("name")
     assert runs.loc["errors", ["records", "answers", "errors", "image_errors", "model_errors"]].tolist() == [6, 2, 4, 3, 1]
     assert runs.loc["judge", ["strategy", "judge_errors", "records"]].tolist() == ["self-consistency", 2, 12]
-    table = vqa.load_run(out, finals_only=True)
+    table = handoff.load_run(out, finals_only=True)
     assert len(table) == 6 and table["kind"].value_counts().to_dict() == {"error": 4, "answer": 2}
 
 
@@ -344,33 +346,33 @@ def test_bad_images_model_errors_and_judge_failures_are_counted_records(server, 
 def test_interrupted_run_resumes_without_loss_or_duplicates(files, tmp_path):
     items = make_items(6, files["good"])
     reference = tmp_path / "reference.jsonl"
-    vqa.run_generation(items, model=tiny("tiny-blip"), strategy="self-consistency", dataset="table", out=reference,
-                       judge=vqa.TestJudge(mode="1"), progress=False)
+    engines.run_generation(items, model=tiny("tiny-blip"), strategy="self-consistency", dataset="table", out=reference,
+                       judge=judges.TestJudge(mode="1"), progress=False)
 
     out = tmp_path / "interrupted.jsonl"
     dying = FlakyVLM(tiny("tiny-blip"), trigger="object 3", error=KeyboardInterrupt())  # not an item error: stops the run
     with pytest.raises(KeyboardInterrupt):
-        vqa.run_generation(items, model=dying, strategy="self-consistency", dataset="table", out=out,
-                           judge=vqa.TestJudge(mode="1"), progress=False)
+        engines.run_generation(items, model=dying, strategy="self-consistency", dataset="table", out=out,
+                           judge=judges.TestJudge(mode="1"), progress=False)
     assert len(raw_lines(out)) == 3 * 6
     # a crash during the next write: two whole lines of question 3's block and a cut third line
     block = [line + "\n" for line in reference.read_text().splitlines() if '"item_id": "3"' in line]
     with open(out, "a", encoding="utf-8") as handle:
         handle.write(block[0] + block[1] + block[2][:40])
 
-    summary = vqa.run_generation(items, model=tiny("tiny-blip"), strategy="self-consistency", dataset="table",
-                                 out=out, judge=vqa.TestJudge(mode="1"), progress=False)
+    summary = engines.run_generation(items, model=tiny("tiny-blip"), strategy="self-consistency", dataset="table",
+                                 out=out, judge=judges.TestJudge(mode="1"), progress=False)
     assert summary.repaired_lines == 3 and summary.skipped_finished == 3 and summary.written_items == 3
     lines = raw_lines(out)  # every line parses again
     keys = [(r["item_key"], r["sample"]) for r in lines]
     assert len(keys) == len(set(keys)) == 6 * 6
     assert stable(lines) == stable(raw_lines(reference))
-    again = vqa.run_generation(items, model=tiny("tiny-blip"), strategy="self-consistency", dataset="table",
-                               out=out, judge=vqa.TestJudge(mode="1"), progress=False)
+    again = engines.run_generation(items, model=tiny("tiny-blip"), strategy="self-consistency", dataset="table",
+                               out=out, judge=judges.TestJudge(mode="1"), progress=False)
     assert again.written_items == 0 and again.skipped_finished == 6 and again.repaired_lines == 0
 
 
-REPO = Path(vqa.__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[1]
 # image reads wait as long as a test's gate is closed
 CHILD_ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VQALIB_IMAGE_TIMEOUT": "600"}
 
@@ -403,12 +405,12 @@ def test_killed_subprocess_resumes_without_loss_or_duplicates(files, tmp_path):
             args = ["run", "--model", "tiny-blip", "--strategy", "self-consistency", "--dataset", "table",
                     "--questions", str(questions), "--judge", "test:1", "--device", "cpu", "--no-progress",
                     "--threads", "1", "--image-cache", str(tmp_path / "cache")]
-            command = [sys.executable, "-m", "vqalib.vqa", *args, "--out", str(out)]
+            command = [sys.executable, "-m", "vqalib", *args, "--out", str(out)]
             log = tmp_path / "first.log"
             with open(log, "wb") as sink:
                 child = subprocess.Popen(command, cwd=REPO, env=CHILD_ENV, stdout=sink, stderr=subprocess.STDOUT)
             try:
-                wait_until(lambda: vqa.scan_run(out).finished or child.poll() is not None,
+                wait_until(lambda: runfiles.scan_run(out).finished or child.poll() is not None,
                            what="a finished question", log=log)  # kill as soon as one question's block is on disk
                 assert child.poll() is None, f"the run ended before the kill:\n{log.read_text()[-3000:]}"
                 child.send_signal(signal.SIGKILL)
@@ -418,12 +420,12 @@ def test_killed_subprocess_resumes_without_loss_or_duplicates(files, tmp_path):
                     child.kill()
                     child.wait()
             assert child.returncode == -signal.SIGKILL
-            killed = vqa.scan_run(out)
+            killed = runfiles.scan_run(out)
             done = len(killed.finished)
             assert 1 <= done <= gate_at
             kept = out.read_bytes()[:killed.good_bytes]  # a kill inside a long write() may leave part of a block
             # the dead run's record stays in the lock file, but the kernel dropped its lock: it blocks nothing
-            assert json.loads(vqa.run_lock_path(out).read_text())["pid"] == child.pid
+            assert json.loads(locks.run_lock_path(out).read_text())["pid"] == child.pid
 
             gate.set()
             resumed = subprocess.run(command, cwd=REPO, env=CHILD_ENV, capture_output=True, text=True, timeout=300)
@@ -432,23 +434,23 @@ def test_killed_subprocess_resumes_without_loss_or_duplicates(files, tmp_path):
         assert resumed.returncode == 0, resumed.stderr[-3000:]
         assert f"{n - done} questions written" in resumed.stdout and f"{done} already finished" in resumed.stdout
         assert f"{killed.bad_lines} damaged lines repaired" in resumed.stdout
-        assert vqa.main([*args, "--out", str(reference)]) == 0  # the uninterrupted run, same command
+        assert cli.main([*args, "--out", str(reference)]) == 0  # the uninterrupted run, same command
 
     assert out.read_bytes().startswith(kept)  # the finished questions were kept byte for byte, not redone
     lines = raw_lines(out)  # every line parses
     keys = [(r["item_key"], r["sample"]) for r in lines]
     assert len(keys) == len(set(keys)) == n * 6
-    expected = {vqa.item_key(dataset="table", item_id=str(i), model="tiny-blip", strategy="self-consistency")
+    expected = {runfiles.item_key(dataset="table", item_id=str(i), model="tiny-blip", strategy="self-consistency")
                 for i in range(n)}
-    assert set(vqa.scan_run(out).finished) == {r["item_key"] for r in lines if r["final"]} == expected
+    assert set(runfiles.scan_run(out).finished) == {r["item_key"] for r in lines if r["final"]} == expected
     assert stable(lines) == stable(raw_lines(reference))
-    assert vqa.run_lock_path(out).read_text() == ""  # released and cleared by the resumed run
+    assert locks.run_lock_path(out).read_text() == ""  # released and cleared by the resumed run
 
 
 def question_blocks(path: Path) -> dict[str, int]:
     """How many complete blocks each question has in a run file."""
     counts: dict[str, int] = {}
-    for block in _blocks(vqa.scan_run(path).records):
+    for block in _blocks(runfiles.scan_run(path).records):
         counts[block[0]["item_key"]] = counts.get(block[0]["item_key"], 0) + 1
     return counts
 
@@ -477,7 +479,7 @@ def test_one_writer_per_run_file_others_are_refused_naming_it_or_wait(files, tmp
             def start(name: str, *extra: str) -> tuple[subprocess.Popen, Path, Path]:
                 stdout, stderr = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
                 with open(stdout, "wb") as o, open(stderr, "wb") as e:
-                    child = subprocess.Popen([sys.executable, "-m", "vqalib.vqa", "run", *common, *extra], cwd=REPO,
+                    child = subprocess.Popen([sys.executable, "-m", "vqalib", "run", *common, *extra], cwd=REPO,
                                              env=CHILD_ENV, stdout=o, stderr=e)
                 return child, stdout, stderr
 
@@ -488,7 +490,7 @@ def test_one_writer_per_run_file_others_are_refused_naming_it_or_wait(files, tmp
             shard, shard_out, shard_err = start("shard", "--shard", "1/2")
             twin, twin_out, twin_err = start("twin", "--shard", "0/1")
             waiter, waiter_out, waiter_err = start("waiter", "--shard", "0/1", "--wait")
-            assert shard.wait(timeout=120) == twin.wait(timeout=120) == vqa.LOCK_REFUSED_EXIT == 75
+            assert shard.wait(timeout=120) == twin.wait(timeout=120) == locks.LOCK_REFUSED_EXIT == 75
             for err in (shard_err, twin_err):
                 message = err.read_text()
                 assert f"run file {out} is being written by another run: pid {first.pid} on host " \
@@ -505,43 +507,43 @@ def test_one_writer_per_run_file_others_are_refused_naming_it_or_wait(files, tmp
         assert waiter.wait(timeout=120) == 0, waiter_err.read_text()[-3000:]
     assert f"{n} questions written" in first_out.read_text()
     assert "0 questions written" in waiter_out.read_text() and f"{n} already finished" in waiter_out.read_text()
-    expected = {vqa.item_key(dataset="table", item_id=str(i), model="tiny-blip", strategy="vanilla") for i in range(n)}
+    expected = {runfiles.item_key(dataset="table", item_id=str(i), model="tiny-blip", strategy="vanilla") for i in range(n)}
     assert question_blocks(out) == dict.fromkeys(expected, 1)  # each question once: none lost, none doubled
-    assert vqa.run_lock_path(out).read_text() == ""
+    assert locks.run_lock_path(out).read_text() == ""
 
 
 def test_repair_happens_only_under_the_lock(files, tmp_path):
-    """A second writer's repair used to cut the first one's appends (issue 16): now it is refused instead."""
+    """A second writer's repair used to cut the first one's appends: now it is refused instead."""
     items = make_items(3, files["good"])
     out = tmp_path / "run.jsonl"
-    vqa.run_generation(items, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=out, progress=False)
+    engines.run_generation(items, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=out, progress=False)
     with open(out, "a", encoding="utf-8") as handle:  # an incomplete question at the end: a repair would cut it
         handle.write(json.dumps({"item_key": "table|9|tiny-blip|vanilla", "item_records": 2}) + "\n" + '{"item_k')
     size = out.stat().st_size
     link = tmp_path / "link.jsonl"
     link.symlink_to(out)
-    with vqa.RunLock(out) as held:
-        holder = json.loads(vqa.run_lock_path(out).read_text())
+    with locks.RunLock(out) as held:
+        holder = json.loads(locks.run_lock_path(out).read_text())
         assert holder["pid"] == os.getpid() and holder["host"] == socket.gethostname() and holder["command"]
         assert holder["started_at"].endswith("+00:00") and holder["out"] == str(out)
-        with pytest.raises(vqa.RunLockedError, match=rf"pid {os.getpid()} on host .*, started .*, command: "):
-            vqa.repair_run(out)
-        with pytest.raises(vqa.RunLockedError):  # another name of the same file shares its lock
-            vqa.repair_run(link)
+        with pytest.raises(locks.RunLockedError, match=rf"pid {os.getpid()} on host .*, started .*, command: "):
+            runfiles.repair_run(out)
+        with pytest.raises(locks.RunLockedError):  # another name of the same file shares its lock
+            runfiles.repair_run(link)
         messages = []
-        with pytest.raises(vqa.RunLockedError, match=r"after waiting 0 s"):
-            vqa.RunLock(out, wait=0.3, poll=0.05, on_wait=messages.append).acquire()
+        with pytest.raises(locks.RunLockedError, match=r"after waiting 0 s"):
+            locks.RunLock(out, wait=0.3, poll=0.05, on_wait=messages.append).acquire()
         assert messages == [f"waiting for run file {out}: held by pid {os.getpid()} on host {socket.gethostname()}, "
                             f"started {holder['started_at']}, command: {holder['command']}"]
-        with pytest.raises(vqa.RunLockedError):
-            vqa.run_generation(items, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=out,
+        with pytest.raises(locks.RunLockedError):
+            engines.run_generation(items, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=out,
                                progress=False)
         assert out.stat().st_size == size  # nothing cut while another process may be appending
         with pytest.raises(ValueError, match="not a held lock of this run file"):
-            vqa.repair_run(tmp_path / "other.jsonl", lock=held)
-        assert vqa.repair_run(out, lock=held).bad_lines == 2  # the holder itself may repair
-    assert vqa.run_lock_path(out).read_text() == ""  # released: the record is cleared
-    summary = vqa.run_generation(items, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=out,
+            runfiles.repair_run(tmp_path / "other.jsonl", lock=held)
+        assert runfiles.repair_run(out, lock=held).bad_lines == 2  # the holder itself may repair
+    assert locks.run_lock_path(out).read_text() == ""  # released: the record is cleared
+    summary = engines.run_generation(items, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=out,
                                  progress=False, wait=math.inf)
     assert summary.skipped_finished == 3 and summary.repaired_lines == 0 and len(raw_lines(out)) == 3
 
@@ -552,22 +554,22 @@ def test_discover_runs_counts_each_question_once(files, tmp_path):
     runs = tmp_path / "runs"
     items = make_items(4, files["good"])
     out = runs / "twice.jsonl"
-    vqa.run_generation(items, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=out, progress=False)
+    engines.run_generation(items, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=out, progress=False)
     out.write_bytes(out.read_bytes() * 2)  # what the unlocked double run left behind
     retried = runs / "retried.jsonl"
-    broken = vqa.table_items(pd.DataFrame({"question_id": ["0"], "question": ["what?"],
+    broken = runner_questions.table_items(pd.DataFrame({"question_id": ["0"], "question": ["what?"],
                                            "image": [str(tmp_path / "later.png")]}))
-    vqa.run_generation(broken, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=retried,
+    engines.run_generation(broken, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=retried,
                        progress=False)
     (tmp_path / "later.png").write_bytes(files["good"].read_bytes())
-    vqa.run_generation(broken, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=retried,
+    engines.run_generation(broken, model=tiny("tiny-blip"), strategy="vanilla", dataset="table", out=retried,
                        progress=False, retry_errors=True)
-    found = vqa.discover_runs(runs).set_index("name")
+    found = handoff.discover_runs(runs).set_index("name")
     assert found.loc["twice", ["records", "questions", "answers", "errors"]].tolist() == [8, 4, 4, 0]
     counts = ["records", "questions", "answers", "errors", "image_errors"]
     assert found.loc["retried", counts].tolist() == [2, 1, 1, 0, 0]
-    assert len(vqa.load_run(out, finals_only=True)) == 4
-    [final] = vqa.load_run(retried, finals_only=True).to_dict("records")
+    assert len(handoff.load_run(out, finals_only=True)) == 4
+    [final] = handoff.load_run(retried, finals_only=True).to_dict("records")
     assert final["kind"] == "answer"
 
 
@@ -588,7 +590,7 @@ def test_hostile_images_in_a_cli_run_become_error_records_and_resume_completes(f
         args = ["run", "--model", "tiny-blip", "--strategy", "vanilla", "--dataset", "table", "--questions",
                 str(question_file(tmp_path / "questions.csv", images)), "--out", str(out), "--device", "cpu",
                 "--no-progress", "--threads", "1", "--image-cache", str(tmp_path / "cache")]
-        child = subprocess.Popen([sys.executable, "-m", "vqalib.vqa", *args], cwd=REPO, env=CHILD_ENV,
+        child = subprocess.Popen([sys.executable, "-m", "vqalib", *args], cwd=REPO, env=CHILD_ENV,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             stdout, stderr = child.communicate(timeout=300)  # a pipe that blocked the run would time out here
@@ -608,14 +610,14 @@ def test_hostile_images_in_a_cli_run_become_error_records_and_resume_completes(f
         cached = sorted(p.name for p in (tmp_path / "cache").iterdir())
         assert len(cached) == 2 and not any(name.endswith(".part") for name in cached)  # good.png and its record
 
-        assert vqa.main(args) == 0  # the resume completes: nothing left to do
+        assert cli.main(args) == 0  # the resume completes: nothing left to do
         assert "0 questions written (0 records), 8 already finished" in capsys.readouterr().out
         routes["/page.jpg"] = ("image/jpeg", files["green"].read_bytes())  # the server is fixed
-        assert vqa.main([*args, "--retry-errors"]) == 0
+        assert cli.main([*args, "--retry-errors"]) == 0
         assert "6 questions written (6 records), 2 already finished, errors: image 5" in capsys.readouterr().out
         assert {k: server.hits[k] for k in ("/bomb.png", "/page.jpg", "/huge.jpg", "/good.png")} == {
             "/bomb.png": 2, "/page.jpg": 2, "/huge.jpg": 2, "/good.png": 1}  # refused bodies are fetched again
-    finals = vqa.load_run(out, finals_only=True).set_index("item_id")
+    finals = handoff.load_run(out, finals_only=True).set_index("item_id")
     assert len(finals) == 8 and finals.loc["2", "kind"] == "answer"
 
 
@@ -640,31 +642,31 @@ def test_bad_command_line_values_name_the_option_and_the_expected_form(argv, mes
             "--out": str(tmp_path / "run.jsonl")}
     base.update(dict(zip(argv[::2], argv[1::2])))
     with pytest.raises(SystemExit) as exited:
-        vqa.main(["run", *[x for k, v in base.items() if v is not None for x in (k, v)]])
+        cli.main(["run", *[x for k, v in base.items() if v is not None for x in (k, v)]])
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 
 
 def test_parse_shard_names_the_expected_form():
-    assert vqa.parse_shard(" 1 / 4 ") == (1, 4)
+    assert runfiles.parse_shard(" 1 / 4 ") == (1, 4)
     for bad in ("a/b", "1", "-1/2", "1/2/3", "1.0/2"):
         with pytest.raises(ValueError, match=rf"shard '{bad}': expected i/n"):
-            vqa.parse_shard(bad)
+            runfiles.parse_shard(bad)
 
 
 @pytest.mark.full
 @pytest.mark.parametrize("wait", [False, True], ids=["refuse", "wait"])
 def test_two_processes_on_one_run_file_five_trials(wait, files, tmp_path):
-    """The issue's race, five times per case, no gate: two real CLI runs started together on one --out (an identical
-    pair, then shards 0/2 and 1/2). Every question that a run reporting success owned is in the file exactly once,
+    """Two writers racing on one run file, five times per case, no gate: two real CLI runs started together
+    on one --out (an identical pair, then shards 0/2 and 1/2). Every question that a run reporting success owned is in the file exactly once,
     and a refused run says who holds the file."""
     n = 40
     questions = question_file(tmp_path / "questions.csv", [str(files["good"])] * n)
     for trial in range(5):
         for shards in (("0/1", "0/1"), ("0/2", "1/2")):
             out = tmp_path / f"trial{trial}_{shards[1].replace('/', 'of')}.jsonl"
-            command = [sys.executable, "-m", "vqalib.vqa", "run", "--model", "tiny-blip", "--strategy", "vanilla",
+            command = [sys.executable, "-m", "vqalib", "run", "--model", "tiny-blip", "--strategy", "vanilla",
                        "--dataset", "table", "--questions", str(questions), "--out", str(out), "--device", "cpu",
                        "--no-progress", "--threads", "1", *(["--wait"] if wait else [])]
             children = [subprocess.Popen([*command, "--shard", shard], cwd=REPO, env=CHILD_ENV,
@@ -674,9 +676,9 @@ def test_two_processes_on_one_run_file_five_trials(wait, files, tmp_path):
             owned = set()
             for shard, (code, _, err) in zip(shards, results):
                 if code == 0:
-                    pair = vqa.parse_shard(shard)
-                    owned |= {vqa.item_key(dataset="table", item_id=str(i), model="tiny-blip", strategy="vanilla")
-                              for i in range(n) if vqa.in_shard(str(i), shard=pair)}
+                    pair = runfiles.parse_shard(shard)
+                    owned |= {runfiles.item_key(dataset="table", item_id=str(i), model="tiny-blip", strategy="vanilla")
+                              for i in range(n) if runfiles.in_shard(str(i), shard=pair)}
                 else:
                     assert not wait and code == 75 and "is being written by another run: pid " in err, err[-2000:]
             blocks = question_blocks(out)
@@ -688,13 +690,13 @@ def test_two_processes_on_one_run_file_five_trials(wait, files, tmp_path):
 def test_union_of_shards_equals_unsharded_run(files, tmp_path):
     items = make_items(7, files["good"])
     whole = tmp_path / "whole.jsonl"
-    vqa.run_generation(items, model=tiny("tiny-blip"), strategy="abstention", dataset="table", out=whole,
+    engines.run_generation(items, model=tiny("tiny-blip"), strategy="abstention", dataset="table", out=whole,
                        limit=6, progress=False)
     parts = [tmp_path / f"shard{i}.jsonl" for i in range(3)]
-    counts = [vqa.run_generation(items, model=tiny("tiny-blip"), strategy="abstention", dataset="table", out=part,
+    counts = [engines.run_generation(items, model=tiny("tiny-blip"), strategy="abstention", dataset="table", out=part,
                                  limit=6, shard=f"{i}/3", progress=False).written_items for i, part in enumerate(parts)]
     assert sum(counts) == 6
-    assert stable(vqa.load_run(parts)) == stable(vqa.load_run(whole))
+    assert stable(handoff.load_run(parts)) == stable(handoff.load_run(whole))
 
 
 def test_cli_runs_resumes_and_lists(files, tmp_path, capsys):
@@ -703,23 +705,23 @@ def test_cli_runs_resumes_and_lists(files, tmp_path, capsys):
     out = tmp_path / "runs" / "cli.jsonl"
     argv = ["run", "--model", "tiny-blip", "--strategy", "vanilla", "--dataset", "table", "--questions",
             str(questions), "--out", str(out), "--limit", "3", "--no-progress", "--threads", "1"]
-    assert vqa.main(argv) == 0 and len(raw_lines(out)) == 3
-    assert vqa.main(argv) == 0 and len(raw_lines(out)) == 3
+    assert cli.main(argv) == 0 and len(raw_lines(out)) == 3
+    assert cli.main(argv) == 0 and len(raw_lines(out)) == 3
     printed = capsys.readouterr().out
     assert "3 questions written" in printed and "3 already finished" in printed
-    assert vqa.main(["runs", str(tmp_path / "runs")]) == 0 and "tiny-blip" in capsys.readouterr().out
-    assert vqa.main(["models"]) == 0 and "llava-hf/llava-1.5-13b-hf" in capsys.readouterr().out
+    assert cli.main(["runs", str(tmp_path / "runs")]) == 0 and "tiny-blip" in capsys.readouterr().out
+    assert cli.main(["models"]) == 0 and "llava-hf/llava-1.5-13b-hf" in capsys.readouterr().out
 
 
 def test_ray_engine_writes_the_same_records_as_the_plain_engine(files, tmp_path):
     ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'ray[data]' to test --engine ray")
     items = make_items(3, files["good"])
     plain, distributed = tmp_path / "plain.jsonl", tmp_path / "ray.jsonl"
-    vqa.run_generation(items, model="tiny-blip", strategy="self-consistency", dataset="table", out=plain,
+    engines.run_generation(items, model="tiny-blip", strategy="self-consistency", dataset="table", out=plain,
                        judge="test:3", progress=False)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        summary = vqa.run_generation(items, model="tiny-blip", strategy="self-consistency", dataset="table",
+        summary = engines.run_generation(items, model="tiny-blip", strategy="self-consistency", dataset="table",
                                      out=distributed, judge="test:3", engine="ray", progress=False)
     finally:
         ray.shutdown()
@@ -730,11 +732,11 @@ def test_ray_engine_writes_the_same_records_as_the_plain_engine(files, tmp_path)
 
 
 def test_afgv_items_ask_only_rewrites_that_belong_in_their_tier(tmp_path):
-    """A question left without a complex rewrite keeps its original text in that tier (issue 15): it must not be
+    """A question left without a complex rewrite keeps its original text in that tier: it must not be
     asked, and scored, as a complex question; the items say how many were left out."""
     rewrites = pd.DataFrame({"question_id": ["1", "1", "1"], "tier": ["baseline", "simplified", "complex"],
                              "question": ["What is it?", "What is this?", "What is it?"], "image": ["a.png"] * 3,
                              "status": ["original", "rewritten", "no rewrite raises FK"]})
-    items = vqa.afgv_items(rewrites)
+    items = runner_questions.afgv_items(rewrites)
     assert items["item_id"].tolist() == ["1/baseline", "1/simplified"]
     assert items.attrs["not_placed"] == 1

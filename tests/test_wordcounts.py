@@ -1,7 +1,8 @@
 import pandas as pd
 import pytest
 
-from vqalib import report, wordcounts
+from vqalib.core import report
+from vqalib.papers.vizwiz_lf import wordcounts
 
 
 def test_count_words_splits_on_white_space():

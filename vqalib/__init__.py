@@ -1,14 +1,13 @@
 """vqalib: the package behind the accessible-VQA research compendium.
 
-Modules (one concept each): ``datasets`` (verified upstream files and loaders),
-``validation`` (the validation report), ``taxonomy`` (canonical roles and information
-sources), ``wordcounts`` (VizWiz-LF Table 1), ``roles`` (Tables 2, 3, 15, 16, Fig. 5),
-``metrics`` (Table 4 metrics and Table 18 correlation), ``judge`` (LLM judge and LAVE),
-``ratings``/``stats``/``simulation`` (human evaluation, Fig. 2, Table 19), ``abstention``
-(Tables 5, 26), ``afgv`` (AFGV rewrites and tier statistics), ``commvqa`` and ``context``
-(CommVQA Table 1 and context analysis), ``vqa`` and ``images`` (the VLM runner),
-``report`` (tables and figures with paper comparison), ``plots`` (figures),
-``reproduce`` (runs the notebooks, builds the HTML site).
+Four layers, each importing only the ones before it (ARCHITECTURE.md):
+
+- :mod:`vqalib.core`: paper-free machinery (settings, files, caches, embeddings, metrics, the LLM judge, the
+  table registry and the reproduction contract, reporting, the figure style);
+- :mod:`vqalib.papers`: one subpackage per paper (``vizwiz_lf``, ``commvqa``, ``afgv``), one module per concept;
+- :mod:`vqalib.runner`: answer generation with vision-language models;
+- :mod:`vqalib.compendium`: the tools on top (README status, claims, ``make reproduce``, the reviewer site, the
+  ``vqalib`` command).
 """
 
 __version__ = "0.1.0"

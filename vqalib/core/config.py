@@ -1,5 +1,6 @@
 """Every setting the package takes from the environment, in one place: the only module that reads
-``os.environ`` (README, "Settings"; issue 17).
+``os.environ``, so every setting is declared, documented and recorded in one place (the README's table of
+settings).
 
 :data:`SETTINGS` names each variable with its default and meaning (the README's table is checked
 against it); :func:`get` reads one at call time, so a notebook's ``%env`` or a test's ``monkeypatch``
@@ -76,21 +77,60 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in _ALL}
 
 def get(name: str) -> str | None:
     """The value of setting ``name`` (stripped), or None when unset or blank. Only declared settings can
-    be read, so :data:`SETTINGS` (and the README table checked against it) lists every one."""
+    be read, so :data:`SETTINGS` (and the README table checked against it) lists every one.
+
+    Parameters
+    ----------
+    name : str
+        A variable of :data:`SETTINGS`; another name is a KeyError.
+
+    Returns
+    -------
+    str or None
+        The value read from the environment now.
+    """
     if name not in SETTINGS:
-        raise KeyError(f"{name} is not a declared setting (vqalib.config.SETTINGS)")
+        raise KeyError(f"{name} is not a declared setting (vqalib.core.config.SETTINGS)")
     value = os.environ.get(name)
     return value.strip() if value is not None and value.strip() else None
 
 
 def get_path(name: str, default: Path) -> Path:
-    """Setting ``name`` as a path, else ``default``."""
+    """Setting ``name`` as a path, else ``default``.
+
+    Parameters
+    ----------
+    name : str
+        A variable of :data:`SETTINGS`.
+    default : Path
+        What an unset or blank variable gives.
+
+    Returns
+    -------
+    Path
+        The path as written (not resolved, not checked to exist).
+    """
     value = get(name)
     return Path(value) if value else default
 
 
 def get_int(name: str, default: int, *, minimum: int = 1) -> int:
-    """Setting ``name`` as a whole number >= ``minimum``, else ``default``; another value is a ValueError."""
+    """Setting ``name`` as a whole number >= ``minimum``, else ``default``; another value is a ValueError.
+
+    Parameters
+    ----------
+    name : str
+        A variable of :data:`SETTINGS`.
+    default : int
+        What an unset or blank variable gives (not checked against ``minimum``).
+    minimum : int, default 1
+        The smallest value accepted.
+
+    Returns
+    -------
+    int
+        The setting's value, or ``default``.
+    """
     value = get(name)
     if value is None:
         return default
@@ -105,14 +145,33 @@ def get_int(name: str, default: int, *, minimum: int = 1) -> int:
 
 def set_default(name: str, value: str) -> None:
     """Give setting ``name`` a value for this process and its children unless the user set one (a
-    library reads it: huggingface_hub's offline switch, a kernel's thread pools)."""
+    library reads it: huggingface_hub's offline switch, a kernel's thread pools).
+
+    Parameters
+    ----------
+    name : str
+        A variable of :data:`SETTINGS`; another name is a KeyError.
+    value : str
+        The value to set when the variable is absent from the environment.
+    """
     if name not in SETTINGS:
-        raise KeyError(f"{name} is not a declared setting (vqalib.config.SETTINGS)")
+        raise KeyError(f"{name} is not a declared setting (vqalib.core.config.SETTINGS)")
     os.environ.setdefault(name, value)
 
 
 def snapshot(names: tuple[str, ...] | None = None) -> dict[str, str]:
-    """The current value of every setting (or of ``names``), '' when unset: the configuration as one object."""
+    """The current value of every setting (or of ``names``), '' when unset: the configuration as one object.
+
+    Parameters
+    ----------
+    names : tuple of str, optional
+        The variables to record; default every one of :data:`SETTINGS`.
+
+    Returns
+    -------
+    dict of str to str
+        Each variable's raw value (not stripped), by name.
+    """
     return {name: os.environ.get(name, "") for name in (names or tuple(SETTINGS))}
 
 
@@ -122,7 +181,13 @@ class ModelCallForbidden(RuntimeError):
 
 def model_call(what: str) -> None:
     """Declare that a model forward pass or fit is about to run (``what`` names it). With
-    ``VQALIB_NO_MODEL_CALLS=1`` it raises :class:`ModelCallForbidden` instead: `make bench` runs the warm
-    `make reproduce` that way, so a cache that misses fails loudly instead of silently recomputing (issue 18)."""
+    ``VQALIB_NO_MODEL_CALLS=1`` it raises :class:`ModelCallForbidden` instead: `make test-full` runs its second,
+    warm ``vqalib reproduce`` that way, so a cache that misses fails loudly instead of silently recomputing.
+
+    Parameters
+    ----------
+    what : str
+        The model call, for the error message.
+    """
     if get("VQALIB_NO_MODEL_CALLS") == "1":
         raise ModelCallForbidden(f"model call while VQALIB_NO_MODEL_CALLS=1: {what} (a cache missed)")

@@ -22,7 +22,7 @@ VIZWIZ_LF_REPO = "UT-CS-HCI/lfvqa"
 VIZWIZ_LF_COMMIT = "358d12904635bbf612558da10febfe5e35967540"
 COMMVQA_REPO = "nnaik39/commvqa"
 COMMVQA_COMMIT = "97e5b27e6caf61197d9feca3fe3841df3ac28f24"
-LAVE_REPO = "mair-lab/lave"  # the LAVE reference implementation: its in-context demonstrations (vqalib.judge)
+LAVE_REPO = "mair-lab/lave"  # the LAVE reference implementation: its in-context demonstrations (vqalib.core.judge)
 LAVE_COMMIT = "253640bfb7c328a507cb8bd0f34e17146ec3161a"
 
 
@@ -126,7 +126,17 @@ def spec_for(key: str) -> DataFile:
 
 
 def verify_file(path: Path, *, expected: str, name: str) -> None:
-    """Raise :class:`DataIntegrityError` naming the file and both hashes on a mismatch."""
+    """Raise :class:`DataIntegrityError` naming the file and both hashes on a mismatch.
+
+    Parameters
+    ----------
+    path : Path
+        The file to hash.
+    expected : str
+        The registered SHA-256 (hex digest).
+    name : str
+        How the error message names the file.
+    """
     actual = sha256_of(path)
     if actual != expected:
         error = DataIntegrityError(
@@ -153,7 +163,6 @@ def verified_path(key: str, *, data_dir: Path | None = None) -> Path:
         ``data_dir / key``; a missing file raises ``FileNotFoundError``, a wrong hash
         :class:`DataIntegrityError`.
     """
-    """Local path of a registered file, after checking it exists and its hash is right."""
     spec = spec_for(key)
     path = (Path(data_dir) if data_dir is not None else default_data_dir()) / key
     if not path.exists():

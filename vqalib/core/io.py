@@ -2,7 +2,7 @@
 
 Paths: :func:`project_root` (the checkout), :func:`default_data_dir` (``$VQALIB_DATA_DIR`` or
 ``<project>/data/raw``), :func:`cache_root` (``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``) and
-:func:`default_mirror` (``$VQALIB_DATA_MIRROR``), all read through :mod:`vqalib.config`.
+:func:`default_mirror` (``$VQALIB_DATA_MIRROR``), all read through :mod:`vqalib.core.config`.
 
 Writing: :func:`write_atomic` writes through a temporary file and a rename, so a reader, or a crash,
 never meets half a file. Hashing: :func:`sha256_of`.
@@ -13,7 +13,7 @@ wrong top-level type raise :class:`DataFormatError` naming the file, the record 
 field, never a bare ``UnicodeDecodeError``, ``KeyError`` or pandas error
 (VizWiz-LF §3, CommVQA §3 inputs; :func:`require_fields` checks a JSON record's fields).
 
-This module imports only the standard library and :mod:`vqalib.config` (pandas is imported
+This module imports only the standard library and :mod:`vqalib.core.config` (pandas is imported
 when a CSV file is read), so any module may import it without a cycle.
 """
 
@@ -61,9 +61,21 @@ def default_data_dir() -> Path:
     return config.get_path(DATA_DIR_ENV, project_root() / "data" / "raw")
 
 
-def cache_root() -> Path:
-    """``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``: where every module caches model outputs."""
-    return config.get_path("VQALIB_CACHE_DIR", project_root() / ".cache" / "vqalib")
+def cache_root(*parts: str) -> Path:
+    """A cache folder: ``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``, where every module caches model outputs,
+    and below it the folder ``parts`` names (the one helper for every cache's default folder).
+
+    Parameters
+    ----------
+    *parts : str
+        Folder names below the cache root, e.g. ``"metrics"`` or ``"commvqa", "entities"``; none for the root.
+
+    Returns
+    -------
+    Path
+        The folder (not created).
+    """
+    return config.get_path("VQALIB_CACHE_DIR", project_root() / ".cache" / "vqalib").joinpath(*parts)
 
 
 def default_mirror() -> Path | None:
@@ -130,14 +142,36 @@ JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a numb
 
 
 def json_type(value: object) -> str:
-    """The JSON name of a parsed value's type ("an object", "an array", ...), for error messages."""
+    """The JSON name of a parsed value's type ("an object", "an array", ...), for error messages.
+
+    Parameters
+    ----------
+    value : object
+        A value as ``json.loads`` returns it.
+
+    Returns
+    -------
+    str
+        Its name from :data:`JSON_TYPES`, else the Python type's name.
+    """
     return JSON_TYPES.get(type(value), type(value).__name__)
 
 
 def json_where(path: tuple) -> str:
     """Where a value sits in a parsed JSON file, in the loaders' words: ``top level``,
     ``entry '12'`` (a key of a top-level object), ``row 3`` (an index of a top-level array),
-    then ``field 'answers'[2]`` below it."""
+    then ``field 'answers'[2]`` below it.
+
+    Parameters
+    ----------
+    path : tuple
+        The keys (str) and indices (int) leading to the value from the top level.
+
+    Returns
+    -------
+    str
+        The place, e.g. ``entry '12' field 'answers'[2]``.
+    """
     if not path:
         return "top level"
     head, rest = path[0], path[1:]
@@ -187,6 +221,16 @@ def read_json(path: Path) -> object:
     A syntax error names the line, column and character offset; bytes that are not UTF-8
     name the entry and field holding them (or the line and column); an empty file and a key
     repeated in one object (which ``json.loads`` would let the last value win) are refused.
+
+    Parameters
+    ----------
+    path : Path
+        The JSON file.
+
+    Returns
+    -------
+    object
+        The parsed document (any top-level type; callers check it).
     """
     path = Path(path)
     data = path.read_bytes()
@@ -254,7 +298,7 @@ def read_csv_text(path: Path, *, required: tuple[str, ...] = ()) -> pd.DataFrame
     ----------
     path : Path
         The CSV file.
-    required : tuple of str
+    required : tuple of str, default ()
         Column names the header must hold.
 
     Returns
@@ -297,7 +341,19 @@ def read_csv_text(path: Path, *, required: tuple[str, ...] = ()) -> pd.DataFrame
 def undecoded_csv_cells(data: bytes):
     """Every CSV cell holding bytes that are not UTF-8, as (line, row, column, field, cell): ``row`` is the
     0-based data row (None in the header), ``column`` its header name (None in the header or past it),
-    ``field`` the 1-based position. Raises ``csv.Error`` where the csv module cannot read on."""
+    ``field`` the 1-based position. Raises ``csv.Error`` where the csv module cannot read on.
+
+    Parameters
+    ----------
+    data : bytes
+        The CSV file's bytes (a leading BOM is ignored).
+
+    Yields
+    ------
+    (int, int or None, str or None, int, str)
+        ``line`` (1-based, the record's first line), ``row``, ``column``, ``field`` and the cell's text, whose
+        undecodable bytes are kept as ``surrogateescape`` characters.
+    """
     text = data.decode("utf-8", errors="surrogateescape").removeprefix("\ufeff")
     reader = csv.reader(io.StringIO(text, newline=""))
     header, row, end = None, -1, 0
@@ -330,7 +386,25 @@ def _csv_cell_with_bad_bytes(data: bytes) -> str | None:
 
 def require_fields(entry: object, fields: dict[str, type], *, file: str, where: str) -> dict:
     """Check that a JSON record is an object with each field of the given type; errors name
-    the file, the record (``where``, e.g. "entry '12'" or "row 3") and the field."""
+    the file, the record (``where``, e.g. "entry '12'" or "row 3") and the field.
+
+    Parameters
+    ----------
+    entry : object
+        The parsed record.
+    fields : dict of str to type
+        Each required field and the type its value must be an instance of (extra fields are allowed).
+    file : str
+        The file's name, for messages.
+    where : str
+        The record's place in the file (:func:`json_where`), for messages.
+
+    Returns
+    -------
+    dict
+        ``entry`` itself; a record that is not an object, lacks a field or has a wrong type raises
+        :class:`DataFormatError`.
+    """
     if not isinstance(entry, dict):
         raise DataFormatError(f"{file}: {where} is a {type(entry).__name__}, expected an object")
     for name, kind in fields.items():

@@ -1,6 +1,6 @@
 """Content-addressed on-disk store of float64 rows: the cache behind the embedding service
-(:func:`vqalib.encoders.embed`) and the per-pair metric scores of VizWiz-LF Table 4
-(:func:`vqalib.metrics.cached_scores`).
+(:func:`vqalib.core.encoders.embed`) and the per-pair metric scores of VizWiz-LF Table 4
+(:func:`vqalib.core.metrics.cache.cached_scores`).
 
 A store is a folder of ``shard-<hash>.npz`` files, each holding ``keys`` (SHA-256 hex digests as
 64-byte strings) and ``vectors`` (float64, one row per key). Shards are only ever added, each
@@ -24,7 +24,18 @@ import numpy as np
 
 def item_key(*parts: str) -> str:
     """SHA-256 naming one item: a single text by its UTF-8 bytes, several texts (a reference and a
-    candidate) by their JSON list, so no two different tuples share a key."""
+    candidate) by their JSON list, so no two different tuples share a key.
+
+    Parameters
+    ----------
+    *parts : str
+        The texts naming the item (at least one).
+
+    Returns
+    -------
+    str
+        The SHA-256 hex digest (64 characters).
+    """
     data = parts[0] if len(parts) == 1 else json.dumps(list(parts), ensure_ascii=False)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
@@ -54,8 +65,16 @@ class ShardStore:
         return store
 
     def write(self, keys: list[str], vectors: np.ndarray) -> None:
-        """Add ``vectors`` (one float64 row per key) as a new shard."""
-        from vqalib.datasets import write_atomic
+        """Add ``vectors`` (one float64 row per key) as a new shard; nothing is written when ``keys`` is empty.
+
+        Parameters
+        ----------
+        keys : list of str
+            The rows' keys (:func:`item_key` digests).
+        vectors : ndarray
+            One row per key, stored as float64.
+        """
+        from vqalib.core.io import write_atomic
 
         if not keys:
             return
@@ -68,7 +87,20 @@ class ShardStore:
     def rows(self, keys: list[str], compute) -> np.ndarray:
         """The rows of ``keys`` (aligned, repeats allowed): stored ones read, the distinct missing ones
         computed by ``compute(missing_keys) -> array`` in one call and stored as one shard. Missing keys
-        are passed sorted, so what is computed, and the shard's name, do not depend on the request's order."""
+        are passed sorted, so what is computed, and the shard's name, do not depend on the request's order.
+
+        Parameters
+        ----------
+        keys : list of str
+            The keys wanted, in the order of the rows returned.
+        compute : callable
+            ``compute(missing_keys)`` returns one row per missing key; called at most once.
+
+        Returns
+        -------
+        ndarray
+            float64, one row per key of ``keys``; an empty ``(0, 0)`` array when ``keys`` is empty.
+        """
         store = self.read()
         missing = sorted({k for k in keys if k not in store})
         if missing:

@@ -1,4 +1,4 @@
-"""What a registry entry is (:mod:`vqalib.registry`): the three papers, the relations of a reproduced cell to
+"""What a registry entry is (:mod:`vqalib.core.registry`): the three papers, the relations of a reproduced cell to
 the paper's, tolerances in units of the paper's last printed digit, model-derived columns, and :class:`Spec`."""
 
 from __future__ import annotations
@@ -29,9 +29,35 @@ class Tolerance:
     decimals_by: tuple[tuple[str, int], ...] = ()  # per value of ``column``
 
     def units_for(self, value: object) -> float:
+        """The tolerance, in units of the last printed digit, of a cell whose row has ``value`` in ``column``.
+
+        Parameters
+        ----------
+        value : object
+            The row's value in ``column`` (ignored when ``column`` is None).
+
+        Returns
+        -------
+        float
+            Its units from ``by``, else ``units``.
+        """
         return dict(self.by).get(value, self.units) if self.column else self.units
 
     def decimals_for(self, value: object, printed: int) -> int:
+        """The decimals a cell is compared at, for a row with ``value`` in ``column``.
+
+        Parameters
+        ----------
+        value : object
+            The row's value in ``column`` (ignored when ``column`` is None).
+        printed : int
+            The decimals of the paper's transcribed value.
+
+        Returns
+        -------
+        int
+            ``decimals_by``'s entry for ``value``, else ``decimals``, else ``printed``.
+        """
         if self.column and value in dict(self.decimals_by):
             return dict(self.decimals_by)[value]
         return self.decimals if self.decimals is not None else printed
@@ -68,6 +94,20 @@ class Relation:
                 raise ValueError(f"relation {kind!r} is not one of {RELATIONS}")
 
     def of(self, row: dict) -> str:
+        """The relation of one row's cells to the paper.
+
+        Parameters
+        ----------
+        row : dict
+            The row, read for ``from_column`` or ``column``.
+
+        Returns
+        -------
+        str
+            One of :data:`RELATIONS`: the kind before ``:`` in ``from_column`` (``default`` when blank), else the
+            first exact or pattern match of the ``column`` value in ``values``, else ``default``. A
+            ``from_column`` value naming another kind is a ValueError.
+        """
         if self.from_column:
             value = row.get(self.from_column)
             text = self.default if is_nan(value) or value == "" else str(value)  # a paper-only row has none
@@ -83,6 +123,18 @@ class Relation:
         return self.default
 
     def reason(self, kind: str) -> str:
+        """Why cells of relation ``kind`` are not ``same``.
+
+        Parameters
+        ----------
+        kind : str
+            One of :data:`RELATIONS`.
+
+        Returns
+        -------
+        str
+            Its reason from ``reasons``, or "" when none is declared.
+        """
         return dict(self.reasons).get(kind, "")
 
 
@@ -97,9 +149,33 @@ class ModelDerived:
     where: tuple[str, tuple[str, ...]] | None = None
 
     def tolerance(self, column: str) -> float | str | None:
+        """The drift allowed in ``column``.
+
+        Parameters
+        ----------
+        column : str
+            A column of the table.
+
+        Returns
+        -------
+        float, str or None
+            The absolute tolerance, :data:`FOLLOWS`, or None when the column is not model-derived.
+        """
         return dict(self.columns).get(column)
 
     def applies(self, row: dict) -> bool:
+        """Whether the model-derived columns are model-derived in ``row``.
+
+        Parameters
+        ----------
+        row : dict
+            The row, read for ``where``'s column.
+
+        Returns
+        -------
+        bool
+            True without ``where``, else whether the row's value (as a string) is in its list.
+        """
         if self.where is None:
             return True
         column, values = self.where
@@ -143,4 +219,16 @@ def _t(stem, notebook, paper, reproduces, title, builder, **kw) -> Spec:
 
 
 def is_nan(value) -> bool:
+    """Whether ``value`` is missing.
+
+    Parameters
+    ----------
+    value : object
+        Any cell value.
+
+    Returns
+    -------
+    bool
+        True for None and a NaN of type float (numpy's float64 included); False otherwise (``pd.NA``, a float32 NaN).
+    """
     return value is None or (isinstance(value, float) and math.isnan(value))

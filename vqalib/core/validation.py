@@ -1,7 +1,7 @@
 """Validation report: every quirk a loader meets is counted here, nothing silently.
 
-DESIGN.md: "Nothing is dropped silently: a dropped or repaired row is counted and named
-in the report." Loaders append one :class:`Issue` per (file, check, detail) with a count
+Nothing is dropped silently: a dropped or repaired row is counted and named in the report
+(ARCHITECTURE.md, "Conventions"). Loaders append one :class:`Issue` per (file, check, detail) with a count
 and the action taken; :meth:`ValidationReport.to_frame` gives the tidy table that
 notebook 01 shows.
 """
@@ -26,6 +26,23 @@ class ValidationReport:
 
     def add(self, *, file: str, check: str, detail: str, action: str, count: int = 1,
             example: str | None = None) -> None:
+        """Count ``count`` occurrences of one quirk, keeping ``example`` while fewer than ``max_examples`` are kept.
+
+        Parameters
+        ----------
+        file : str
+            The data file the quirk was met in.
+        check : str
+            The check that met it.
+        detail : str
+            What exactly was found.
+        action : str
+            What the loader did (e.g. dropped or repaired the row).
+        count : int, default 1
+            How many occurrences to add.
+        example : str, optional
+            One occurrence to show (an id or a value).
+        """
         key = (file, check, detail, action)
         self.counts[key] += count
         if example is not None:
@@ -34,6 +51,13 @@ class ValidationReport:
                 shown.append(example)
 
     def extend(self, other: "ValidationReport") -> None:
+        """Add every count and example of ``other`` to this report (examples still capped at ``max_examples``).
+
+        Parameters
+        ----------
+        other : ValidationReport
+            Another loader's report.
+        """
         for key, n in other.counts.items():
             self.counts[key] += n
             shown = self.examples.setdefault(key, [])
@@ -42,6 +66,20 @@ class ValidationReport:
                     shown.append(ex)
 
     def total(self, *, check: str, file: str | None = None) -> int:
+        """How many times ``check`` was counted, over every detail and action.
+
+        Parameters
+        ----------
+        check : str
+            The check to count.
+        file : str, optional
+            Count only this file's quirks; default: every file's.
+
+        Returns
+        -------
+        int
+            The summed count (0 when the check never fired).
+        """
         return sum(n for (f, c, _, _), n in self.counts.items()
                    if c == check and (file is None or f == file))
 

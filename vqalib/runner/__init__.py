@@ -1,10 +1,11 @@
-"""The VLM answer runner behind :mod:`vqalib.vqa` (VizWiz-LF §3, §7, A.1.3, A.4.2; CommVQA §5, A.1, A.3; AFGV Methods).
+"""The VLM answer runner: answers of vision-language models to the papers' questions (VizWiz-LF §3, §7,
+A.1.3, A.4.2; CommVQA §5, A.1, A.3; AFGV Methods).
 
-One module per concept; :mod:`vqalib.vqa` re-exports their public names and stays the entry point
-(``python -m vqalib.vqa``):
+The commands are ``vqalib run``, ``vqalib models`` and ``vqalib runs`` (:mod:`vqalib.compendium.cli`). One
+module per concept, and every name is imported from its own module (this package re-exports nothing):
 
 - :mod:`~vqalib.runner.registry`: the model registry (VizWiz-LF A.1.3 / Table 25, CommVQA A.3, AFGV);
-- :mod:`~vqalib.runner.resources`: prompt texts and chat templates stored as JSON in ``prompts/``;
+- ``prompts/``: prompt texts and chat templates stored as JSON, read by :func:`vqalib.core.prompts.load_prompt`;
 - :mod:`~vqalib.runner.strategies`: prompts and prompting strategies (VizWiz-LF Tables 22-25, CommVQA A.1, AFGV);
 - :mod:`~vqalib.runner.models`: loading models with transformers' own classes, test models;
 - :mod:`~vqalib.runner.judges`: the self-consistency judge (VizWiz-LF Table 24);
@@ -15,5 +16,5 @@ One module per concept; :mod:`vqalib.vqa` re-exports their public names and stay
 - :mod:`~vqalib.runner.engines`: the plain and Ray engines (:func:`~vqalib.runner.engines.run_generation`);
 - :mod:`~vqalib.runner.handoff`: what the notebooks read (:func:`~vqalib.runner.handoff.discover_runs`,
   :func:`~vqalib.runner.handoff.load_run`);
-- :mod:`~vqalib.runner.cli`: the ``python -m vqalib.vqa`` command line.
+- :mod:`~vqalib.runner.cli`: the runner's subcommands of ``vqalib`` (``run``, ``models``, ``runs``).
 """

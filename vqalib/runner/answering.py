@@ -3,7 +3,7 @@
 Serves VizWiz-LF §7 and Appendix A.4.2 (vanilla, abstention, three-stage self-correction, five-draw
 self-consistency aggregated by the Table 24 judge, Tables 22-26), CommVQA §5 (baseline and
 contextual conditions) and the AFGV Methods (short answers per tier). A missing, refused or
-undecodable image (see :mod:`vqalib.images`), a model error or a judge failure becomes an error
+undecodable image (see :mod:`vqalib.runner.images`), a model error or a judge failure becomes an error
 record of that question, and the run goes on.
 """
 
@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from vqalib.runner.images import ImageError, ImageStore
-from vqalib.judge import JudgeError
+from vqalib.core.judge.backends import JudgeError
 from vqalib.runner.runfiles import SCHEMA_VERSION, _seed, item_key
 from vqalib.runner.strategies import (STRATEGIES, abstention_prompt, consistency_messages, contextual_prompt,
                                       generation_settings, parse_consistency_choice, revise_prompt, review_prompt,
@@ -37,6 +37,20 @@ class RunContext:
     judge_seconds: float = 0.0
 
     def base(self, item: dict) -> dict:
+        """The fields every record of ``item`` shares in this run (the run-file schema of ``runs/README.md``).
+
+        Parameters
+        ----------
+        item : dict
+            One row of the item table (``item_id``, ``question``, ``image``; ``question_id``, ``tier`` and
+            ``reference`` optional).
+
+        Returns
+        -------
+        dict
+            Schema version, dataset, question, image, model, strategy, resume key (``item_key``), engine and
+            shard; ``image_sha256`` is None until the image is loaded.
+        """
         spec = self.vlm.spec
         return {"schema": SCHEMA_VERSION, "dataset": self.dataset, "item_id": item["item_id"],
                 "question_id": item.get("question_id"), "tier": item.get("tier"), "question": item["question"],
@@ -71,8 +85,26 @@ def _error(base: dict, *, stage: str, error: BaseException, partial: Any = None)
 def answer_item(item: dict, *, ctx: RunContext) -> list[dict]:
     """All records of one question under one strategy (VizWiz-LF Tables 22-25, CommVQA §5, AFGV).
 
-    Returns the draws and the final record, or a single error record (stage ``image``,
-    ``model`` or ``judge``) when the image, the model or the judge fails.
+    Returns the draws and the final record, or an error record (stage ``image``, ``model`` or
+    ``judge``) when the image, the model or the judge fails: one question's failure never ends the run.
+
+    Parameters
+    ----------
+    item : dict
+        One row of the item table (:func:`vqalib.runner.questions.load_items`): ``item_id``, ``question``,
+        ``image`` (a source :class:`~vqalib.runner.images.ImageStore` opens, or ``missing:<reason>``), and
+        ``question_id``, ``tier``, ``reference``, ``scenario``, ``description`` where the dataset has them.
+    ctx : RunContext
+        The run's model, strategy, dataset, image store and judge; the judge's time is added to
+        ``ctx.judge_seconds``.
+
+    Returns
+    -------
+    list of dict
+        The question's block of records: the answer (with its ``stages`` under self-correction), or the
+        draws and their ``aggregate``; on a failure a single error record, or the draws and an error record
+        when the judge failed. Every record carries ``item_records`` (the block's length), ``seconds`` and
+        ``model_seconds``.
     """
     started = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     clock = time.perf_counter()

@@ -1,4 +1,4 @@
-"""The ``python -m vqalib.vqa`` command line: ``run``, ``models``, ``runs``.
+"""The runner's part of the ``vqalib`` command (:mod:`vqalib.compendium.cli`): ``run``, ``models``, ``runs``.
 
 ``run`` generates answers into a run file (VizWiz-LF §3 / §7 / A.4.2, CommVQA §5, AFGV Methods;
 resumable, sharded with ``--shard``, on Ray with ``--engine ray``); ``models`` prints the registry
@@ -27,8 +27,6 @@ from vqalib.runner.registry import REGISTRY, registry_frame
 from vqalib.runner.runfiles import parse_shard
 from vqalib.runner.strategies import STRATEGIES
 
-# the first line of vqalib.vqa's docstring: the description of ``python -m vqalib.vqa --help``
-DESCRIPTION = "Answer generation with vision-language models: prompting strategies, resumable and distributed runs."
 
 
 def _shard_option(text: str) -> str:
@@ -79,11 +77,14 @@ def _out_option(text: str) -> str:
     return text
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``python -m vqalib.vqa`` command line."""
-    parser = argparse.ArgumentParser(prog="python -m vqalib.vqa", description=DESCRIPTION)
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="generate answers into a run file (resumable)")
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    """The options of ``vqalib run`` (VizWiz-LF §3 / §7 / A.4.2, CommVQA §5, AFGV Methods).
+
+    Parameters
+    ----------
+    run : argparse.ArgumentParser
+        The ``run`` subcommand's parser, to which the options are added.
+    """
     run.add_argument("--model", required=True, choices=sorted(REGISTRY))
     run.add_argument("--strategy", required=True, choices=list(STRATEGIES))
     run.add_argument("--dataset", required=True, choices=DATASETS)
@@ -116,40 +117,27 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true")
     run.add_argument("--no-fsync", action="store_true", help="flush only (faster on slow disks; a process crash "
                                                               "still loses nothing, a power cut may)")
-    commands.add_parser("models", help="list the model registry")
-    runs = commands.add_parser("runs", help="list run files and their counts")
-    runs.add_argument("runs_dir", nargs="?")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m vqalib.vqa``.
+def run_command(args: argparse.Namespace, *, parser: argparse.ArgumentParser) -> int:
+    """``vqalib run``: generate answers into a run file (resumable; one writer at a time).
 
     Parameters
     ----------
-    argv : list of str, optional
-        The arguments (default: the command line's).
+    args : argparse.Namespace
+        The parsed options of :func:`add_run_arguments`.
+    parser : argparse.ArgumentParser
+        The ``run`` parser, to report an option error in argparse's form (exit status 2).
 
     Returns
     -------
     int
         The exit status: 0, or :data:`~vqalib.runner.locks.LOCK_REFUSED_EXIT` when another run holds ``--out``.
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 60):
-        if args.command == "models":
-            print(registry_frame()[["key", "hub_id", "revision", "model_class", "papers", "dtype", "generation",
-                                    "consistency", "max_new_tokens", "test_model"]].to_string(index=False))
-            return 0
-        if args.command == "runs":
-            print(discover_runs(args.runs_dir).drop(columns=["path"]).to_string(index=False))
-            return 0
     if args.dataset in ("afgv", "table") and not args.questions:
         parser.error(f"argument --questions: required with --dataset {args.dataset} (a CSV/JSONL/Parquet table)")
     if args.threads:
         import torch
-
         torch.set_num_threads(args.threads)
     items = load_items(args.dataset, questions=args.questions, images=args.images)
     try:
@@ -165,3 +153,33 @@ def main(argv: list[str] | None = None) -> int:
         return LOCK_REFUSED_EXIT
     print(summary.line())
     return 0
+
+
+def models_text() -> str:
+    """``vqalib models``: the model registry as a text table (VizWiz-LF A.1.3 / Table 25, CommVQA A.3, AFGV).
+
+    Returns
+    -------
+    str
+        One line per model: key, hub id and revision, class, papers, dtype and generation settings.
+    """
+    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 60):
+        return registry_frame()[["key", "hub_id", "revision", "model_class", "papers", "dtype", "generation",
+                                 "consistency", "max_new_tokens", "test_model"]].to_string(index=False)
+
+
+def runs_text(runs_dir: str | Path | None = None) -> str:
+    """``vqalib runs``: the run files the notebooks find, with their counts.
+
+    Parameters
+    ----------
+    runs_dir : str or Path, optional
+        The folder of run files (default ``$VQALIB_RUNS_DIR`` or ``runs/``).
+
+    Returns
+    -------
+    str
+        One line per run file (:func:`~vqalib.runner.handoff.discover_runs` without the path column).
+    """
+    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 60):
+        return discover_runs(runs_dir).drop(columns=["path"]).to_string(index=False)

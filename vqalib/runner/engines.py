@@ -20,7 +20,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from vqalib.runner.images import ImageStore
-from vqalib.judge import ENABLE_HINT
+from vqalib.core.judge.settings import ENABLE_HINT
 from vqalib.runner.answering import RunContext, answer_item
 from vqalib.runner.judges import make_judge
 from vqalib.runner.locks import RunLock
@@ -78,6 +78,61 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
     One process writes ``out`` at a time (:class:`RunLock`, held from the repair to the last
     write): another run on the same file raises :class:`RunLockedError` naming it, or, with
     ``wait`` seconds (``True`` or ``math.inf``: no limit), waits for it and then skips what it finished.
+
+    Parameters
+    ----------
+    items : pandas.DataFrame
+        The questions (:func:`vqalib.runner.questions.load_items`): ``item_id``, ``question``, ``image``, and
+        ``scenario`` and ``description`` for every row under ``commvqa-contextual``.
+    model : str or VLM
+        A registry key (loaded by :func:`vqalib.runner.models.build_model`) or a loaded model.
+    strategy : str
+        A key of :data:`vqalib.runner.strategies.STRATEGIES`.
+    dataset : str
+        The dataset name written into every record and its resume key (e.g. ``vizwiz-lf``).
+    out : str or Path
+        The run file (JSON lines), appended to.
+    judge : str or object, optional
+        A judge name for :func:`vqalib.runner.judges.make_judge` (``env``, ``none``, ``test:N``) or a judge
+        object; the self-consistency strategies need one.
+    store : ImageStore, optional
+        The plain engine's image store; default a new one on ``image_cache``.
+    device : str, optional
+        Default :func:`vqalib.runner.models.default_device`; on Ray, ``cuda`` when the cluster has GPUs.
+    dtype : str, optional
+        A torch dtype name; default the registry's on GPU, ``float32`` on CPU.
+    revision : str, optional
+        The hub revision of the checkpoint; default the registry's.
+    limit : int, optional
+        Answer only the first ``limit`` questions (before sharding).
+    shard : str, default "0/1"
+        ``"i/n"``: this process answers shard i of n (:func:`vqalib.runner.runfiles.in_shard`).
+    engine : {"plain", "ray"}, default "plain"
+        Answer in this process, or through Ray Data with one model replica per actor.
+    max_new_tokens : int, optional
+        Overrides the registry's token limit.
+    retry_errors : bool, default False
+        Answer again the questions whose last outcome in ``out`` is an error.
+    progress : bool, default True
+        Show a tqdm progress bar.
+    fsync : bool, default True
+        fsync ``out`` after each question, so a machine crash loses at most the question being written.
+    ray_address : str, optional
+        The cluster address passed to ``ray.init`` (None: Ray's default).
+    replicas : int, optional
+        Model replicas on Ray; default one per GPU of the cluster, else 1.
+    ray_batch_size : int, default 8
+        Questions per call of a replica (amortises Ray's per-call cost).
+    image_cache : str or Path, optional
+        The image download cache; default :func:`vqalib.runner.images.default_cache_dir`.
+    wait : float or bool, default 0.0
+        Seconds to wait for another run holding ``out`` (0: refuse at once; ``True`` or ``math.inf``: no limit).
+
+    Returns
+    -------
+    RunSummary
+        Questions chosen, skipped and written, records, errors per stage, repaired lines and timing;
+        when nothing is pending it is returned without loading the model.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")

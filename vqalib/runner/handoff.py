@@ -15,8 +15,8 @@ from typing import Iterable
 
 import pandas as pd
 
-from vqalib import config
-from vqalib.datasets import project_root
+from vqalib.core import config
+from vqalib.core.io import project_root
 from vqalib.runner.runfiles import scan_run
 
 RUNS_DIR_ENV = "VQALIB_RUNS_DIR"
@@ -30,7 +30,20 @@ def default_runs_dir() -> Path:
 def latest_blocks(records: list[dict]) -> dict[str, list[dict]]:
     """Each question's latest block of records (a question written again, e.g. by ``--retry-errors``, is
     represented by its last block), in the order of those last blocks. Blocks are cut by their
-    ``item_records`` count, so a block written right after an earlier one of the same question stays apart."""
+    ``item_records`` count, so a block written right after an earlier one of the same question stays apart.
+    Used by :func:`load_run` and :func:`discover_runs` (the model rows of VizWiz-LF Tables 5/26, CommVQA
+    Table 1, AFGV Table 1).
+
+    Parameters
+    ----------
+    records : list of dict
+        Complete records of a run file in file order (:attr:`vqalib.runner.runfiles.ScanResult.records`).
+
+    Returns
+    -------
+    dict of str to list of dict
+        ``item_key`` -> that question's last block of records.
+    """
     latest: dict[str, list[dict]] = {}
     start = 0
     while start < len(records):

@@ -1,4 +1,5 @@
-"""Images for answer generation: VizWiz URLs, CommVQA's images.zip, a GQA folder (VizWiz-LF §3, CommVQA §3, AFGV Methods).
+"""Images for answer generation: VizWiz URLs, CommVQA's images.zip, a GQA folder (VizWiz-LF §3, CommVQA §3,
+AFGV Methods).
 
 The question files name their images three ways: VizWiz-LF by URL (``image_url``),
 CommVQA by file name inside the authors' ``images.zip``, AFGV/GQA by image id inside the
@@ -20,7 +21,7 @@ again when the question is retried (``--retry-errors``). A cached entry that doe
 (written by an older version) is dropped and fetched again.
 
 A source that cannot be read, is refused or does not decode raises :class:`ImageError`; the
-runner in :mod:`vqalib.vqa` turns it into an error record for that question (never a crash,
+runner (:func:`vqalib.runner.answering.answer_item`) turns it into an error record for that question (never a crash,
 never a silent skip).
 
 Configuration: ``VQALIB_IMAGE_CACHE`` (download cache; default ``$VQALIB_CACHE_DIR/images``
@@ -49,8 +50,8 @@ from typing import Any
 
 import requests
 
-from vqalib.datasets import cache_root, write_atomic
-from vqalib import config
+from vqalib.core.io import cache_root, write_atomic
+from vqalib.core import config
 
 IMAGE_CACHE_ENV = "VQALIB_IMAGE_CACHE"
 IMAGE_TIMEOUT_ENV = "VQALIB_IMAGE_TIMEOUT"
@@ -88,11 +89,25 @@ def _megabytes(n: int) -> str:
 
 def default_cache_dir() -> Path:
     """``$VQALIB_IMAGE_CACHE``, else ``$VQALIB_CACHE_DIR/images``, else ``<project>/.cache/vqalib/images``."""
-    return config.get_path(IMAGE_CACHE_ENV, cache_root() / "images")
+    return config.get_path(IMAGE_CACHE_ENV, cache_root("images"))
 
 
 def commvqa_source(name: str, *, images: str | Path | None) -> str:
-    """The source of CommVQA image ``name`` in ``images`` (``images.zip`` or a folder) (CommVQA §3)."""
+    """The source of CommVQA image ``name`` in ``images`` (``images.zip`` or a folder) (CommVQA §3).
+
+    Parameters
+    ----------
+    name : str
+        The image's file name in the annotations (``image``).
+    images : str or Path or None
+        The authors' ``images.zip`` (a ``.zip`` suffix) or a folder of the images; None raises
+        :class:`ImageError` naming ``--images`` and ``$VQALIB_COMMVQA_IMAGES``.
+
+    Returns
+    -------
+    str
+        ``zip:<images>!<name>`` for an archive, else ``<images>/<name>``.
+    """
     if images is None:
         raise ImageError(f"CommVQA image {name!r}: no images location; pass --images path/to/images.zip "
                          f"or set {COMMVQA_IMAGES_ENV}")
@@ -103,7 +118,21 @@ def commvqa_source(name: str, *, images: str | Path | None) -> str:
 
 
 def gqa_source(image_id: str, *, images: str | Path | None) -> str:
-    """The source of GQA image ``image_id`` (``<images>/<id>.jpg``) (AFGV Methods, GQA images)."""
+    """The source of GQA image ``image_id`` (``<images>/<id>.jpg``) (AFGV Methods, GQA images).
+
+    Parameters
+    ----------
+    image_id : str
+        The GQA image id (``imageId`` of the GQA questions).
+    images : str or Path or None
+        The GQA ``images/`` folder; None raises :class:`ImageError` naming ``--images`` and
+        ``$VQALIB_GQA_IMAGES``.
+
+    Returns
+    -------
+    str
+        The image's path (not checked here: a missing file fails when it is loaded).
+    """
     if images is None:
         raise ImageError(f"GQA image {image_id!r}: no images folder; pass --images path/to/gqa/images "
                          f"or set {GQA_IMAGES_ENV}")
@@ -143,7 +172,19 @@ class ImageStore:
 
     # -- bytes ------------------------------------------------------------------------------
     def cached_path(self, url: str) -> Path:
-        """Where the download of ``url`` lives: a hash of the URL plus its file extension."""
+        """Where the download of ``url`` lives: a hash of the URL plus its file extension (VizWiz-LF §3 images).
+
+        Parameters
+        ----------
+        url : str
+            The image URL.
+
+        Returns
+        -------
+        Path
+            ``<cache_dir>/<first 32 hex digits of the URL's SHA-256><suffix>``: the URL's image suffix
+            (query string ignored), else ``.img``; its hash record is the same name plus ``.json``.
+        """
         suffix = Path(url.split("?", 1)[0]).suffix.lower()
         suffix = suffix if suffix in {".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp"} else ".img"
         return self.cache_dir / f"{hashlib.sha256(url.encode('utf-8')).hexdigest()[:32]}{suffix}"
@@ -289,7 +330,19 @@ class ImageStore:
                 raise ImageError(f"{source}: cannot read archive ({error})") from error
 
     def read_bytes(self, source: str) -> bytes:
-        """The raw bytes of ``source`` (URL via the cache, zip member, or file), at most ``max_bytes``."""
+        """The raw bytes of ``source`` (URL via the cache, zip member, or file), at most ``max_bytes``.
+
+        Parameters
+        ----------
+        source : str
+            ``http(s)://...``, ``zip:<archive>!<member>`` or a local file path.
+
+        Returns
+        -------
+        bytes
+            The bytes; a URL's are downloaded and cached first (only if they decode as an image). A source
+            that cannot be read, or is over the cap, raises :class:`ImageError`.
+        """
         if source.startswith(("http://", "https://")):
             return self._fetch_url(source)[0]
         if source.startswith("zip:"):
@@ -321,7 +374,20 @@ class ImageStore:
             raise ImageError(f"{source}: not a decodable image ({type(error).__name__}: {error})") from error
 
     def load(self, source: str) -> LoadedImage:
-        """The decoded RGB image of ``source``; :class:`ImageError` if absent, changed, refused or undecodable."""
+        """The decoded RGB image of ``source``; :class:`ImageError` if absent, changed, refused or undecodable.
+
+        The images of every run: VizWiz-LF §3 URLs, CommVQA §3 ``images.zip``, AFGV's GQA folder.
+
+        Parameters
+        ----------
+        source : str
+            ``http(s)://...``, ``zip:<archive>!<member>`` or a local file path.
+
+        Returns
+        -------
+        LoadedImage
+            The RGB image, the SHA-256 of the bytes it was decoded from, and ``source``.
+        """
         if source.startswith(("http://", "https://")):
             data, image = self._fetch_url(source)
         else:

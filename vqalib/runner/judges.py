@@ -1,6 +1,6 @@
 """The LLM judge that aggregates self-consistency draws (VizWiz-LF Appendix A.4.2, Table 24; Table 26).
 
-``env`` uses the judge of :mod:`vqalib.judge` configured by its ``VQALIB_JUDGE_*`` variables;
+``env`` uses the judge of :mod:`vqalib.core.judge` configured by its ``VQALIB_JUDGE_*`` variables;
 ``test:N`` judges answer with a fixed reply and exist to test the runner.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vqalib.judge import JudgeError
+from vqalib.core.judge.backends import JudgeError
 
 
 class TestJudge:
@@ -21,6 +21,23 @@ class TestJudge:
         self.model = f"test:{mode}"
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
+        """The fixed reply of this mode, with the signature of a real judge (VizWiz-LF Table 24 replies).
+
+        Parameters
+        ----------
+        messages : list of dict
+            The chat messages (:func:`vqalib.runner.strategies.consistency_messages`); ignored.
+        temperature : float, default 0.0
+            Ignored.
+        max_tokens : int, default 256
+            Ignored.
+
+        Returns
+        -------
+        str
+            "The most consistent response is Response N." for ``test:N``, an unparseable reply for
+            ``test:garbage``; ``test:fail`` raises :class:`~vqalib.core.judge.backends.JudgeError`.
+        """
         if self.mode == "fail":
             raise JudgeError("test judge: simulated failure")
         if self.mode == "garbage":
@@ -29,8 +46,8 @@ class TestJudge:
 
 
 def make_judge(spec: str | None) -> Any:
-    """The self-consistency judge (Table 24) named by ``spec``: ``env`` (:func:`vqalib.judge.judge_from_env`),
-    ``none``, or a ``test:...`` judge.
+    """The self-consistency judge (VizWiz-LF Table 24) named by ``spec``: ``env``
+    (:func:`vqalib.core.judge.cache.judge_from_env`), ``none``, or a ``test:...`` judge.
 
     Parameters
     ----------
@@ -45,7 +62,7 @@ def make_judge(spec: str | None) -> Any:
     if spec in (None, "", "none"):
         return None
     if spec == "env":
-        from vqalib.judge import judge_from_env
+        from vqalib.core.judge.cache import judge_from_env
 
         return judge_from_env()
     if spec.startswith("test:"):

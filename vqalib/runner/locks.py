@@ -28,7 +28,18 @@ class RunLockedError(RuntimeError):
 
 def run_lock_path(out: str | Path) -> Path:
     """The lock file of run file ``out``: ``<out>.lock`` beside the real file (symlinks resolved, so two
-    names of one file share one lock)."""
+    names of one file share one lock).
+
+    Parameters
+    ----------
+    out : str or Path
+        The run file (it need not exist yet).
+
+    Returns
+    -------
+    Path
+        The absolute path of its lock file.
+    """
     return Path(os.path.realpath(out) + ".lock")
 
 

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vqalib import config
-from vqalib.encoders import packaged_minilm_path
+from vqalib.core import config
+from vqalib.core.encoders import packaged_minilm_path
 from vqalib.runner.registry import ModelSpec, model_spec
-from vqalib.runner.resources import prompt
+from vqalib.core.prompts import load_prompt
 
 DEVICE_ENV = "VQALIB_VQA_DEVICE"
 
@@ -69,7 +69,27 @@ class VLM:
         return inputs.to(self.device)
 
     def generate(self, image: Any, prompt: str, *, settings: dict, seed: int) -> str:
-        """The model's answer text to ``prompt`` about ``image`` with ``settings`` (seeded sampling)."""
+        """The model's answer text to ``prompt`` about ``image`` with ``settings`` (seeded sampling).
+
+        One generation of any strategy (VizWiz-LF §7 / A.4.2, CommVQA §5, AFGV); its time, processor
+        included, is added to ``model_seconds``.
+
+        Parameters
+        ----------
+        image : PIL.Image.Image
+            The RGB image.
+        prompt : str
+            The text prompt; it is put into the family's chat or turn format here.
+        settings : dict
+            Keyword arguments of ``generate`` (:func:`vqalib.runner.strategies.generation_settings`).
+        seed : int
+            Seeds a forked torch RNG, so a draw is the same in every engine and shard.
+
+        Returns
+        -------
+        str
+            The decoded new tokens (the echoed prompt removed), stripped.
+        """
         import torch
 
         start = time.perf_counter()  # model time includes the processor: input preparation is the model's own cost
@@ -110,7 +130,7 @@ def _local_tokenizer():
 
 # the chat template that Qwen/Qwen2-VL-7B-Instruct ships: default system turn, then the image as
 # <|vision_start|><|image_pad|><|vision_end|> before the text; the tiny test model uses it verbatim
-QWEN2VL_CHAT_TEMPLATE: str = prompt("chat_templates", "qwen2vl")
+QWEN2VL_CHAT_TEMPLATE: str = load_prompt("vqalib.runner", "chat_templates", "qwen2vl")
 
 
 @functools.lru_cache(maxsize=None)
@@ -134,6 +154,20 @@ def qwen2vl_processor(*, image_processor: Any, tokenizer: Any, chat_template: An
     transformers' Qwen2VLProcessor requires a video processor, and video processors need
     torchvision, which this project does not install. Image prompts never reach it, so without
     torchvision the processor is built without one.
+
+    Parameters
+    ----------
+    image_processor : transformers image processor
+        The Qwen2-VL image processor.
+    tokenizer : transformers tokenizer
+        The tokenizer.
+    chat_template : str or None
+        The chat template (the checkpoint's, or :data:`QWEN2VL_CHAT_TEMPLATE` for the test model).
+
+    Returns
+    -------
+    transformers.Qwen2VLProcessor
+        With a video processor when torchvision is installed, else an image-only subclass.
     """
     import transformers
     from transformers.utils import is_torchvision_available
@@ -147,7 +181,25 @@ def qwen2vl_processor(*, image_processor: Any, tokenizer: Any, chat_template: An
 
 
 def load_pretrained(spec: ModelSpec, *, source: str | Path, revision: str | None, dtype: str) -> tuple[Any, Any]:
-    """A real checkpoint's model and processor from the hub or a local folder (VizWiz-LF A.1.3, CommVQA A.3, AFGV)."""
+    """A real checkpoint's model and processor from the hub or a local folder (VizWiz-LF A.1.3, CommVQA A.3,
+    AFGV).
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        The registry entry (its ``family`` and transformers ``model_class``).
+    source : str or Path
+        A hub id or a local checkpoint folder.
+    revision : str or None
+        The hub revision (branch, tag or commit); None: the hub's default.
+    dtype : str
+        A torch dtype name, e.g. ``bfloat16``.
+
+    Returns
+    -------
+    (model, processor) : tuple
+        The model in ``dtype`` (not moved to a device) and its processor.
+    """
     import torch
     import transformers
     from transformers.utils import is_torchvision_available
@@ -168,7 +220,21 @@ def load_pretrained(spec: ModelSpec, *, source: str | Path, revision: str | None
 
 
 def build_test_model(spec: ModelSpec) -> tuple[Any, Any]:
-    """A TEST model: tiny random weights (seed 0) built from configs, with a local tokenizer; no download."""
+    """A TEST model: tiny random weights (seed 0) built from configs, with a local tokenizer; no download.
+
+    It has the layout of the family's real models, so it tests the runner; its answers mean nothing.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        A ``test_model`` registry entry; its ``family`` picks the layout (a family without one raises
+        ``ValueError``).
+
+    Returns
+    -------
+    (model, processor) : tuple
+        The random model (float32, on CPU) and a processor built on the packaged MiniLM tokenizer.
+    """
     import torch
     import transformers as tf
 
@@ -206,7 +272,7 @@ def build_test_model(spec: ModelSpec) -> tuple[Any, Any]:
                                              num_query_tokens=4, image_token_index=image_token))
         elif spec.family == "llava":
             tok.add_tokens([tf.AddedToken("<image>", special=True, normalized=False)], special_tokens=True)
-            template = prompt("chat_templates", "tiny_llava")  # LLaVA-1.5's USER: <image>\n... ASSISTANT: turns
+            template = load_prompt("vqalib.runner", "chat_templates", "tiny_llava")  # LLaVA-1.5's USER: <image>\n... ASSISTANT: turns
             clip_images = tf.CLIPImageProcessorPil(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
             processor = tf.LlavaProcessor(image_processor=clip_images, tokenizer=tok, patch_size=8,
                                           vision_feature_select_strategy="default", chat_template=template,
@@ -272,6 +338,22 @@ def build_model(key: str, *, device: str | None = None, dtype: str | None = None
 
     Test models are built from configs; real ones come from the hub (or the local hub cache)
     at ``revision`` (default: the registry's), in the registry dtype on GPU, float32 on CPU.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`vqalib.runner.registry.REGISTRY`.
+    device : str, optional
+        ``cuda``, ``cuda:N`` or ``cpu``; default :func:`default_device`.
+    dtype : str, optional
+        A torch dtype name; default the registry's on a ``cuda`` device, else ``float32``.
+    revision : str, optional
+        The hub revision of a real checkpoint; default the registry's.
+
+    Returns
+    -------
+    VLM
+        The model on ``device``, in eval mode.
     """
     import torch
 

@@ -6,7 +6,7 @@ Methods (one item per question and readability tier with its GQA image), plus ``
 question file. A missing image becomes ``missing:<reason>``, which the runner turns into an error
 record of that question.
 
-Configuration: the image variables of :mod:`vqalib.images` (``VQALIB_COMMVQA_IMAGES``,
+Configuration: the image variables of :mod:`vqalib.runner.images` (``VQALIB_COMMVQA_IMAGES``,
 ``VQALIB_GQA_IMAGES``).
 """
 
@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib import config
+from vqalib.core import config
+from vqalib.core import data_registry
+from vqalib.core import io
 from vqalib.runner.images import COMMVQA_IMAGES_ENV, GQA_IMAGES_ENV, ImageError, commvqa_source, gqa_source
 
 
@@ -35,8 +37,20 @@ def _finish_items(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def vizwiz_items(*, data_dir: Path | None = None) -> pd.DataFrame:
-    """The 600 VizWiz-LF questions with their VizWiz image URLs (VizWiz-LF §3, §7)."""
-    from vqalib.datasets import load_vizwiz_lf
+    """The 600 VizWiz-LF questions with their VizWiz image URLs (VizWiz-LF §3, §7).
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder (default: the project's).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per question (:data:`ITEM_COLUMNS`), ``item_id`` = ``question_id``, the crowd majority
+        answer as ``reference``.
+    """
+    from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 
     answers = load_vizwiz_lf(data_dir=data_dir, sources=["expert"]).answers.drop_duplicates("question_id")
     return _finish_items(pd.DataFrame({
@@ -47,15 +61,28 @@ def vizwiz_items(*, data_dir: Path | None = None) -> pd.DataFrame:
 
 def commvqa_items(*, images: str | Path | None = None, data_dir: Path | None = None) -> pd.DataFrame:
     """CommVQA questions with scenario and description (CommVQA §5): one per annotation row, id = the
-    row's 0-based position in annotations.json (the ``question_id`` of :func:`vqalib.commvqa.load_commvqa`).
+    row's 0-based position in annotations.json (the ``question_id`` of
+    :func:`vqalib.papers.commvqa.loading.load_commvqa`).
 
     Images come from the authors' ``images.zip`` (or a folder): ``images`` or ``$VQALIB_COMMVQA_IMAGES``;
     without it every question becomes an image error record naming the fix.
+
+    Parameters
+    ----------
+    images : str or Path, optional
+        The authors' ``images.zip`` or a folder of its images; default ``$VQALIB_COMMVQA_IMAGES``.
+    data_dir : Path, optional
+        The data folder holding ``commvqa/annotations.json`` (default: the project's; its hash is checked).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per annotation (:data:`ITEM_COLUMNS`): ``scenario`` is the annotation's context, and
+        ``reference`` its answers as a JSON list.
     """
-    from vqalib import datasets
 
     images = images or config.get(COMMVQA_IMAGES_ENV)
-    raw = datasets.read_json(datasets.verified_path("commvqa/annotations.json", data_dir=data_dir))
+    raw = io.read_json(data_registry.verified_path("commvqa/annotations.json", data_dir=data_dir))
     rows = []
     for k, entry in enumerate(raw):
         try:
@@ -69,7 +96,18 @@ def commvqa_items(*, images: str | Path | None = None, data_dir: Path | None = N
 
 
 def read_question_table(path: str | Path) -> pd.DataFrame:
-    """A question table from CSV, JSON lines or Parquet (AFGV rewrites, user question sets)."""
+    """A question table from CSV, JSON lines or Parquet (AFGV rewrites, user question sets).
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.parquet``, ``.jsonl`` (JSON lines), ``.json`` (one JSON document); any other suffix is read as CSV.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table; CSV cells are read as strings, empty cells as ``""``.
+    """
     path = Path(path)
     if path.suffix == ".parquet":
         return pd.read_parquet(path)
@@ -82,12 +120,26 @@ def afgv_items(rewrites: pd.DataFrame, *, images: str | Path | None = None) -> p
     """One item per (question, tier) of AFGV rewrites with the GQA image (AFGV Methods).
 
     ``rewrites`` has question_id, tier, question and image_id (join the GQA questions' ``image_id``
-    to :func:`vqalib.afgv.rewrite_questions`' output) or image; optional answer (ground truth).
+    to :func:`vqalib.papers.afgv.rewrite.rewrite_questions`' output) or image; optional answer (ground truth).
     With a ``status`` column, only rows whose text belongs in their tier are asked
-    (:data:`vqalib.afgv.PLACED`): a question left without a simplified or complex rewrite keeps its
-    original text there, which must not be scored as that tier. ``attrs["not_placed"]`` counts them.
+    (:data:`vqalib.papers.afgv.tiers.PLACED`): a question left without a simplified or complex rewrite keeps
+    its original text there, which must not be scored as that tier. ``attrs["not_placed"]`` counts them.
+
+    Parameters
+    ----------
+    rewrites : pandas.DataFrame
+        The rewritten questions, one row per question and tier (columns above).
+    images : str or Path, optional
+        The GQA ``images/`` folder for ``image_id``; default ``$VQALIB_GQA_IMAGES`` (without either, every
+        question becomes an image error record).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per placed (question, tier) (:data:`ITEM_COLUMNS`), ``item_id`` = ``<question_id>/<tier>``,
+        ``answer`` (when given) as ``reference``.
     """
-    from vqalib.afgv import PLACED
+    from vqalib.papers.afgv.tiers import PLACED
 
     images = images or config.get(GQA_IMAGES_ENV)
     frame = rewrites.copy()
@@ -112,7 +164,20 @@ def afgv_items(rewrites: pd.DataFrame, *, images: str | Path | None = None) -> p
 
 
 def table_items(questions: pd.DataFrame) -> pd.DataFrame:
-    """Items from any table with question_id, question, image (path, URL or zip:...) (all papers)."""
+    """Items from any table with question_id, question, image (path, URL or zip:...) (all papers).
+
+    Parameters
+    ----------
+    questions : pandas.DataFrame
+        ``question_id``, ``question``, ``image``; optional ``item_id``, ``tier``, ``scenario``,
+        ``description``, ``reference`` (an empty cell means none).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per question (:data:`ITEM_COLUMNS`); without an ``item_id`` column it is ``question_id``,
+        or ``<question_id>/<tier>`` where a tier is given.
+    """
     frame = questions.copy()
     if "item_id" not in frame:
         tiers = frame["tier"] if "tier" in frame else pd.Series([None] * len(frame), index=frame.index)

@@ -31,14 +31,43 @@ def _seed(*parts: object) -> int:
 
 
 def item_key(*, dataset: str, item_id: str, model: str, strategy: str) -> str:
-    """The resume key of one question under one model and strategy."""
+    """The resume key of one question under one model and strategy (every run of the three papers).
+
+    Parameters
+    ----------
+    dataset : str
+        The dataset name (e.g. ``vizwiz-lf``).
+    item_id : str
+        The question's item id.
+    model : str
+        The registry key of the model.
+    strategy : str
+        The prompting strategy.
+
+    Returns
+    -------
+    str
+        ``dataset|item_id|model|strategy``.
+    """
     return f"{dataset}|{item_id}|{model}|{strategy}"
 
 
 # --- run files: append-only JSON lines, repaired on resume ------------------------------------------
 
 def encode_block(records: list[dict]) -> bytes:
-    """One question's records as JSON lines (written in one call, so a crash cuts at most this block)."""
+    """One question's records as JSON lines (written in one call, so a crash cuts at most this block).
+
+    Parameters
+    ----------
+    records : list of dict
+        The records of one question (:func:`vqalib.runner.answering.answer_item`).
+
+    Returns
+    -------
+    bytes
+        UTF-8 JSON, one line per record, each ending in a newline; values JSON cannot hold are written
+        as their ``str``.
+    """
     return "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records).encode("utf-8")
 
 
@@ -117,6 +146,13 @@ class RunWriter:
         self.handle = open(self.path, "ab")
 
     def write(self, block: bytes) -> None:
+        """Append one question's block, flush it, and fsync it when ``fsync`` is set.
+
+        Parameters
+        ----------
+        block : bytes
+            The question's records (:func:`encode_block`).
+        """
         self.handle.write(block)
         self.handle.flush()
         if self.fsync:
@@ -132,6 +168,19 @@ def repair_run(path: str | Path, *, lock: RunLock | None = None) -> ScanResult:
     Only the writer may cut: another process appending meanwhile would lose its finished
     questions. ``lock`` is the caller's held :class:`RunLock` of ``path``; without one, the lock
     is taken for the repair (:class:`RunLockedError` if another run is writing the file).
+
+    Parameters
+    ----------
+    path : str or Path
+        The run file (a missing file is left missing and reads as empty).
+    lock : RunLock, optional
+        The caller's held lock of ``path``; a lock of another file, or not held, raises ``ValueError``.
+
+    Returns
+    -------
+    ScanResult
+        The scan taken before the cut (:func:`scan_run`): the complete records the file keeps, and the
+        count of its damaged lines.
     """
     path = Path(path)
     if lock is None:
@@ -180,11 +229,39 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def in_shard(item_id: str, *, shard: tuple[int, int]) -> bool:
-    """Whether a question belongs to shard i of n (stable hash of its id: same split everywhere)."""
+    """Whether a question belongs to shard i of n (stable hash of its id: same split everywhere).
+
+    Parameters
+    ----------
+    item_id : str
+        The question's item id.
+    shard : tuple of int
+        ``(i, n)``, as :func:`parse_shard` returns it.
+
+    Returns
+    -------
+    bool
+        Whether the first 32 bits of the SHA-256 of ``item_id``, modulo n, equal i.
+    """
     return _seed(item_id) % shard[1] == shard[0]
 
 
 def select_items(items: pd.DataFrame, *, limit: int | None = None, shard: tuple[int, int] = (0, 1)) -> pd.DataFrame:
-    """The first ``limit`` questions, then this shard's part of them."""
+    """The first ``limit`` questions, then this shard's part of them.
+
+    Parameters
+    ----------
+    items : pandas.DataFrame
+        The item table (an ``item_id`` column).
+    limit : int, optional
+        Keep only the first ``limit`` rows; default all.
+    shard : tuple of int, default (0, 1)
+        ``(i, n)``: keep the rows of shard i of n (:func:`in_shard`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The chosen rows, in their order, with their original index.
+    """
     chosen = items.head(limit) if limit is not None else items
     return chosen[[in_shard(i, shard=shard) for i in chosen["item_id"]]]

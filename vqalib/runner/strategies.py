@@ -6,7 +6,7 @@ with the generation settings of Table 25; CommVQA §5 and Appendix A.1 (``commvq
 ``commvqa-contextual``, greedy decoding); AFGV Methods (``short-answer`` templates per model family).
 
 The prompt texts are package data (``prompts/vizwiz_lf.json``, ``prompts/commvqa.json``,
-``prompts/afgv.json``, loaded by :func:`vqalib.runner.resources.prompt`); this module puts them
+``prompts/afgv.json``, loaded by :func:`vqalib.core.prompts.load_prompt`); this module puts them
 together with the question, the answer and the problems as the papers' tables lay them out.
 """
 
@@ -16,43 +16,106 @@ import re
 from dataclasses import dataclass
 
 from vqalib.runner.registry import GREEDY, ModelSpec
-from vqalib.runner.resources import prompt
+from vqalib.core.prompts import load_prompt
 
 # VizWiz-LF Table 22 (verbatim)
-ABSTENTION_INSTRUCTION: str = prompt("vizwiz_lf", "abstention_instruction")
+ABSTENTION_INSTRUCTION: str = load_prompt("vqalib.runner", "vizwiz_lf", "abstention_instruction")
 # VizWiz-LF Table 23, stages 2 and 3 (verbatim)
-REVIEW_INSTRUCTION: str = prompt("vizwiz_lf", "review_instruction")
-REVISE_INSTRUCTION: str = prompt("vizwiz_lf", "revise_instruction")
+REVIEW_INSTRUCTION: str = load_prompt("vqalib.runner", "vizwiz_lf", "review_instruction")
+REVISE_INSTRUCTION: str = load_prompt("vqalib.runner", "vizwiz_lf", "revise_instruction")
 # VizWiz-LF Table 24 (verbatim; the paper's curly quotes printed straight)
-CONSISTENCY_INSTRUCTION: str = prompt("vizwiz_lf", "consistency_instruction")
+CONSISTENCY_INSTRUCTION: str = load_prompt("vqalib.runner", "vizwiz_lf", "consistency_instruction")
 # CommVQA Appendix A.1 (verbatim)
-COMMVQA_CONTEXTUAL: str = prompt("commvqa", "contextual")
+COMMVQA_CONTEXTUAL: str = load_prompt("vqalib.runner", "commvqa", "contextual")
 # AFGV prints no prompt: each model's own published short-answer (GQA) template is used
-SHORT_ANSWER_TEMPLATES: dict[str, str] = prompt("afgv", "short_answer_templates")
+SHORT_ANSWER_TEMPLATES: dict[str, str] = load_prompt("vqalib.runner", "afgv", "short_answer_templates")
 
 
 def vanilla_prompt(question: str) -> str:
-    """The plain question in the Table 23 stage-1 layout (VizWiz-LF §7 "vanilla")."""
+    """The plain question in the Table 23 stage-1 layout (VizWiz-LF §7 "vanilla").
+
+    Parameters
+    ----------
+    question : str
+        The question.
+
+    Returns
+    -------
+    str
+        ``"Question: <question>\\nAnswer:"``.
+    """
     return f"Question: {question}\nAnswer:"
 
 
 def abstention_prompt(question: str) -> str:
-    """The abstention instruction and the question (VizWiz-LF Table 22)."""
+    """The abstention instruction and the question (VizWiz-LF Table 22).
+
+    Parameters
+    ----------
+    question : str
+        The question.
+
+    Returns
+    -------
+    str
+        :data:`ABSTENTION_INSTRUCTION`, a blank line, then ``"Question: <question>"``.
+    """
     return f"{ABSTENTION_INSTRUCTION}\n\nQuestion: {question}"
 
 
 def review_prompt(question: str, answer: str) -> str:
-    """Self-correction stage 2: ask for the problems of the first answer (VizWiz-LF Table 23)."""
+    """Self-correction stage 2: ask for the problems of the first answer (VizWiz-LF Table 23).
+
+    Parameters
+    ----------
+    question : str
+        The question.
+    answer : str
+        The model's stage-1 answer.
+
+    Returns
+    -------
+    str
+        :data:`REVIEW_INSTRUCTION`, then the question and answer, ending in ``"Problems:"``.
+    """
     return f"{REVIEW_INSTRUCTION}\n\nQuestion: {question}\nAnswer: {answer}\nProblems:"
 
 
 def revise_prompt(question: str, answer: str, problems: str) -> str:
-    """Self-correction stage 3: ask for the revised answer (VizWiz-LF Table 23)."""
+    """Self-correction stage 3: ask for the revised answer (VizWiz-LF Table 23).
+
+    Parameters
+    ----------
+    question : str
+        The question.
+    answer : str
+        The model's stage-1 answer.
+    problems : str
+        The model's stage-2 reply (:func:`review_prompt`).
+
+    Returns
+    -------
+    str
+        :data:`REVISE_INSTRUCTION`, then question, answer and problems, ending in ``"Revised Answer:"``.
+    """
     return f"{REVISE_INSTRUCTION}\n\nQuestion: {question}\nAnswer: {answer}\nProblems: {problems}\nRevised Answer:"
 
 
 def consistency_messages(question: str, responses: list[str]) -> list[dict]:
-    """The judge's chat messages choosing the most consistent draw (VizWiz-LF Table 24)."""
+    """The judge's chat messages choosing the most consistent draw (VizWiz-LF Table 24).
+
+    Parameters
+    ----------
+    question : str
+        The question.
+    responses : list of str
+        The sampled draws, listed as ``Response 0``, ``Response 1``, ... in this order.
+
+    Returns
+    -------
+    list of dict
+        One user message: the question, the listed responses and :data:`CONSISTENCY_INSTRUCTION`.
+    """
     listed = "\n".join(f"Response {k}: {r}" for k, r in enumerate(responses))
     text = (f"I have generated the following responses to the question: {question}\n\n{listed}\n\n"
             f"{CONSISTENCY_INSTRUCTION}")
@@ -85,12 +148,41 @@ def parse_consistency_choice(reply: str, *, n: int) -> int | None:
 
 
 def contextual_prompt(*, scenario: str, description: str, question: str) -> str:
-    """The contextual-condition prompt (CommVQA A.1)."""
+    """The contextual-condition prompt (CommVQA A.1).
+
+    Parameters
+    ----------
+    scenario : str
+        The kind of website the person is browsing (the annotation's context).
+    description : str
+        The image description the person can read.
+    question : str
+        Their follow-up question.
+
+    Returns
+    -------
+    str
+        :data:`COMMVQA_CONTEXTUAL` with the three filled in.
+    """
     return COMMVQA_CONTEXTUAL.format(scenario=scenario, description=description, question=question)
 
 
 def short_answer_prompt(question: str, *, family: str) -> str:
-    """A model family's short-answer VQA prompt for one AFGV tier question (AFGV Methods)."""
+    """A model family's short-answer VQA prompt for one AFGV tier question (AFGV Methods).
+
+    Parameters
+    ----------
+    question : str
+        The question in one readability tier.
+    family : str
+        The model family (:attr:`vqalib.runner.registry.ModelSpec.family`).
+
+    Returns
+    -------
+    str
+        The family's template of :data:`SHORT_ANSWER_TEMPLATES` filled in; the bare question for a
+        family without one.
+    """
     return SHORT_ANSWER_TEMPLATES.get(family, "{question}").format(question=question)
 
 

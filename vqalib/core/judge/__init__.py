@@ -13,7 +13,7 @@ One concept per module:
 * :mod:`~vqalib.core.judge.parsing` — :func:`parse_lave_reply`, reading the 1-3 rating of a reply;
 * :mod:`~vqalib.core.judge.batch` — :func:`lave`, rating a frame of answers (Table 4 LAVE column).
 
-:mod:`vqalib.judge` re-exports all of it for existing code. Submodules are imported explicitly
-(``from vqalib.core.judge.cache import CachedJudge``); this file imports nothing, so importing one
-submodule does not pull in the others.
+Every name has its home in one submodule and is imported from there
+(``from vqalib.core.judge.cache import CachedJudge``); this file re-exports and imports nothing, so importing
+one submodule does not pull in the others.
 """

@@ -52,7 +52,21 @@ class JudgeBackend(Protocol):
     model: str
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
-        """The assistant's reply text to ``messages``."""
+        """The assistant's reply text to ``messages``.
+
+        Parameters
+        ----------
+        messages : list of dict
+            Chat messages, each with ``role`` and ``content``.
+        temperature : float, default 0.0
+            Sampling temperature (0: greedy).
+        max_tokens : int, default 256
+            Longest reply, in tokens.
+
+        Returns
+        -------
+        str
+        """
         ...
 
 
@@ -63,6 +77,24 @@ def retry_wait(*, attempt: int, backoff_factor: float, retry_after: str | None =
     The server's ``Retry-After`` (delta seconds or an HTTP date) when it sent a valid one,
     else exponential backoff ``backoff_factor * 2**attempt`` (``attempt`` counts from 0);
     either is capped at ``max_retry_after``, because a server may ask for hours (21600 s seen).
+
+    Parameters
+    ----------
+    attempt : int
+        The failed attempt's number, from 0.
+    backoff_factor : float
+        Seconds of the first backoff.
+    retry_after : str, optional
+        The reply's ``Retry-After`` header; blank or unreadable values fall back to the backoff.
+    max_retry_after : float, default MAX_RETRY_AFTER
+        The longest wait, in seconds.
+    now : datetime, optional
+        The time an HTTP date is counted from; default the current UTC time.
+
+    Returns
+    -------
+    float
+        Seconds, between 0 (a date in the past) and ``max_retry_after``.
     """
     wait = backoff_factor * (2 ** attempt)
     if retry_after is not None and retry_after.strip():
@@ -197,6 +229,20 @@ class OpenAIChatBackend:
 
         Raises :class:`JudgeError` (with ``status``) when no reply arrives before the deadline,
         the server keeps failing, answers with a client error, or returns a body that is not JSON.
+
+        Parameters
+        ----------
+        messages : list of dict
+            Chat messages, each with ``role`` and ``content``, sent as they are.
+        temperature : float, default 0.0
+            Sent as the request's ``temperature``.
+        max_tokens : int, default 256
+            Sent as the request's ``max_tokens``.
+
+        Returns
+        -------
+        str
+            The first choice's message content.
         """
         url = f"{self.base_url}/chat/completions"
         body = json.dumps({"model": self.model, "messages": messages, "temperature": temperature,
@@ -265,14 +311,41 @@ class TransformersBackend:
         return cls(model=model, device=config.get(DEVICE_ENV) or "cpu")
 
     def render(self, messages: list[dict]) -> str:
-        """The prompt text for ``messages``: the chat template if the tokenizer has one."""
+        """The prompt text for ``messages``: the chat template if the tokenizer has one.
+
+        Parameters
+        ----------
+        messages : list of dict
+            Chat messages, each with ``role`` and ``content``.
+
+        Returns
+        -------
+        str
+            The templated prompt with the generation prompt added; without a template, ``Role: content``
+            turns separated by blank lines, ending in ``Assistant:``.
+        """
         if getattr(self.tokenizer, "chat_template", None):
             return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         turns = [f"{m['role'].capitalize()}: {m['content']}" for m in messages]
         return "\n\n".join(turns + ["Assistant:"])
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
-        """Generate a reply (greedy at temperature 0, seeded sampling above); new text only."""
+        """Generate a reply (greedy at temperature 0, seeded sampling above); new text only.
+
+        Parameters
+        ----------
+        messages : list of dict
+            Chat messages, rendered by :meth:`render`.
+        temperature : float, default 0.0
+            0 decodes greedily; above 0, sampling with the backend's ``seed`` (the global RNG is left untouched).
+        max_tokens : int, default 256
+            Most new tokens generated.
+
+        Returns
+        -------
+        str
+            The decoded new tokens, special tokens skipped, stripped.
+        """
         import torch
 
         has_template = bool(getattr(self.tokenizer, "chat_template", None))

@@ -26,7 +26,18 @@ from vqalib.core.judge.settings import LAVE_PROMPTS, REFERENCE_FALLBACK_RATING, 
 
 
 def lave_score(rating: int) -> float:
-    """LAVE's score in [0, 1] from a 1-3 rating: ``(rating - 1) / 2`` (Table 4)."""
+    """LAVE's score in [0, 1] from a 1-3 rating: ``(rating - 1) / 2`` (Table 4).
+
+    Parameters
+    ----------
+    rating : int
+        The judge's rating: 1 incorrect, 2 ambiguous or incomplete, 3 correct (not range-checked).
+
+    Returns
+    -------
+    float
+        0, 0.5 or 1.
+    """
     return (rating - 1) / 2
 
 
@@ -70,9 +81,9 @@ def lave(items: pd.DataFrame, *, judge: CachedJudge, prompt: str | None = None, 
         The prompt variant and the policy for replies without a rating (see above).
     data_dir : Path, optional
         Where the ``lave-reference`` demonstrations are read from.
-    max_consecutive_failures : int or None
+    max_consecutive_failures : int or None, default 10
         Failed calls in a row that end the batch (None: never).
-    progress : bool
+    progress : bool, default True
         Show a progress bar.
 
     Returns

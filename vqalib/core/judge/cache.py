@@ -3,7 +3,7 @@
 :class:`CachedJudge` wraps a :class:`~vqalib.core.judge.backends.JudgeBackend` with a
 content-addressed JSON cache (one file per request, named by the SHA-256 of the canonical request
 key: backend, endpoint, model, prompt variant, messages, generation settings) under
-:func:`default_cache_dir`; :func:`judge_from_env` builds the judge the ``VQALIB_JUDGE_*``
+``cache_root("judge")``; :func:`judge_from_env` builds the judge the ``VQALIB_JUDGE_*``
 variables configure.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from vqalib.core import config
-from vqalib.datasets import cache_root, write_atomic
+from vqalib.core.io import cache_root, write_atomic
 from vqalib.core.judge.backends import JudgeBackend, OpenAIChatBackend, TransformersBackend
 from vqalib.core.judge.settings import BASE_URL_ENV, HF_MODEL_ENV, MODEL_ENV
 
@@ -39,7 +39,25 @@ class CachedJudge:
 
     def request_key(self, messages: list[dict], *, temperature: float, max_tokens: int,
                     prompt: str | None = None) -> dict:
-        """What identifies a reply in the cache (written beside it, without credentials)."""
+        """What identifies a reply in the cache (written beside it, without credentials).
+
+        Parameters
+        ----------
+        messages : list of dict
+            The chat messages sent.
+        temperature : float
+            The sampling temperature.
+        max_tokens : int
+            The reply's token limit.
+        prompt : str, optional
+            The prompt variant's name (e.g. ``vizwiz-lf``).
+
+        Returns
+        -------
+        dict
+            ``backend``, ``endpoint`` (None for a backend without one), ``model``, ``prompt``, ``messages``,
+            ``temperature``, ``max_tokens`` and ``seed`` (None for a backend without one).
+        """
         return {"backend": self.backend.name, "endpoint": getattr(self.backend, "endpoint", None),
                 "model": self.backend.model, "prompt": prompt, "messages": messages, "temperature": temperature,
                 "max_tokens": max_tokens, "seed": getattr(self.backend, "seed", None)}
@@ -52,7 +70,27 @@ class CachedJudge:
                  prompt: str | None = None, accept: Callable[[str], bool] | None = None) -> str:
         """The backend's reply to ``messages``, from the cache when this exact request was answered
         before with a reply ``accept`` takes; ``prompt`` names the prompt variant for the key.
-        Backend failures (:class:`JudgeError`) propagate and leave the cache untouched."""
+        Backend failures (:class:`JudgeError`) propagate and leave the cache untouched.
+
+        Parameters
+        ----------
+        messages : list of dict
+            Chat messages, each with ``role`` and ``content``.
+        temperature : float, default 0.0
+            Sampling temperature, passed to the backend.
+        max_tokens : int, default 256
+            The reply's token limit, passed to the backend.
+        prompt : str, optional
+            The prompt variant's name, part of the cache key only.
+        accept : callable, optional
+            ``accept(text) -> bool``: whether a reply may be served from or written to the cache; default any
+            non-empty reply.
+
+        Returns
+        -------
+        str
+            The reply, cached or new (a new one may be empty or rejected by ``accept``: returned, not stored).
+        """
         request = self.request_key(messages, temperature=temperature, max_tokens=max_tokens, prompt=prompt)
         path = self._path(request)
         try:
@@ -78,18 +116,13 @@ class CachedJudge:
         return f"judge {self.backend.name}:{self.backend.model}: {self.calls} calls, {self.cache_hits} cache hits"
 
 
-def default_cache_dir() -> Path:
-    """``$VQALIB_CACHE_DIR/judge`` or ``<project>/.cache/vqalib/judge``."""
-    return cache_root() / "judge"
-
-
 def judge_from_env(*, cache_dir: str | Path | None = None) -> CachedJudge | None:
     """The cached judge the environment configures for Table 4, or None (see :data:`ENABLE_HINT`).
 
     Parameters
     ----------
     cache_dir : str or Path, optional
-        Where replies are stored; default :func:`default_cache_dir`.
+        Where replies are stored; default ``cache_root("judge")`` (:func:`vqalib.core.io.cache_root`).
 
     Returns
     -------
@@ -104,4 +137,4 @@ def judge_from_env(*, cache_dir: str | Path | None = None) -> CachedJudge | None
         backend = TransformersBackend.from_env()
     else:
         return None
-    return CachedJudge(backend, cache_dir=cache_dir if cache_dir is not None else default_cache_dir())
+    return CachedJudge(backend, cache_dir=cache_dir if cache_dir is not None else cache_root("judge"))

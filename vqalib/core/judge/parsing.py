@@ -123,7 +123,17 @@ def parse_lave_reply(text: str | None) -> ParsedRating:
 
 
 def parse_rating(text: str | None) -> int | None:
-    """The 1-3 rating of a LAVE reply (Table 4), or None; :func:`parse_lave_reply` says why not."""
+    """The 1-3 rating of a LAVE reply (Table 4), or None; :func:`parse_lave_reply` says why not.
+
+    Parameters
+    ----------
+    text : str or None
+        The judge's reply.
+
+    Returns
+    -------
+    int or None
+    """
     return parse_lave_reply(text).rating
 
 

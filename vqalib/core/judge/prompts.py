@@ -6,14 +6,14 @@ Two prompts (``prompt=`` / ``VQALIB_JUDGE_PROMPT``), built by :func:`lave_messag
   reference, four demonstrations, replies end with ``Rating: X``. This is the prompt behind
   the paper's LAVE column.
 * ``lave-reference``: the reference implementation's prompt (``LaveBase.build_prompt`` of
-  mair-lab/lave at :data:`vqalib.datasets.LAVE_COMMIT`): its task definition with the yes/no
+  mair-lab/lave at :data:`vqalib.core.data_registry.LAVE_COMMIT`): its task definition with the yes/no
   rule, its first eight demonstrations (the yes/no set when the most common reference is
   "yes" or "no"), demonstrations ending ``So rating=X``. The demonstrations are read from the
   upstream files that the data registry fetches and hash-checks (``data/raw/lave/``); the
   repository declares no licence, so they are not copied into the project.
 
 The instruction texts and the Table 17 demonstrations are data: ``prompts/lave.json`` in this
-package, each entry ``{"source", "text"}``, loaded by name with :func:`load_prompt`
+package, each entry ``{"source", "text"}``, loaded by name with :func:`vqalib.core.prompts.load_prompt`
 (``importlib.resources``); the rendered messages are byte-identical to those of the former
 Python literals.
 """
@@ -21,54 +21,23 @@ Python literals.
 from __future__ import annotations
 
 import collections
-import functools
-import json
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
-from vqalib import datasets
+from vqalib.core import data_registry
+from vqalib.core import io
 from vqalib.core.judge.settings import DEFAULT_PROMPT, LAVE_PROMPTS
-
-PROMPTS_FOLDER = "prompts"
-PROMPT_FILE = "lave.json"
-
-
-@functools.lru_cache(maxsize=None)
-def _prompt_file() -> str:
-    return resources.files(__package__).joinpath(PROMPTS_FOLDER, PROMPT_FILE).read_text(encoding="utf-8")
-
-
-def load_prompt(name: str) -> Any:
-    """The text of the LAVE prompt part ``name`` in ``prompts/lave.json`` (Table 4 LAVE, Table 17).
-
-    Parameters
-    ----------
-    name : str
-        ``vizwiz_lf_instruction`` (Table 17 instruction), ``vizwiz_lf_examples`` (Table 17
-        demonstrations) or ``lave_reference_instruction`` (mair-lab/lave's task definition).
-
-    Returns
-    -------
-    str or list
-        The stored text, a fresh copy (a list of demonstration dicts for ``vizwiz_lf_examples``).
-        An unknown name is a ``KeyError`` listing the known ones.
-    """
-    entries = json.loads(_prompt_file())["prompts"]
-    if name not in entries:
-        raise KeyError(f"no prompt {name!r} in {PROMPTS_FOLDER}/{PROMPT_FILE}; it has: {', '.join(entries)}")
-    return entries[name]["text"]
-
+from vqalib.core.prompts import load_prompt
 
 # VizWiz-LF Appendix A.3.1, Table 17 (verbatim, straight quotes)
-LAVE_INSTRUCTION: str = load_prompt("vizwiz_lf_instruction")
-LAVE_EXAMPLES: tuple[dict, ...] = tuple(load_prompt("vizwiz_lf_examples"))
+LAVE_INSTRUCTION: str = load_prompt(__package__, "lave", "vizwiz_lf_instruction")
+LAVE_EXAMPLES: tuple[dict, ...] = tuple(load_prompt(__package__, "lave", "vizwiz_lf_examples"))
 
 # mair-lab/lave lave.py, LaveBase.task_definition with use_caption=False, rationalize=True (the defaults),
 # commit 253640bfb7c328a507cb8bd0f34e17146ec3161a; Mañas et al., "Improving Automatic VQA Evaluation Using
 # Large Language Models", AAAI 2024 (arXiv:2310.02567)
-LAVE_REFERENCE_INSTRUCTION: str = load_prompt("lave_reference_instruction")
+LAVE_REFERENCE_INSTRUCTION: str = load_prompt(__package__, "lave", "lave_reference_instruction")
 LAVE_REFERENCE_SHOTS = 8  # LaveBase(num_shots=8)
 LAVE_DEMO_KEYS = {"general": "lave/lave_demos.json", "binary": "lave/lave_demos_binary.json"}
 _DEMO_FIELDS = {"question": str, "references": list, "prediction": str, "output": str, "explanation": str}
@@ -84,16 +53,16 @@ class LaveDemos:
 
 def _checked_demos(path: Path, records: object) -> tuple[dict, ...]:
     if not isinstance(records, list) or not records:
-        raise datasets.DataFormatError(f"{path}: expected a non-empty JSON list of demonstrations")
+        raise io.DataFormatError(f"{path}: expected a non-empty JSON list of demonstrations")
     for number, record in enumerate(records):
         if not isinstance(record, dict):
-            raise datasets.DataFormatError(f"{path}: record {number} is not an object")
+            raise io.DataFormatError(f"{path}: record {number} is not an object")
         for field, kind in _DEMO_FIELDS.items():
             if not isinstance(record.get(field), kind):
-                raise datasets.DataFormatError(f"{path}: record {number}: field {field!r} missing or not a "
+                raise io.DataFormatError(f"{path}: record {number}: field {field!r} missing or not a "
                                                f"{kind.__name__}")
         if record["output"] not in ("1", "2", "3") or not all(isinstance(r, str) for r in record["references"]):
-            raise datasets.DataFormatError(f"{path}: record {number}: output must be '1', '2' or '3' and "
+            raise io.DataFormatError(f"{path}: record {number}: output must be '1', '2' or '3' and "
                                            "references strings")
     return tuple(records)
 
@@ -102,23 +71,23 @@ def load_lave_demos(*, data_dir: Path | None = None) -> LaveDemos:
     """mair-lab/lave's demonstrations for the ``lave-reference`` prompt (Table 4 LAVE, reference variant).
 
     Read from ``data/raw/lave/`` (or ``data_dir``), hash-checked against the data registry;
-    ``make data`` (or ``VQALIB_DATA_MIRROR``) puts them there.
+    ``vqalib fetch`` (``make data``; or ``VQALIB_DATA_MIRROR``) puts them there.
 
     Parameters
     ----------
     data_dir : Path, optional
-        The data folder holding ``lave/``; default :func:`vqalib.datasets.default_data_dir`.
+        The data folder holding ``lave/``; default :func:`vqalib.core.io.default_data_dir`.
 
     Returns
     -------
     LaveDemos
         The general and the yes/no demonstrations, each checked record by record
-        (:class:`vqalib.datasets.DataFormatError` when one is malformed).
+        (:class:`vqalib.core.io.DataFormatError` when one is malformed).
     """
     sets = {}
     for kind, key in LAVE_DEMO_KEYS.items():
-        path = datasets.verified_path(key, data_dir=data_dir)
-        sets[kind] = _checked_demos(path, datasets.read_json(path))
+        path = data_registry.verified_path(key, data_dir=data_dir)
+        sets[kind] = _checked_demos(path, io.read_json(path))
     return LaveDemos(**sets)
 
 
@@ -133,7 +102,20 @@ def _reference_block(*, question: str, references: str, candidate: str, output: 
 
 def filter_references(references: Sequence[str], *, p: float = 0.25) -> list[str]:
     """Drop rare references as mair-lab/lave does (Table 4 LAVE, ``lave-reference`` prompt): an answer given at most
-    ``p`` times as often as the most common one is an outlier (a single reference is kept)."""
+    ``p`` times as often as the most common one is an outlier (a single reference is kept).
+
+    Parameters
+    ----------
+    references : sequence of str
+        The item's reference answers, repeats counted (at least one).
+    p : float, default 0.25
+        The largest count ratio to the most common answer that still makes an answer an outlier.
+
+    Returns
+    -------
+    list of str
+        The references that are not outliers, in their order, repeats kept.
+    """
     counts = collections.Counter(references)
     most = max(counts.values())
     outliers = {answer for answer, n in counts.items() if n / most <= p}
@@ -141,14 +123,36 @@ def filter_references(references: Sequence[str], *, p: float = 0.25) -> list[str
 
 
 def format_references(references: Sequence[str], *, filter_outliers: bool) -> str:
-    """``'a', 'b'``: the references sorted and quoted, as mair-lab/lave's prompt lists them (Table 4 LAVE)."""
+    """``'a', 'b'``: the references sorted and quoted, as mair-lab/lave's prompt lists them (Table 4 LAVE).
+
+    Parameters
+    ----------
+    references : sequence of str
+        The reference answers (repeats are listed again).
+    filter_outliers : bool
+        Drop rare answers first (:func:`filter_references`): True for the rated item, False for demonstrations.
+
+    Returns
+    -------
+    str
+    """
     kept = filter_references(references) if filter_outliers else list(references)
     return ", ".join(f"'{r}'" for r in sorted(kept))
 
 
 def is_binary_question(references: Sequence[str]) -> bool:
     """mair-lab/lave's yes/no rule (Table 4 LAVE, ``lave-reference`` prompt): the most common reference,
-    lower-cased without a final '.', is "yes" or "no" (then the yes/no demonstrations are shown)."""
+    lower-cased without a final '.', is "yes" or "no" (then the yes/no demonstrations are shown).
+
+    Parameters
+    ----------
+    references : sequence of str
+        The item's reference answers (at least one); on a tie the first counted wins.
+
+    Returns
+    -------
+    bool
+    """
     return collections.Counter(references).most_common(1)[0][0].lower().rstrip(".") in ("yes", "no")
 
 

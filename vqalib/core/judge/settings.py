@@ -3,7 +3,7 @@
 The environment variables the judge reads, their defaults, the LAVE prompt variants
 (``vizwiz-lf``: the Table 17 adaptation; ``lave-reference``: mair-lab/lave's own prompt) and the
 policies for replies without a rating. :func:`setting` is the single place that reads the judge's
-optional variables, through :mod:`vqalib.config`:
+optional variables, through :mod:`vqalib.core.config`:
 ``VQALIB_JUDGE_BASE_URL`` + ``VQALIB_JUDGE_MODEL`` (+ ``VQALIB_JUDGE_API_KEY`` or
 ``OPENAI_API_KEY``, ``VQALIB_JUDGE_TIMEOUT``, ``VQALIB_JUDGE_DEADLINE``,
 ``VQALIB_JUDGE_MAX_RETRY_AFTER``), or ``VQALIB_JUDGE_HF_MODEL`` (+ ``VQALIB_JUDGE_DEVICE``);

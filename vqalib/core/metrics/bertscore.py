@@ -6,7 +6,7 @@ Generation with BERT". ICLR 2020.
 Exact variant: the ``bert-score`` library's F1 (greedy cosine matching of contextual token embeddings), no
 IDF weighting, no baseline rescaling; the backbone is chosen by :func:`bertscore_backbone` (the paper's
 ``roberta-large`` online, else the packaged all-MiniLM-L6-v2, layer 4 of 6), run in float64; each F1 is
-rounded to :data:`vqalib.encoders.DECIMALS` decimals; texts are embedded once each and batched by token count.
+rounded to :data:`vqalib.core.encoders.DECIMALS` decimals; texts are embedded once each and batched by token count.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def bertscore_backbone(model: str | None = None, *, num_layers: int | None = Non
 def bertscore_f1(references: list[str], candidates: list[str], *, backbone: Backbone,
                  batch_size: int = 64) -> np.ndarray:
     """BERTScore F1 (bert-score, no IDF, no rescaling) per pair. The backbone runs in float64 and each F1
-    is rounded to :data:`vqalib.encoders.DECIMALS` decimals, so scores are the same on every CPU and
+    is rounded to :data:`vqalib.core.encoders.DECIMALS` decimals, so scores are the same on every CPU and
     thread count and do not depend on which texts share a batch.
 
     bert-score's own steps, in its order: the distinct texts are embedded once
@@ -87,7 +87,7 @@ def bertscore_f1(references: list[str], candidates: list[str], *, backbone: Back
     Returns
     -------
     ndarray
-        One F1 per pair, rounded to :data:`vqalib.encoders.DECIMALS` decimals.
+        One F1 per pair, rounded to :data:`vqalib.core.encoders.DECIMALS` decimals.
     """
     import torch
     from bert_score import BERTScorer

@@ -1,7 +1,7 @@
 """The per-pair score cache of the text metrics: each (reference, candidate) pair is scored once.
 
 Not a metric; no citation. Scores are stored per pair in a content-addressed store
-(:class:`vqalib.shards.ShardStore`) of ``.npz`` arrays read with ``allow_pickle=False`` (a cache file is data,
+(:class:`vqalib.core.shards.ShardStore`) of ``.npz`` arrays read with ``allow_pickle=False`` (a cache file is data,
 never code), named by a SHA-256 of the metric, its implementation (library versions, backbone,
 :data:`SCORE_CACHE_VERSION`, rounding) and keyed inside by the two texts, so a second ``make reproduce`` does
 not recompute them (:func:`cached_scores`). :func:`_score_texts` is the unit of work: PTB tokenization then
@@ -18,52 +18,40 @@ import numpy as np
 
 from vqalib.core import config
 from vqalib.core.io import cache_root
-from vqalib.core.metrics.bertscore import Backbone, bertscore_f1
-from vqalib.core.metrics.meteor import meteor
-from vqalib.core.metrics.meteor_nltk import meteor_nltk
-from vqalib.core.metrics.rouge import rouge_l
+from vqalib.core.metrics.bertscore import Backbone
+from vqalib.core.metrics.registry import metric as metric_spec
 from vqalib.core.metrics.tokenize import ptb_tokenize
 from vqalib.core.encoders import DECIMALS, model_identity, packaged_minilm_path
 from vqalib.core.shards import ShardStore, item_key
-
-
-def default_cache_dir() -> Path:
-    """``$VQALIB_CACHE_DIR/metrics`` or ``<project>/.cache/vqalib/metrics``."""
-    return cache_root() / "metrics"
 
 
 def _score_texts(metric: str, references: tuple[str, ...], candidates: tuple[str, ...],
                  backbone: Backbone | None) -> np.ndarray:
     """Scores of one metric for aligned text pairs (the cached unit of work of :func:`cached_scores`;
     bump :data:`SCORE_CACHE_VERSION` when this computation changes)."""
+    spec = metric_spec(metric)
+    if spec.texts is None:
+        raise ValueError(f"metric {metric!r} scores pair rows, not text pairs: it has no per-pair cache")
     config.model_call(f"{metric} on {len(references)} pairs")
-    if metric in ("rouge", "meteor", "meteor_nltk"):
-        tokens = ptb_tokenize(list(references) + list(candidates))
-        refs, cands = tokens[:len(references)], tokens[len(references):]
-        # METEOR's Java side cannot score an empty segment; PTB may empty a punctuation-only text
-        empty = np.array([not r.strip() or not c.strip() for r, c in zip(refs, cands)], dtype=bool)
-        safe_r = [r if r.strip() else "." for r in refs]
-        safe_c = [c if c.strip() else "." for c in cands]
-        scorer = {"rouge": rouge_l, "meteor": meteor, "meteor_nltk": meteor_nltk}[metric]
-        scores = scorer(safe_r, safe_c)
-        scores[empty] = 0.0
-        return scores
-    if metric == "bertscore":
-        return bertscore_f1(list(references), list(candidates), backbone=backbone)
-    raise ValueError(f"unknown metric {metric!r}")
+    if not spec.ptb_tokenized:
+        return np.asarray(spec.texts(list(references), list(candidates), backbone), dtype=np.float64)
+    tokens = ptb_tokenize(list(references) + list(candidates))
+    refs, cands = tokens[:len(references)], tokens[len(references):]
+    # METEOR's Java side cannot score an empty segment; PTB may empty a punctuation-only text
+    empty = np.array([not r.strip() or not c.strip() for r, c in zip(refs, cands)], dtype=bool)
+    scores = spec.texts([r if r.strip() else "." for r in refs], [c if c.strip() else "." for c in cands], backbone)
+    scores[empty] = 0.0
+    return scores
 
 
 SCORE_CACHE_VERSION = "2"  # 2: scores stored per pair. Bump when _score_texts changes: cached scores are then not reused
-_IMPLEMENTATION_PACKAGES = {"rouge": ("pycocoevalcap",), "meteor": ("pycocoevalcap",),
-                            "meteor_nltk": ("pycocoevalcap", "nltk"),
-                            "bertscore": ("bert-score", "transformers", "torch")}
 
 
 def score_cache_key(metric: str, backbone: Backbone | None) -> str:
     """SHA-256 naming the store of one metric's cached pair scores (Table 4 inputs): the metric, the
     versions of the libraries computing it, the backbone (the packaged MiniLM by its package version,
     not its folder) and layer, the rounding and :data:`SCORE_CACHE_VERSION`. Each pair inside the
-    store is keyed by its two texts (:func:`vqalib.shards.item_key`).
+    store is keyed by its two texts (:func:`vqalib.core.shards.item_key`).
 
     Parameters
     ----------
@@ -91,14 +79,14 @@ def score_cache_key(metric: str, backbone: Backbone | None) -> str:
                     else backbone.model_type)
         model = [identity, backbone.num_layers]
     settings = {"metric": metric, "cache_version": SCORE_CACHE_VERSION, "decimals": DECIMALS, "backbone": model,
-                "packages": {p: installed(p) for p in _IMPLEMENTATION_PACKAGES.get(metric, ())}}
+                "packages": {p: installed(p) for p in metric_spec(metric).packages}}
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def cached_scores(metric: str, references: tuple[str, ...], candidates: tuple[str, ...],
                   backbone: Backbone | None, *, cache_dir: Path | None = None) -> np.ndarray:
     """:func:`_score_texts` of each (reference, candidate) pair, stored per pair in a content-addressed
-    store (:class:`vqalib.shards.ShardStore` under ``<cache_dir>/<metric>/<settings key>``). Every metric
+    store (:class:`vqalib.core.shards.ShardStore` under ``<cache_dir>/<metric>/<settings key>``). Every metric
     here scores a pair on its own (BERTScore without IDF, METEOR's segment score, ROUGE-L, NLTK METEOR),
     so a pair scored once, by any notebook or rule, is never scored again, and repeated pairs are scored
     once. The missing pairs are scored in one call (BERTScore then embeds each distinct text once).
@@ -112,7 +100,7 @@ def cached_scores(metric: str, references: tuple[str, ...], candidates: tuple[st
     backbone : Backbone or None
         The BERTScore backbone (None for the other metrics).
     cache_dir : Path, optional
-        Cache folder (default :func:`default_cache_dir`).
+        Cache folder (default ``cache_root("metrics")``, :func:`vqalib.core.io.cache_root`).
 
     Returns
     -------
@@ -121,7 +109,7 @@ def cached_scores(metric: str, references: tuple[str, ...], candidates: tuple[st
     """
     if not references:
         return np.array([], dtype=np.float64)
-    store = ShardStore(Path(cache_dir or default_cache_dir()) / metric / score_cache_key(metric, backbone)[:16],
+    store = ShardStore(Path(cache_dir or cache_root("metrics")) / metric / score_cache_key(metric, backbone)[:16],
                        kind="metric cache")
     keys = [item_key(r, c) for r, c in zip(references, candidates)]
     pair_of = dict(zip(keys, zip(references, candidates)))

@@ -85,18 +85,54 @@ class MeteorSession:
         return out
 
     def statistics(self, candidates: list[str], references: list[list[str]]) -> list[str]:
-        """METEOR statistics of each (candidate, references) pair; the lines of ``Meteor._stat``."""
+        """METEOR statistics of each (candidate, references) pair; the lines of ``Meteor._stat``.
+
+        Parameters
+        ----------
+        candidates : list of str
+            PTB-tokenized candidates; ``|||`` is removed and double spaces made single, as pycocoevalcap does.
+        references : list of list of str
+            The references of each candidate, aligned with ``candidates``.
+
+        Returns
+        -------
+        list of str
+            One line of space-separated statistics per pair, for :meth:`evaluate`.
+        """
         lines = [" ||| ".join(("SCORE", " ||| ".join(refs), cand.replace("|||", "").replace("  ", " ")))
                  for cand, refs in zip(candidates, references)]
         return self._exchange(lines, len(lines))
 
     def evaluate(self, stats: list[str]) -> tuple[float, np.ndarray]:
-        """Corpus score and segment scores of a list of statistics (what ``compute_score`` returns)."""
+        """Corpus score and segment scores of a list of statistics (what ``compute_score`` returns).
+
+        Parameters
+        ----------
+        stats : list of str
+            Lines of :meth:`statistics`, e.g. a subset or a resample of them.
+
+        Returns
+        -------
+        (float, ndarray)
+            The corpus score and one segment score per line.
+        """
         out = self._exchange(["EVAL" + "".join(f" ||| {s}" for s in stats)], len(stats) + 1)
         return float(out[-1]), np.array([float(x) for x in out[:-1]])
 
     def evaluate_pooled(self, pooled: np.ndarray) -> np.ndarray:
-        """Corpus score of each row of summed statistics (one ``EVAL`` per row, pipelined)."""
+        """Corpus score of each row of summed statistics (one ``EVAL`` per row, pipelined).
+
+        Parameters
+        ----------
+        pooled : ndarray
+            One row of statistics (23 numbers) per corpus: sums of :func:`meteor_additive` rows; a 1-D array is
+            one corpus.
+
+        Returns
+        -------
+        ndarray
+            One corpus score per row.
+        """
         lines = ["EVAL ||| " + " ".join(repr(float(x)) for x in row) for row in np.atleast_2d(pooled)]
         out = self._exchange(lines, 2 * len(lines))
         return np.array([float(x) for x in out[1::2]])

@@ -1,8 +1,8 @@
-"""Robust axes: limits that one extreme value cannot squash (issue 14).
+"""Robust axes: limits that one extreme value cannot squash, so every figure stays readable.
 
 Axes that one extreme value would squash are cut by :func:`clipped`, and the figure says what was
-cut (:meth:`Clip.note`). Serves the AFGV figure :func:`~vqalib.core.plots.afgv.tier_distribution`
-(FK grade by tier, notebook 06) and its alt text (:mod:`vqalib.afgv`).
+cut (:meth:`Clip.note`). Serves the AFGV figure :func:`~vqalib.papers.afgv.figures.tier_distribution`
+(FK grade by tier, notebook 06) and its alt text (:mod:`vqalib.papers.afgv`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,18 @@ class Clip(NamedTuple):
         return self.n_below + self.n_above
 
     def note(self, decimals: int = 1) -> str:
-        """What the limits leave out, e.g. ``"5 values above 21.7 not shown (largest 197.2)"``; ``""`` if nothing."""
+        """What the limits leave out, e.g. ``"5 values above 21.7 not shown (largest 197.2)"``; ``""`` if nothing.
+
+        Parameters
+        ----------
+        decimals : int, default 1
+            Decimals of the limits and extremes printed.
+
+        Returns
+        -------
+        str
+            The values above, then those below, joined by ``"; "``.
+        """
         parts = []
         if self.n_above:
             parts.append(f"{self.n_above} value{'s' * (self.n_above != 1)} above {self.high:.{decimals}f} not shown "

@@ -1,8 +1,8 @@
-"""WCAG 2.x contrast checks for every figure (issue 14).
+"""WCAG 2.x contrast checks for every figure, so that low-vision readers can read every text in it.
 
 Text on a filled area is black or white as :func:`text_colour_on` chooses, and
 :func:`contrast_problems` lists every drawn text below :data:`MIN_CONTRAST` against what lies under
-it; :func:`vqalib.report.save` refuses a figure with a problem. Serves all figures (VizWiz-LF,
+it; :func:`vqalib.core.report.save` refuses a figure with a problem. Serves all figures (VizWiz-LF,
 AFGV, CommVQA) and the shared pieces of :mod:`~vqalib.core.plots.style`.
 """
 

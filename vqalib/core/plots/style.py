@@ -1,13 +1,14 @@
 """The figure style of the compendium and the pieces every figure shares (all figures).
 
-Accessibility (issue 14). Categorical colours come from :data:`PALETTE` (Okabe–Ito, ordered so
-that the first colours stay far apart under simulated colour-vision deficiencies), and colour is
-never the only cue: bars carry :data:`HATCHES`, lines and points :data:`MARKERS` and line styles,
-or the categories are labelled directly. Text on a filled area is black or white as
-:func:`~vqalib.core.plots.contrast.text_colour_on` chooses (see :mod:`~vqalib.core.plots.contrast`).
+Accessibility: every figure must be readable with a colour-vision deficiency. Categorical colours
+come from :data:`PALETTE` (Okabe–Ito, ordered so that the first colours stay far apart under simulated
+colour-vision deficiencies), and colour is never the only cue: bars carry :data:`HATCHES`, lines and
+points :data:`MARKERS` and line styles, or the categories are labelled directly. Text on a filled
+area is black or white as :func:`~vqalib.core.plots.contrast.text_colour_on` chooses (see
+:mod:`~vqalib.core.plots.contrast`).
 
-Serves every figure of :mod:`~vqalib.core.plots.vizwiz_lf`, :mod:`~vqalib.core.plots.afgv` and
-:mod:`~vqalib.core.plots.commvqa`, and :func:`vqalib.report.save` (which calls :func:`use_style`).
+Serves every figure of :mod:`~vqalib.papers.vizwiz_lf.figures`, :mod:`~vqalib.papers.afgv.figures` and
+:mod:`~vqalib.papers.commvqa.figures`, and :func:`vqalib.core.figure_files.use_style` (which calls :func:`use_style`).
 """
 
 from __future__ import annotations

@@ -15,7 +15,22 @@ Z95 = 1.959963984540054
 
 
 def wald_ci(p: np.ndarray | float, n: np.ndarray | int, *, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
-    """Wald 95% CI of a binomial proportion: p ± z·sqrt(p(1-p)/n) (AFGV Table 1)."""
+    """Wald 95% CI of a binomial proportion: p ± z·sqrt(p(1-p)/n) (AFGV Table 1).
+
+    Parameters
+    ----------
+    p : float or array of float
+        Proportion(s) in [0, 1] (not percent).
+    n : int or array of int
+        Sample size(s), broadcast against ``p``.
+    z : float, default Z95
+        Normal quantile (1.96 for 95%).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(low, high)``, not clipped to [0, 1].
+    """
     p, n = np.asarray(p, dtype=float), np.asarray(n, dtype=float)
     half = z * np.sqrt(p * (1 - p) / n)
     return p - half, p + half
@@ -23,7 +38,22 @@ def wald_ci(p: np.ndarray | float, n: np.ndarray | int, *, z: float = Z95) -> tu
 
 def z_vs_baseline(p: np.ndarray | float, p0: np.ndarray | float, n: np.ndarray | int,
                   n0: np.ndarray | int | None = None) -> np.ndarray:
-    """Two-proportion z-score of a tier against the baseline tier (unpooled SE, Table 1)."""
+    """Two-proportion z-score of a tier against the baseline tier (unpooled SE, AFGV Table 1).
+
+    Parameters
+    ----------
+    p, p0 : float or array of float
+        Accuracy of the tier and of the baseline (proportions).
+    n : int or array of int
+        Questions of the tier.
+    n0 : int or array of int, optional
+        Questions of the baseline (default ``n``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``|p0 - p| / sqrt(p(1-p)/n + p0(1-p0)/n0)``, always non-negative.
+    """
     p, p0 = np.asarray(p, dtype=float), np.asarray(p0, dtype=float)
     n = np.asarray(n, dtype=float)
     n0 = n if n0 is None else np.asarray(n0, dtype=float)
@@ -31,7 +61,23 @@ def z_vs_baseline(p: np.ndarray | float, p0: np.ndarray | float, n: np.ndarray |
 
 
 def min_ci_separation(p: np.ndarray | float, p0: np.ndarray | float, n, n0=None) -> np.ndarray:
-    """Gap between the two Wald CIs in percentage points (Table 1's "Min. CI separation")."""
+    """Gap between the two Wald CIs in percentage points (AFGV Table 1's "Min. CI separation").
+
+    Parameters
+    ----------
+    p, p0 : float or array of float
+        Accuracy of the tier and of the baseline (proportions).
+    n : int or array of int
+        Questions of the tier.
+    n0 : int or array of int, optional
+        Questions of the baseline (default ``n``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Lower bound of the higher interval minus upper bound of the lower one, in percentage points
+        (negative when they overlap).
+    """
     low0, high0 = wald_ci(p0, n if n0 is None else n0)
     low, high = wald_ci(p, n)
     gap = np.where(np.asarray(p) < np.asarray(p0), low0 - high, low - high0)
@@ -39,7 +85,21 @@ def min_ci_separation(p: np.ndarray | float, p0: np.ndarray | float, n, n0=None)
 
 
 def table1_from_accuracies(table: pd.DataFrame, *, n: int) -> pd.DataFrame:
-    """Recompute Table 1's CI, delta, z and CI-separation columns from its accuracies and N."""
+    """Recompute AFGV Table 1's CI, delta, z and CI-separation columns from its accuracies and N.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``model``, ``tier`` and ``accuracy`` (proportion); each model needs a ``Baseline`` tier (capitalised).
+    n : int
+        Questions per tier, the same for every tier.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model``, ``tier``, ``accuracy``, ``ci95_low``, ``ci95_high`` and, for tiers other than
+        ``Baseline``, ``delta_vs_baseline``, ``z_score`` and ``min_ci_separation`` (points).
+    """
     rows = []
     for model, group in table.groupby("model", sort=False):
         base = float(group.loc[group["tier"] == "Baseline", "accuracy"].iloc[0])
@@ -54,7 +114,17 @@ def table1_from_accuracies(table: pd.DataFrame, *, n: int) -> pd.DataFrame:
 
 
 def normalize_answer(text: str) -> str:
-    """Exact-match normal form: lower-case, punctuation and articles removed, spaces folded."""
+    """Exact-match normal form: lower-case, punctuation and articles removed, spaces folded (AFGV Table 1).
+
+    Parameters
+    ----------
+    text : str
+        An answer or prediction (other values are converted with ``str``).
+
+    Returns
+    -------
+    str
+    """
     text = re.sub(r"[^\w\s]", " ", str(text).lower())
     return " ".join(w for w in text.split() if w not in ("a", "an", "the"))
 
@@ -62,7 +132,20 @@ def normalize_answer(text: str) -> str:
 def tier_accuracy(predictions: pd.DataFrame, *, by: tuple[str, ...] = ("model", "tier")) -> pd.DataFrame:
     """Exact-match accuracy per model and tier with Wald CI, z and CI separation vs baseline.
 
-    ``predictions`` has question_id, tier, model, prediction, answer (Table 1 input).
+    ``predictions`` has question_id, tier, model, prediction, answer (AFGV Table 1 input).
+
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        One row per prediction; the baseline tier is spelled ``baseline`` (lower case).
+    by : tuple of str, default ("model", "tier")
+        Grouping columns; must include ``tier``, the others key the baseline compared with.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, ``accuracy``, ``n``, ``ci95_low``, ``ci95_high``, ``delta_vs_baseline``,
+        ``z_score`` and ``min_ci_separation`` (the last three NaN on baseline rows).
     """
     p = predictions.assign(correct=[normalize_answer(a) == normalize_answer(b)
                                     for a, b in zip(predictions["prediction"], predictions["answer"])])
@@ -81,7 +164,20 @@ def tier_accuracy(predictions: pd.DataFrame, *, by: tuple[str, ...] = ("model", 
 
 
 def implied_n(accuracy, ci_low, ci_high, *, z: float = Z95) -> np.ndarray:
-    """The sample size a printed Wald CI implies: p(1-p)(z / half-width)^2 (Table 1 check)."""
+    """The sample size a printed Wald CI implies: p(1-p)(z / half-width)^2 (AFGV Table 1 check).
+
+    Parameters
+    ----------
+    accuracy, ci_low, ci_high : float or array of float
+        The printed accuracy and interval, in the same units (proportions).
+    z : float, default Z95
+        Normal quantile of the interval.
+
+    Returns
+    -------
+    numpy.ndarray
+        The implied n (not rounded).
+    """
     p = np.asarray(accuracy, dtype=float)
     half = (np.asarray(ci_high, dtype=float) - np.asarray(ci_low, dtype=float)) / 2
     return p * (1 - p) * (z / half) ** 2
@@ -93,6 +189,19 @@ def intent_deltas(predictions: pd.DataFrame, *, threshold: float = 0.80) -> pd.D
     ``predictions`` needs question_id, model, tier, prediction, answer and the rewrite's
     ``intent_similarity``; a question's baseline accuracy is compared with its rewrite's,
     separately for rewrites at or above ``threshold`` and below it.
+
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        Predictions of every tier (baseline spelled ``baseline``) with ``intent_similarity`` on rewrites.
+    threshold : float, default 0.80
+        MiniLM cosine at or above which a rewrite preserves the intent.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model, tier and subset (``intent preserved``, ``intent shifted``) with ``n`` and
+        ``delta_vs_baseline`` (proportion); ``shifted_to_preserved_ratio`` when both subsets exist.
     """
     p = predictions.assign(correct=[normalize_answer(a) == normalize_answer(b)
                                     for a, b in zip(predictions["prediction"], predictions["answer"])])

@@ -1,20 +1,33 @@
-"""Fetching GQA's official questions (AFGV Methods, the GQA question set; ``make data-gqa``) and the
-command line ``python -m vqalib.afgv fetch-gqa``.
+"""Fetching GQA's official questions (AFGV Methods, the GQA question set): the function behind
+``vqalib fetch-gqa`` (:mod:`vqalib.compendium.cli`), which ``make data-gqa`` runs.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from vqalib.datasets import project_root
+from vqalib.core.io import project_root
 
 GQA_QUESTIONS_URL = "https://downloads.cs.stanford.edu/nlp/data/gqa/questions1.2.zip"
 
 
 def fetch_gqa_questions(*, dest: Path | None = None) -> Path:
-    """Download GQA's official questions archive (online users; `make data-gqa`) and unpack it.
+    """Download GQA's official questions archive (online users; ``vqalib fetch-gqa``) and unpack it
+    (AFGV Methods).
 
     GQA publishes no checksum for the archive; its SHA-256 is printed so a run can record it.
+    An archive already in ``dest`` is not downloaded again; only the ``*balanced_questions.json``
+    members are extracted.
+
+    Parameters
+    ----------
+    dest : Path, optional
+        Download folder, created if needed (default ``<project>/data/raw/gqa``).
+
+    Returns
+    -------
+    Path
+        ``dest``, holding ``questions1.2.zip`` and the extracted files.
     """
     import hashlib
     import urllib.request
@@ -33,24 +46,3 @@ def fetch_gqa_questions(*, dest: Path | None = None) -> Path:
             if name.endswith("balanced_questions.json"):
                 z.extract(name, dest)
     return dest
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m vqalib.afgv fetch-gqa``: download and unpack GQA's questions (:func:`fetch_gqa_questions`).
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        The arguments after the module name (default: ``sys.argv[1:]``); only ``["fetch-gqa"]`` is accepted.
-
-    Returns
-    -------
-    int
-        0 on success; other arguments raise ``SystemExit`` with the usage line.
-    """
-    import sys
-
-    if (sys.argv[1:] if argv is None else list(argv)) != ["fetch-gqa"]:
-        raise SystemExit("usage: python -m vqalib.afgv fetch-gqa")
-    print(f"GQA questions in {fetch_gqa_questions()}")
-    return 0

@@ -1,5 +1,5 @@
 """AFGV intent and answer similarity through the shared embedding service
-(:func:`vqalib.encoders.embed`, MiniLM): the intent filter of the rewrites (Methods, threshold 0.80)
+(:func:`vqalib.core.encoders.embed`, MiniLM): the intent filter of the rewrites (Methods, threshold 0.80)
 and the Answer Semantic Similarity of predictions (Metrics, Table 1 from predictions).
 """
 
@@ -7,23 +7,31 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from vqalib.encoders import embed
+from vqalib.core.encoders import embed
 
 
-def embed_texts(texts, *, model_path: str | None = None, cache_dir: Path | None = None) -> np.ndarray:
-    """Unit-length sentence embeddings (MiniLM by default) from the shared embedding service
-    (:func:`vqalib.encoders.embed`: float64, rounded, cached on disk per text)."""
-    return embed(list(texts), model=model_path, cache_dir=cache_dir)
-
-
-def intent_similarity(rewrites: pd.DataFrame, *, model_path: str | None = None,
+def intent_similarity(rewrites: pd.DataFrame, *, model: str | None = None,
                       cache_dir: Path | None = None) -> pd.Series:
-    """MiniLM cosine similarity between each rewrite and its original (intent filter)."""
+    """MiniLM cosine similarity between each rewrite and its original (intent filter, AFGV Methods).
+
+    Parameters
+    ----------
+    rewrites : pandas.DataFrame
+        Rewrite rows with ``original`` and ``question`` (the rewrite).
+    model : str, optional
+        Sentence model (default: the packaged all-MiniLM-L6-v2).
+    cache_dir : Path, optional
+        Embedding cache folder.
+
+    Returns
+    -------
+    pandas.Series
+        ``intent_similarity``, indexed like ``rewrites``.
+    """
     texts = sorted(set(rewrites["original"]) | set(rewrites["question"]))
-    emb = embed_texts(texts, model_path=model_path, cache_dir=cache_dir)
+    emb = embed(list(texts), model=model, cache_dir=cache_dir)
     lookup = {t: k for k, t in enumerate(texts)}
     a = emb[[lookup[t] for t in rewrites["original"]]]
     b = emb[[lookup[t] for t in rewrites["question"]]]
@@ -31,18 +39,47 @@ def intent_similarity(rewrites: pd.DataFrame, *, model_path: str | None = None,
 
 
 def intent_filter_table(rewrites: pd.DataFrame, *, threshold: float = 0.80) -> pd.DataFrame:
-    """Share of rewritten questions whose intent similarity falls below ``threshold``, per tier."""
+    """Share of rewritten questions whose intent similarity falls below ``threshold``, per tier
+    (intent filter, AFGV Methods).
+
+    Parameters
+    ----------
+    rewrites : pandas.DataFrame
+        Rewrite rows with ``tier``, ``status`` and ``intent_similarity``; only ``rewritten`` rows count.
+    threshold : float, default 0.80
+        MiniLM cosine below which a rewrite is removed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``tier``, ``rewritten``, ``removed``, ``share_removed``, ``mean_similarity`` and ``threshold``.
+    """
     r = rewrites[rewrites["status"] == "rewritten"]
     g = r.assign(removed=r["intent_similarity"] < threshold).groupby("tier", observed=True)
     return pd.DataFrame({"rewritten": g.size(), "removed": g["removed"].sum(), "share_removed": g["removed"].mean(),
                          "mean_similarity": g["intent_similarity"].mean()}).reset_index().assign(threshold=threshold)
 
 
-def answer_similarity(predictions: pd.DataFrame, *, model_path: str | None = None,
+def answer_similarity(predictions: pd.DataFrame, *, model: str | None = None,
                       cache_dir: Path | None = None) -> pd.Series:
-    """Answer Semantic Similarity: MiniLM cosine between each prediction and its answer (Metrics)."""
+    """Answer Semantic Similarity: MiniLM cosine between each prediction and its answer (AFGV Metrics).
+
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        ``prediction`` and ``answer`` (converted with ``str``).
+    model : str, optional
+        Sentence model (default: the packaged all-MiniLM-L6-v2).
+    cache_dir : Path, optional
+        Embedding cache folder.
+
+    Returns
+    -------
+    pandas.Series
+        ``answer_similarity``, indexed like ``predictions``.
+    """
     texts = sorted(set(map(str, predictions["prediction"])) | set(map(str, predictions["answer"])))
-    emb = embed_texts(texts, model_path=model_path, cache_dir=cache_dir)
+    emb = embed(list(texts), model=model, cache_dir=cache_dir)
     lookup = {t: k for k, t in enumerate(texts)}
     a = emb[[lookup[str(t)] for t in predictions["prediction"]]]
     b = emb[[lookup[str(t)] for t in predictions["answer"]]]

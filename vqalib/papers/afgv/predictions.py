@@ -14,8 +14,20 @@ from vqalib.papers.afgv.intent import answer_similarity
 def predictions_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """AFGV predictions table (question_id, tier, model, prediction, answer) from runner records.
 
-    ``runs`` is ``vqalib.vqa.load_run(..., finals_only=True)`` of AFGV short-answer runs;
+    ``runs`` is ``vqalib.runner.handoff.load_run(..., finals_only=True)`` of AFGV short-answer runs;
     error records (no answer) are kept as wrong predictions so accuracy is not inflated.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        Runner records (``dataset``, ``question_id``, ``tier``, ``model``, ``question``, ``answer``,
+        ``reference``, ``kind``); rows of other datasets are dropped.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``question_id``, ``tier``, ``model``, ``question``, ``prediction`` (missing answers as ""),
+        ``answer`` (the reference, missing as "") and ``kind``.
     """
     records = runs[runs["dataset"] == "afgv"]
     return pd.DataFrame({"question_id": records["question_id"], "tier": records["tier"], "model": records["model"],
@@ -33,6 +45,22 @@ def attach_rewrites(predictions: pd.DataFrame, rewrites: pd.DataFrame,
     questions with question_id and question_type) supplies question types the rewrites lack.
     Columns the predictions already carry are kept; ``attrs["unmatched"]`` counts predictions
     with no rewrite.
+
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        :func:`predictions_from_runs` output or a predictions table (``question_id``, ``tier``, ...).
+    rewrites : pandas.DataFrame
+        Rewrite rows of all question sets (``question_id``, ``tier``, ``question``, ``question_set``,
+        ``intent_similarity``, ...).
+    question_sets : dict of str to DataFrame, optional
+        Used only when ``rewrites`` has no ``question_type``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``predictions`` (``question_id`` and ``tier`` as text) with the rewrite columns, one row per prediction
+        (a left join on the first rewrite of each key).
     """
     if question_sets is not None and "question_type" not in rewrites:
         types = pd.concat([q[["question_id", "question_type"]].assign(question_set=name)
@@ -49,7 +77,7 @@ def attach_rewrites(predictions: pd.DataFrame, rewrites: pd.DataFrame,
     return out
 
 
-PREDICTIONS_ENABLE = ("run BLIP / InstructBLIP / LLaVA-1.5 on each tier with the VLM runner (issue #8) and pass "
+PREDICTIONS_ENABLE = ("run BLIP / InstructBLIP / LLaVA-1.5 on each tier with the VLM runner (`vqalib run`) and pass "
                       "predictions=<csv with question_id, tier, model, prediction, answer[, question_type, "
                       "question_set]>; GQA answers need make data-gqa and the GQA images")
 
@@ -71,7 +99,7 @@ def prediction_tables(predictions: pd.DataFrame, *, threshold: float = 0.80
     tuple of DataFrame
         ``(tier_stats, by_type, deltas)``; ``by_type`` is a not-run row when no prediction has a question type.
     """
-    from vqalib import report
+    from vqalib.core import report
 
     preds = predictions.assign(answer_similarity=answer_similarity(predictions))
     tier_stats = tier_accuracy(preds).merge(

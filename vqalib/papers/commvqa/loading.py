@@ -1,10 +1,14 @@
 """CommVQA loader and validation (CommVQA §3; input of Table 1 and Figures 2–5).
 
-Data (``datasets.REGISTRY``): ``commvqa/annotations.json`` (one row per question: image,
-context, description, question, human answers, unanswerable flag) and the released model
-answers ``commvqa/results/{model}_{baseline,contextual}_results.csv``.
-:func:`load_commvqa` returns tidy frames and a :class:`~vqalib.validation.ValidationReport`
-naming every quirk met; malformed files raise :class:`~vqalib.datasets.DataFormatError`.
+Data (:data:`vqalib.core.data_registry.REGISTRY`): ``commvqa/annotations.json`` (one row per
+question: image, context, description, question, human answers, unanswerable flag) and the released
+model answers ``commvqa/results/{model}_{baseline,contextual}_results.csv``.
+:func:`load_commvqa` returns tidy frames and a :class:`~vqalib.core.validation.ValidationReport`
+naming every quirk met; malformed files raise :class:`~vqalib.core.io.DataFormatError`.
+
+Depends on :mod:`vqalib.papers.vizwiz_lf.wordcounts`: :func:`human_answers` counts the words of an
+answer with :func:`vqalib.papers.vizwiz_lf.wordcounts.count_words` (white-space tokens), so that
+CommVQA's answer lengths (§4.3) use the same word as VizWiz-LF's Table 1.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.datasets import DataFormatError, json_type, read_csv_text, read_json, require_fields, verified_path
+from vqalib.core.io import DataFormatError, json_type, read_csv_text, read_json, require_fields
+from vqalib.core.data_registry import verified_path
 from vqalib.papers.commvqa.names import (CONDITIONS, CONTEXTS, MODELS, PANDAS_DEFAULT_NA, RESULT_COLUMNS,
                                          canonical_context, result_key)
 from vqalib.papers.commvqa.protocols import authors_references
@@ -44,7 +49,28 @@ ANNOTATION_FIELDS: dict[str, type] = {"image": str, "context": str, "description
 
 
 def parse_annotations(raw: object, *, file: str, report: ValidationReport) -> pd.DataFrame:
-    """Rows of the annotations frame from parsed annotations.json (CommVQA §3)."""
+    """Rows of the annotations frame from parsed annotations.json (CommVQA §3).
+
+    Contexts are mapped to their canonical names (an unknown one raises); rows without answers,
+    unanswerable rows with answers, fewer than 3 answers, empty answers, padded questions or
+    descriptions and repeated (image, context, question) rows are recorded in ``report`` and kept.
+
+    Parameters
+    ----------
+    raw : object
+        The parsed JSON; must be a non-empty list of objects with the fields of :data:`ANNOTATION_FIELDS`
+        and an optional ``answers`` list of strings, else :class:`~vqalib.core.io.DataFormatError`.
+    file : str
+        File name used in error messages and report entries.
+    report : ValidationReport
+        Where the quirks met are recorded (modified in place).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per entry: ``question_id`` (its position), ``image``, ``context``, ``description``
+        (stripped), ``question`` (as written), ``answers`` (tuple), ``n_answers`` and ``unanswerable``.
+    """
     if not isinstance(raw, list):
         raise DataFormatError(f"{file}: top level: the file holds {json_type(raw)}, expected an array of rows")
     if not raw:
@@ -99,6 +125,22 @@ def parse_answers_cell(cell: object, *, file: str, row: int, column: str = "answ
 
     Parsed with :func:`ast.literal_eval` (never ``eval``); anything else raises
     :class:`DataFormatError` naming the file, the row and the column.
+
+    Parameters
+    ----------
+    cell : object
+        The cell's text; a non-string, a non-list, a list with a non-string or an empty list raises.
+    file : str
+        File name for error messages.
+    row : int
+        0-based data row, for error messages.
+    column : str, default "answers"
+        Column name, for error messages.
+
+    Returns
+    -------
+    tuple of str
+        The answers, in the cell's order.
     """
     where = f"{file}: row {row}, column {column!r}"
     if not isinstance(cell, str):
@@ -123,6 +165,27 @@ def parse_results(frame: pd.DataFrame, *, file: str, model: str, condition: str,
     row's 0-based position (the file's unnamed index column). A missing generated answer
     (empty cell) stays missing and is counted; ``pandas_na`` marks cells that pandas' default
     parsing (the authors') reads as missing, e.g. the answer ``None``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The CSV as text; must have :data:`~vqalib.papers.commvqa.names.RESULT_COLUMNS`.
+    file : str
+        File name, stored in ``file`` and used in messages and report entries.
+    model : str
+        A key of :data:`~vqalib.papers.commvqa.names.MODELS` (stored as its Table 1 name) or a new name (kept).
+    condition : str
+        ``baseline`` or ``contextual`` (stored as given).
+    report : ValidationReport
+        Where context aliases, missing or NA-like answers and differing authors' references are
+        recorded (modified in place).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per data row: ``model``, ``condition``, ``file``, ``row``, ``image`` (without ``images/``),
+        ``context``, ``question``, ``answers_raw``, ``references``, ``generated_answer``, ``pandas_na``
+        and ``description`` (None when the file has no such column).
     """
     missing = [c for c in RESULT_COLUMNS if c not in frame.columns]
     if missing:
@@ -233,7 +296,19 @@ def _cross_file_checks(results: pd.DataFrame, report: ValidationReport) -> None:
 
 
 def human_answers(annotations: pd.DataFrame) -> pd.DataFrame:
-    """One row per human answer with its length in words (white-space tokens) and characters (§4.3)."""
+    """One row per human answer with its length in words (white-space tokens) and characters (CommVQA §4.3).
+
+    Parameters
+    ----------
+    annotations : pandas.DataFrame
+        ``CommVQA.annotations`` (``question_id``, ``context``, ``in_benchmark``, ``answers``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``question_id``, ``context``, ``in_benchmark``, ``answer_index``, ``answer``, ``words``
+        (:func:`~vqalib.papers.vizwiz_lf.wordcounts.count_words`) and ``chars`` (of the stripped answer).
+    """
     rows = [{"question_id": r.question_id, "context": r.context, "in_benchmark": r.in_benchmark,
              "answer_index": k, "answer": a, "words": count_words(a), "chars": len(a.strip())}
             for r in annotations.itertuples(index=False) for k, a in enumerate(r.answers)]
@@ -245,18 +320,18 @@ def load_commvqa(*, data_dir: Path | None = None, annotations_path: Path | None 
                  result_paths: dict[tuple[str, str], Path] | None = None) -> CommVQA:
     """Load and validate the CommVQA release (§3; Table 1, Figures 2–5 input).
 
-    Registered files are hash-checked (``data_dir`` as in :mod:`vqalib.datasets`).
-    ``annotations_path`` and ``result_paths`` ({(model, condition): path}, model ``idefics``
-    / ``blip2`` or a new name) bypass the registry for fixtures or new model answers. Files are
-    read strictly (:func:`~vqalib.datasets.read_json`, :func:`~vqalib.datasets.read_csv_text`):
-    bytes that are not UTF-8, an empty file, a repeated JSON key or CSV column, a header
-    without rows or a wrong top-level type raise :class:`DataFormatError` naming the file,
-    the row and the field.
+    Registered files are hash-checked (``data_dir`` as in :mod:`vqalib.core.data_registry`).
+    ``annotations_path`` and ``result_paths`` ({(model, condition): path}, model a key of
+    :data:`~vqalib.papers.commvqa.names.MODELS` or a new name) bypass the registry for fixtures or
+    new model answers. Files are read strictly (:func:`~vqalib.core.io.read_json`,
+    :func:`~vqalib.core.io.read_csv_text`): bytes that are not UTF-8, an empty file, a repeated
+    JSON key or CSV column, a header without rows or a wrong top-level type raise
+    :class:`DataFormatError` naming the file, the row and the field.
 
     Parameters
     ----------
     data_dir : Path, optional
-        Folder of the verified data files (default: :func:`vqalib.datasets.default_data_dir`).
+        Folder of the verified data files (default: :func:`vqalib.core.io.default_data_dir`).
     annotations_path : Path, optional
         An annotations.json to read instead of the registered one (not hash-checked).
     result_paths : dict, optional

@@ -1,16 +1,12 @@
 """CommVQA names every module shares (CommVQA §3, §4, Table 1): the six contexts and their
 spellings in the release, the benchmarked models and conditions, Table 1's metrics and
-protocols, the result files' columns, the cache folder, and the two populations every
+protocols, the result files' columns, and the two populations every
 analysis runs on (the benchmark subset and the full release).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
-
-from vqalib.datasets import cache_root
 
 CONTEXTS: tuple[str, ...] = ("shopping", "travel", "science magazines", "news", "health", "social media")
 CONTEXT_LABELS = {"shopping": "Shopping", "travel": "Travel", "science magazines": "Science Magazines",
@@ -34,17 +30,37 @@ PANDAS_DEFAULT_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QN
 
 
 def result_key(model: str, condition: str) -> str:
-    """Registry key of a released result file (``model``: a key of :data:`MODELS`)."""
+    """Registry key of a released result file (CommVQA Table 1 input).
+
+    Parameters
+    ----------
+    model : str
+        A key of :data:`MODELS` (``idefics``, ``blip2``, ``llava``, ``mplug_owl``).
+    condition : str
+        One of :data:`CONDITIONS` (``baseline``, ``contextual``).
+
+    Returns
+    -------
+    str
+        ``commvqa/results/{model}_{condition}_results.csv``, a key of :mod:`vqalib.core.data_registry`.
+    """
     return f"commvqa/results/{model}_{condition}_results.csv"
 
 
-def cache_dir() -> Path:
-    """``$VQALIB_CACHE_DIR/commvqa`` or ``<project>/.cache/vqalib/commvqa`` (embeddings, entities)."""
-    return cache_root() / "commvqa"
-
-
 def canonical_context(raw: str) -> tuple[str, str]:
-    """(canonical context, status) with status ``exact``, ``alias`` or ``unknown``."""
+    """(canonical context, status) with status ``exact``, ``alias`` or ``unknown`` (CommVQA §3).
+
+    Parameters
+    ----------
+    raw : str
+        A context as spelled in the release; compared after stripping and lower-casing.
+
+    Returns
+    -------
+    tuple of str
+        The name in :data:`CONTEXTS` with ``exact`` (spelled so already) or ``alias`` (another case or
+        white space, or a spelling of :data:`CONTEXT_ALIASES`); else ``raw`` unchanged with ``unknown``.
+    """
     name = raw.strip().lower()
     if name in CONTEXTS:
         return name, "exact" if name == raw else "alias"
@@ -55,5 +71,16 @@ def canonical_context(raw: str) -> tuple[str, str]:
 
 def subsets_of(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """The two populations every analysis is run on: the 1,215-question benchmark subset
-    (questions that appear in the result files) and the full release."""
+    (questions that appear in the result files) and the full release (CommVQA §3, §4).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Rows with a boolean ``in_benchmark`` column (e.g. ``CommVQA.annotations`` or ``CommVQA.answers``).
+
+    Returns
+    -------
+    list of (str, pandas.DataFrame)
+        ``[("benchmark", rows in the benchmark subset), ("release", frame)]``.
+    """
     return [("benchmark", frame[frame["in_benchmark"]]), ("release", frame)]

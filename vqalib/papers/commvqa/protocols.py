@@ -34,6 +34,16 @@ def authors_references(cell: str) -> list[str]:
     ``"``, is lower-cased and stripped; three fragments are kept if there are exactly three,
     otherwise the first two (a fragment is a whole answer only when no answer has a comma).
     With a single fragment their script fails; here that one fragment is returned.
+
+    Parameters
+    ----------
+    cell : str
+        A result file's ``answers`` cell, as written (a Python list literal).
+
+    Returns
+    -------
+    list of str
+        The references, three or at most two fragments.
     """
     pieces = [p.replace("'", "").replace('"', "").lower().strip()
               for p in cell.replace("]", "").replace("[", "").split(",")]
@@ -41,7 +51,20 @@ def authors_references(cell: str) -> list[str]:
 
 
 def authors_candidate(answer: object, *, pandas_na: bool = False) -> str:
-    """A generated answer as the authors' script scores it: missing -> '', else lower-cased and stripped."""
+    """A generated answer as the authors' script scores it: missing -> '', else lower-cased and stripped
+    (CommVQA Table 1, authors' protocol).
+
+    Parameters
+    ----------
+    answer : object
+        The generated answer; None, NaN and ``pd.NA`` are missing.
+    pandas_na : bool, default False
+        The answer is one pandas' default parsing reads as missing (the result rows' ``pandas_na``).
+
+    Returns
+    -------
+    str
+    """
     if pandas_na or answer is None or (isinstance(answer, float) and math.isnan(answer)) or answer is pd.NA:
         return ""
     return str(answer).lower().strip()
@@ -53,6 +76,20 @@ def authors_subsets(n: int, *, seeds: tuple[int, ...] = (0, 1, 2), fraction: flo
     Their script runs ``random.seed(i); random.sample(list(zip(refs, cands, images)), int(0.8 * n))``;
     ``random.sample`` draws positions independently of the items, so ``Random(i).sample(range(n), k)``
     selects the same rows in the same order without touching the global generator.
+
+    Parameters
+    ----------
+    n : int
+        Rows of the result file.
+    seeds : tuple of int, default (0, 1, 2)
+        One subset per seed.
+    fraction : float, default 0.8
+        Share of rows per subset (``int(fraction * n)`` rows).
+
+    Returns
+    -------
+    list of list of int
+        One list of 0-based row positions per seed, in draw order.
     """
     k = int(fraction * n)
     return [random.Random(s).sample(range(n), k) for s in seeds]
@@ -88,8 +125,20 @@ def protocol_inputs(results: pd.DataFrame, *, protocol: str) -> pd.DataFrame:
 
 
 def tokenize_inputs(inputs: pd.DataFrame) -> pd.DataFrame:
-    """PTB-tokenize every reference and candidate in one pass (pycocoevalcap, lower-cased, no punctuation)."""
-    from vqalib.metrics import ptb_tokenize
+    """PTB-tokenize every reference and candidate in one pass (pycocoevalcap, lower-cased, no punctuation;
+    CommVQA Table 1).
+
+    Parameters
+    ----------
+    inputs : pandas.DataFrame
+        :func:`protocol_inputs` output (``references``, ``candidate``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``inputs`` with ``ref_tokens`` (list of tokenized references) and ``cand_tokens`` (tokenized candidate).
+    """
+    from vqalib.core.metrics.tokenize import ptb_tokenize
 
     flat = [t for refs in inputs["references"] for t in refs] + list(inputs["candidate"])
     tokens = ptb_tokenize(flat)
@@ -105,6 +154,16 @@ def reference_parsing_effects(results: pd.DataFrame) -> pd.DataFrame:
 
     One row per kind of difference, counted over one result file's rows (the eight files
     share the same answers), with an example.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        ``CommVQA.results`` (``file``, ``references``, ``answers_raw``); the first file's rows are used.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``difference``, ``rows``, ``share`` (of the file's rows) and ``example`` (at most 300 characters).
     """
     first = results[results["file"] == results["file"].iloc[0]]
     checks = {
@@ -136,7 +195,26 @@ def reference_parsing_effects(results: pd.DataFrame) -> pd.DataFrame:
 def bleu_variants(results: pd.DataFrame, *, model: str, condition: str, subset_seeds: tuple[int, ...] = (0, 1, 2),
                   fraction: float = 0.8) -> pd.DataFrame:
     """BLEU-1 and BLEU-4 of one result file under plausible variants of the authors' protocol
-    (Table 1: to see whether any of them gives a printed cell that the protocol does not)."""
+    (Table 1: to see whether any of them gives a printed cell that the protocol does not).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        ``CommVQA.results``.
+    model : str
+        Table 1 model name (``model`` column), e.g. ``IDEFICS``.
+    condition : str
+        ``baseline`` or ``contextual``.
+    subset_seeds : tuple of int, default (0, 1, 2)
+        Seeds of the authors' subsets (:func:`authors_subsets`).
+    fraction : float, default 0.8
+        Share of rows per subset.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model``, ``condition``, ``variant``, ``BLEU-1`` and ``BLEU-4``, one row per variant.
+    """
     from pycocoevalcap.bleu.bleu import Bleu
 
     part = results[(results["model"] == model) & (results["condition"] == condition)]

@@ -4,7 +4,7 @@ tokenizer, BLEU, METEOR 1.5, ROUGE-L, CIDEr-D), the authors' 80% subsets and the
 percentile bootstrap; then the step-by-step protocol comparison and the paired context effect.
 
 Per protocol there is one PTB tokenizer pass over every text of the result files and one
-METEOR JVM (:class:`vqalib.metrics.MeteorSession`) for every file, subset and resample; the
+METEOR JVM (:class:`vqalib.core.metrics.meteor.MeteorSession`) for every file, subset and resample; the
 scores are cached by content (:mod:`vqalib.papers.commvqa.table1_cache`).
 """
 
@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from vqalib import config
-from vqalib.metrics import MeteorSession, meteor_additive
-from vqalib.papers.commvqa.names import METRICS, cache_dir
+from vqalib.core.io import cache_root
+from vqalib.core import config
+from vqalib.core.metrics.meteor import MeteorSession, meteor_additive
+from vqalib.papers.commvqa.names import METRICS
 from vqalib.papers.commvqa.protocols import authors_subsets, protocol_inputs, tokenize_inputs
 from vqalib.papers.commvqa.table1_cache import (ProtocolScores, load_protocol_scores, protocol_cache_key,
                                                 save_protocol_scores)
@@ -71,6 +72,18 @@ class FileStatistics:
         self.rouge = np.asarray(rouge, dtype=float)
 
     def cider(self, rows: list[int]) -> tuple[float, np.ndarray]:
+        """CIDEr-D of the rows, recomputed by pycocoevalcap with the document frequencies of those rows.
+
+        Parameters
+        ----------
+        rows : list of int
+            0-based positions in the file, in the order scored.
+
+        Returns
+        -------
+        tuple of (float, numpy.ndarray)
+            The corpus score and the segment scores, aligned with ``rows``.
+        """
         from pycocoevalcap.cider.cider import Cider
 
         score, segments = Cider().compute_score({i: list(self.refs[r]) for i, r in enumerate(rows)},
@@ -78,7 +91,19 @@ class FileStatistics:
         return float(score), np.asarray(segments, dtype=float)
 
     def scores(self, rows: list[int]) -> tuple[dict[str, float], dict[str, np.ndarray]]:
-        """The five Table 1 scores of the rows (in the given order) and their segment scores."""
+        """The five Table 1 scores of the rows (in the given order) and their segment scores.
+
+        Parameters
+        ----------
+        rows : list of int
+            0-based positions in the file.
+
+        Returns
+        -------
+        tuple of dict
+            ``{metric: score}`` for :data:`~vqalib.papers.commvqa.names.METRICS`, and
+            ``{metric: segment scores}`` for METEOR, ROUGE and CIDEr (BLEU is corpus-level only).
+        """
         bleu = _bleu_from_pooled(self.bleu_stats[rows].sum(axis=0))[0]
         meteor, meteor_seg = self.meteor.evaluate([self.meteor_text[i] for i in rows])
         cider, cider_seg = self.cider(rows)
@@ -90,7 +115,22 @@ class FileStatistics:
 def resample_weights(n: int, *, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Bootstrap resamples of ``n`` questions as multiplicities, shape (n_resamples, n): row b
     says how often each question is drawn in resample b, so a resample's sum of per-question
-    statistics is ``weights @ stats``."""
+    statistics is ``weights @ stats`` (CommVQA Table 1, corrected protocol's CIs).
+
+    Parameters
+    ----------
+    n : int
+        Questions (rows) of a result file.
+    n_resamples : int
+        Bootstrap resamples.
+    rng : numpy.random.Generator
+        Draws the question indices (advanced in place).
+
+    Returns
+    -------
+    numpy.ndarray
+        float array of shape (n_resamples, n); each row sums to ``n``.
+    """
     idx = rng.integers(0, n, size=(n_resamples, n))
     weights = np.zeros((n_resamples, n))
     np.add.at(weights, (np.repeat(np.arange(n_resamples), n), idx.ravel()), 1)
@@ -149,7 +189,7 @@ def score_protocol(results: pd.DataFrame, *, protocol: str, n_resamples: int = 1
     raw = protocol_inputs(results, protocol=protocol)
     key = protocol_cache_key(raw, protocol=protocol, n_resamples=n_resamples, seed=seed, subset_seeds=subset_seeds,
                              fraction=fraction)
-    cached = load_protocol_scores(cache_dir() / "table1" / key, protocol=protocol)
+    cached = load_protocol_scores(cache_root("commvqa", "table1", key), protocol=protocol)
     if cached is not None:  # the same inputs and settings were scored before: no tokenizer, METEOR or bootstrap
         return cached
     config.model_call(f"CommVQA Table 1 scoring ({protocol} protocol)")
@@ -201,7 +241,7 @@ def score_protocol(results: pd.DataFrame, *, protocol: str, n_resamples: int = 1
             meteor.close()
     scored = ProtocolScores(protocol=protocol, scores=pd.DataFrame(score_rows), subsets=pd.DataFrame(subset_rows),
                             per_question=pd.concat(per_q, ignore_index=True), resamples=resamples)
-    save_protocol_scores(cache_dir() / "table1" / key, scored)
+    save_protocol_scores(cache_root("commvqa", "table1", key), scored)
     return scored
 
 
@@ -216,7 +256,7 @@ def protocol_steps(authors: ProtocolScores, corrected: ProtocolScores, *,
         :func:`score_protocol` of the ``authors`` and the ``corrected`` protocol.
     paper : pandas.DataFrame, optional
         The paper's Table 1 (``model``, ``condition``, ``metric``, ``paper``; e.g.
-        ``report.load_paper_table("commvqa_table01_benchmark")``): its ``paper`` column is added
+        ``vqalib.core.report.load_paper_table("commvqa_table01_benchmark", ...)``): its ``paper`` column is added
         (left join; NaN for cells the paper does not print).
 
     Returns
@@ -249,13 +289,13 @@ def protocol_alt_text(steps: pd.DataFrame, compared: pd.DataFrame) -> str:
     steps : pandas.DataFrame
         :func:`protocol_steps` with ``paper`` (five metrics per model and condition).
     compared : pandas.DataFrame
-        Table 1 compared with the paper (``report.compare``; ``within_tolerance`` False marks a
+        Table 1 compared with the paper (:func:`vqalib.core.report.compare`; ``within_tolerance`` False marks a
         cell off).
 
     Returns
     -------
     str
-        The alt text ``report.save_figure`` writes beside the figure.
+        The alt text :func:`vqalib.core.figure_files.save_figure` writes beside the figure.
     """
     higher = int((steps["corrected_all_rows"] > steps["authors"]).sum())
     largest = steps.loc[(steps["corrected_all_rows"] - steps["authors"]).idxmax()]
@@ -311,5 +351,16 @@ def context_effect(corrected: ProtocolScores, *, confidence: float = 0.95) -> pd
 
 
 def table1_rows(scores: pd.DataFrame) -> pd.DataFrame:
-    """Protocol scores keyed like the paper's Table 1 (model, condition, metric, value)."""
+    """Protocol scores keyed like the paper's Table 1 (model, condition, metric, value; CommVQA §5).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        ``ProtocolScores.scores`` of :func:`score_protocol`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of its ``model``, ``condition``, ``metric`` and ``value`` columns.
+    """
     return scores[["model", "condition", "metric", "value"]].copy()

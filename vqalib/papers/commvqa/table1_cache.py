@@ -31,8 +31,22 @@ PROTOCOL_CACHE_VERSION = "1"  # bump when the scoring code changes what it retur
 
 
 def protocol_cache_key(inputs: pd.DataFrame, **settings) -> str:
-    """Content key of one protocol's scoring (Table 1): every reference and candidate with its file and row,
-    the settings, the scorer versions (pycocoevalcap: tokenizer, METEOR jar, CIDEr-D)."""
+    """Content key of one protocol's scoring (Table 1): every reference and candidate with its model,
+    condition, row and question id, the settings, :data:`PROTOCOL_CACHE_VERSION` and the scorer
+    versions (the pycocoevalcap version: tokenizer, METEOR jar, CIDEr-D).
+
+    Parameters
+    ----------
+    inputs : pandas.DataFrame
+        :func:`~vqalib.papers.commvqa.protocols.protocol_inputs` output (before tokenization).
+    **settings
+        The scoring settings (JSON-serializable; tuples are stored as lists), e.g. ``protocol``, ``seed``.
+
+    Returns
+    -------
+    str
+        The first 32 hex digits of a SHA-256 of all of them.
+    """
     import hashlib
     import importlib.metadata
     import json
@@ -50,7 +64,18 @@ _PROTOCOL_FRAMES = ("scores", "subsets", "per_question")
 
 def save_protocol_scores(folder: Path, scored: ProtocolScores) -> None:
     """Write a protocol's scores as Parquet tables and its bootstrap values as ``.npz`` (no pickle), into a
-    temporary folder renamed into place, so a reader never meets half a result."""
+    temporary folder renamed into place, so a reader never meets half a result (CommVQA Table 1).
+
+    On an ``OSError`` the temporary folder is removed; when ``folder`` exists by then (another process
+    wrote it first) that copy is kept, else the error is raised.
+
+    Parameters
+    ----------
+    folder : Path
+        The cache folder of the key (``<cache>/commvqa/table1/<key>``); its parent is created.
+    scored : ProtocolScores
+        The scores to store.
+    """
     import shutil
     import tempfile
 
@@ -69,7 +94,20 @@ def save_protocol_scores(folder: Path, scored: ProtocolScores) -> None:
 
 
 def load_protocol_scores(folder: Path, *, protocol: str) -> ProtocolScores | None:
-    """The cached scores of :func:`save_protocol_scores`, or None when there are none."""
+    """The cached scores of :func:`save_protocol_scores`, or None when there are none (CommVQA Table 1).
+
+    Parameters
+    ----------
+    folder : Path
+        The cache folder of the key.
+    protocol : str
+        Stored as the result's ``protocol`` (the folder does not record it).
+
+    Returns
+    -------
+    ProtocolScores or None
+        None unless all three Parquet tables exist; ``resamples.npz`` is read without pickle.
+    """
     if not all((folder / f"{name}.parquet").is_file() for name in _PROTOCOL_FRAMES):
         return None
     frames = {name: pd.read_parquet(folder / f"{name}.parquet") for name in _PROTOCOL_FRAMES}

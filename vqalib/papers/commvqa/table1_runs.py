@@ -1,5 +1,5 @@
 """CommVQA Table 1 rows beyond the released answers (§5, Table 1): answers of the VLM runner
-(:mod:`vqalib.vqa`) shaped like the authors' result files, and the cells we cannot compute.
+(:mod:`vqalib.runner`) shaped like the authors' result files, and the cells we cannot compute.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pandas as pd
 from vqalib.papers.commvqa.names import CONDITIONS, MODELS, PANDAS_DEFAULT_NA
 from vqalib.papers.commvqa.table1 import table1_rows
 
-# runner model keys and strategies (vqalib.vqa) -> Table 1's model and condition names
-# (runs of the two released models get their own rows beside the released answers)
+# runner model keys and strategies (vqalib.runner) -> Table 1's model and condition names
+# (runs of released models get their own "(run)" rows beside the released answers)
 RUN_MODELS = {"idefics-9b-instruct": "IDEFICS (run)", "blip2-opt-2.7b": "BLIP-2 (run)", "llava-1.5-13b": "LLaVA (run)"}
 RUN_CONDITIONS = {"commvqa-baseline": "baseline", "commvqa-contextual": "contextual"}
 
@@ -21,14 +21,31 @@ def run_results(records: pd.DataFrame, *, annotations: pd.DataFrame, benchmark: 
     """Model answers of the VLM runner as rows shaped like the authors' result files (Table 1 rows
     of any new model, or a rerun of a benchmarked one beside its released answers).
 
-    ``records`` are final records of CommVQA runs (``vqalib.vqa.load_run(..., finals_only=True)``;
-    the runner's ``question_id`` is the annotation row, as :func:`load_commvqa`'s); only
+    ``records`` are final records of CommVQA runs (``vqalib.runner.handoff.load_run(..., finals_only=True)``;
+    the runner's ``question_id`` is the annotation row, as
+    :func:`~vqalib.papers.commvqa.loading.load_commvqa`'s); only
     ``benchmark`` question ids (those of the released result files) are kept, so scores compare
     with the paper's. References are the annotation's answers, written as the authors' files
     write them (a Python list), so both protocols apply. The frame's ``attrs["counts"]`` counts
     records dropped: errors (no image, model failure), questions outside the benchmark, and
     questions whose text differs from the annotation's. No records (an empty frame, e.g.
     ``load_run([])``): no rows.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Runner records (``strategy``, ``kind``, ``question_id``, ``question``, ``model``, ``run_file``,
+        ``answer``); only the strategies of :data:`RUN_CONDITIONS` are used.
+    annotations : pandas.DataFrame
+        ``CommVQA.annotations`` (``question_id``, ``image``, ``context``, ``description``, ``question``, ``answers``).
+    benchmark : pandas.Series
+        The benchmark question ids (e.g. the ``question_id`` of the released result rows).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`~vqalib.papers.commvqa.loading.parse_results` plus ``question_id``, ``match``
+        (``run``) and ``run_model``, sorted by model, condition and question; ``row`` counts within each.
     """
     columns = ["model", "condition", "file", "row", "image", "context", "question", "answers_raw", "references",
                "generated_answer", "pandas_na", "description", "question_id", "match", "run_model"]
@@ -62,13 +79,20 @@ def run_results(records: pd.DataFrame, *, annotations: pd.DataFrame, benchmark: 
     return out
 
 
-def not_run_rows(*, reason_clip: str | None = None) -> pd.DataFrame:
-    """Table 1 cells we cannot compute (CLIPScore of every model), each saying why and what would enable it."""
-    reason_clip = reason_clip or ("not run: CLIPScore needs the images (images.zip is not in the pinned release) "
-                                  "and a CLIP model (ViT-B/32); enable by adding both to the data registry "
-                                  "and configuring a local CLIP model")
-    return pd.DataFrame([{"model": m, "condition": c, "metric": "CLIPScore", "status": reason_clip}
-                         for m in MODELS.values() for c in CONDITIONS])
+CLIPSCORE_NOT_RUN = ("CLIPScore needs the images (images.zip is not in the pinned release) and a CLIP model "
+                     "(ViT-B/32); enable by adding both to the data registry and configuring a local CLIP model")
+
+
+def clipscore_cells() -> pd.DataFrame:
+    """The CLIPScore cells of CommVQA Table 1 (§5), which need the images and a CLIP model.
+
+    Returns
+    -------
+    DataFrame
+        ``model``, ``condition``, ``metric``: every model under every condition.
+    """
+    return pd.DataFrame([{"model": m, "condition": c, "metric": "CLIPScore"} for m in MODELS.values()
+                         for c in CONDITIONS])
 
 
 def benchmark_runs(runs: pd.DataFrame, *, include_test_runs: bool = False) -> pd.DataFrame:
@@ -77,7 +101,7 @@ def benchmark_runs(runs: pd.DataFrame, *, include_test_runs: bool = False) -> pd
     Parameters
     ----------
     runs : pandas.DataFrame
-        Run files found by ``vqalib.vqa.discover_runs`` (``dataset``, ``test_model``, ``path``, ...).
+        Run files found by ``vqalib.runner.handoff.discover_runs`` (``dataset``, ``test_model``, ``path``, ...).
     include_test_runs : bool
         Also keep runs of the runner's tiny random TEST models (tests only).
 
@@ -92,7 +116,7 @@ def benchmark_runs(runs: pd.DataFrame, *, include_test_runs: bool = False) -> pd
 def assemble_table1(scores: pd.DataFrame, *, run_scores: pd.DataFrame | None = None,
                     run_answers: pd.DataFrame | None = None) -> pd.DataFrame:
     """CommVQA Table 1 as reproduced (§5): the released answers under the authors' protocol, the
-    cells not run (:func:`not_run_rows`), and the rows of the VLM runner's answers where there are any.
+    cells not run (:func:`clipscore_cells`), and the rows of the VLM runner's answers where there are any.
 
     Parameters
     ----------
@@ -108,11 +132,12 @@ def assemble_table1(scores: pd.DataFrame, *, run_scores: pd.DataFrame | None = N
     -------
     pandas.DataFrame
         ``model``, ``condition``, ``metric``, ``value`` and ``status`` per cell: a run row
-        replaces a not-run row with its keys (``report.fill_not_run``).
+        replaces a not-run row with its keys (:func:`vqalib.core.report.fill_not_run`).
     """
-    from vqalib.core.report import fill_not_run
+    from vqalib.core.report import fill_not_run, not_run_rows
 
-    table = pd.concat([table1_rows(scores).assign(status="reproduced (authors' protocol)"), not_run_rows()],
+    table = pd.concat([table1_rows(scores).assign(status="reproduced (authors' protocol)"),
+                       not_run_rows(clipscore_cells(), reason=CLIPSCORE_NOT_RUN)],
                       ignore_index=True)
     if run_scores is None or run_answers is None or run_answers.empty:
         return table

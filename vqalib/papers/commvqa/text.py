@@ -13,11 +13,23 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scistats
 
-from vqalib.inference import mean_ci
+from vqalib.core.inference import mean_ci
 from vqalib.papers.commvqa.names import CONTEXTS, subsets_of
 
 def context_counts(annotations: pd.DataFrame) -> pd.DataFrame:
-    """Questions, answers, images and image-context pairs per context, per subset (§3, §4)."""
+    """Questions, answers, images and image-context pairs per context, per subset (CommVQA §3, §4).
+
+    Parameters
+    ----------
+    annotations : pandas.DataFrame
+        ``CommVQA.annotations``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per subset and context (then ``all``): ``questions``, ``answered_questions``,
+        ``unanswerable_flagged``, ``answers``, ``images`` and ``image_context_pairs``.
+    """
     rows = []
     for subset, ann in subsets_of(annotations):
         for context in (*CONTEXTS, "all"):
@@ -31,7 +43,19 @@ def context_counts(annotations: pd.DataFrame) -> pd.DataFrame:
 
 
 def answer_length(answers: pd.DataFrame) -> pd.DataFrame:
-    """Words and characters per human answer, per subset and context (§4.3: 9.8 words on average)."""
+    """Words and characters per human answer, per subset and context (CommVQA §4.3: 9.8 words on average).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        ``CommVQA.answers`` (``in_benchmark``, ``context``, ``words``, ``chars``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per subset, context (``all`` first) and unit (``words``, ``chars``): ``n_answers``,
+        ``mean``, ``sd`` and the 95% t interval ``ci_low``, ``ci_high``.
+    """
     rows = []
     for subset, part in subsets_of(answers):
         for context in ("all", *CONTEXTS):
@@ -60,7 +84,22 @@ HEDGES: dict[str, str] = {
 
 
 def hedge_counts(answers: pd.DataFrame, *, hedges: dict[str, str] | None = None) -> pd.DataFrame:
-    """Occurrences of each hedge and the share of answers with at least one, per subset and context (§4.3)."""
+    """Occurrences of each hedge and the share of answers with at least one, per subset and context
+    (CommVQA §4.3).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        ``CommVQA.answers`` (``in_benchmark``, ``context``, ``answer``).
+    hedges : dict of str to str, optional
+        Name -> regular expression, matched on the lower-cased answer (default :data:`HEDGES`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per subset, context (``all`` first) and hedge, plus ``any of the above``
+        (``occurrences`` NaN): ``occurrences``, ``answers_with``, ``n_answers`` and ``share_of_answers``.
+    """
     hedges = hedges or HEDGES
     rows = []
     for subset, part in subsets_of(answers):
@@ -84,6 +123,18 @@ def top_trigrams(answers: pd.DataFrame, *, k: int = 10) -> pd.DataFrame:
     """The most common word trigrams of the human answers, per subset (§4.3), with scikit-learn.
 
     Words are lower-cased runs of letters, digits and apostrophes (``it's`` is one word).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        ``CommVQA.answers`` (``in_benchmark``, ``answer``).
+    k : int, default 10
+        Trigrams kept per subset (ties broken alphabetically).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``subset``, ``rank``, ``trigram`` and ``occurrences``.
     """
     from sklearn.feature_extraction.text import CountVectorizer
 
@@ -107,14 +158,36 @@ YES_NO = frozenset({"yes", "no", "yeah", "yep", "nope"})
 
 
 def is_polar(question: str) -> bool:
-    """Rule-based polar (yes/no) question detection (Appendix A.2.2); see ``POLAR_FIRST_WORDS``."""
+    """Rule-based polar (yes/no) question detection (CommVQA Appendix A.2.2); see ``POLAR_FIRST_WORDS``.
+
+    Parameters
+    ----------
+    question : str
+        The question text.
+
+    Returns
+    -------
+    bool
+        True when its first word is in :data:`POLAR_FIRST_WORDS` and it has no " or ".
+    """
     words = re.findall(r"[a-z']+", question.lower().replace("’", "'"))
     return bool(words) and words[0] in POLAR_FIRST_WORDS and " or " not in f" {question.lower()} "
 
 
 def answer_kind(answer: str) -> str:
     """How an answer to a polar question is built (Appendix A.2.2): ``yes/no only`` (nothing but
-    yes/no and punctuation), ``yes/no + more`` (starts with yes/no), ``no yes/no``."""
+    yes/no and punctuation), ``yes/no + more`` (starts with yes/no), ``no yes/no``.
+
+    Parameters
+    ----------
+    answer : str
+        A human answer; words are its lower-cased runs of letters and apostrophes.
+
+    Returns
+    -------
+    str
+        One of the three kinds; "yes/no" is any word of :data:`YES_NO`.
+    """
     words = re.findall(r"[a-z']+", answer.lower().replace("’", "'"))
     if not words or words[0] not in YES_NO:
         return "no yes/no"
@@ -126,6 +199,19 @@ def polar_answers(annotations: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFr
 
     ``polar_questions_incl_or`` counts the rule without the " or " exclusion (a sensitivity
     figure: "Is it red or blue?" is an alternative question, "Any trees or bushes?" is polar).
+
+    Parameters
+    ----------
+    annotations : pandas.DataFrame
+        ``CommVQA.annotations``.
+    answers : pandas.DataFrame
+        ``CommVQA.answers``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per subset: question counts, ``polar_share``, answer counts, ``mean_chars``,
+        ``mean_words``, the share of each :func:`answer_kind` (``share <kind>``) and ``yes_no_only``.
     """
     polar_ids = set(annotations.loc[annotations["question"].map(is_polar), "question_id"])
     rows = []
@@ -155,6 +241,19 @@ def interrogative_tests(annotations: pd.DataFrame, *, words: tuple[str, ...] = I
 
     A question "contains" a word when the word is one of its lower-cased letter runs ("what's"
     counts as "what"); the test compares the 0/1 indicators (``scipy.stats.ttest_ind(equal_var=False)``).
+
+    Parameters
+    ----------
+    annotations : pandas.DataFrame
+        ``CommVQA.annotations``.
+    words : tuple of str, default INTERROGATIVES
+        Lower-case words tested.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per subset, word and context: ``n_context``, ``n_rest``, ``share_context``, ``share_rest``,
+        ``t``, ``df`` and ``p`` (NaN when either side has fewer than 2 questions).
     """
     rows = []
     for subset, ann in subsets_of(annotations):

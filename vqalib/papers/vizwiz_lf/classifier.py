@@ -28,8 +28,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from vqalib.core import config
-from vqalib.datasets import project_root
-from vqalib.encoders import DECIMALS
+from vqalib.core.io import project_root
+from vqalib.core.encoders import DECIMALS
 from vqalib.papers.vizwiz_lf.classifier_features import (
     CONTEXT_FEATURES, EMBED_DIM, ENCODER_NAME, HIDDEN_LAYERS, PACKAGED_ENCODER, QUESTION_COMPONENTS, _labels,
     encoder_spec, feature_matrix, label_matrix, sentence_units)
@@ -45,6 +45,18 @@ def make_pipeline(*, estimator: str = "mlp", seed: int = 0) -> Pipeline:
 
     ``"mlp"``: one hidden layer of 256, L2 penalty 3, early stopping; one sigmoid output
     per label. ``"logreg"``: one-vs-rest logistic regression, C = 0.01.
+
+    Parameters
+    ----------
+    estimator : {"mlp", "logreg"}, default "mlp"
+        The model; anything else raises ValueError.
+    seed : int, default 0
+        Random state of the question PCA and of the MLP.
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+        Unfitted: feature columns (question embedding reduced by PCA), standard scaling, then the model.
     """
     text = EMBED_DIM * (1 + len(HIDDEN_LAYERS))
     columns = ColumnTransformer([
@@ -152,15 +164,50 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         return hasattr(self, "pipeline_")
 
     def predict_proba(self, features: np.ndarray) -> np.ndarray:
-        """Probability of each label per row of :func:`feature_matrix`."""
+        """Probability of each label per row of :func:`feature_matrix` (VizWiz-LF Tables 9-10).
+
+        Parameters
+        ----------
+        features : numpy.ndarray of shape (n_sentences, n_features)
+            Feature rows.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_sentences, n_labels)
+            Probabilities rounded to :data:`vqalib.core.encoders.DECIMALS`, columns in :attr:`labels` order.
+        """
         return _probabilities(self.pipeline, features, n_labels=len(self.labels))
 
     def decide(self, probabilities: np.ndarray) -> np.ndarray:
-        """0/1 labels: each label above its threshold, and the most probable one if none is."""
+        """0/1 labels: each label above its threshold, and the most probable one if none is.
+
+        The latter only for roles (``min_labels`` 1); see the module function :func:`decide`.
+
+        Parameters
+        ----------
+        probabilities : numpy.ndarray of shape (n_sentences, n_labels)
+            :meth:`predict_proba` output.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_sentences, n_labels)
+            int 0/1 labels.
+        """
         return decide(probabilities, thresholds=self.thresholds, min_labels=self.min_labels)
 
     def predict(self, features: np.ndarray) -> np.ndarray:
-        """0/1 labels per row of :func:`feature_matrix`: :meth:`decide` of :meth:`predict_proba`."""
+        """0/1 labels per row of :func:`feature_matrix`: :meth:`decide` of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        features : numpy.ndarray of shape (n_sentences, n_features)
+            Feature rows.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_sentences, n_labels)
+            int 0/1 labels, columns in :attr:`labels` order.
+        """
         return self.decide(self.predict_proba(features))
 
     # the fitted state under the names the classifier had before it was an estimator
@@ -175,11 +222,18 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
     @metadata.setter
     def metadata(self, value: dict) -> None:
+        """Set the model's metadata (as :func:`train` does).
+
+        Parameters
+        ----------
+        value : dict
+            The metadata, stored as ``metadata_``.
+        """
         self.metadata_ = value
 
 
 def _probabilities(pipeline: Pipeline, features: np.ndarray, *, n_labels: int) -> np.ndarray:
-    """Label probabilities rounded to :data:`vqalib.encoders.DECIMALS`: BLAS kernels leave 1e-14 of
+    """Label probabilities rounded to :data:`vqalib.core.encoders.DECIMALS`: BLAS kernels leave 1e-14 of
     noise in a float64 MLP, which could otherwise pick a different one of two equally good answers
     downstream (threshold ties, label re-assignments) on another machine."""
     probabilities = np.asarray(pipeline.predict_proba(features), dtype=float)
@@ -191,6 +245,20 @@ def decide(probabilities: np.ndarray, *, thresholds: np.ndarray, min_labels: int
 
     A label is assigned when its probability reaches its threshold; with ``min_labels=1`` a
     sentence with no label above threshold gets its most probable label.
+
+    Parameters
+    ----------
+    probabilities : numpy.ndarray of shape (n_sentences, n_labels)
+        Label probabilities.
+    thresholds : numpy.ndarray of shape (n_labels,)
+        Per-label thresholds (a probability equal to the threshold counts).
+    min_labels : int, default 1
+        Nonzero: every sentence gets at least one label; 0: a sentence may have none.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_sentences, n_labels)
+        int 0/1 labels.
     """
     predicted = (probabilities >= np.asarray(thresholds)).astype(int)
     if min_labels and len(predicted):
@@ -204,6 +272,20 @@ def tune_thresholds(probabilities: np.ndarray, truth: np.ndarray, *,
     """Per-label threshold that maximises that label's F1 on held-out predictions (Tables 9-10).
 
     A label with no positive example keeps 0.5.
+
+    Parameters
+    ----------
+    probabilities : numpy.ndarray of shape (n_sentences, n_labels)
+        Held-out label probabilities.
+    truth : numpy.ndarray of shape (n_sentences, n_labels)
+        0/1 true labels.
+    grid : numpy.ndarray, default 0.05 to 0.95 in steps of 0.025
+        Candidate thresholds; the first of equally good ones wins.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_labels,)
+        One threshold per label.
     """
     out = np.full(truth.shape[1], 0.5)
     for j in range(truth.shape[1]):
@@ -218,6 +300,20 @@ def question_folds(units: pd.DataFrame, *, n_splits: int = 5, seed: int = 0) -> 
 
     ``GroupKFold`` on ``question_id`` (shuffled with ``seed``): every answer to a question,
     from every source, is on the same side of each split.
+
+    Parameters
+    ----------
+    units : pandas.DataFrame
+        Rows to split, with ``question_id``.
+    n_splits : int, default 5
+        Number of folds.
+    seed : int, default 0
+        Shuffling seed.
+
+    Returns
+    -------
+    list of (numpy.ndarray, numpy.ndarray)
+        Per fold, the train and test row positions.
     """
     splitter = GroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     return [(train, test) for train, test in splitter.split(np.zeros(len(units)), groups=units["question_id"])]
@@ -241,8 +337,34 @@ def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role",
     released labels (local replacement of the GPT-4 classifier, VizWiz-LF §4, Tables 9-10).
 
     Sentences of ``exclude_sources`` are not fitted on (their labels are misaligned, see
-    :func:`label_noise`). The returned model carries metadata: data sizes and hash,
+    :func:`~vqalib.papers.vizwiz_lf.label_noise.label_noise`). The returned model carries metadata: data sizes and hash,
     features, estimator, thresholds, scikit-learn version.
+
+    Parameters
+    ----------
+    sentences, answers : pandas.DataFrame
+        The release's sentences and answers (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+    kind : {"role", "info"}, default "role"
+        Which labels to classify.
+    seed : int, default 0
+        Random state of the pipeline and of the inner folds.
+    estimator : {"mlp", "logreg"}, default "mlp"
+        :func:`make_pipeline`'s model.
+    exclude_sources : tuple of str, default :data:`UNTRUSTED_SOURCES`
+        Sources whose sentences are not fitted on.
+    tune : bool, default True
+        Tune per-label thresholds on inner folds (else 0.5 for every label).
+    inner_splits : int, default 3
+        Number of inner folds for the thresholds.
+    encoder : str, optional
+        As in :func:`~vqalib.papers.vizwiz_lf.classifier_features.encoder_spec`.
+    cache_dir : Path, optional
+        The embedding cache (None: the shared default).
+
+    Returns
+    -------
+    SentenceClassifier
+        The fitted classifier with its ``metadata``.
     """
     units = sentence_units(sentences, answers)
     features = feature_matrix(units, encoder=encoder, cache_dir=cache_dir)
@@ -271,7 +393,19 @@ def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role",
 
 
 def data_hash(sentences: pd.DataFrame) -> str:
-    """SHA-256 of the sentence texts and labels a model was trained on (model metadata)."""
+    """SHA-256 of the sentence texts and labels a model was trained on (model metadata, Tables 9-10).
+
+    Parameters
+    ----------
+    sentences : pandas.DataFrame
+        Sentences with ``source``, ``question_id``, ``sentence_index``, ``sentence``, ``roles`` and
+        ``info_sources``; hashed row by row in their order.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     digest = hashlib.sha256()
     columns = ["source", "question_id", "sentence_index", "sentence", "roles", "info_sources"]
     for row in sentences[columns].itertuples(index=False):

@@ -46,6 +46,19 @@ def f1_table(truth: np.ndarray, predicted: np.ndarray, *, labels: tuple[str, ...
 
     The weighted average is scikit-learn's ``f1_score(average="weighted")`` over the
     label-indicator matrix, the paper's "weighted average F1".
+
+    Parameters
+    ----------
+    truth, predicted : numpy.ndarray of shape (n_sentences, n_labels)
+        0/1 true and predicted labels.
+    labels : tuple of str
+        Label names, in column order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``label``, ``f1``, ``support``: one row per label, then "Weighted average" (0 when no label
+        has support) with the total support.
     """
     per_label = f1_score(truth, predicted, average=None, labels=range(len(labels)), zero_division=0)
     support = truth.sum(axis=0)
@@ -55,7 +68,20 @@ def f1_table(truth: np.ndarray, predicted: np.ndarray, *, labels: tuple[str, ...
 
 
 def majority_predictions(n: int, *, kind: str) -> np.ndarray:
-    """The Majority baseline: "Answer" for roles, "Image Content" for sources (Tables 9-10)."""
+    """The Majority baseline: "Answer" for roles, "Image Content" for sources (Tables 9-10).
+
+    Parameters
+    ----------
+    n : int
+        Number of sentences.
+    kind : {"role", "info"}
+        Which labels.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n, n_labels)
+        int 0/1, the majority label set in every row.
+    """
     labels, _, majority = _labels(kind)
     out = np.zeros((n, len(labels)), dtype=int)
     out[:, labels.index(majority)] = 1
@@ -63,7 +89,22 @@ def majority_predictions(n: int, *, kind: str) -> np.ndarray:
 
 
 def random_predictions(train_truth: np.ndarray, n: int, *, rng: np.random.Generator) -> np.ndarray:
-    """The Random baseline: each sentence gets the label combination of a random training sentence (Tables 9-10)."""
+    """The Random baseline: each sentence gets the label combination of a random training sentence (Tables 9-10).
+
+    Parameters
+    ----------
+    train_truth : numpy.ndarray of shape (n_train, n_labels)
+        0/1 labels of the training sentences.
+    n : int
+        Number of sentences to predict.
+    rng : numpy.random.Generator
+        Draws the training rows (uniformly, with replacement).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n, n_labels)
+        The drawn rows of ``train_truth``.
+    """
     return train_truth[rng.integers(0, len(train_truth), size=n)]
 
 
@@ -76,7 +117,26 @@ _OOF_NAMES = ("probabilities", "predicted", "fold_of", "thresholds")
 def out_of_fold_key(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *, folds: list,
                     params: dict) -> str:
     """The name of a cross-validation's out-of-fold results (Tables 9-10): a SHA-256 of every input
-    (features, labels, sources, folds, parameters, scikit-learn and numpy versions)."""
+    (features, labels, sources, folds, parameters, scikit-learn and numpy versions).
+
+    Parameters
+    ----------
+    features : numpy.ndarray
+        :func:`~vqalib.papers.vizwiz_lf.classifier_features.feature_matrix` of ``units``.
+    truth : numpy.ndarray
+        :func:`~vqalib.papers.vizwiz_lf.classifier_features.label_matrix` of ``units``.
+    units : pandas.DataFrame
+        The sentence units, with ``source``.
+    folds : list of (numpy.ndarray, numpy.ndarray)
+        :func:`~vqalib.papers.vizwiz_lf.classifier.question_folds`; only the test rows are hashed.
+    params : dict
+        The fitting parameters (``kind``, ``seed``, ``estimator``, ...).
+
+    Returns
+    -------
+    str
+        The first 32 hex digits of the digest (it also covers :data:`CV_CACHE_VERSION`).
+    """
     digest = hashlib.sha256()
     for array in (features, truth, units["source"].astype(str).to_numpy(dtype="U"),
                   *[np.asarray(rows) for _, rows in folds]):
@@ -108,18 +168,18 @@ def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *
 
     The expensive part of :func:`cross_validate` (40 MLP fits on the release), named by
     :func:`out_of_fold_key`. Like the committed final models, the release's result is a fitted
-    artefact in the repository (``fits_dir``, :data:`CV_FITS_DIR`, written by ``python -m
-    vqalib.classify train`` and checked against a refit by ``python -m vqalib.classify check``);
+    artefact in the repository (``fits_dir``, :data:`CV_FITS_DIR`, written by ``vqalib classify
+    train`` and checked against a refit by ``vqalib classify check``);
     any other result is cached under ``cache_dir`` (``$VQALIB_CACHE_DIR/classify-cv``). Both are
     ``.npz`` arrays read without pickle. Fitting is deterministic in float64, so a stored result is
     the one a new fit gives. ``refit`` (or ``VQALIB_REFIT=1`` for the committed ones) fits anew;
     with ``refit`` the result is also written to ``fits_dir``. ``key``: :func:`out_of_fold_key` of these
     inputs when the caller has it already (it hashes every feature).
     """
-    from vqalib.datasets import cache_root, write_atomic
+    from vqalib.core.io import cache_root, write_atomic
 
     name = f"{key or out_of_fold_key(features, truth, units, folds=folds, params=params)}.npz"
-    cache_path = Path(cache_dir or cache_root() / "classify-cv") / name
+    cache_path = Path(cache_dir or cache_root("classify-cv")) / name
     shapes = [truth.shape, truth.shape, (len(units),), (len(folds), truth.shape[1])]
     if not refit:
         committed = [Path(fits_dir) / name] if fits_dir is not None and config.get(REFIT_ENV) != "1" else []
@@ -152,14 +212,51 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
                    refit: bool = False) -> CVResult:
     """Grouped k-fold cross-validation of the classifier and the baselines (VizWiz-LF Tables 9-10).
 
-    Folds come from :func:`question_folds`. In each fold the classifier is trained as by
-    :func:`train` (thresholds from inner folds of the training part only) and predicts the
+    Folds come from :func:`~vqalib.papers.vizwiz_lf.classifier.question_folds`. In each fold the classifier is
+    trained as by :func:`~vqalib.papers.vizwiz_lf.classifier.train` (thresholds from inner folds of the training
+    part only) and predicts the
     held-out sentences of every source; Majority and Random (mean over ``n_random`` seeded
     draws from the training part's label combinations) are scored on the same sentences.
     Scores pool the out-of-fold predictions: subset ``"all"`` (every source) and
     ``"trusted sources"`` (without ``exclude_sources``). The fits come from the committed result
     in ``fits_dir`` when one was made from exactly these inputs, else from the cache, else they
     run; ``refit`` runs them and writes the result to ``fits_dir`` (:func:`_out_of_fold`).
+
+    Parameters
+    ----------
+    sentences, answers : pandas.DataFrame
+        The release's sentences and answers (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+    kind : {"role", "info"}, default "role"
+        Which labels to classify.
+    n_splits : int, default 5
+        Number of outer folds.
+    seed : int, default 0
+        Seed of the folds, the fits and the Random draws.
+    estimator : {"mlp", "logreg"}, default "mlp"
+        :func:`~vqalib.papers.vizwiz_lf.classifier.make_pipeline`'s model.
+    exclude_sources : tuple of str, default :data:`~vqalib.papers.vizwiz_lf.classifier.UNTRUSTED_SOURCES`
+        Sources not trained on; still predicted and scored (subset "all").
+    tune : bool, default True
+        Tune per-label thresholds on inner folds (else 0.5).
+    inner_splits : int, default 3
+        Number of inner folds for the thresholds.
+    n_random : int, default 20
+        Number of Random baseline draws averaged.
+    encoder : str, optional
+        As in :func:`~vqalib.papers.vizwiz_lf.classifier_features.encoder_spec`.
+    cache_dir : Path, optional
+        The embedding cache, and the out-of-fold cache (``<cache_dir>/<key>.npz``); None: the shared
+        defaults (``$VQALIB_CACHE_DIR/embeddings`` and ``$VQALIB_CACHE_DIR/classify-cv``).
+    fits_dir : Path or None, default :data:`CV_FITS_DIR`
+        Folder of committed out-of-fold results; None: none are read or written.
+    refit : bool, default False
+        Fit anew even when a stored result exists, and write it to ``fits_dir``.
+
+    Returns
+    -------
+    CVResult
+        Scores, per-source scores, out-of-fold predictions, per-fold thresholds, the wall time in
+        seconds and the out-of-fold key.
     """
     start = time.perf_counter()
     labels, column, _ = _labels(kind)
@@ -212,10 +309,18 @@ def answer_decisions(predictions: pd.DataFrame) -> pd.DataFrame:
     """Answer-level abstention decisions from sentence predictions (VizWiz-LF §7, Table 5: an answer
     abstains when one of its sentences has the role Answer Failure).
 
-    ``predictions`` has ``source``, ``question_id``, ``labels`` and ``predicted`` per sentence
-    (the ``predictions`` of a role :class:`CVResult`). One row per answer, in order of
-    appearance: ``by_labels``, ``by_predictions`` and, when the sentence columns exist,
-    ``p_max`` (largest P(Answer Failure)) and ``fold``.
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        ``source``, ``question_id``, ``labels`` and ``predicted`` (role tuples) per sentence (the
+        ``predictions`` of a role :class:`CVResult`); optionally ``p_Answer Failure`` and ``fold``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per answer (``source``, ``question_id``), in order of appearance: ``by_labels``,
+        ``by_predictions`` and, when the sentence columns exist, ``p_max`` (largest P(Answer Failure))
+        and ``fold``.
     """
     frame = predictions.assign(by_labels=abstains(predictions["labels"]),
                                by_predictions=abstains(predictions["predicted"]))
@@ -241,6 +346,20 @@ def abstention_agreement(predictions: pd.DataFrame, *, confidence: float = 0.95)
     prediction for the *next* answer of the same source (question-id order), the agreement of
     labels that carry no information about their own answer. Labels tied to their text agree
     far more with their own answer than with the next one.
+
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        Sentence predictions as :func:`answer_decisions` takes them.
+    confidence : float, default 0.95
+        Confidence level of the Wilson interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per source: ``n_answers``, ``abstain_labels`` and ``abstain_predicted`` (abstention
+        rates), ``agreement`` with ``agreement_ci_low``/``agreement_ci_high``, ``kappa``,
+        ``agreement_next_answer`` and ``kappa_next_answer`` (NaN for too few answers).
     """
     rows = []
     for source, group in answer_decisions(predictions).groupby("source", sort=False):
@@ -260,10 +379,27 @@ def abstention_agreement(predictions: pd.DataFrame, *, confidence: float = 0.95)
 def abstention_decision_variants(predictions: pd.DataFrame, *, exclude_sources: tuple[str, ...] = UNTRUSTED_SOURCES,
                                  grid: np.ndarray = np.round(np.arange(0.1, 0.91, 0.05), 2)) -> pd.DataFrame:
     """Agreement with the label-based abstention decision under two answer-level rules (VizWiz-LF §7,
-    issue criterion "agreement >= 90% per source"): ``any sentence predicted Answer Failure``
-    (the default, :func:`abstention_agreement`) and ``max P(Answer Failure) >= t`` with ``t``
+    Table 5; the bar is agreement >= 90% per source,
+    :data:`~vqalib.papers.vizwiz_lf.classifier_tables.ABSTENTION_CRITERION`): ``any sentence predicted
+    Answer Failure`` (the default, :func:`abstention_agreement`) and ``max P(Answer Failure) >= t`` with ``t``
     chosen, for each cross-validation fold, on the *other* folds' answers of the trusted sources
     (so no answer's own label picks its threshold). One row per (source, rule).
+
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        Sentence predictions with ``p_Answer Failure`` and ``fold`` (a role :class:`CVResult`'s
+        ``predictions``).
+    exclude_sources : tuple of str, default :data:`~vqalib.papers.vizwiz_lf.classifier.UNTRUSTED_SOURCES`
+        Sources whose answers do not choose the thresholds (they are still scored).
+    grid : numpy.ndarray, default 0.10 to 0.90 in steps of 0.05
+        Candidate thresholds ``t``; the first of equally good ones wins.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``source``, ``rule``, ``n_answers``, ``agreement`` and ``threshold`` (the median of the
+        per-fold thresholds over the source's answers; NaN for the sentence rule).
     """
     answers = answer_decisions(predictions).rename(columns={"by_labels": "label", "by_predictions": "sentence_rule"})
     trusted = ~answers["source"].isin(exclude_sources)

@@ -1,7 +1,7 @@
 """The classifiers' committed fitted artefacts (VizWiz-LF Tables 9-10, §7): the final models
 (``data/models/*.skops``) and the out-of-fold results of their cross-validation
 (``data/models/cv/*.npz``), made by :func:`write_fits` and checked against a refit by
-:func:`check_fits` (``python -m vqalib.classify train`` / ``check``; CI runs ``check``).
+:func:`check_fits` (``vqalib classify train`` / ``check``; CI runs ``check``).
 
 They are committed for the same reason as the models: the 48 float64 MLP fits take about 3 CPU-minutes,
 and `make reproduce` on a fresh clone should not spend them to get back bytes that a refit gives
@@ -27,7 +27,23 @@ KINDS = ("role", "info")
 
 
 def cv_metadata(result: CVResult, *, seed: int, agreement: pd.DataFrame | None) -> dict:
-    """The ``cross_validation`` entry of a saved model's metadata (Tables 9-10 scores it was judged by)."""
+    """The ``cross_validation`` entry of a saved model's metadata (Tables 9-10 scores it was judged by).
+
+    Parameters
+    ----------
+    result : CVResult
+        :func:`~vqalib.papers.vizwiz_lf.classifier_cv.cross_validate` of the model's kind.
+    seed : int
+        The seed of the folds (recorded; the fold count is recorded as 5).
+    agreement : pandas.DataFrame or None
+        :func:`~vqalib.papers.vizwiz_lf.classifier_cv.abstention_agreement` (roles), or None (sources).
+
+    Returns
+    -------
+    dict
+        ``folds``, the classifier's ``f1`` per "subset: label" and ``weighted_f1_by_source``, rounded to
+        3 decimals, and ``abstention_agreement`` per source when ``agreement`` is given.
+    """
     mine = result.scores["model"].str.startswith("MiniLM")
     meta = {"folds": f"5, grouped by question_id, seed {seed}",
             "f1": {f"{row.subset}: {row.label}": round(float(row.f1), 3) for row in result.scores[mine].itertuples()},
@@ -47,7 +63,7 @@ def write_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, out: Path, see
     Parameters
     ----------
     sentences, answers : pandas.DataFrame
-        The VizWiz-LF release (:func:`vqalib.datasets.load_vizwiz_lf`).
+        The VizWiz-LF release (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
     out : Path
         The model folder (``data/models``).
     seed : int
@@ -123,7 +139,7 @@ def check_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, models_dir: Pa
             committed = models_dir / "cv" / name
             if not committed.exists():
                 problems.append(f"{committed}: missing for the current inputs ({kind}); "
-                                "run `python -m vqalib.classify train` and commit data/models/")
+                                "run `vqalib classify train` and commit data/models/")
             elif committed.read_bytes() != (Path(tmp) / name).read_bytes():
                 problems.append(f"{committed}: differs from a refit ({kind})")
             path = models_dir / MODEL_PATHS[kind].name

@@ -29,6 +29,8 @@ from vqalib.papers.vizwiz_lf.classifier import SentenceClassifier
 _TRAINING_STATE = ("_optimizer", "_best_coefs", "_best_intercepts")
 
 
+# the format tag inside every saved model (data/models/): a name, not an import path; it stays as the committed
+# files carry it
 MODEL_FORMAT = "vqalib.classify.SentenceClassifier/skops-1"
 # Every type other than JSON values, lists, tuples, dicts and arrays that a saved classifier may
 # hold: the two pipelines of make_pipeline(), nothing else. load() checks the file against this
@@ -89,10 +91,23 @@ def save(model: SentenceClassifier, path: Path) -> Path:
     """Write a fitted classifier in skops' format (Tables 9-10): the scikit-learn pipeline,
     thresholds, encoder name and metadata as a skops zip (JSON schema and ``.npy`` arrays, no
     pickle), byte-identical for the same model; never the encoder weights, nor the optimiser
-    state (a loaded model predicts the same but cannot be warm-started)."""
+    state (a loaded model predicts the same but cannot be warm-started).
+
+    Parameters
+    ----------
+    model : SentenceClassifier
+        A fitted classifier (left unchanged: its pipeline is copied before the training state is dropped).
+    path : Path
+        The file to write (atomically), conventionally ``*.skops``.
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
     import skops.io
 
-    from vqalib.datasets import write_atomic
+    from vqalib.core.io import write_atomic
 
     path = Path(path)
     pipeline = copy.deepcopy(model.pipeline)
@@ -133,6 +148,16 @@ def load(path: Path) -> SentenceClassifier:
     The file must be a skops zip whose schema names only :data:`TRUSTED_MODEL_TYPES`, arrays and
     plain values; this is checked on the JSON schema before any object is built, and anything
     else (a pickle, a joblib file, other types) raises :class:`ModelFileError` naming the file.
+
+    Parameters
+    ----------
+    path : Path
+        A ``.skops`` file written by :func:`save`.
+
+    Returns
+    -------
+    SentenceClassifier
+        The fitted classifier with its metadata (``estimator`` and ``seed`` taken from it when recorded).
     """
     import skops.io
 
@@ -142,12 +167,12 @@ def load(path: Path) -> SentenceClassifier:
             schema = json.loads(archive.read("schema.json"))
     except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ModelFileError(
-            f"{path}: not a classifier saved by vqalib.classify.save (a skops zip) ({err}); pickle and joblib "
-            "files are never loaded, as unpickling can run code: retrain with `python -m vqalib.classify train`"
+            f"{path}: not a classifier saved by vqalib.papers.vizwiz_lf.classifier_io.save (a skops zip) ({err}); pickle and joblib "
+            "files are never loaded, as unpickling can run code: retrain with `vqalib classify train`"
         ) from None
     untrusted = sorted(_schema_types(schema, set()) - _SAFE_MODEL_TYPES)
     if untrusted:
-        raise ModelFileError(f"{path}: refused, it holds types outside vqalib.classify.TRUSTED_MODEL_TYPES: "
+        raise ModelFileError(f"{path}: refused, it holds types outside vqalib.papers.vizwiz_lf.classifier_io.TRUSTED_MODEL_TYPES: "
                              f"{', '.join(untrusted)}")
     try:
         state = skops.io.load(path, trusted=list(TRUSTED_MODEL_TYPES))

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from vqalib import taxonomy
+from vqalib.papers.vizwiz_lf import taxonomy
 from vqalib.papers.vizwiz_lf.abstention import abstention_metrics
 from vqalib.papers.vizwiz_lf.classifier_cv import answer_decisions
 
@@ -34,7 +34,7 @@ def paper_f1_rows(scores, kind: str) -> pd.DataFrame:
     pandas.DataFrame
         The ``subset == "all"`` rows with the paper's label names in ``role`` / ``info_source``
         ("Weighted average" as "Average"), ``Random...`` models as ``Random``; ``label`` and
-        ``subset`` dropped. Ready for :func:`vqalib.report.compare` with ``value="f1"``.
+        ``subset`` dropped. Ready for :func:`vqalib.core.report.compare` with ``value="f1"``.
     """
     name = _PAPER_NAMES[kind]
     scores = getattr(scores, "scores", scores)
@@ -110,3 +110,29 @@ def next_answer_kappa_text(agreement: pd.DataFrame, *, source: str = "GPT-4V") -
     row = agreement.set_index("source").loc[source]
     return (f"{source} labels vs the classifier: kappa {row['kappa']:.2f} with their own answer, "
             f"{row['kappa_next_answer']:.2f} with the next answer in the file")
+
+
+ABSTENTION_CRITERION = 0.90  # the bar for "the classifier's abstention agrees with the labels" (Table 5)
+
+
+def abstention_agreement_summary(table: pd.DataFrame, *, criterion: float = ABSTENTION_CRITERION) -> dict:
+    """Sources whose offline-classifier abstention agrees with the labels (VizWiz-LF Table 5; README status).
+
+    Parameters
+    ----------
+    table : DataFrame
+        The saved table ``vizwiz-lf_table05_abstention_offline_classifier`` (one row per ``source`` with
+        ``agreement`` and its interval ``agreement_ci_low``/``agreement_ci_high``).
+    criterion : float
+        The agreement a source must reach.
+
+    Returns
+    -------
+    dict
+        ``criterion``, ``n_reached`` of ``n`` sources, the expert's agreement with its interval
+        (``expert``, ``expert_low``, ``expert_high``) and GPT-4V's (``gpt4v``).
+    """
+    table = table.set_index("source")
+    return {"criterion": criterion, "n_reached": int((table["agreement"] >= criterion).sum()), "n": len(table),
+            "expert": table.at["Expert", "agreement"], "expert_low": table.at["Expert", "agreement_ci_low"],
+            "expert_high": table.at["Expert", "agreement_ci_high"], "gpt4v": table.at["GPT-4V", "agreement"]}

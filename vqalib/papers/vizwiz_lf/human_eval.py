@@ -1,4 +1,4 @@
-"""Statistics of the VizWiz-LF human evaluation (§6 Fig. 2; A.3.2 Table 19).
+"""Statistics of the VizWiz-LF human evaluation (§6, Fig. 2).
 
 Fig. 2: rankings and ratings normalised to 0-1 (rank r -> (3 - r) / 2, so the best of
 three is 1; rating r on the 1-3 scale -> (r - 1) / 2); for each group x criterion a
@@ -7,9 +7,7 @@ Friedman test across the three answer sources with blocks = participant x questi
 (``scipy.stats.wilcoxon``) with Bonferroni correction by the number of pairwise
 comparisons (3); stars for p < .05 (*), .01 (**), .001 (***).
 
-Table 19: the exact binomial test (``scipy.stats.binomtest``) behind "preferred
-long-form answers 75% of the time, p < .0001", for each possible number of survey
-questions, and which numbers of questions the printed means and SDs allow.
+The short-vs-long preliminary survey (A.3.2, Table 19) is :mod:`vqalib.papers.vizwiz_lf.survey`.
 """
 
 from __future__ import annotations
@@ -23,7 +21,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scistats
 
-from vqalib.inference import THREE_LEVELS, star_mark
+from vqalib.core import report
+from vqalib.core.inference import THREE_LEVELS, star_mark
 from vqalib.papers.vizwiz_lf.ratings import CORRECTNESS_GROUP, GROUP_NAMES, GROUPS, RATING_COLUMNS, SOURCES
 
 CRITERIA: tuple[str, ...] = ("ranking", *RATING_COLUMNS)
@@ -34,19 +33,56 @@ BLOCK = ["participant_id", "question_id"]
 
 
 def criterion_label(criterion: str, group: str) -> str:
-    """Display name of a Fig. 2 criterion; S+I's plausibility column is Correctness (§6)."""
+    """Display name of a Fig. 2 criterion; S+I's plausibility column is Correctness (§6).
+
+    Parameters
+    ----------
+    criterion : str
+        One of :data:`CRITERIA`.
+    group : str
+        The participant group (``B``, ``B+I``, ``S``, ``S+I``).
+
+    Returns
+    -------
+    str
+        "Correctness" for S+I's plausibility, else :data:`CRITERION_LABELS` of ``criterion``.
+    """
     if criterion == "plausibility" and group == CORRECTNESS_GROUP:
         return "Correctness"
     return CRITERION_LABELS[criterion]
 
 
 def stars(p: float) -> str:
-    """Fig. 2's marks: *** p < .001, ** p < .01, * p < .05, '' otherwise (or p missing)."""
+    """Fig. 2's marks: *** p < .001, ** p < .01, * p < .05, '' otherwise (or p missing).
+
+    Parameters
+    ----------
+    p : float
+        A p-value (NaN allowed).
+
+    Returns
+    -------
+    str
+        The mark.
+    """
     return star_mark(p, levels=STAR_LEVELS)
 
 
 def bonferroni(p_values, *, factor: int) -> np.ndarray:
-    """Bonferroni-adjusted p-values min(1, factor * p) (Fig. 2: factor = pairwise comparisons = 3)."""
+    """Bonferroni-adjusted p-values min(1, factor * p) (Fig. 2: factor = pairwise comparisons = 3).
+
+    Parameters
+    ----------
+    p_values : array-like of float
+        Unadjusted p-values (NaN stays NaN).
+    factor : int
+        Number of comparisons, at least 1 (else ValueError).
+
+    Returns
+    -------
+    numpy.ndarray
+        The adjusted p-values.
+    """
     if factor < 1:
         raise ValueError(f"Bonferroni factor must be >= 1, got {factor}")
     return np.minimum(1.0, np.asarray(p_values, dtype=float) * factor)
@@ -55,9 +91,17 @@ def bonferroni(p_values, *, factor: int) -> np.ndarray:
 def normalised_scores(ratings: pd.DataFrame) -> pd.DataFrame:
     """Long frame of 0-1 scores, one row per answer rating and criterion (Fig. 2's y axis).
 
-    ``ratings`` follows :mod:`vqalib.ratings`' schema. Ranking: (3 - rank) / 2 (best = 1);
-    ratings: (r - 1) / 2. Columns: participant_id, group, question_id, question_category,
-    source, criterion, criterion_label, score.
+    Ranking: (3 - rank) / 2 (best = 1); ratings: (r - 1) / 2.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Ratings in :mod:`vqalib.papers.vizwiz_lf.ratings`' schema (e.g. :func:`~vqalib.papers.vizwiz_lf.ratings.load_ratings`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        participant_id, group, question_id, question_category, source, criterion, criterion_label, score.
     """
     ids = ["participant_id", "group", "question_id", "question_category", "source"]
     wide = ratings[ids].copy()
@@ -95,8 +139,20 @@ def _families(scores: pd.DataFrame, sources: tuple[str, ...]):
 def friedman_tests(scores: pd.DataFrame, *, sources: tuple[str, ...] = SOURCES) -> pd.DataFrame:
     """Friedman test across answer sources per group x criterion (Fig. 2), via scipy.
 
-    Blocks are participant x question. Returns group, criterion, criterion_label, n_blocks,
-    statistic (chi-square, tie-corrected), df, p, stars. p is empty where no score varies.
+    Blocks are participant x question; every block needs exactly one score per source (else ValueError).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        :func:`normalised_scores` output.
+    sources : tuple of str, default :data:`~vqalib.papers.vizwiz_lf.ratings.SOURCES`
+        The sources compared, in column order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        group, criterion, criterion_label, n_blocks, statistic (chi-square, tie-corrected), df, p,
+        stars. p is empty where no score varies.
     """
     rows = []
     for group, criterion, label, matrix in _families(scores, sources):
@@ -116,16 +172,30 @@ def pairwise_wilcoxon(scores: pd.DataFrame, *, sources: tuple[str, ...] = SOURCE
                       zero_method: str = "wilcox", correction: bool = WILCOXON_CORRECTION) -> pd.DataFrame:
     """Pairwise Wilcoxon signed-rank tests between sources, Bonferroni-corrected (Fig. 2), via scipy.
 
-    Paired over participant x question blocks; ``zero_method="wilcox"`` (scipy's default)
-    drops zero differences; scipy picks the exact or normal-approximation p-value. ``correction``:
-    the continuity correction of the normal approximation (ratings on a 1-3 scale have ties, so the
-    approximation is used). The paper does not name its software; the default ``True`` is what R's
+    Paired over participant x question blocks; scipy picks the exact or normal-approximation
+    p-value. The paper does not name its software; the default continuity correction is what R's
     ``wilcox.test`` and pingouin do, the usual tools of such studies, and the conservative choice (its p is
-    never smaller); scipy's own default is ``False``. The choice is stored in the ``correction`` column. The
-    Bonferroni factor is the number of pairs within a group x criterion (3 for three
-    sources). Returns group, criterion, criterion_label, source_a, source_b, n_blocks,
-    n_nonzero, mean_a, mean_b, mean_difference (a - b), statistic, p, correction_factor,
-    p_bonferroni, stars (from p_bonferroni). p is empty when every difference is zero.
+    never smaller); scipy's own default is ``False``. The Bonferroni factor is the number of pairs
+    within a group x criterion (3 for three sources).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        :func:`normalised_scores` output.
+    sources : tuple of str, default :data:`~vqalib.papers.vizwiz_lf.ratings.SOURCES`
+        The sources compared pairwise.
+    zero_method : str, default "wilcox"
+        scipy's handling of zero differences (``"wilcox"``, scipy's default, drops them).
+    correction : bool, default :data:`WILCOXON_CORRECTION` (True)
+        The continuity correction of the normal approximation (ratings on a 1-3 scale have ties, so
+        the approximation is used); stored in the ``correction`` column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        group, criterion, criterion_label, source_a, source_b, n_blocks, n_nonzero, mean_a, mean_b,
+        mean_difference (a - b), statistic, p, correction, correction_factor, p_bonferroni, stars (from
+        p_bonferroni). p is empty when every difference is zero.
     """
     pairs = list(itertools.combinations(sources, 2))
     rows = []
@@ -156,6 +226,20 @@ def significance_marks(friedman: pd.DataFrame, pairwise: pd.DataFrame, *, alpha:
     A pair is marked when its group x criterion Friedman test has p < ``alpha`` and its
     Bonferroni-corrected Wilcoxon p < .05 (the post-hoc tests follow a significant
     omnibus test, §6).
+
+    Parameters
+    ----------
+    friedman : pandas.DataFrame
+        :func:`friedman_tests` output.
+    pairwise : pandas.DataFrame
+        :func:`pairwise_wilcoxon` output.
+    alpha : float, default 0.05
+        Level of the Friedman test.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``pairwise`` with ``friedman_p`` and ``shown``.
     """
     marks = pairwise.merge(friedman[["group", "criterion", "p"]].rename(columns={"p": "friedman_p"}),
                            on=["group", "criterion"], how="left")
@@ -169,8 +253,20 @@ def source_means(scores: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFr
     Each participant's mean over the questions is one observation; the interval is the
     t interval of their mean (``scipy.stats.ttest_1samp(...).confidence_interval``), which
     respects that one participant's ratings are not independent. ``sd`` is the SD over all
-    ratings (as the paper's "0.84, SD = 0.28"). Returns group, group_name, criterion,
-    criterion_label, source, n_participants, n_ratings, mean, sd, ci_low, ci_high.
+    ratings (as the paper's "0.84, SD = 0.28").
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        :func:`normalised_scores` output.
+    confidence : float, default 0.95
+        Confidence level of the interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        group, group_name, criterion, criterion_label, source, n_participants, n_ratings, mean, sd,
+        ci_low, ci_high (both the mean when participants' means are equal, NaN with one participant).
     """
     rows = []
     sources = tuple(s for s in SOURCES if s in set(scores["source"].unique()))
@@ -194,7 +290,22 @@ def source_means(scores: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFr
 
 
 def pooled_summary(scores: pd.DataFrame, *, groups: tuple[str, ...], criterion: str) -> dict[str, float]:
-    """Mean and SD of one criterion pooled over groups and sources (§6: BLV Plausibility 0.84, SD 0.28)."""
+    """Mean and SD of one criterion pooled over groups and sources (§6: BLV Plausibility 0.84, SD 0.28).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        :func:`normalised_scores` output.
+    groups : tuple of str
+        The groups pooled, e.g. ``("B", "B+I")``.
+    criterion : str
+        One of :data:`CRITERIA`.
+
+    Returns
+    -------
+    dict
+        ``n_ratings``, ``mean`` and ``sd`` (sample SD) of the 0-1 scores.
+    """
     values = scores.loc[scores["group"].isin(groups) & (scores["criterion"] == criterion), "score"]
     return {"n_ratings": int(len(values)), "mean": float(values.mean()), "sd": float(values.std(ddof=1))}
 
@@ -212,7 +323,24 @@ class Figure2Analysis:
 def figure2_analysis(ratings: pd.DataFrame, *, alpha: float = 0.05, confidence: float = 0.95,
                      correction: bool = WILCOXON_CORRECTION) -> Figure2Analysis:
     """Normalise, average with CIs, test (Friedman, then Bonferroni-corrected Wilcoxon with or without the
-    continuity correction, :func:`pairwise_wilcoxon`): VizWiz-LF Fig. 2."""
+    continuity correction, :func:`pairwise_wilcoxon`): VizWiz-LF Fig. 2.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Ratings in :mod:`vqalib.papers.vizwiz_lf.ratings`' schema.
+    alpha : float, default 0.05
+        Friedman level for the stars (:func:`significance_marks`).
+    confidence : float, default 0.95
+        Confidence level of the bars' intervals (:func:`source_means`).
+    correction : bool, default :data:`WILCOXON_CORRECTION`
+        The Wilcoxon continuity correction.
+
+    Returns
+    -------
+    Figure2Analysis
+        Scores, means, Friedman tests and pairwise tests with their marks.
+    """
     scores = normalised_scores(ratings)
     friedman = friedman_tests(scores)
     pairwise = pairwise_wilcoxon(scores, correction=correction)
@@ -222,7 +350,19 @@ def figure2_analysis(ratings: pd.DataFrame, *, alpha: float = 0.05, confidence: 
 
 def correction_sensitivity(scores: pd.DataFrame) -> pd.DataFrame:
     """The pairwise Wilcoxon tests with and without the continuity correction side by side, and whether the
-    Bonferroni stars differ (Fig. 2: the choice the paper does not state)."""
+    Bonferroni stars differ (Fig. 2: the choice the paper does not state).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        :func:`normalised_scores` output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        group, criterion, source_a, source_b, p_bonferroni and stars with suffixes ``_continuity`` and
+        ``_none``, and ``stars_differ``.
+    """
     keys = ["group", "criterion", "source_a", "source_b"]
     on = pairwise_wilcoxon(scores, correction=True)[keys + ["p_bonferroni", "stars"]]
     off = pairwise_wilcoxon(scores, correction=False)[keys + ["p_bonferroni", "stars"]]
@@ -232,7 +372,20 @@ def correction_sensitivity(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure2_summary_text(analysis: Figure2Analysis, *, study: str) -> str:
-    """A one-paragraph description of Fig. 2 computed from its data (the figure's alt text)."""
+    """A one-paragraph description of Fig. 2 computed from its data (the figure's alt text).
+
+    Parameters
+    ----------
+    analysis : Figure2Analysis
+        :func:`figure2_analysis` output.
+    study : str
+        The study's label, the paragraph's first words.
+
+    Returns
+    -------
+    str
+        The layout, the best and worst mean ranking per group and the significant pairs (up to six listed).
+    """
     means, marks = analysis.means, analysis.pairwise
     n_groups, n_criteria = means["group"].nunique(), means["criterion"].nunique()
     ranking = means[means["criterion"] == "ranking"]
@@ -254,90 +407,7 @@ def figure2_summary_text(analysis: Figure2Analysis, *, study: str) -> str:
             f"marked significant" + (f" ({listed}{more})." if len(shown) else "."))
 
 
-# --- Table 19: the short-vs-long preliminary survey (A.3.2) ---------------------------
-
-def preference_binomial(*, participants: int = 8, questions=range(1, 31), share: float = 0.75,
-                        threshold: float = 1e-4) -> pd.DataFrame:
-    """Binomial test of the long-form preference for each possible survey size (§6, A.3.2, Table 19).
-
-    The paper reports that 8 BLV participants preferred the long answer 75% of the time,
-    p < .0001, without the number of questions. With N questions there are
-    ``participants * N`` paired comparisons, of which ``share`` preferred the long answer
-    (rounded to a count); the exact test against 50% is ``scipy.stats.binomtest``, two-sided
-    and one-sided. ``significant`` says whether the two-sided p is below ``threshold``.
-    """
-    rows = []
-    for n_questions in questions:
-        n = participants * n_questions
-        k = int(round(share * n))
-        two = scistats.binomtest(k, n, 0.5, alternative="two-sided").pvalue
-        one = scistats.binomtest(k, n, 0.5, alternative="greater").pvalue
-        rows.append({"questions": n_questions, "comparisons": n, "long_preferred": k, "share_long": k / n,
-                     "p_two_sided": float(two), "p_one_sided": float(one), "significant": bool(two < threshold)})
-    return pd.DataFrame(rows)
-
-
-def scientific(p: float, *, digits: int = 2) -> str:
-    """A small p-value as text that tables keep as written, e.g. ``7.73×10^-5`` (Table 19 binomial test)."""
-    mantissa, exponent = f"{p:.{digits}e}".split("e")
-    return f"{mantissa}×10^{int(exponent)}"
-
-
-def smallest_significant_survey(preference: pd.DataFrame, *, column: str = "p_two_sided",
-                                threshold: float = 1e-4) -> int | None:
-    """The fewest questions for which :func:`preference_binomial`'s ``column`` is below ``threshold``."""
-    below = preference.loc[preference[column] < threshold, "questions"]
-    return int(below.min()) if len(below) else None
-
-
-def _reachable_mean_sd(n: int, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every (mean, sample SD, population SD) that n answers on ``levels`` can give."""
-    if len(levels) == 2:
-        counts = np.stack([n - np.arange(n + 1), np.arange(n + 1)], axis=1)
-    else:
-        a, b = np.tril_indices(n + 1)          # all a >= b >= 0 with a <= n: take (b, a - b, n - a)
-        counts = np.stack([b, a - b, n - a], axis=1)
-    values = np.array(levels, dtype=float)
-    total = counts @ values
-    mean = total / n
-    ss = np.clip(counts @ values**2 - n * mean**2, 0, None)
-    return mean, np.sqrt(ss / max(n - 1, 1)), np.sqrt(ss / n)
-
-
-def survey_consistency(paper19: pd.DataFrame, *, participants: int = 8, questions=range(1, 31)) -> pd.DataFrame:
-    """Which survey sizes could give every printed mean and SD of Table 19 (A.3.2)?
-
-    ``paper19`` is ``data/paper/vizwiz-lf_table19_short_vs_long_survey.csv`` loaded long
-    (criterion, answer_length, statistic AVG/STDEV, paper, paper_decimals). For N questions
-    each cell pools ``participants * N`` answers; a cell is consistent when some split of
-    them over the scale (0/1 for Ranking, 1-3 for ratings) gives a mean and an SD that
-    round to the printed values. Checked with the sample SD (Excel's STDEV, the table's
-    label) and with the population SD. Returns one row per N with the counts of
-    consistent cells (out of the table's mean/SD pairs) under each SD.
-    """
-    cells = paper19.pivot_table(index=["criterion", "answer_length"], columns="statistic",
-                                values=["paper", "paper_decimals"], sort=False)
-    rows = []
-    for n_questions in questions:
-        n = participants * n_questions
-        ok_sample = ok_population = 0
-        reachable = {levels: _reachable_mean_sd(n, levels) for levels in ((0, 1), (1, 2, 3))}
-        for (criterion, _length), cell in cells.iterrows():
-            mean, sd_sample, sd_population = reachable[(0, 1) if criterion == "Ranking" else (1, 2, 3)]
-            m, s = cell[("paper", "AVG")], cell[("paper", "STDEV")]
-            dm = 0.5 * 10.0 ** -cell[("paper_decimals", "AVG")] + 1e-9
-            ds = 0.5 * 10.0 ** -cell[("paper_decimals", "STDEV")] + 1e-9
-            mean_ok = np.abs(mean - m) <= dm
-            ok_sample += bool((mean_ok & (np.abs(sd_sample - s) <= ds)).any())
-            ok_population += bool((mean_ok & (np.abs(sd_population - s) <= ds)).any())
-        rows.append({"questions": n_questions, "answers_per_cell": n, "cells": len(cells),
-                     "consistent_cells_sample_sd": ok_sample, "consistent_cells_population_sd": ok_population,
-                     "all_consistent_sample_sd": ok_sample == len(cells),
-                     "all_consistent_population_sd": ok_population == len(cells)})
-    return pd.DataFrame(rows)
-
-
-# --- notebook 04: Fig. 2 and Table 19 displays ------------------------------------------
+# --- notebook 04: Fig. 2 displays ------------------------------------------------------
 
 def figure2_means_wide(means: pd.DataFrame) -> pd.DataFrame:
     """The bars of Fig. 2 as a table: "mean [ci_low, ci_high]" per group × source (rows) and criterion.
@@ -352,8 +422,6 @@ def figure2_means_wide(means: pd.DataFrame) -> pd.DataFrame:
     DataFrame
         One text cell per bar, in order of appearance.
     """
-    from vqalib import report
-
     cell = (means["mean"].map("{:.2f}".format) + " [" + means["ci_low"].map("{:.2f}".format) + ", "
             + means["ci_high"].map("{:.2f}".format) + "]")
     return report.wide(means.assign(cell=cell), index=["group", "source"], columns="criterion", values="cell")
@@ -411,89 +479,3 @@ def shown_marks(pairwise: pd.DataFrame) -> pd.DataFrame:
     """
     return pairwise[pairwise["shown"]][["group", "criterion_label", "source_a", "source_b", "mean_difference",
                                         "p", "p_bonferroni", "stars"]]
-
-
-TABLE19_STEM = "vizwiz-lf_table19_short_vs_long_survey"
-
-
-def table19_shown(paper19: pd.DataFrame) -> pd.DataFrame:
-    """Table 19 (A.3.2) as shown, not reproduced: the paper's cells with an empty ``reproduced`` and
-    a status saying why (the survey's per-response data are not public).
-
-    Parameters
-    ----------
-    paper19 : DataFrame
-        The paper's Table 19 (:func:`vqalib.report.load_paper_table`).
-
-    Returns
-    -------
-    DataFrame
-        The comparison frame of :func:`vqalib.report.compare` with a ``status`` column.
-    """
-    from vqalib import report
-
-    table = report.compare(pd.DataFrame(columns=["criterion", "answer_length", "statistic", "value"]),
-                           TABLE19_STEM, paper=paper19)
-    table.insert(3, "status", "not run: the survey's per-response data are not public")
-    return table
-
-
-SURVEY_COLUMNS = ["questions", "comparisons", "long_preferred", "p_two_sided_printed", "significant",
-                  "consistent_cells_sample_sd", "consistent_cells_population_sd"]
-
-
-def survey_table(paper19: pd.DataFrame, *, participants: int = 8, questions=range(1, 21), share: float = 0.75,
-                 threshold: float = 1e-4) -> pd.DataFrame:
-    """Per survey size, the binomial test of the long-answer preference and whether Table 19's means and SDs
-    are attainable (A.3.2: "75%, p < .0001").
-
-    Parameters
-    ----------
-    paper19 : DataFrame
-        The paper's Table 19, long (see :func:`survey_consistency`).
-    participants : int
-        Survey participants (8).
-    questions : iterable of int
-        Survey sizes N tried.
-    share : float
-        Share of comparisons won by the long answer.
-    threshold : float
-        The p level of ``significant``.
-
-    Returns
-    -------
-    DataFrame
-        :func:`preference_binomial` merged with :func:`survey_consistency` on ``questions``, with
-        ``p_two_sided_printed`` (:func:`scientific`).
-    """
-    preference = preference_binomial(participants=participants, questions=questions, share=share,
-                                     threshold=threshold)
-    survey = preference.merge(survey_consistency(paper19, participants=participants, questions=questions),
-                              on="questions")
-    survey.insert(5, "p_two_sided_printed", survey["p_two_sided"].map(scientific))
-    return survey
-
-
-def survey_summary_text(survey: pd.DataFrame, *, threshold: float = 1e-4) -> str:
-    """The smallest survey reaching p < ``threshold`` and the sizes consistent with Table 19, as two lines.
-
-    Parameters
-    ----------
-    survey : DataFrame
-        :func:`survey_table` output.
-    threshold : float
-        The p level.
-
-    Returns
-    -------
-    str
-    """
-    smallest = smallest_significant_survey(survey, column="p_two_sided", threshold=threshold)
-    smallest_one = smallest_significant_survey(survey, column="p_one_sided", threshold=threshold)
-    row = survey.set_index("questions").loc[smallest]
-    fits_sample = survey.loc[survey["all_consistent_sample_sd"], "questions"].tolist()
-    fits_population = survey.loc[survey["all_consistent_population_sd"], "questions"].tolist()
-    return (f"smallest N with p < .0001: {smallest} questions two-sided, {smallest_one} one-sided "
-            f"({int(row['comparisons'])} comparisons, {int(row['long_preferred'])} for the long answer)\n"
-            f"N (1-20) for which every printed mean and SD of Table 19 is attainable: sample SD (Excel STDEV): "
-            f"{fits_sample}; population SD: {fits_population}")

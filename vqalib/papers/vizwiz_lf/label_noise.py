@@ -14,9 +14,9 @@ import pandas as pd
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import f1_score
 
-from vqalib import taxonomy
+from vqalib.papers.vizwiz_lf import taxonomy
 from vqalib.papers.vizwiz_lf.abstention import abstains
-from vqalib.encoders import DECIMALS
+from vqalib.core.encoders import DECIMALS
 from vqalib.papers.vizwiz_lf.classifier import UNTRUSTED_SOURCES
 from vqalib.papers.vizwiz_lf.classifier_features import _labels, label_matrix
 
@@ -29,7 +29,18 @@ FAILURE_WORDING = re.compile(  # label_noise(): wording that can express an answ
 
 
 def normalise_text(text: str | None) -> str:
-    """Lower case, letters and digits only, single spaces (duplicate-sentence matching)."""
+    """Lower case, letters and digits only, single spaces (duplicate-sentence matching, VizWiz-LF A.2.2).
+
+    Parameters
+    ----------
+    text : str or None
+        A sentence; None counts as ``""``.
+
+    Returns
+    -------
+    str
+        The normalised text (``""`` when nothing is left).
+    """
     return " ".join(re.sub(r"[^a-z0-9]+", " ", (text or "").lower()).split())
 
 
@@ -54,6 +65,24 @@ def misaligned_answers(units: pd.DataFrame, probabilities: np.ndarray, truth: np
     sentences by maximum likelihood under held-out probabilities (Hungarian algorithm). The
     answer counts as misaligned when the best order beats the released one by more than
     ``margin`` nats of log-likelihood; ``rotated`` marks a best order that is a cyclic shift.
+    (VizWiz-LF §4, A.2.2.)
+
+    Parameters
+    ----------
+    units : pandas.DataFrame
+        One row per sentence with ``source``, ``question_id`` and ``sentence_index``.
+    probabilities : numpy.ndarray of shape (len(units), n_labels)
+        Held-out label probabilities (clipped to [1e-4, 1 - 1e-4]).
+    truth : numpy.ndarray of shape (len(units), n_labels)
+        0/1 released labels.
+    margin : float, default 2.0
+        Log-likelihood gain (nats) above which an answer counts as misaligned.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per answer with two or more sentences: ``source``, ``question_id``, ``n_sentences``,
+        ``gain``, ``misaligned``, ``rotated``.
     """
     p = np.clip(probabilities, 1e-4, 1 - 1e-4)
     log_p, log_q = np.log(p), np.log(1 - p)
@@ -92,6 +121,22 @@ def label_noise(sentences: pd.DataFrame, *, answers: pd.DataFrame | None = None,
     - with ``answers``: ``abstain_label_without_failure_wording``, the share of answers with
       no failure wording (:data:`FAILURE_WORDING`) that still carry Answer Failure, a check
       of answer-level abstention labels (§7).
+
+    Parameters
+    ----------
+    sentences : pandas.DataFrame
+        The release's sentences (``source``, ``sentence``, ``roles``, ``info_sources``).
+    answers : pandas.DataFrame, optional
+        The release's answers (``source``, ``answer``, ``roles``); None: no wording check.
+    predictions : pandas.DataFrame, optional
+        Out-of-fold predictions (``labels``, ``p_<label>``, ids); None: no misalignment check.
+    margin : float, default 2.0
+        As in :func:`misaligned_answers`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``measure``, ``kind``, ``source``, ``value``, ``n``.
     """
     rows = []
     for kind in ("role", "info"):

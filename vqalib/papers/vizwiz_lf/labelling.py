@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vqalib import taxonomy
+from vqalib.papers.vizwiz_lf import taxonomy
 from vqalib.papers.vizwiz_lf.abstention import abstains
 from vqalib.papers.vizwiz_lf.classifier import MODEL_PATHS, SentenceClassifier
 from vqalib.papers.vizwiz_lf.classifier_features import feature_matrix
@@ -33,6 +33,18 @@ def split_sentences(text: str, *, splitter: str = "auto") -> list[str]:
     (a sentence that really ends in one of these is joined to the next); ``"auto"``: spaCy
     when it is installed, else the regex. Like the release's sentences, each loses a final
     period.
+
+    Parameters
+    ----------
+    text : str
+        The answer; None or empty gives no sentence.
+    splitter : {"auto", "spacy", "regex"}, default "auto"
+        The splitting method; ``"spacy"`` without spaCy installed raises ImportError.
+
+    Returns
+    -------
+    list of str
+        The non-empty sentences, stripped, without final periods.
     """
     if splitter not in ("auto", "spacy", "regex"):
         raise ValueError(f"splitter must be 'auto', 'spacy' or 'regex', not {splitter!r}")
@@ -75,7 +87,7 @@ def default_models() -> tuple[SentenceClassifier, SentenceClassifier]:
     missing = [str(p) for p in MODEL_PATHS.values() if not p.exists()]
     if missing:
         raise FileNotFoundError(f"no saved classifier at {', '.join(missing)}; regenerate with "
-                                "`python -m vqalib.classify train` (see data/models/README.md)")
+                                "`vqalib classify train` (see data/models/README.md)")
     return load(MODEL_PATHS["role"]), load(MODEL_PATHS["info"])
 
 
@@ -85,11 +97,23 @@ def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None 
     """Label new long-form answers offline: sentences, roles, information sources, abstention
     (VizWiz-LF §4 roles and §7 abstention, without GPT-4).
 
-    ``frame`` has ``question`` and ``answer`` and any id columns. Returns ``(sentences,
-    answers)``: one row per sentence (the id columns, ``answer_index``, ``sentence_index``,
-    ``sentence``, ``roles``, ``info_sources``) and ``frame`` with ``n_sentences``, ``roles``
-    and ``info_sources`` (taxonomy order) and ``abstains`` (a sentence has Answer Failure)
-    added. Models default to the committed ones (:func:`default_models`).
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        ``question`` and ``answer`` and any id columns (every other column is carried as an id).
+    role_model, info_model : SentenceClassifier, optional
+        The classifiers; default the committed ones (:func:`default_models`).
+    splitter : {"auto", "spacy", "regex"}, default "auto"
+        As in :func:`split_sentences`.
+    cache_dir : Path, optional
+        The embedding cache (None: the shared default).
+
+    Returns
+    -------
+    tuple of pandas.DataFrame
+        ``(sentences, answers)``: one row per sentence (the id columns, ``answer_index``,
+        ``sentence_index``, ``sentence``, ``roles``, ``info_sources``) and ``frame`` with ``n_sentences``,
+        ``roles`` and ``info_sources`` (taxonomy order) and ``abstains`` (a sentence has Answer Failure) added.
     """
     if role_model is None or info_model is None:
         default_role, default_info = default_models()

@@ -2,59 +2,31 @@
 
 The paper labels every answer sentence with GPT-4 given role (or information-type) definitions
 and 8 labelled examples. The instructions and examples are data, ``prompts/<name>.json`` in this
-package (``role_classifier``, ``info_classifier``), loaded by name with :func:`load_prompt`;
+package (``role_classifier``, ``info_classifier``), read with :func:`vqalib.core.prompts.prompt_file`;
 :func:`classification_messages` builds the chat messages, :func:`parse_labels` reads a reply
 strictly, :func:`llm_classify` labels a frame of answers with a cached judge.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from functools import lru_cache
-from importlib import resources
 
 import pandas as pd
 
-from vqalib import taxonomy
+from vqalib.core.prompts import prompt_file
+from vqalib.papers.vizwiz_lf import taxonomy
 
 PROMPT_NAMES: tuple[str, ...] = ("role_classifier", "info_classifier")
-
-
-@lru_cache(maxsize=None)
-def _prompt_json(name: str) -> str:
-    if name not in PROMPT_NAMES:
-        raise ValueError(f"no classifier prompt {name!r}; known: {', '.join(PROMPT_NAMES)}")
-    return resources.files(__package__).joinpath("prompts", f"{name}.json").read_text("utf-8")
-
-
-def load_prompt(name: str) -> dict:
-    """A few-shot classifier prompt by name (A.2.2, Tables 11-14).
-
-    Parameters
-    ----------
-    name : str
-        ``"role_classifier"`` (functional roles, Tables 11-12) or ``"info_classifier"``
-        (information types, Tables 13-14).
-
-    Returns
-    -------
-    dict
-        A fresh copy of the prompt file: ``instruction`` (the system message), ``header``
-        (``"Roles"`` or ``"Types"``) and ``examples``, a list of ``{"question", "sentences",
-        "labels"}`` with one label list per sentence.
-    """
-    return json.loads(_prompt_json(name))
 
 
 def _examples(name: str) -> tuple:
     """``(question, sentences, labels per sentence)`` tuples of a prompt's examples."""
     return tuple((ex["question"], tuple(ex["sentences"]), tuple(tuple(labels) for labels in ex["labels"]))
-                 for ex in load_prompt(name)["examples"])
+                 for ex in prompt_file(__package__, name)["examples"])
 
 
-ROLE_INSTRUCTION: str = load_prompt("role_classifier")["instruction"]
-INFO_INSTRUCTION: str = load_prompt("info_classifier")["instruction"]
+ROLE_INSTRUCTION: str = prompt_file(__package__, "role_classifier")["instruction"]
+INFO_INSTRUCTION: str = prompt_file(__package__, "info_classifier")["instruction"]
 # (question, sentences, labels per sentence) as in Tables 11-12 (roles) and 13-14 (information types)
 ROLE_EXAMPLES: tuple = _examples("role_classifier")
 INFO_EXAMPLES: tuple = _examples("info_classifier")
@@ -98,11 +70,26 @@ _ITEM = re.compile(r"\[(\d+)\]\s*([^\[]*)")
 
 
 def parse_labels(text: str, *, n_sentences: int, kind: str = "role") -> list[tuple[str, ...]]:
-    """Canonical label tuples, one per sentence, from a reply like ``[0] Answer [1] Suggestion``.
+    """Canonical label tuples, one per sentence, from a reply like ``[0] Answer [1] Suggestion``
+    (VizWiz-LF A.2.2, Tables 11-14).
 
     Strict: raises :class:`LabelParseError` when a sentence number is missing, repeated or out
     of range, or a label is not in the taxonomy (aliases such as "Confirmation of Photo" are
     accepted); a role sentence with no label is an error, an information sentence may be N/A.
+
+    Parameters
+    ----------
+    text : str
+        The reply; only what follows its last ``Roles:`` / ``Types:`` is read (None counts as ``""``).
+    n_sentences : int
+        Number of sentences the reply must label.
+    kind : {"role", "info"}, default "role"
+        Which taxonomy the labels belong to.
+
+    Returns
+    -------
+    list of tuple of str
+        Per sentence, its canonical labels in reply order without repeats.
     """
     text = (text or "").split("Roles:")[-1].split("Types:")[-1]
     found = _ITEM.findall(text)
@@ -130,10 +117,25 @@ def parse_labels(text: str, *, n_sentences: int, kind: str = "role") -> list[tup
 def llm_classify(answers: pd.DataFrame, *, judge, kind: str = "role", progress: bool = True) -> pd.DataFrame:
     """Label each answer's sentences with the paper's few-shot LLM classifier (A.2.2).
 
-    ``answers`` has ``question`` and ``sentences`` (a list of strings) plus any id columns.
-    Returns one row per sentence with ``labels`` and ``status`` ("ok" or the parse error);
-    a reply that fails to parse leaves that answer's labels empty and is counted, never
-    repaired. Replies are cached by the judge.
+    A reply that fails to parse leaves that answer's labels empty and is counted, never
+    repaired. Replies are cached by the judge; a summary line is printed at the end.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        ``question`` and ``sentences`` (a list of strings) plus any id columns (e.g. :func:`llm_sample`).
+    judge : CachedJudge
+        A :class:`vqalib.core.judge.cache.CachedJudge` (anything with ``complete(messages)`` and ``summary()``).
+    kind : {"role", "info"}, default "role"
+        Which prompt (:func:`classification_messages`) and taxonomy.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per sentence: the id columns, ``sentence_index``, ``sentence``, ``labels`` and ``status``
+        ("ok" or "unparseable: <the parse error>").
     """
     from tqdm import tqdm
 

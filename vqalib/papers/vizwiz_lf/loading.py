@@ -1,7 +1,7 @@
 """Loading and validating the VizWiz-LF release (VizWiz-LF §3–§4; Tables 1–3 and 15–16 input).
 
 :func:`load_vizwiz_lf` turns the seven hash-checked VizWiz-LF files into tidy frames (one
-row per answer, one row per sentence) and a :class:`~vqalib.validation.ValidationReport`
+row per answer, one row per sentence) and a :class:`~vqalib.core.validation.ValidationReport`
 that counts every quirk it met (label aliases, unknown labels, sentence/label-list
 mismatches merged by :func:`merge_fragments`, missing question ids, fields that differ
 across sources). :func:`parse_vizwiz_lf` parses one file; :func:`vizwiz_lf_question_ids`
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib import taxonomy
+from vqalib.papers.vizwiz_lf import taxonomy
 from vqalib.core.data_registry import verified_path
 from vqalib.core.io import DataFormatError, json_type, read_json, require_fields
 from vqalib.core.validation import ValidationReport
@@ -98,6 +98,18 @@ def merge_fragments(sentences: list[str], *, n_units: int) -> list[list[int]]:
     fragments than it has label lists. Rule: repeatedly merge the shortest fragment
     (fewest non-blank characters; first on ties) into its preceding neighbour (the
     following one for the first fragment) until the counts match.
+
+    Parameters
+    ----------
+    sentences : list of str
+        The answer's sentence fragments, in order.
+    n_units : int
+        The number of label lists to match (at least one group is kept).
+
+    Returns
+    -------
+    list of list of int
+        Per group, the positions of its fragments in ``sentences``, in order.
     """
     groups = [[i] for i in range(len(sentences))]
     while len(groups) > max(n_units, 1):
@@ -161,7 +173,24 @@ def _sentence_units(entry: dict, roles: list, infos: list, *, file: str, qid: st
 
 def parse_vizwiz_lf(raw: object, *, file: str, source: str,
                     report: ValidationReport) -> tuple[list[dict], list[dict]]:
-    """Rows of the answer and sentence frames for one parsed VizWiz-LF file (Table 1–3 input)."""
+    """Rows of the answer and sentence frames for one parsed VizWiz-LF file (Table 1–3 input).
+
+    Parameters
+    ----------
+    raw : object
+        The file's parsed JSON: an object keyed by question id; anything else raises DataFormatError.
+    file : str
+        The file name, for messages and the report.
+    source : str
+        The answer source the rows get (e.g. ``"GPT-4V"``).
+    report : ValidationReport
+        Collects every quirk met (aliases, unknown labels, mismatches, ...); added to in place.
+
+    Returns
+    -------
+    tuple of list of dict
+        ``(answers, sentences)``: one dict per answer and one per labelled sentence unit.
+    """
     if not isinstance(raw, dict):
         raise DataFormatError(f"{file}: top level: the file holds {json_type(raw)}, expected an object keyed by "
                               "question id")

@@ -25,7 +25,7 @@ fluency             1-3
 =================== ==========================================================================
 
 Further columns are allowed and kept as text (a ``study`` column saying ``SIMULATED``
-marks a file made by :mod:`vqalib.simulation`).
+marks a file made by :mod:`vqalib.papers.vizwiz_lf.simulation`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.datasets import DataFormatError, vizwiz_lf_question_ids
+from vqalib.core.io import DataFormatError
+from vqalib.papers.vizwiz_lf.loading import vizwiz_lf_question_ids
 
 GROUPS: tuple[str, ...] = ("B", "B+I", "S", "S+I")
 GROUP_NAMES: dict[str, str] = {"B": "BLV", "B+I": "BLV with image description",
@@ -83,10 +84,22 @@ def load_ratings(path: str | Path, *, question_ids: Collection[int] | None = Non
     cell included), a duplicated (participant, question, source), a participant in two
     groups, a question in two categories, or a (participant, question) whose ranks are not
     1, 2, 3 over the three sources. Nothing is dropped or repaired; blank lines are skipped.
-    Returns the rows in file order, ``question_id``, ``rank`` and ratings as integers.
+    A UTF-8 byte-order mark is ignored.
 
-    ``question_ids``: the ids a row may use; default the VizWiz-LF release's
-    (:func:`vqalib.datasets.vizwiz_lf_question_ids`, read from ``data_dir``).
+    Parameters
+    ----------
+    path : str or Path
+        The ratings CSV (schema above and in ``data/ratings/README.md``).
+    question_ids : collection of int, optional
+        The ids a row may use; default the VizWiz-LF release's
+        (:func:`vqalib.papers.vizwiz_lf.loading.vizwiz_lf_question_ids`, read from ``data_dir``).
+    data_dir : Path, optional
+        The data folder of the release, for the default ``question_ids``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows in file order, ``question_id``, ``rank`` and ratings as integers, other columns as text.
     """
     path = Path(path)
     name = str(path)
@@ -134,7 +147,7 @@ def load_ratings(path: str | Path, *, question_ids: Collection[int] | None = Non
 
 def _undecodable_cells(data: bytes) -> list[tuple[int | None, str | None, str]]:
     """(line, column, message) of every cell holding bytes that are not UTF-8."""
-    from vqalib.datasets import undecoded_csv_cells
+    from vqalib.core.io import undecoded_csv_cells
 
     problems = []
     try:
@@ -154,10 +167,25 @@ def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = No
                   question_ids: Collection[int] | None = None, ids_from: str = RELEASE) -> pd.DataFrame:
     """Validate a frame of the ratings schema given as text; return it typed (Fig. 2 input).
 
-    ``lines`` are the file lines of the rows (default: row position + 2, as written by
-    ``DataFrame.to_csv``). ``question_ids``: the ids a row may use (``ids_from`` says whose,
-    for the message); None checks no ids (:func:`load_ratings` always passes the release's).
     Raises :class:`RatingsFileError` as :func:`load_ratings`.
+
+    Parameters
+    ----------
+    text : pandas.DataFrame
+        The rows, every cell as text (converted with ``astype(str)``), with the :data:`COLUMNS`.
+    name : str
+        The file name used in messages.
+    lines : list of int, optional
+        The file lines of the rows (default: row position + 2, as written by ``DataFrame.to_csv``).
+    question_ids : collection of int, optional
+        The ids a row may use; None checks no ids (:func:`load_ratings` always passes the release's).
+    ids_from : str, default :data:`RELEASE`
+        Whose ids ``question_ids`` are, for the message.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows (index reset), ``question_id``, ``rank`` and ratings as int64.
     """
     text = text.astype(str).reset_index(drop=True)
     line = pd.Series(lines if lines is not None else range(2, len(text) + 2), index=text.index)
@@ -231,8 +259,18 @@ def per_answer_correctness(ratings: pd.DataFrame) -> pd.DataFrame:
 
     The S+I group rated Correctness in the ``plausibility`` column; each rating is
     normalised to 0-1 as (rating - 1) / 2 and averaged over the raters of the answer.
-    Returns ``source``, ``question_id``, ``correctness``, ``n_raters`` (one row per
-    answer), the input of notebook 03's ``human_ratings`` parameter.
+    Raises ValueError when no S+I ratings exist.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        :func:`load_ratings` output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``source``, ``question_id``, ``correctness``, ``n_raters`` (one row per answer, sorted by
+        source and question id), the input of notebook 03's ``human_ratings`` parameter.
     """
     rated = ratings[ratings["group"] == CORRECTNESS_GROUP]
     if rated.empty:
@@ -245,7 +283,19 @@ def per_answer_correctness(ratings: pd.DataFrame) -> pd.DataFrame:
 
 
 def is_simulated(ratings: pd.DataFrame) -> bool:
-    """True when a ratings frame was made by :mod:`vqalib.simulation` (its ``study`` column says so)."""
+    """True when a ratings frame was made by :mod:`vqalib.papers.vizwiz_lf.simulation` (its ``study`` column says so)
+    (VizWiz-LF §6, Fig. 2).
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        A ratings frame.
+
+    Returns
+    -------
+    bool
+        Whether it has a ``study`` column of which some cell contains :data:`SIMULATED`.
+    """
     return "study" in ratings.columns and ratings["study"].astype(str).str.contains(SIMULATED).any()
 
 
@@ -264,23 +314,72 @@ class Study:
     @classmethod
     def from_file(cls, path: str | Path, *, question_ids: Collection[int] | None = None,
                   data_dir: Path | None = None) -> Study:
+        """The study of a ratings file (VizWiz-LF §6, Fig. 2), simulated when :func:`is_simulated` says so.
+
+        Parameters
+        ----------
+        path : str or Path
+            The ratings CSV.
+        question_ids : collection of int, optional
+            As in :func:`load_ratings`.
+        data_dir : Path, optional
+            As in :func:`load_ratings`.
+
+        Returns
+        -------
+        Study
+            The checked ratings, labelled with the file name.
+        """
         ratings = load_ratings(path, question_ids=question_ids, data_dir=data_dir)
         if is_simulated(ratings):
             return cls(ratings=ratings, label=f"{SIMULATED}: read from {Path(path).name}", simulated=True)
         return cls(ratings=ratings, label=f"human ratings: {Path(path).name}", simulated=False)
 
     def name(self, part: str) -> str:
-        """File stem of a Fig. 2 output: ``vizwiz-lf_fig02_SIMULATED_<part>`` or ``vizwiz-lf_fig02_human_<part>``."""
+        """File stem of a Fig. 2 output: ``vizwiz-lf_fig02_SIMULATED_<part>`` or ``vizwiz-lf_fig02_human_<part>``.
+
+        Parameters
+        ----------
+        part : str
+            What the output holds, e.g. ``"means"``.
+
+        Returns
+        -------
+        str
+            The file stem.
+        """
         return f"vizwiz-lf_fig02_{SIMULATED if self.simulated else 'human'}_{part}"
 
     def title(self, text: str) -> str:
-        """A title that says SIMULATED first when the data are."""
+        """A title that says SIMULATED first when the data are (Fig. 2 outputs).
+
+        Parameters
+        ----------
+        text : str
+            The title.
+
+        Returns
+        -------
+        str
+            ``text``, prefixed with "SIMULATED data, not the paper's results: " for a simulated study.
+        """
         if self.simulated:
             return f"{SIMULATED} data, not the paper's results: {text}"
         return text
 
     def labelled(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """``frame`` with the study label as first column (every saved table)."""
+        """``frame`` with the study label as first column (every saved table of Fig. 2 and Table 18).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            A table; an existing ``study`` column is replaced.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``study`` (the :attr:`label`), then the columns of ``frame``.
+        """
         return pd.concat([pd.DataFrame({"study": [self.label] * len(frame)}, index=frame.index),
                           frame.drop(columns="study", errors="ignore")], axis=1)
 
@@ -301,9 +400,9 @@ def correctness_table(studies: list[Study]) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        :func:`per_answer_correctness` with a ``study`` column, or :func:`vqalib.report.not_run`.
+        :func:`per_answer_correctness` with a ``study`` column, or :func:`vqalib.core.report.not_run`.
     """
-    from vqalib import report
+    from vqalib.core import report
 
     real = [s for s in studies if not s.simulated]
     if not real:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from vqalib import taxonomy
+from vqalib.papers.vizwiz_lf import taxonomy
 
 
 def _labels_and_names(kind: str) -> tuple[tuple[str, ...], str]:
@@ -24,8 +24,20 @@ def answers_with_label(answers: pd.DataFrame, *, kind: str = "role",
                        by: str = "answerability") -> pd.DataFrame:
     """Percent of answers having at least one sentence with each label (Tables 2 and 3).
 
-    One row per (source, label, ``by`` value) with ``n_answers``, ``n_with_label`` and
-    ``percent``. Sources keep their order of appearance in ``answers``.
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        One row per answer with ``source``, ``by`` and the label tuples (``roles`` or ``info_sources``).
+    kind : {"role", "info"}, default "role"
+        Which labels (Table 2: roles, Table 3: information sources).
+    by : str, default "answerability"
+        The column to split answers by.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (source, label, ``by`` value) with ``n_answers``, ``n_with_label`` and
+        ``percent`` (0-100). Sources keep their order of appearance in ``answers``, labels taxonomy order.
     """
     labels, column = _labels_and_names(kind)
     rows = []
@@ -49,8 +61,24 @@ def annotation_distribution(sentences: pd.DataFrame, *, kind: str = "role",
     """Share of all label annotations per source (Tables 15 and 16).
 
     An annotation is one label on one sentence. ``n_annotations`` is the source's count
-    of canonical labels. ``totals`` adds pooled rows, name -> sources to pool (``None``:
-    all); the paper's ``Total`` pools GPT-4V, Gemini and Expert.
+    of canonical labels.
+
+    Parameters
+    ----------
+    sentences : pandas.DataFrame
+        One row per sentence with ``source`` and the label tuples (``roles`` or ``info_sources``);
+        labels outside the taxonomy are not counted.
+    kind : {"role", "info"}, default "role"
+        Which labels (Table 15: roles, Table 16: information sources).
+    totals : dict of str to list of str or None, optional
+        Pooled rows to add, name -> sources to pool (``None``: all); the paper's ``Total`` pools
+        GPT-4V, Gemini and Expert.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (source or pool, label): ``source``, ``n_annotations``, ``label``, ``count`` and
+        ``percent`` (0-100; NaN for a source without annotations).
     """
     labels, column = _labels_and_names(kind)
     exploded = sentences[["source", column]].explode(column).dropna()
@@ -75,6 +103,18 @@ def role_info_cooccurrence(sentences: pd.DataFrame) -> pd.DataFrame:
 
     A matrix with roles as rows and information sources as columns; a sentence with two
     roles and one source adds one to two cells.
+
+    Parameters
+    ----------
+    sentences : pandas.DataFrame
+        One row per sentence with ``roles`` and ``info_sources`` tuples; labels outside the taxonomy
+        are left out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Sentence counts, index :data:`~vqalib.papers.vizwiz_lf.taxonomy.ROLES`, columns
+        :data:`~vqalib.papers.vizwiz_lf.taxonomy.INFO_SOURCES` (missing pairs 0).
     """
     pairs = sentences[["roles", "info_sources"]].explode("roles").explode("info_sources").dropna()
     pairs = pairs[pairs["roles"].isin(taxonomy.ROLES) & pairs["info_sources"].isin(taxonomy.INFO_SOURCES)]

@@ -37,7 +37,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vqalib import stats
+from vqalib.core import report
+from vqalib.papers.vizwiz_lf import human_eval
 from vqalib.papers.vizwiz_lf.ratings import CATEGORIES, GROUPS, RATING_COLUMNS, SIMULATED, SOURCES, Study, check_ratings
 
 PARTICIPANT_PREFIX: dict[str, str] = {"B": "B", "B+I": "BI", "S": "S", "S+I": "SI"}
@@ -65,15 +66,30 @@ def default_effects() -> pd.DataFrame:
 def design_questions(answers: pd.DataFrame | None = None, *, per_category: int = 3, seed: int = 0) -> pd.DataFrame:
     """The study's questions (§6: 3 per category): question_id, question_category.
 
-    With VizWiz-LF ``answers`` (``datasets.load_vizwiz_lf().answers``) real question ids
-    are drawn with the seed among questions answered by GPT-4V, Gemini and Expert
-    (``metrics.paper_sample``); without, plain ids 1, 2, ... keep the simulation data-free.
+    With VizWiz-LF ``answers`` (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`'s ``answers``) real
+    question ids are drawn with the seed among questions answered by GPT-4V, Gemini and Expert
+    (:func:`vqalib.papers.vizwiz_lf.table4.paper_sample`); without, plain ids 1, 2, ... keep the simulation
+    data-free.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame, optional
+        The release's answers (``question_id``, ``question_type``, ``source``, ...); None: plain ids.
+    per_category : int, default 3
+        Questions per category.
+    seed : int, default 0
+        Seed of the draw (unused without ``answers``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``question_id`` and ``question_category``, in category order (:data:`CATEGORIES`), then by id.
     """
     if answers is None:
         ids = range(1, per_category * len(CATEGORIES) + 1)
         return pd.DataFrame({"question_id": list(ids),
                              "question_category": [c for c in CATEGORIES for _ in range(per_category)]})
-    from vqalib.metrics import paper_sample
+    from vqalib.papers.vizwiz_lf.table4 import paper_sample
 
     chosen = paper_sample(answers, per_category=per_category, seed=seed, sources=SOURCES)
     types = answers.drop_duplicates("question_id").set_index("question_id")["question_type"]
@@ -89,17 +105,41 @@ def simulate_ratings(*, seed: int, questions: pd.DataFrame | None = None, partic
                      question_sd: float = 0.3, answer_sd: float = 0.0, impression_sd: float = 0.5) -> pd.DataFrame:
     """A SIMULATED ratings table of the §6 design (input of Fig. 2's analysis); see the module docstring.
 
-    Returns the columns of :mod:`vqalib.ratings`' schema plus ``study`` = ``SIMULATED``,
-    one row per participant x question x source, participants grouped B, B+I, S, S+I.
     The same arguments give the same table (NumPy's default generator seeded with ``seed``).
-    ``answer_sd`` > 0 makes the 12 answers of each source differ in quality: the Fig. 2
-    tests treat the questions as fixed, so such differences count as source differences.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of every random draw.
+    questions : pandas.DataFrame, optional
+        ``question_id`` and ``question_category``; default :func:`design_questions` without data.
+    participants_per_group : int, default 10
+        Participants in each of the four groups.
+    effects : pandas.DataFrame, optional
+        ``group``, ``criterion``, ``source``, ``effect`` (latent SD units; missing cells 0); default
+        :func:`default_effects`.
+    effect_scale : float, default 1.0
+        Multiplier of every effect (0: a null study).
+    location : dict of str to float, optional
+        Latent location per rating criterion, overriding :data:`DEFAULT_LOCATION` key by key.
+    thresholds : tuple of float, default :data:`DEFAULT_THRESHOLDS`
+        The two latent cut points between ratings 1|2 and 2|3.
+    participant_sd, question_sd, answer_sd, impression_sd : float, default 0.5, 0.3, 0.0, 0.5
+        SDs of participant leniency, question difficulty, answer quality and a rater's impression of an
+        answer. ``answer_sd`` > 0 makes the answers of each source differ in quality: the Fig. 2
+        tests treat the questions as fixed, so such differences count as source differences.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :mod:`vqalib.papers.vizwiz_lf.ratings`' schema plus ``study`` = ``SIMULATED``,
+        one row per participant x question x source, participants grouped B, B+I, S, S+I.
     """
     questions = design_questions() if questions is None else questions.reset_index(drop=True)
     effects = default_effects() if effects is None else effects
     location = {**DEFAULT_LOCATION, **(location or {})}
     effect = effects.set_index(["group", "criterion", "source"])["effect"].to_dict()
-    by_group = np.array([[[effect.get((g, c, s), 0.0) for s in SOURCES] for c in stats.CRITERIA] for g in GROUPS])
+    by_group = np.array([[[effect.get((g, c, s), 0.0) for s in SOURCES] for c in human_eval.CRITERIA] for g in GROUPS])
     groups = np.repeat(np.array(GROUPS), participants_per_group)
     n_p, n_q, n_s, n_c = len(groups), len(questions), len(SOURCES), len(RATING_COLUMNS)
     beta = effect_scale * np.repeat(by_group, participants_per_group, axis=0)  # participants x criteria x sources
@@ -137,7 +177,21 @@ def simulate_ratings(*, seed: int, questions: pd.DataFrame | None = None, partic
 
 
 def simulated_study(*, seed: int, **kwargs) -> Study:
-    """A :class:`~vqalib.ratings.Study` of :func:`simulate_ratings`, checked against the ratings schema."""
+    """A :class:`~vqalib.papers.vizwiz_lf.ratings.Study` of :func:`simulate_ratings`, checked against the ratings schema
+    (VizWiz-LF §6, Fig. 2).
+
+    Parameters
+    ----------
+    seed : int
+        Seed of :func:`simulate_ratings`.
+    **kwargs
+        Passed to :func:`simulate_ratings`.
+
+    Returns
+    -------
+    Study
+        Simulated, labelled ``"SIMULATED (seed <seed>)"``.
+    """
     ratings = simulate_ratings(seed=seed, **kwargs)
     checked = check_ratings(ratings.astype(str), name=f"simulate_ratings(seed={seed})")
     return Study(ratings=checked, label=f"{SIMULATED} (seed {seed})", simulated=True)
@@ -147,13 +201,28 @@ def rejection_rates(*, seeds, effect_scale: float, alpha: float = 0.05, **kwargs
     """Share of SIMULATED replicates whose Friedman test has p < ``alpha``, per group x criterion.
 
     With ``effect_scale=0`` this is the false-positive rate of the Fig. 2 design; with
-    the default effects its power. Returns group, criterion, criterion_label,
-    effect_scale, replicates, rejection_rate.
+    the default effects its power.
+
+    Parameters
+    ----------
+    seeds : iterable of int
+        One replicate per seed.
+    effect_scale : float
+        Multiplier of the source effects.
+    alpha : float, default 0.05
+        Friedman level (a missing p counts as not rejected).
+    **kwargs
+        Passed to :func:`simulate_ratings`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        group, criterion, criterion_label, effect_scale, replicates, rejection_rate.
     """
     tables = []
     for seed in seeds:
-        scores = stats.normalised_scores(simulate_ratings(seed=int(seed), effect_scale=effect_scale, **kwargs))
-        tables.append(stats.friedman_tests(scores))
+        scores = human_eval.normalised_scores(simulate_ratings(seed=int(seed), effect_scale=effect_scale, **kwargs))
+        tables.append(human_eval.friedman_tests(scores))
     both = pd.concat(tables, ignore_index=True)
     both["rejected"] = both["p"].lt(alpha)
     rates = (both.groupby(["group", "criterion", "criterion_label"], sort=False)["rejected"]
@@ -190,8 +259,7 @@ def effects_wide(effects: pd.DataFrame) -> pd.DataFrame:
     -------
     DataFrame
     """
-    return effects.pivot_table(index=["criterion", "group"], columns="source", values="effect",
-                               sort=False).reset_index()
+    return report.wide(effects, index=["criterion", "group"], columns="source", values="effect").reset_index()
 
 
 def design_rejection_rates(*, seeds, effect_scale: float = 1.0, alpha: float = 0.05, **kwargs) -> pd.DataFrame:
@@ -249,5 +317,5 @@ def rejection_rates_wide(rates: pd.DataFrame) -> pd.DataFrame:
     -------
     DataFrame
     """
-    return rates.pivot_table(index=["group", "criterion_label"], columns="condition", values="rejection_rate",
-                             sort=False).reset_index()
+    return report.wide(rates, index=["group", "criterion_label"], columns="condition",
+                       values="rejection_rate").reset_index()

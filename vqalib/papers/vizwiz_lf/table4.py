@@ -30,6 +30,7 @@ from tqdm import tqdm
 
 from vqalib.core.metrics.bertscore import Backbone, bertscore_backbone
 from vqalib.core.metrics.cache import cached_scores
+from vqalib.core.metrics.registry import metric as metric_spec
 from vqalib.core.metrics.lexical_overlap import DEFAULT_LEXICAL_OVERLAP, LEXICAL_OVERLAP_DEFINITIONS, lexical_overlap
 from vqalib.core.inference import TWO_LEVELS, star_mark
 
@@ -54,9 +55,18 @@ NO_ANSWER_RULES = ("zero", "exclude", "whole_answer")
 # --- evaluation pairs ----------------------------------------------------------------
 
 def answer_sentences_text(sentences: pd.DataFrame) -> pd.Series:
-    """l'_c: the sentences labelled Answer of each answer, in order, joined by a space.
+    """l'_c: the sentences labelled Answer of each answer, in order, joined by a space (VizWiz-LF Table 4).
 
-    Indexed by (source, question_id); an answer with no Answer sentence is absent.
+    Parameters
+    ----------
+    sentences : pandas.DataFrame
+        Labelled sentences (``source``, ``question_id``, ``sentence_index``, ``sentence``, ``roles``);
+        sentences without text are left out.
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by (source, question_id); an answer with no Answer sentence is absent.
     """
     has_answer = sentences["roles"].map(lambda roles: "Answer" in roles) & sentences["sentence"].notna()
     kept = sentences[has_answer].sort_values(["source", "question_id", "sentence_index"], kind="stable")
@@ -75,7 +85,7 @@ def evaluation_pairs(answers: pd.DataFrame, sentences: pd.DataFrame, *, question
     Parameters
     ----------
     answers, sentences : DataFrame
-        The VizWiz-LF answers and their labelled sentences (:func:`vqalib.datasets.load_vizwiz_lf`).
+        The VizWiz-LF answers and their labelled sentences (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
     question_ids : collection, optional
         Questions kept (default: all).
     sources : list of str, optional
@@ -196,9 +206,10 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
     backbone = backbone or (bertscore_backbone() if "bertscore" in metrics else None)
     out = []
     for metric in tqdm(metrics, desc="metrics", unit="metric", disable=not progress):
-        if metric == "lex_overlap":
+        spec = metric_spec(metric)
+        if spec.texts is None:  # a property of the long answer (Lex-Overlap): once per answer
             rows = frame[(frame["reference_kind"] == "s_r") & (frame["candidate_kind"] == "l_c")]
-            scores = pd.Series(lexical_overlap(rows, definition=lexical_definition), index=rows.index)
+            scores = pd.Series(spec.score(rows, definition=lexical_definition), index=rows.index)
             part = frame.loc[rows.index].assign(reference_kind="", candidate_kind="")
         else:
             refs = tuple(scorable["reference"].astype(str))
@@ -208,7 +219,7 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
             scores = pd.Series(values, index=scorable.index)
             part = frame
         part = part.assign(metric=metric, score=scores.reindex(part.index))
-        if metric != "lex_overlap" and no_answer == "zero":
+        if spec.texts is not None and no_answer == "zero":
             part.loc[part["candidate"].isna(), "score"] = 0.0
         out.append(part)
     result = pd.concat(out, ignore_index=True)
@@ -260,7 +271,18 @@ def summarize(scores: pd.DataFrame, *, by: tuple[str, ...] = ("source", "metric"
 
 
 def significance_stars(p: float) -> str:
-    """Table 18's marks: ** for p < 0.01, * for p < 0.05."""
+    """Table 18's marks: ** for p < 0.01, * for p < 0.05.
+
+    Parameters
+    ----------
+    p : float
+        A p-value.
+
+    Returns
+    -------
+    str
+        ``"**"``, ``"*"`` or ``""`` (via :func:`vqalib.core.inference.star_mark`).
+    """
     return star_mark(p, levels=TWO_LEVELS)
 
 
@@ -302,9 +324,25 @@ def score_with_judge(pairs: pd.DataFrame, *, judge, no_answer: str = "zero", pro
 
     Same long format as :func:`score_pairs` (metric ``lave``); a reply without a readable rating leaves
     the score missing and names why in ``status`` ("judge: unparseable: range", "judge: timeout", …), unless
-    the judge's ``reference`` policy scores it as mair-lab/lave does (:func:`vqalib.judge.lave`).
+    the judge's ``reference`` policy scores it as mair-lab/lave does (:func:`vqalib.core.judge.batch.lave`).
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        Output of :func:`evaluation_pairs` (or pairs of that shape, e.g. the abstention runs' ans-acc pairs).
+    judge : CachedJudge
+        A configured judge (:mod:`vqalib.core.judge`); its backend's name and model fill ``backbone``.
+    no_answer : str, default "zero"
+        One of :data:`NO_ANSWER_RULES`, as in :func:`score_pairs`.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The pairs with ``status``, ``score``, ``metric`` (``"lave"``) and ``backbone``.
     """
-    from vqalib.judge import lave
+    from vqalib.core.judge.batch import lave
 
     frame, scorable = _apply_no_answer_rule(pairs, no_answer=no_answer)
     judged = lave(scorable[["question", "reference", "candidate"]].reset_index(drop=True), judge=judge,
@@ -326,8 +364,19 @@ def score_with_judge(pairs: pd.DataFrame, *, judge, no_answer: str = "zero", pro
 def table4_rows(summary: pd.DataFrame, *, implementation: dict[str, str]) -> pd.DataFrame:
     """Summaries keyed like the paper's Table 4 (source, metric, reference, candidate).
 
-    ``implementation`` maps metric ids to the text of the ``implementation`` column (the
-    BERTScore backbone and judge model are named there).
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`summarize` output (``reference_kind``, ``candidate_kind``, ``mean``, ...).
+    implementation : dict of str to str
+        Maps metric ids to the text of the ``implementation`` column (the BERTScore backbone and
+        judge model are named there).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``reference``, ``candidate``, ``value`` and ``implementation``; ``metric`` as the paper names it
+        (:data:`METRIC_NAMES`).
     """
     out = summary.rename(columns={"reference_kind": "reference", "candidate_kind": "candidate", "mean": "value"})
     out["implementation"] = out["metric"].map(implementation)
@@ -335,26 +384,62 @@ def table4_rows(summary: pd.DataFrame, *, implementation: dict[str, str]) -> pd.
     return out
 
 
-def not_run_rows(*, sources: list[str], metric: str, reason: str,
-                 reference_source: str = "Expert") -> pd.DataFrame:
-    """Table 4 cells of a metric that could not run, each saying why and how to enable it."""
-    rows = [{"source": s, "metric": METRIC_NAMES[metric], "reference": r, "candidate": c,
-             "status": f"not run: {reason}"}
-            for s in sources for r, c in SETTINGS if not (r == "l_r" and s == reference_source)]
-    return pd.DataFrame(rows)
+def metric_cells(*, sources: list[str], metric: str, reference_source: str = "Expert") -> pd.DataFrame:
+    """The Table 4 cells of one metric (VizWiz-LF Table 4): every source under every reference/candidate setting,
+    except the reference source against its own long answer.
+
+    Parameters
+    ----------
+    sources : list of str
+        The answer sources (rows of Table 4), in order.
+    metric : str
+        The metric's key in :data:`METRIC_NAMES`, e.g. ``"lave"``.
+    reference_source : str, default "Expert"
+        The source whose long answer is the ``l_r`` reference.
+
+    Returns
+    -------
+    DataFrame
+        ``source``, ``metric`` (as Table 4 prints it), ``reference``, ``candidate``.
+    """
+    return pd.DataFrame([{"source": s, "metric": METRIC_NAMES[metric], "reference": r, "candidate": c}
+                         for s in sources for r, c in SETTINGS if not (r == "l_r" and s == reference_source)],
+                        columns=["source", "metric", "reference", "candidate"])
 
 
 def paper_in_ci(frame: pd.DataFrame) -> pd.Series:
-    """Does the paper's value lie inside [ci_low, ci_high]? (missing where there is no paper value)."""
+    """Does the paper's value lie inside [ci_low, ci_high]? (missing where there is no paper value) (Table 4).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Comparison rows with ``paper``, ``ci_low`` and ``ci_high``.
+
+    Returns
+    -------
+    pandas.Series
+        Nullable boolean (bounds widened by 1e-12); missing where ``paper`` or ``ci_low`` is missing.
+    """
     inside = (frame["paper"] >= frame["ci_low"] - 1e-12) & (frame["paper"] <= frame["ci_high"] + 1e-12)
     return inside.astype("boolean").where(frame["paper"].notna() & frame["ci_low"].notna())
 
 
 def compare_lexical_definitions(pairs: pd.DataFrame, paper: pd.Series) -> pd.DataFrame:
-    """Each plausible Lex-Overlap definition's mean per source beside the paper's column.
+    """Each plausible Lex-Overlap definition's mean per source beside the paper's column (Table 4).
 
-    ``paper`` maps source -> reported value. Returns one row per definition with a column
-    per source, the mean absolute difference to the paper (``mae``) and a ``closest`` flag.
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        :func:`evaluation_pairs` output; its s_r + l_c rows of the sources in ``paper`` are used.
+    paper : pandas.Series
+        Maps source -> reported value.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per definition (:data:`~vqalib.core.metrics.lexical_overlap.LEXICAL_OVERLAP_DEFINITIONS`):
+        ``definition``, ``description``, a column per source, the mean absolute difference to the paper
+        (``mae``), a ``closest`` flag and ``used_in_table4``.
     """
     rows = pairs[(pairs["reference_kind"] == "s_r") & (pairs["candidate_kind"] == "l_c")]
     rows = rows[rows["source"].isin(paper.index)]

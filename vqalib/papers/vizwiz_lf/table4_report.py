@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from vqalib.core import report
 from vqalib.core.metrics.bertscore import Backbone
 from vqalib.papers.vizwiz_lf.table4 import (IMPLEMENTATIONS, METRIC_NAMES, NO_ANSWER_RULES, human_correlation,
-                                            not_run_rows, paper_in_ci, score_pairs, summarize, table4_rows)
+                                            metric_cells, paper_in_ci, score_pairs, summarize, table4_rows)
 
 def no_answer_sentence_counts(pairs: pd.DataFrame) -> pd.DataFrame:
     """Per source, how many answers have no Answer sentence, so no l'_c candidate (Table 4, §5).
@@ -45,7 +46,7 @@ def implementations(backbone: Backbone, judge=None) -> dict[str, str]:
     backbone : Backbone
         The BERTScore backbone used.
     judge : optional
-        The configured judge (:func:`vqalib.judge.judge_from_env`), or None.
+        The configured judge (:func:`vqalib.core.judge.cache.judge_from_env`), or None.
 
     Returns
     -------
@@ -83,13 +84,13 @@ def sample_table4(scores: pd.DataFrame, question_ids, *, sources: list[str], imp
     """
     sample = scores[scores["question_id"].isin(question_ids) & scores["source"].isin(sources)]
     table = table4_rows(summarize(sample, n_resamples=n_resamples, seed=seed), implementation=implementation)
-    missing = [not_run_rows(sources=sources, metric=metric, reason=reason)
+    missing = [report.not_run_rows(metric_cells(sources=sources, metric=metric), reason=reason)
                for metric, reason in (not_run or {}).items()]
     return pd.concat([table, *missing], ignore_index=True) if missing else table
 
 
 def compare_with_paper(table: pd.DataFrame, stem: str, *, paper: pd.DataFrame) -> pd.DataFrame:
-    """Table 4 rows beside the paper's values (:func:`vqalib.report.compare`) with ``paper_in_ci``
+    """Table 4 rows beside the paper's values (:func:`vqalib.core.report.compare`) with ``paper_in_ci``
     (Table 4 and its full-set extension).
 
     Parameters
@@ -99,15 +100,13 @@ def compare_with_paper(table: pd.DataFrame, stem: str, *, paper: pd.DataFrame) -
     stem : str
         The registry entry whose keys and tolerance are used.
     paper : DataFrame
-        The paper's table (:func:`vqalib.report.load_paper_table`).
+        The paper's table (:func:`vqalib.core.report.load_paper_table`).
 
     Returns
     -------
     DataFrame
         The comparison with a nullable boolean ``paper_in_ci`` column.
     """
-    from vqalib import report
-
     compared = report.compare(table, stem, paper=paper)
     compared["paper_in_ci"] = paper_in_ci(compared)
     return compared
@@ -131,7 +130,6 @@ def table4_wide(compared: pd.DataFrame, *, values: str = "reproduced", decimals:
     DataFrame
         The wide table.
     """
-    from vqalib import report
 
     setting = (compared["reference"] + "+" + compared["candidate"]).replace({"+": "answer"})
     return report.wide(compared.assign(setting=setting), index="source", columns=["metric", "setting"],
@@ -197,7 +195,7 @@ def no_answer_sensitivity(pairs: pd.DataFrame, paper: pd.DataFrame, *, implement
     metrics : tuple of str
         Metric ids scored.
     cache_dir : Path, optional
-        Score cache folder (default: :func:`vqalib.core.metrics.cache.default_cache_dir`).
+        Score cache folder (default ``cache_root("metrics")``, :func:`vqalib.core.io.cache_root`).
 
     Returns
     -------
@@ -230,9 +228,9 @@ def sensitivity_wide(sensitivity: pd.DataFrame, *, decimals: int = 3) -> pd.Data
     DataFrame
         Rows metric × source × setting.
     """
-    return sensitivity.assign(setting=sensitivity["reference"] + "+" + sensitivity["candidate"]).pivot_table(
-        index=["metric", "source", "setting"], columns=["questions", "no_answer"], values="value",
-        sort=False).round(decimals)
+    return report.wide(sensitivity.assign(setting=sensitivity["reference"] + "+" + sensitivity["candidate"]),
+                       index=["metric", "source", "setting"], columns=["questions", "no_answer"], values="value",
+                       decimals=decimals)
 
 
 def reference_gains(shift: pd.DataFrame) -> pd.Series:
@@ -293,8 +291,24 @@ def table18(scores: pd.DataFrame, human: pd.DataFrame | None) -> pd.DataFrame:
     -------
     DataFrame
     """
-    from vqalib import report
 
     if human is None:
         return report.not_run("no human ratings", enable=TABLE18_ENABLE)
     return human_correlation(scores, human)
+
+
+def full_set_ci_summary(full: pd.DataFrame) -> dict:
+    """How many of the paper's ROUGE/METEOR cells lie inside our full-set 95% CI (VizWiz-LF Table 4; README status).
+
+    Parameters
+    ----------
+    full : DataFrame
+        The saved table ``vizwiz-lf_table04_full_set_bootstrap`` (columns ``metric``, ``paper``, ``paper_in_ci``).
+
+    Returns
+    -------
+    dict
+        ``inside`` (cells whose paper value is inside the interval) and ``n`` (cells with a paper value).
+    """
+    cells = full[full["metric"].isin(["ROUGE", "METEOR"]) & full["paper"].notna()]
+    return {"inside": int(cells["paper_in_ci"].astype(str).eq("True").sum()), "n": len(cells)}

@@ -1,8 +1,9 @@
 """Canonical functional roles and information sources of VizWiz-LF (§4, Tables 7–8).
 
-One table maps every label spelling found in the release onto the canonical names of
-DESIGN.md; another maps canonical names onto the column headers the paper prints
-(Tables 2, 3, 15, 16), so reproduced tables line up with ``paper_tables/``.
+One table maps every label spelling found in the release onto the canonical names
+(:data:`ROLES`, :data:`INFO_SOURCES`: the paper's names of Tables 7-8), so every module counts one
+label under one name; another maps canonical names onto the column headers the paper prints
+(Tables 2, 3, 15, 16), so reproduced tables line up with the paper's tables in ``data/paper/``.
 """
 
 from __future__ import annotations
@@ -61,8 +62,18 @@ ANSWERABILITY: tuple[str, ...] = ("answerable", "unanswerable")
 def canonical_label(label: str, *, kind: str) -> tuple[str, str]:
     """Map one raw label onto its canonical name (VizWiz-LF §4).
 
-    Returns ``(canonical, status)`` where status is ``"canonical"``, ``"alias"`` or
-    ``"unknown"``; an unknown label is returned unchanged so nothing is lost.
+    Parameters
+    ----------
+    label : str
+        The label as written (case and spelling matter).
+    kind : {"role", "info"}
+        Functional role or information source; anything else raises ValueError.
+
+    Returns
+    -------
+    tuple of str
+        ``(canonical, status)`` where status is ``"canonical"``, ``"alias"`` or
+        ``"unknown"``; an unknown label is returned unchanged so nothing is lost.
     """
     if kind not in ("role", "info"):
         raise ValueError(f"kind must be 'role' or 'info', not {kind!r}")
@@ -75,10 +86,35 @@ def canonical_label(label: str, *, kind: str) -> tuple[str, str]:
 
 
 def paper_role_name(role: str) -> str:
-    """Column header the paper prints for a canonical role (Tables 2 and 15)."""
+    """Column header the paper prints for a canonical role (Tables 2 and 15).
+
+    Parameters
+    ----------
+    role : str
+        A canonical role (:data:`ROLES`).
+
+    Returns
+    -------
+    str
+        The abbreviation of :data:`PAPER_ROLE_NAMES`, else ``role`` unchanged.
+    """
     return PAPER_ROLE_NAMES.get(role, role)
 
 
 def paper_info_name(info: str, *, table: str = "table03") -> str:
-    """Column header the paper prints for an information source (Table 3 abbreviates)."""
+    """Column header the paper prints for an information source (Tables 3 and 16; Table 3 abbreviates).
+
+    Parameters
+    ----------
+    info : str
+        A canonical information source (:data:`INFO_SOURCES`).
+    table : str, default "table03"
+        ``"table03"`` uses Table 3's abbreviations (:data:`PAPER_INFO_NAMES_TABLE3`); any other value
+        returns ``info`` unchanged.
+
+    Returns
+    -------
+    str
+        The column header.
+    """
     return PAPER_INFO_NAMES_TABLE3.get(info, info) if table == "table03" else info

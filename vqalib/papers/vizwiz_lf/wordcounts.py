@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from vqalib import taxonomy
+from vqalib.papers.vizwiz_lf import taxonomy
 
 TABLE1_COLUMNS: dict[str, str] = {  # paper column -> answer source (None: VizWiz columns)
     "Human": "Expert", "GPT-4V": "GPT-4V", "Gemini": "Gemini", "LLaVA": "LLaVA",
@@ -17,7 +17,18 @@ TABLE1_COLUMNS: dict[str, str] = {  # paper column -> answer source (None: VizWi
 
 
 def count_words(text: str) -> int:
-    """Number of white-space separated tokens (Table 1's unit)."""
+    """Number of white-space separated tokens (Table 1's unit).
+
+    Parameters
+    ----------
+    text : str
+        A question or answer.
+
+    Returns
+    -------
+    int
+        ``len(text.split())``.
+    """
     return len(text.split())
 
 
@@ -31,8 +42,21 @@ def word_count_table(answers: pd.DataFrame, *, question_source: str = "Expert") 
 
     Columns: ``Question`` (one copy of each question, taken from ``question_source``),
     ``Answer`` (every VizWiz crowd answer, ten per question, pooled) and one column per
-    long-form answer source. SD is the sample SD (ddof=1). Returns one row per
-    (category, column) with ``n``, ``mean_words``, ``sd_words``.
+    long-form answer source. SD is the sample SD (ddof=1).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        :func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`'s answers (``source``, ``question_type``,
+        ``question_words``, ``crowd_answer_words``, ``answer_words``).
+    question_source : str, default "Expert"
+        The source whose rows give the questions and crowd answers; ValueError when it has none.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (category, column), categories then "Total": ``category``, ``dataset``,
+        ``column``, ``n``, ``mean_words``, ``sd_words``; sources not loaded have no column.
     """
     questions = answers[answers["source"] == question_source]
     if questions.empty:
@@ -48,7 +72,7 @@ def word_count_table(answers: pd.DataFrame, *, question_source: str = "Expert") 
         rows.append({"category": category, "dataset": "VizWiz", "column": "Answer", **_summary(crowd)})
         for column, source in TABLE1_COLUMNS.items():
             of_source = answers[answers["source"] == source]
-            if of_source.empty:  # source not loaded: no column (a present source with no answers in a category gets n=0)
+            if of_source.empty:  # source not loaded: no column (a loaded source without answers in a category: n=0)
                 continue
             a = pick(of_source)
             rows.append({"category": category, "dataset": "VizWiz-LF", "column": column,
@@ -57,13 +81,37 @@ def word_count_table(answers: pd.DataFrame, *, question_source: str = "Expert") 
 
 
 def long_format(table: pd.DataFrame) -> pd.DataFrame:
-    """Table 1 with one row per cell: ``statistic`` is ``mean_words`` or ``sd_words``."""
+    """Table 1 with one row per cell: ``statistic`` is ``mean_words`` or ``sd_words``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`word_count_table` output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``category``, ``dataset``, ``column``, ``n``, ``statistic`` and ``words``.
+    """
     return table.melt(id_vars=["category", "dataset", "column", "n"], value_vars=["mean_words", "sd_words"],
                       var_name="statistic", value_name="words")
 
 
 def paper_layout(table: pd.DataFrame, *, decimals: int = 1) -> pd.DataFrame:
-    """Table 1 as printed: categories as rows, columns as columns, cells "mean (SD)"."""
+    """Table 1 as printed: categories as rows, columns as columns, cells "mean (SD)".
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`word_count_table` output.
+    decimals : int, default 1
+        Decimals of mean and SD.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Text cells, rows and columns in order of appearance.
+    """
     cells = table.assign(cell=[f"{m:.{decimals}f} ({s:.{decimals}f})"
                                for m, s in zip(table["mean_words"], table["sd_words"])])
     wide = cells.pivot(index="category", columns="column", values="cell")
@@ -71,7 +119,19 @@ def paper_layout(table: pd.DataFrame, *, decimals: int = 1) -> pd.DataFrame:
 
 
 def pair_agreement(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Per (category, column) mean/SD pair: is each of the two cells within tolerance?"""
+    """Per (category, column) mean/SD pair: is each of the two cells within tolerance? (Table 1)
+
+    Parameters
+    ----------
+    comparison : pandas.DataFrame
+        Table 1 beside the paper (:func:`vqalib.core.report.compare` of :func:`long_format`), with
+        ``category``, ``column`` and ``within_tolerance``; rows without a verdict are left out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``category``, ``column``, ``cells``, ``within`` (cells within tolerance) and ``pair_within``.
+    """
     pairs = (comparison.dropna(subset=["within_tolerance"])
              .groupby(["category", "column"], sort=False)["within_tolerance"]
              .agg(cells="size", within="sum").reset_index())

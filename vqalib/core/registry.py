@@ -1,4 +1,4 @@
-"""The table registry: one declarative entry per reproduced table or figure (DESIGN.md, "the spine").
+"""The table registry: one declarative entry per reproduced table or figure (ARCHITECTURE.md, "The table registry").
 
 Each :class:`Spec` says what a file in ``figures/`` is and how it is judged:
 
@@ -12,31 +12,24 @@ Each :class:`Spec` says what a file in ``figures/`` is and how it is judged:
 - ``known``: the id of its rows in ``data/paper/known_differences.csv``;
 - ``model_derived``: the columns whose values come from a model (embeddings, classifiers, BERTScore,
   NER) and the drift allowed across machines. The package makes these values identical on every
-  CPU and thread count it was checked on (float64 and rounding, :mod:`vqalib.encoders`); the
+  CPU and thread count it was checked on (float64 and rounding, :mod:`vqalib.core.encoders`); the
   declared tolerance is the contract for machines it was not, and the tiered check
-  (:mod:`vqalib.contract`) compares every other column exactly.
+  (:mod:`vqalib.core.contract`) compares every other column exactly.
 
-Notebooks compare, save and narrate through :mod:`vqalib.report` with a stem from here; tests iterate
-over :data:`TABLES`; the README status table is generated from it (``python -m vqalib.contract readme``).
+Notebooks compare, save and narrate through :mod:`vqalib.core.report` with a stem from here; tests iterate
+over :data:`TABLES`; the README status table is generated from it (``vqalib readme``).
 No tolerance is written anywhere else.
 
 The entries live in :mod:`vqalib.core.registry_entries`, the classes in :mod:`vqalib.core.specs` and the
-README status rows in :mod:`vqalib.core.readme_status`; this module joins them and looks entries up.
+README status rows in :mod:`vqalib.compendium.status`; this module joins them and looks entries up.
 """
 
 from __future__ import annotations
 
 import fnmatch
 
-from vqalib.core.readme_status import ABSTENTION_CRITERION, STATUS, Headline, NotebookStatus
-from vqalib.core.registry_entries import (BERTSCORE, CLASSIFIER, EMBEDDING, ENTRIES, NER,
-                                          OFFLINE_CLASSIFIER)
-from vqalib.core.specs import FOLLOWS, PAPERS, RELATIONS, ModelDerived, Relation, Spec, Tolerance, is_nan
-
-__all__ = ["ABSTENTION_CRITERION", "BERTSCORE", "CLASSIFIER", "EMBEDDING", "ENTRIES", "FIGURES", "FOLLOWS", "Headline",
-           "ModelDerived", "NER", "NotebookStatus", "OFFLINE_CLASSIFIER", "PAPERS", "RELATIONS", "Relation", "STATUS",
-           "Spec", "TABLES", "Tolerance", "absolute_tolerance", "figure", "is_nan", "spec_for_file", "table",
-           "tolerance_rules"]
+from vqalib.core.registry_entries import ENTRIES
+from vqalib.core.specs import FOLLOWS, Spec, Tolerance
 
 TABLES: dict[str, Spec] = {s.stem: s for s in ENTRIES if s.kind == "table"}
 FIGURES: dict[str, Spec] = {s.stem: s for s in ENTRIES if s.kind == "figure"}
@@ -48,22 +41,56 @@ def _lookup(entries: dict[str, Spec], stem: str, what: str) -> Spec:
     for pattern, spec in entries.items():
         if any(ch in pattern for ch in "*?[") and fnmatch.fnmatchcase(stem, pattern):
             return spec
-    raise KeyError(f"{what} {stem!r} is not in vqalib.registry; every file in figures/ needs an entry "
+    raise KeyError(f"{what} {stem!r} is not in vqalib.core.registry; every file in figures/ needs an entry "
                    "(builder, relation, tolerance, model-derived columns)")
 
 
 def table(stem: str) -> Spec:
-    """The registry entry of the table saved as ``figures/<stem>.csv``."""
+    """The registry entry of the table saved as ``figures/<stem>.csv``.
+
+    Parameters
+    ----------
+    stem : str
+        The file name without suffix; an entry whose stem is a shell pattern (``*``, ``?``, ``[``) matches too.
+
+    Returns
+    -------
+    Spec
+        The entry; a stem with none is a KeyError.
+    """
     return _lookup(TABLES, stem, "table")
 
 
 def figure(stem: str) -> Spec:
-    """The registry entry of the figure saved as ``figures/<stem>.png``."""
+    """The registry entry of the figure saved as ``figures/<stem>.png``.
+
+    Parameters
+    ----------
+    stem : str
+        The file name without suffix; an entry whose stem is a shell pattern (``*``, ``?``, ``[``) matches too.
+
+    Returns
+    -------
+    Spec
+        The entry; a stem with none is a KeyError.
+    """
     return _lookup(FIGURES, stem, "figure")
 
 
 def spec_for_file(name: str) -> Spec:
-    """The entry a file of ``figures/`` belongs to (``x.csv``, ``x.md``: table; ``x.png``, ``.pdf``, ``.alt.txt``: figure)."""
+    """The entry a file of ``figures/`` belongs to (``x.csv``, ``x.md``: table; ``x.png``, ``.pdf``,
+    ``.alt.txt``: figure).
+
+    Parameters
+    ----------
+    name : str
+        A file name in ``figures/`` (no folder).
+
+    Returns
+    -------
+    Spec
+        Its entry; another suffix, or a stem without an entry, is a KeyError.
+    """
     for suffix, find in ((".alt.txt", figure), (".png", figure), (".pdf", figure), (".csv", table), (".md", table)):
         if name.endswith(suffix):
             return find(name[: -len(suffix)])
@@ -90,7 +117,22 @@ def tolerance_rules() -> list[dict]:
 
 
 def absolute_tolerance(spec: Spec, row: dict, printed_decimals: int) -> tuple[float, int]:
-    """(absolute tolerance, decimals compared) of one cell of ``spec``'s comparison."""
+    """(absolute tolerance, decimals compared) of one cell of ``spec``'s comparison.
+
+    Parameters
+    ----------
+    spec : Spec
+        The table's entry; without a ``tolerance`` the default (0 units) applies.
+    row : dict
+        The cell's row, read for the tolerance's ``column`` when it has one.
+    printed_decimals : int
+        Decimals the paper printed for this cell, used unless the tolerance fixes ``decimals``.
+
+    Returns
+    -------
+    (float, int)
+        Units times 10 to the minus decimals, and the decimals.
+    """
     rule = spec.tolerance or Tolerance()
     key = row.get(rule.column) if rule.column else None
     decimals = rule.decimals_for(key, printed_decimals)

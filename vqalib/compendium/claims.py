@@ -19,21 +19,20 @@ explanations of ``data/paper/known_differences.csv``. Each number in it must be 
   ``derived`` arithmetic on other claims or on the paper's numbers, ``source`` says how; presence only.
 
 A claim whose snippet is no longer in the prose fails (the prose changed: update the claim), and so does
-a number that nothing accounts for. ``python -m vqalib.claims`` lists the unaccounted numbers.
+a number that nothing accounts for. ``vqalib claims`` lists the unaccounted numbers.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
-from vqalib.datasets import project_root
+from vqalib.core.io import project_root
 
 KINDS = ("result", "paper", "cited", "method", "derived")
 # a number: not glued to letters, hyphens or slashes ("GPT-4V", "BLIP-2", "BLEU-1/4", "6B" are names)
@@ -48,7 +47,7 @@ STRUCTURAL = re.compile("|".join([
     r"\b[A-Z]\.\d+(?:\.\d+)*",                                       # A.2.2
     r"\bnotebooks?\s+0\d(?:\s*(?:[–\-]|,|and)\s*0\d)*",              # notebook 05, notebooks 03-07
     r"\b0\d_[a-z_]+",                                                # 05_abstention
-    r"\b(?:issue|#)\s*#?\d+",                                        # issue #8
+    r"\b(?:issue|#)\s*#?\d+",                                        # an issue or pull-request number ("#" and digits)
     r"(?<![\d.])(?<!\d,)(?:19|20)\d\d(?![\d%]|[.,]\d)",                # years
     r"\b(?:Python|Java|pip|torch|CUDA|Debian)\s*[=<>]*\s*\d[\d.]*",  # versions
     r"^\s*(?:#+\s*)?\d+(?:\.|\s·)\s",                                # list items and numbered headings
@@ -74,7 +73,19 @@ def claims_dir() -> Path:
 
 
 def load_claims(directory: Path | None = None) -> list[Claim]:
-    """Every row of ``data/claims/*.csv`` (one file per prose file)."""
+    """Every row of ``data/claims/*.csv`` (one file per prose file).
+
+    Parameters
+    ----------
+    directory : Path, optional
+        The folder of claim files; default :func:`claims_dir` (``<project>/data/claims``).
+
+    Returns
+    -------
+    list of Claim
+        By file name, then row. A file without a ``file``, ``text``, ``number`` or ``kind`` column, or a
+        row whose kind is not one of :data:`KINDS`, raises ``ValueError`` naming the file (and line).
+    """
     rows = []
     for path in sorted(Path(directory or claims_dir()).glob("*.csv")):
         table = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -92,8 +103,21 @@ def load_claims(directory: Path | None = None) -> list[Claim]:
 
 def prose(file: str, *, root: Path | None = None) -> list[str]:
     """The prose units of a file: a notebook's Markdown cells, the README without its generated status
-    table, or the explanations of known_differences.csv."""
-    from vqalib import report
+    table, or the explanations of known_differences.csv.
+
+    Parameters
+    ----------
+    file : str
+        A prose file, relative to ``root`` (one of :func:`prose_files`).
+    root : Path, optional
+        The project folder; default :func:`~vqalib.core.io.project_root`.
+
+    Returns
+    -------
+    list of str
+        One unit per Markdown cell or explanation; any other file (the README) is one unit.
+    """
+    from vqalib.compendium import status
 
     root = root or project_root()
     path = root / file
@@ -103,13 +127,26 @@ def prose(file: str, *, root: Path | None = None) -> list[str]:
     if path.name == "known_differences.csv":
         return list(pd.read_csv(path, dtype=str)["explanation"])
     text = path.read_text(encoding="utf-8")
-    if report.STATUS_BEGIN in text:  # generated from figures/, checked by regenerating it
-        head, rest = text.split(report.STATUS_BEGIN, 1)
-        text = head + rest.split(report.STATUS_END, 1)[1]
+    if status.STATUS_BEGIN in text:  # generated from figures/, checked by regenerating it
+        head, rest = text.split(status.STATUS_BEGIN, 1)
+        text = head + rest.split(status.STATUS_END, 1)[1]
     return [text]
 
 
 def prose_files(root: Path | None = None) -> list[str]:
+    """The files whose numbers the claims check covers.
+
+    Parameters
+    ----------
+    root : Path, optional
+        The project folder; default :func:`~vqalib.core.io.project_root`.
+
+    Returns
+    -------
+    list of str
+        ``README.md``, the numbered notebooks ``notebooks/NN_*.ipynb`` in order, and
+        ``data/paper/known_differences.csv``, relative to ``root``.
+    """
     root = root or project_root()
     return (["README.md"] + [f"notebooks/{p.name}" for p in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
             + ["data/paper/known_differences.csv"])
@@ -132,7 +169,22 @@ def _normal(number: str) -> str:
 # --- checking ---------------------------------------------------------------------------------
 
 def value_of(claim: Claim, *, root: Path | None = None) -> str:
-    """The number a ``result`` or ``paper`` claim should print, read from its source and formatted."""
+    """The number a ``result`` or ``paper`` claim should print, read from its source and formatted.
+
+    Parameters
+    ----------
+    claim : Claim
+        A ``result`` claim (read from ``figures/<source>.csv``) or a ``paper`` claim
+        (``data/paper/<source>.csv``).
+    root : Path, optional
+        The project folder; default :func:`~vqalib.core.io.project_root`.
+
+    Returns
+    -------
+    str
+        ``column`` of the one row that ``where`` (a pandas query; empty: the whole table) selects, formatted
+        with ``format`` (else ``str``); another number of rows raises ``ValueError``.
+    """
     root = root or project_root()
     folder = root / ("figures" if claim.kind == "result" else "data/paper")
     table = pd.read_csv(folder / f"{claim.source}.csv")
@@ -144,7 +196,23 @@ def value_of(claim: Claim, *, root: Path | None = None) -> str:
 
 
 def check_claim(claim: Claim, units: list[str], *, root: Path | None = None) -> str | None:
-    """None if the claim holds, else what is wrong."""
+    """None if the claim holds, else what is wrong.
+
+    Parameters
+    ----------
+    claim : Claim
+        The claim.
+    units : list of str
+        The prose units of the claim's file (:func:`prose`); its text must occur in one of them.
+    root : Path, optional
+        The project folder; default :func:`~vqalib.core.io.project_root`.
+
+    Returns
+    -------
+    str or None
+        The problem, naming the file and the claim's text: its text is gone from the prose, its number
+        is not in its text, or (by kind) its value differs, its cited file lacks it, or it names no source.
+    """
     root = root or project_root()
     where = f"{claim.file}: claim {claim.text!r}"
     if not any(_pattern(claim.text).search(unit) for unit in units):
@@ -194,7 +262,7 @@ def _numbers_in(path: Path, version: int) -> frozenset[str]:
 
 def _explained_tables(root: Path) -> list[tuple[str, ...]]:
     """For each row of known_differences.csv: the figures table and paper table it explains."""
-    from vqalib import registry
+    from vqalib.core import registry
 
     by_id = {}
     for spec in registry.TABLES.values():
@@ -206,7 +274,22 @@ def _explained_tables(root: Path) -> list[tuple[str, ...]]:
 
 def unaccounted(file: str, claims: list[Claim], *, root: Path | None = None) -> list[str]:
     """Numbers of ``file``'s prose that are neither structural, nor covered by a claim on that file, nor
-    (in known differences) written in a table the explanation cites."""
+    (in known differences) written in a table the explanation cites or explains.
+
+    Parameters
+    ----------
+    file : str
+        A prose file, relative to ``root`` (one of :func:`prose_files`).
+    claims : list of Claim
+        All claims; those on ``file`` cover their number where their text occurs.
+    root : Path, optional
+        The project folder; default :func:`~vqalib.core.io.project_root`.
+
+    Returns
+    -------
+    list of str
+        One line per unaccounted number: the file, the number and the text around it.
+    """
     root = root or project_root()
     mine = [c for c in claims if c.file == file]
     out = []
@@ -232,7 +315,21 @@ def unaccounted(file: str, claims: list[Claim], *, root: Path | None = None) -> 
 
 
 def check(*, root: Path | None = None, claims: list[Claim] | None = None) -> list[str]:
-    """Every problem: failing claims and unaccounted numbers, over all prose files."""
+    """Every problem: failing claims and unaccounted numbers, over all prose files (``vqalib claims``).
+
+    Parameters
+    ----------
+    root : Path, optional
+        The project folder; default :func:`~vqalib.core.io.project_root`.
+    claims : list of Claim, optional
+        Default :func:`load_claims` of ``<root>/data/claims``.
+
+    Returns
+    -------
+    list of str
+        The problems (failing claims, unaccounted numbers, claims on a file that is not a prose file);
+        empty when every number is accounted for.
+    """
     root = root or project_root()
     claims = load_claims(root / "data" / "claims") if claims is None else claims
     problems = []
@@ -243,15 +340,3 @@ def check(*, root: Path | None = None, claims: list[Claim] | None = None) -> lis
     known = set(prose_files(root))
     problems += [f"{c.file}: not a prose file ({sorted(known)})" for c in claims if c.file not in known]
     return problems
-
-
-def main(argv: list[str] | None = None) -> int:
-    problems = check()
-    for p in problems:
-        print(p)
-    print(f"{len(problems)} problem(s)" if problems else "every number in the prose is accounted for")
-    return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

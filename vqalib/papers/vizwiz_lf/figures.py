@@ -42,7 +42,7 @@ def stacked_shares(distribution: pd.DataFrame, *, title: str, label_order: list[
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.report.save_figure` saves it).
+        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
     """
     use_style()
     wide = distribution.pivot(index="source", columns="label", values="percent")
@@ -86,7 +86,7 @@ def heatmap(matrix: pd.DataFrame, *, title: str, xlabel: str, ylabel: str, fmt: 
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.report.save_figure` saves it).
+        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
     """
     use_style()
     fig, ax = plt.subplots(figsize=(1.6 * matrix.shape[1] + 3, 0.5 * matrix.shape[0] + 1.5))
@@ -125,7 +125,7 @@ def paper_agreement(comparison: pd.DataFrame, *, title: str, unit: str, toleranc
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.report.save_figure` saves it).
+        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
     """
     use_style()
     data = comparison.dropna(subset=["reproduced", "paper"])
@@ -182,7 +182,7 @@ def reference_shift(summary: pd.DataFrame, *, metrics: list[str], metric_names: 
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.report.save_figure` saves it).
+        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
     """
     use_style()
     data = summary[summary["metric"].isin(metrics) & summary["reference_kind"].isin(["s_r", "l_r"])]
@@ -235,7 +235,7 @@ def human_eval_bars(means: pd.DataFrame, marks: pd.DataFrame, *, title: str, wat
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.report.save_figure` saves it).
+        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
     """
     use_style()
     groups = list(dict.fromkeys(means["group"]))

@@ -41,7 +41,7 @@ def tier_distribution(frame: pd.DataFrame, *, value: str, by: str, title: str, y
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.report.save_figure` saves it).
+        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
     """
     use_style()
     tiers = ["simplified", "baseline", "complex"]

@@ -1,22 +1,21 @@
-"""Run the notebooks end to end (`make reproduce`).
+"""Run the notebooks end to end (``vqalib reproduce``, `make reproduce`): every table and figure of the three papers.
 
-``run`` executes ``notebooks/NN_*.ipynb`` in order with papermill, in place (outputs are
-kept so a reviewer sees them rendered, figures inline), printing one progress line per notebook.
-The reviewer site is :mod:`vqalib.site`.
+:func:`run` executes ``notebooks/NN_*.ipynb`` with papermill, in place (outputs are kept so a reviewer
+sees them rendered, figures inline), several at a time, longest first (:func:`schedule`), printing one
+progress line per notebook. The reviewer site is :mod:`vqalib.compendium.site`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
-import sys
 import time
 from pathlib import Path
 
-from vqalib.datasets import project_root
-from vqalib import config
+from vqalib.core.io import project_root
+from vqalib.compendium import status
+from vqalib.core import config
 
 KERNEL = "python3"
 # tqdm's "42%|████" bars and its notice that ipywidgets is absent: noise once a notebook has run
@@ -26,7 +25,20 @@ CURSOR_ONLY = re.compile(r"(?:\s|\x1b\[[0-9;]*[A-Za-z])*")
 
 
 def notebook_paths(directory: Path | None = None, *, only: list[str] | None = None) -> list[Path]:
-    """The numbered notebooks in run order, optionally those whose name starts with one of ``only``."""
+    """The numbered notebooks in run order, optionally those whose name starts with one of ``only``.
+
+    Parameters
+    ----------
+    directory : Path, optional
+        The notebook folder; default ``<project>/notebooks``.
+    only : list of str, optional
+        Name prefixes, e.g. ``["01", "05"]``; default every notebook.
+
+    Returns
+    -------
+    list of Path
+        The ``NN_*.ipynb`` files, sorted by name.
+    """
     directory = directory or project_root() / "notebooks"
     paths = sorted(p for p in directory.glob("[0-9][0-9]_*.ipynb"))
     if only:
@@ -35,7 +47,16 @@ def notebook_paths(directory: Path | None = None, *, only: list[str] | None = No
 
 
 def strip_run_metadata(path: Path) -> None:
-    """Drop per-run timestamps and durations, so an unchanged result rewrites an identical file."""
+    """Drop per-run timestamps and durations, so an unchanged result rewrites an identical file.
+
+    Also drops papermill's absolute paths and the stderr outputs of progress bars, and joins split
+    stream outputs (:func:`coalesce_streams`).
+
+    Parameters
+    ----------
+    path : Path
+        An executed notebook, rewritten in place.
+    """
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
@@ -55,7 +76,18 @@ def strip_run_metadata(path: Path) -> None:
 
 def coalesce_streams(outputs: list) -> list:
     """Join consecutive stream outputs of the same stream: the kernel flushes a print's text and its newline
-    as one message or two depending on timing, so without this a rerun can rewrite an identical result."""
+    as one message or two depending on timing, so without this a rerun can rewrite an identical result.
+
+    Parameters
+    ----------
+    outputs : list
+        A code cell's outputs (nbformat nodes); joined stream outputs are changed in place.
+
+    Returns
+    -------
+    list
+        The outputs, each run of consecutive ``stdout`` (or ``stderr``) stream outputs as one.
+    """
     merged = []
     for output in outputs:
         if (merged and output.get("output_type") == "stream" and merged[-1].get("output_type") == "stream"
@@ -67,7 +99,22 @@ def coalesce_streams(outputs: list) -> list:
 
 
 def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | None = None) -> float:
-    """Execute one notebook with papermill (in place unless ``output``); return seconds taken."""
+    """Execute one notebook with papermill (in place unless ``output``); return seconds taken.
+
+    Parameters
+    ----------
+    path : Path
+        The notebook; it runs in its own folder, on the ``python3`` kernel.
+    output : Path, optional
+        Where the executed notebook is written; default ``path``.
+    parameters : dict, optional
+        Papermill parameters, e.g. ``{"smoke": True}``.
+
+    Returns
+    -------
+    float
+        Wall-clock seconds, metadata stripping (:func:`strip_run_metadata`) included.
+    """
     import papermill
 
     start = time.perf_counter()
@@ -103,7 +150,27 @@ def schedule(paths: list[Path], *, last: dict, cold: dict, jobs: int, cores: int
     cold time (``cold``: benchmarks/reproduce_times.json, written by `make bench`), so a warm run does not
     reorder the cold schedule and a time from before a speed-up is forgotten after one run. With several
     at once, each kernel gets ``cores // jobs`` threads (at least 1): two kernels with pools as wide as the
-    machine would fight for its cores (measured on 2 cores: 830 s cold with 2 threads each, 426 s with 1)."""
+    machine would fight for its cores (measured on 2 cores: 830 s cold with 2 threads each, 426 s with 1).
+
+    Parameters
+    ----------
+    paths : list of Path
+        The notebooks to run.
+    last : dict
+        Notebook name -> ``{"seconds": ...}`` of the last run here; a notebook missing counts 0 s.
+    cold : dict
+        Notebook name -> ``{"seconds": ...}`` of the committed cold run.
+    jobs : int
+        Notebooks run at once.
+    cores : int
+        CPU cores of the machine.
+
+    Returns
+    -------
+    (order, threads) : tuple of (list of Path, int or None)
+        The notebooks, longest expected first, and the threads per kernel (None when ``jobs`` is 1: the
+        kernel's own default).
+    """
     def expected(path: Path) -> float:
         return max(last.get(path.stem, {}).get("seconds", 0.0), cold.get(path.stem, {}).get("seconds", 0.0))
 
@@ -116,7 +183,25 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1)
     fresh process; print one line per notebook as it finishes; return {name: {seconds, peak_mb,
     thread_environment}} (the pool variables the kernel started with). Order and threads come from
     :func:`schedule` (longest expected first, so the workers finish together). Outputs do not depend on
-    ``jobs``: every model-derived value is identical across thread counts (reproduction contract)."""
+    ``jobs``: every model-derived value is identical across thread counts (reproduction contract).
+
+    The first failing notebook cancels those not started and its exception is raised; otherwise the
+    times are merged into ``build/reproduce_times.json`` (the next run's ``last``).
+
+    Parameters
+    ----------
+    paths : list of Path
+        The notebooks.
+    parameters : dict, optional
+        Papermill parameters given to every notebook.
+    jobs : int, default 1
+        Notebooks run at once.
+
+    Returns
+    -------
+    dict of str to dict
+        Notebook name -> ``seconds``, ``peak_mb`` (the kernel's peak memory, MB) and ``thread_environment``.
+    """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -150,8 +235,27 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None, jobs: 
     """Execute the notebooks, in place, ``jobs`` at a time (``$VQALIB_REPRODUCE_JOBS``, default 2), then record
     provenance (reproduction contract): ``build/provenance.json`` always (this run's machine), and
     ``figures/PROVENANCE.json`` when a file in ``figures/`` changed, so the committed record describes the run
-    that made the committed figures. Returns each notebook's time and peak memory."""
-    from vqalib import contract, report
+    that made the committed figures. Returns each notebook's time and peak memory.
+
+    This is ``vqalib reproduce`` (`make reproduce`), which remakes every table and figure of the three papers in
+    ``figures/``; it also regenerates the README's status table (:func:`vqalib.compendium.status.update_readme_status`).
+
+    Parameters
+    ----------
+    only : list of str, optional
+        Notebook name prefixes (:func:`notebook_paths`); default every notebook. None matching raises
+        ``SystemExit``.
+    parameters : dict, optional
+        Papermill parameters for every notebook, e.g. ``{"smoke": True}`` (``--smoke``).
+    jobs : int, optional
+        Notebooks run at once; default ``$VQALIB_REPRODUCE_JOBS``, else 2.
+
+    Returns
+    -------
+    dict
+        :func:`run_all`'s timings.
+    """
+    from vqalib.core import contract
 
     paths = notebook_paths(only=only)
     if not paths:
@@ -186,23 +290,7 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None, jobs: 
     else:
         where = (f"figures/ unchanged (its provenance, figures/{contract.PROVENANCE_FILE}, stays); this run's "
                  "environment is in build/provenance.json")
-    if report.update_readme_status():
+    if status.update_readme_status():
         where += "; README.md status table regenerated"
     print(f"reproduced {len(paths)} notebook(s) in {time.perf_counter() - total:.1f} s ({jobs} at a time); {where}")
     return timings
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vqalib.reproduce", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="execute the notebooks in order, in place")
-    r.add_argument("--only", nargs="*", help="notebook name prefixes, e.g. 01 02")
-    r.add_argument("--smoke", action="store_true", help="pass smoke=True (small, fast run)")
-    r.add_argument("--jobs", type=int, default=None, help=f"notebooks at once (default ${JOBS_ENV} or 2)")
-    args = parser.parse_args(argv)
-    run(only=args.only, parameters={"smoke": True} if args.smoke else None, jobs=args.jobs)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,25 +1,24 @@
 """The reproduction contract: the same numbers on every machine, and a check that says which moved.
 
-Tiers (declared per table in :mod:`vqalib.registry`):
+Tiers (declared per table in :mod:`vqalib.core.registry`):
 
 - counts, closed-form statistics and every undeclared column: **exact** (the CSV text must match);
 - model-derived columns: within the **declared tolerance** (an absolute difference);
-- flags and rounded values derived from them (:data:`vqalib.registry.FOLLOWS`): may change only in a
+- flags and rounded values derived from them (:data:`vqalib.core.specs.FOLLOWS`): may change only in a
   row where a model-derived value moved.
 
 :func:`compare_dirs` compares a fresh ``figures/`` with the committed one and returns every cell that
 moved, by how much and its tolerance; :func:`check_dirs` raises :class:`ReproductionMismatch` listing
-each one beyond its tolerance. :func:`vqalib.report.save` uses :func:`table_moves` to keep a committed
+each one beyond its tolerance. :func:`vqalib.core.report.save` uses :func:`table_moves` to keep a committed
 file whose model-derived values moved only within tolerance, so ``make reproduce`` on another machine
 leaves ``git status`` clean. :func:`provenance` records the machine, libraries and data behind a run.
 
-``python -m vqalib.contract check FRESH [--against figures]``, ``... clean`` (after ``make reproduce``:
-``git status`` must be clean), ``... provenance``.
+Commands: ``vqalib check FRESH [--against figures]`` (:func:`check_dirs`), ``vqalib clean`` (:func:`git_clean`,
+after ``vqalib reproduce``: ``git status`` must be clean), ``vqalib provenance`` (:func:`provenance`).
 """
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import io
 import json
@@ -32,8 +31,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib import registry
-from vqalib import config
+from vqalib.core import config
+from vqalib.core import data_registry
+from vqalib.core import encoders
+from vqalib.core import registry
+from vqalib.core import specs
 
 
 @dataclass(frozen=True)
@@ -72,21 +74,49 @@ def _number(text: str) -> float | None:
 
 
 def read_text_table(text: str) -> pd.DataFrame:
-    """A CSV as written by :func:`vqalib.report.save`, every cell as its text (no parsing, no NA)."""
+    """A CSV as written by :func:`vqalib.core.report.save`, every cell as its text (no parsing, no NA).
+
+    Parameters
+    ----------
+    text : str
+        The CSV file's text.
+
+    Returns
+    -------
+    DataFrame
+        Every cell a string; an empty frame for blank text.
+    """
     if not text.strip():
         return pd.DataFrame()
     return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
 
 
-def _row_label(spec: registry.Spec, row: pd.Series, index: int) -> str:
+def _row_label(spec: specs.Spec, row: pd.Series, index: int) -> str:
     keys = [k for k in spec.cell_keys if k in row.index]
     if not keys:
         keys = [c for c in row.index if _number(row[c]) is None][:3]
     return f"row {index + 1}" + (": " + " | ".join(str(row[k]) for k in keys) if keys else "")
 
 
-def table_moves(spec: registry.Spec, committed: str, fresh: str, *, file: str) -> list[Move]:
-    """Every cell of a table that differs between two CSV texts, judged by ``spec``'s tiers."""
+def table_moves(spec: specs.Spec, committed: str, fresh: str, *, file: str) -> list[Move]:
+    """Every cell of a table that differs between two CSV texts, judged by ``spec``'s tiers.
+
+    Parameters
+    ----------
+    spec : Spec
+        The table's registry entry (its ``model_derived`` columns and tolerances).
+    committed, fresh : str
+        The two CSV texts.
+    file : str
+        The file's name, recorded in each :class:`Move`.
+
+    Returns
+    -------
+    list of Move
+        One per changed cell, in row then column order; ``within`` is True for a model-derived number that moved
+        by at most its tolerance, and for a ``follows`` cell of a row where a model-derived column changed. A
+        change of columns or row count is a single ``layout`` move, never within.
+    """
     if committed == fresh:
         return []
     old, new = read_text_table(committed), read_text_table(fresh)
@@ -108,7 +138,7 @@ def table_moves(spec: registry.Spec, committed: str, fresh: str, *, file: str) -
             rule = md.tolerance(column) if applies else None
             x, y = _number(a[column]), _number(b[column])
             moved = abs(x - y) if x is not None and y is not None else None
-            if rule is None or rule == registry.FOLLOWS:
+            if rule is None or rule == specs.FOLLOWS:
                 tier, ok = ("exact" if rule is None else "follows"), False
             else:
                 tier, ok = f"{float(rule):g}", moved is not None and (moved <= float(rule) + 1e-12
@@ -123,7 +153,19 @@ def table_moves(spec: registry.Spec, committed: str, fresh: str, *, file: str) -
 def compare_dirs(committed: Path, fresh: Path) -> list[Move]:
     """Every difference between two ``figures/`` folders: table cells by their tiers, files present on
     one side only, and figure files (PNG, PDF, alt text), which must be byte-identical unless a table
-    they are drawn from moved within its tolerance."""
+    they are drawn from moved within its tolerance.
+
+    Parameters
+    ----------
+    committed, fresh : Path
+        The two folders. Hidden files and ``PROVENANCE.json`` are skipped, Markdown tables are judged through
+        their CSV, and a file without a registry entry is a move.
+
+    Returns
+    -------
+    list of Move
+        Every difference, within tolerance or not.
+    """
     committed, fresh = Path(committed), Path(fresh)
     names = sorted({p.name for p in committed.iterdir() if p.is_file()} | {p.name for p in fresh.iterdir() if p.is_file()})
     moves: list[Move] = []
@@ -155,10 +197,21 @@ def compare_dirs(committed: Path, fresh: Path) -> list[Move]:
 
 
 def report_moves(moves: list[Move]) -> str:
-    """The failure message: every cell beyond its tolerance, then those within it."""
+    """The failure message: every cell beyond its tolerance, then those within it.
+
+    Parameters
+    ----------
+    moves : list of Move
+        :func:`compare_dirs` or :func:`table_moves` output.
+
+    Returns
+    -------
+    str
+        A count line and one line per move (:meth:`Move.describe`).
+    """
     bad = [m for m in moves if not m.within]
     ok = [m for m in moves if m.within]
-    lines = [f"{len(bad)} cell(s) or file(s) differ beyond the declared tolerance (vqalib.registry):"]
+    lines = [f"{len(bad)} cell(s) or file(s) differ beyond the declared tolerance (vqalib.core.registry):"]
     lines += [f"  - {m.describe()}" for m in bad]
     if ok:
         lines.append(f"{len(ok)} model-derived cell(s) moved within their tolerance:")
@@ -168,7 +221,18 @@ def report_moves(moves: list[Move]) -> str:
 
 def check_dirs(committed: Path, fresh: Path) -> list[Move]:
     """Raise :class:`ReproductionMismatch` naming every cell that moved beyond its tolerance; return
-    the moves within tolerance (for the record)."""
+    the moves within tolerance (for the record).
+
+    Parameters
+    ----------
+    committed, fresh : Path
+        The committed and the fresh figures folder (:func:`compare_dirs`).
+
+    Returns
+    -------
+    list of Move
+        The moves, all within tolerance (empty when the folders match exactly).
+    """
     moves = compare_dirs(committed, fresh)
     if any(not m.within for m in moves):
         raise ReproductionMismatch(report_moves(moves))
@@ -218,7 +282,18 @@ def machine_signature() -> dict:
 
 def made_here(folder: Path) -> bool:
     """Whether the figures in ``folder`` were made on a machine like this one (its provenance record
-    has this :func:`machine_signature`). There, any change is the code's, never another CPU's rounding."""
+    has this :func:`machine_signature`). There, any change is the code's, never another CPU's rounding.
+
+    Parameters
+    ----------
+    folder : Path
+        A figures folder holding ``PROVENANCE.json``.
+
+    Returns
+    -------
+    bool
+        False too when the record is missing or unreadable.
+    """
     record = Path(folder) / PROVENANCE_FILE
     if not record.exists():
         return False
@@ -232,8 +307,19 @@ KEPT_LOG = ".kept.jsonl"  # in a figures folder, git-ignored: what report.save k
 
 
 def figure_hashes(folder: Path) -> dict[str, str]:
-    """SHA-256 of every file of a figures folder but the provenance record itself."""
-    from vqalib.datasets import sha256_of
+    """SHA-256 of every file of a figures folder but the provenance record itself (and hidden files).
+
+    Parameters
+    ----------
+    folder : Path
+        The figures folder.
+
+    Returns
+    -------
+    dict of str to str
+        Hex digest by file name, sorted by name.
+    """
+    from vqalib.core.io import sha256_of
 
     return {p.name: sha256_of(p) for p in sorted(Path(folder).iterdir())
             if p.is_file() and p.name != PROVENANCE_FILE and not p.name.startswith(".")}
@@ -243,13 +329,25 @@ def provenance(*, figures: Path | None = None, hashes: dict[str, str] | None = N
     """Where and with what a run of the notebooks was made: platform, CPU and its kernel capability,
     threads and BLAS libraries, Python and key package versions, Java (METEOR), the data files' SHA-256,
     the embedding rounding and every tolerance rule of the registry; with ``figures`` (or its
-    :func:`figure_hashes` already computed, ``hashes``), the SHA-256 of each file in it."""
+    :func:`figure_hashes` already computed, ``hashes``), the SHA-256 of each file in it.
+
+    Parameters
+    ----------
+    figures : Path, optional
+        A figures folder to hash.
+    hashes : dict of str to str, optional
+        Its hashes, used instead of hashing ``figures``.
+
+    Returns
+    -------
+    dict
+        The record, JSON-serialisable; ``figures`` is a key only when either argument is given.
+    """
     from importlib.metadata import PackageNotFoundError, version
 
     import torch
     from threadpoolctl import threadpool_info
 
-    from vqalib import datasets, encoders
 
     def pkg(name: str) -> str:
         try:
@@ -269,7 +367,7 @@ def provenance(*, figures: Path | None = None, hashes: dict[str, str] | None = N
         "python": platform.python_version(),
         "java": _java_version(),
         "packages": {name: pkg(name) for name in KEY_PACKAGES},
-        "data": {entry["key"]: entry["sha256"] for entry in datasets.registry_frame().to_dict("records")},
+        "data": {entry["key"]: entry["sha256"] for entry in data_registry.registry_frame().to_dict("records")},
         "embedding_rounding_decimals": encoders.DECIMALS,
         "tolerance_rules": registry.tolerance_rules(),
     }
@@ -279,7 +377,21 @@ def provenance(*, figures: Path | None = None, hashes: dict[str, str] | None = N
 
 
 def write_provenance(path: Path, record: dict) -> Path:
-    from vqalib.datasets import write_atomic
+    """Write a provenance record as indented JSON with sorted keys, atomically.
+
+    Parameters
+    ----------
+    path : Path
+        The file to write (usually ``<figures>/PROVENANCE.json``).
+    record : dict
+        :func:`provenance` output.
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
+    from vqalib.core.io import write_atomic
 
     return write_atomic(Path(path), (json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode())
 
@@ -289,7 +401,20 @@ def write_provenance(path: Path, record: dict) -> Path:
 def git_clean(root: Path, *, paths: tuple[str, ...] = ("figures", "notebooks")) -> int:
     """0 when ``git status`` shows no change under ``paths``; else print each changed file and, for a
     table, the tiered comparison with the committed version (which cells moved, by how much), and
-    return 1. This is the "a fresh machine leaves git status clean" half of the contract."""
+    return 1. This is the "a fresh machine leaves git status clean" half of the contract.
+
+    Parameters
+    ----------
+    root : Path
+        The git checkout.
+    paths : tuple of str, default ("figures", "notebooks")
+        The folders checked, relative to ``root``.
+
+    Returns
+    -------
+    int
+        The exit status, 0 or 1; the report goes to standard output (clean) or standard error.
+    """
     import subprocess
 
     status = subprocess.run(["git", "status", "--porcelain", "--", *paths], cwd=root, capture_output=True,
@@ -309,44 +434,3 @@ def git_clean(root: Path, *, paths: tuple[str, ...] = ("figures", "notebooks")) 
             for move in table_moves(spec, committed, fresh, file=Path(name).name):
                 print(f"      - {move.describe()}", file=sys.stderr)
     return 1
-
-
-# --- command line -------------------------------------------------------------------------
-
-def main(argv: list[str] | None = None) -> int:
-    from vqalib.datasets import project_root
-
-    parser = argparse.ArgumentParser(prog="python -m vqalib.contract", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("check", help="compare a fresh figures folder with the committed one (tiered)")
-    c.add_argument("fresh", type=Path)
-    c.add_argument("--against", type=Path, default=project_root() / "figures")
-    p = sub.add_parser("provenance", help="print this machine's provenance record")
-    p.add_argument("--figures", type=Path, default=None)
-    sub.add_parser("clean", help="after `make reproduce`: figures/ and notebooks/ must be as committed (git)")
-    sub.add_parser("readme", help="regenerate README.md's status table from the registry and figures/")
-    args = parser.parse_args(argv)
-    if args.command == "readme":
-        from vqalib import report
-
-        changed = report.update_readme_status()
-        print("README.md status table " + ("rewritten" if changed else "already up to date"))
-        return 0
-    if args.command == "clean":
-        return git_clean(project_root())
-    if args.command == "check":
-        try:
-            moves = check_dirs(args.against, args.fresh)
-        except ReproductionMismatch as err:
-            print(err, file=sys.stderr)
-            return 1
-        print(f"{args.fresh} reproduces {args.against}" + (f"; {len(moves)} model-derived cell(s) moved within "
-                                                            "tolerance:\n" + report_moves(moves) if moves else
-                                                            " exactly"))
-        return 0
-    print(json.dumps(provenance(figures=args.figures), indent=1, sort_keys=True))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

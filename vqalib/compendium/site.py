@@ -11,31 +11,28 @@ Layout of ``build/html``::
     assets/                    one stylesheet (no scripts, fonts or CDN: the site works offline)
 
 Status labels come from the files themselves: "SIMULATED" from the file name, "not run" from a ``status``
-column, agreement counts from ``within_tolerance`` (:func:`vqalib.report.agreement_summary`).
+column, agreement counts from ``within_tolerance`` (:func:`vqalib.core.report.agreement_summary`).
 """
 
 from __future__ import annotations
 
-import argparse
-import html
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
-from vqalib import registry, report
-from vqalib.datasets import project_root
+from vqalib.compendium.site_html import NOT_RUN, SITE_TITLE, _badges, _e, html_table, page, status
+from vqalib.core import figure_files
+from vqalib.core import registry
+from vqalib.core import specs
+from vqalib.core.io import project_root
 
-SITE_TITLE = "Accessible VQA research compendium"
 CODE_STYLE = "a11y-high-contrast-light"  # accessible-pygments: WCAG AAA code colours
-MAX_ROWS = 60  # rows shown per table on a page; the CSV beside it holds all
 SAVE_CALL = re.compile(r"\b(?:report\.)?save(?:_figure)?\(")
-NOT_RUN = "not run"
 
 
 @dataclass
@@ -43,7 +40,7 @@ class Item:
     """One table or figure of ``figures/`` and where it was made."""
 
     name: str  # file stem
-    spec: registry.Spec
+    spec: specs.Spec
     kind: str  # "table" or "figure"
     cell_id: str | None = None
     cell_label: str = ""
@@ -67,7 +64,17 @@ class Section:
 # --- reading the notebooks and figures ------------------------------------------------------
 
 def notebook_title(nb) -> str:
-    """The notebook's first Markdown H1 (page titles and links use it)."""
+    """The notebook's first Markdown H1 (page titles and links use it).
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+        The notebook; one without a Markdown H1 raises ``ValueError``.
+
+    Returns
+    -------
+    str
+    """
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             match = re.search(r"^#\s+(.+)$", cell.source, flags=re.M)
@@ -102,7 +109,20 @@ def _saved_names(source: str) -> list[str]:
 def producing_cell(nb, name: str, *, kind: str = "table") -> tuple[str, str] | None:
     """The id and "In [k]" label of the code cell that saves ``name``: a save call whose stem argument
     is the quoted name; else one whose stem is a variable, in a cell quoting the name (a loop over
-    stems) or, for a pattern entry (``…_*_means``), its last part. The last such cell, if several."""
+    stems) or, for a pattern entry (``…_*_means``), its last part. The last such cell, if several.
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+    name : str
+        A file stem of ``figures/``, registered in the table registry (:mod:`vqalib.core.registry`).
+    kind : {"table", "figure"}, default "table"
+        Whether ``name`` is a registered table or figure.
+
+    Returns
+    -------
+    (cell_id, label) : tuple of str, or None when no cell saves ``name``
+    """
     spec = registry.figure(name) if kind == "figure" else registry.table(name)
     quoted = {f'"{name}"', f"'{name}'"}
     tail = spec.stem.rsplit("*", 1)[1].lstrip("_") if "*" in spec.stem else None
@@ -121,10 +141,26 @@ def producing_cell(nb, name: str, *, kind: str = "table") -> tuple[str, str] | N
 
 
 def sections(*, notebooks: Path, figures: Path) -> list[Section]:
-    """Every notebook with the tables and figures it saved, in the order its cells made them."""
+    """Every notebook with the tables and figures it saved, in the order its cells made them.
+
+    Parameters
+    ----------
+    notebooks : Path
+        The notebook folder (its notebooks as :func:`vqalib.compendium.reproduce.notebook_paths` lists them).
+    figures : Path
+        The saved tables (``*.csv``) and figures (``*.png``); each belongs to the notebook its registry entry
+        names (:mod:`vqalib.core.registry`).
+
+    Returns
+    -------
+    list of Section
+        One per notebook, in notebook order: its title (:func:`notebook_title`), the paper most of its items
+        are from ("" without items) and its items, ordered by producing cell (:func:`producing_cell`; an item
+        whose cell is not found comes last), tables before figures, then by name.
+    """
     import nbformat
 
-    from vqalib.reproduce import notebook_paths
+    from vqalib.compendium.reproduce import notebook_paths
 
     files = sorted([(p.stem, "table") for p in figures.glob("*.csv")] + [(p.stem, "figure") for p in figures.glob("*.png")])
     out = []
@@ -148,112 +184,7 @@ def sections(*, notebooks: Path, figures: Path) -> list[Section]:
     return out
 
 
-def status(frame: pd.DataFrame, name: str) -> tuple[str, str]:
-    """(css kind, label) of a table: SIMULATED, not run, partly not run, or the agreement with the paper."""
-    if "SIMULATED" in name:
-        return "simulated", "SIMULATED data"
-    if "status" in frame:
-        not_run = frame["status"].astype(str).str.startswith(NOT_RUN)
-        if not_run.all():
-            return "not-run", "Not run"
-        if not_run.any():
-            return "partial", f"Partly not run ({int(not_run.sum())} of {len(frame)} rows)"
-    if {"within_tolerance", "reproduced", "paper"} <= set(frame.columns):
-        counts = report.agreement_summary(frame)
-        if counts["compared"]:
-            return "result", f"{counts['within']} of {counts['compared']} compared cells within tolerance"
-    return "result", "Result"
-
-
-def unit(column: str, values: pd.Series) -> str:
-    """The unit shown under a column header, where the column name and values make it certain."""
-    c = column.lower()
-    if c in {"p", "friedman_p", "p_value"} or c.startswith("p_") or c.endswith("_p"):
-        return "p-value"
-    if c in {"ci_low", "ci_high", "ci95_low", "ci95_high"} or c.startswith("agreement_ci"):
-        return "95% CI bound"
-    if c == "n" or c.startswith("n_") or c in {"count", "occurrences", "mentions", "support", "rows", "answers_with"}:
-        return "count"
-    if "words" in c:
-        return "words"
-    if "chars" in c:
-        return "characters"
-    if "syllables" in c:
-        return "syllables"
-    if "fk" in c:
-        return "FK grade level"
-    numeric = pd.to_numeric(values, errors="coerce").dropna()
-    if c.startswith("share") or c.endswith("_share") or "percent" in c:
-        return "proportion (0–1)" if len(numeric) and numeric.abs().max() <= 1 else "%"
-    return ""
-
-
-# --- HTML -------------------------------------------------------------------------------------
-
-def _e(text) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _column_texts(values: pd.Series, decimals: int) -> tuple[list[str], bool]:
-    """A column as shown (the Markdown file's precision; whole numbers without decimals when every
-    value is whole) and whether it is numeric (right-aligned)."""
-    if pd.api.types.is_bool_dtype(values):
-        return ["yes" if v else "no" for v in values], False
-    if pd.api.types.is_numeric_dtype(values):
-        present = values.dropna()
-        whole = bool(len(present)) and bool((present == present.round()).all()) and present.abs().max() < 1e15
-        fmt = (lambda v: f"{int(v)}") if whole else (lambda v: f"{v:.{decimals}f}")
-        return ["" if pd.isna(v) else fmt(v) for v in values], True
-    return ["" if pd.isna(v) else str(v) for v in values], False
-
-
-def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], decimals: int,
-               max_rows: int = MAX_ROWS, table_id: str) -> str:
-    """An accessible table: ``<caption>``, column headers with ``scope="col"`` and units, the key columns
-    as row headers (``scope="row"``), "not run" rows marked, at most ``max_rows`` rows (the caption says so)."""
-    shown = frame.head(max_rows)
-    cap = _e(caption) + (f' <span class="unit">showing the first {len(shown):,} of {len(frame):,} rows; all rows '
-                         "are in the CSV</span>" if len(frame) > len(shown) else "")
-    head = "".join(f'<th scope="col">{_e(c)}' + (f'<span class="unit">{_e(u)}</span>' if (u := unit(c, frame[c])) else "")
-                   + "</th>" for c in frame.columns)
-    columns = {c: _column_texts(shown[c], decimals) for c in frame.columns}
-    not_run = shown["status"].astype(str).str.startswith(NOT_RUN).tolist() if "status" in shown else [False] * len(shown)
-    body = []
-    for r in range(len(shown)):
-        cells = []
-        for column, (texts, numeric) in columns.items():
-            if column in row_headers:
-                cells.append(f'<th scope="row">{_e(texts[r])}</th>')
-            else:
-                cells.append(f'<td class="num">{_e(texts[r])}</td>' if numeric else f"<td>{_e(texts[r])}</td>")
-        body.append(('<tr class="row-not-run">' if not_run[r] else "<tr>") + "".join(cells) + "</tr>")
-    return (f'<div class="table-scroll" role="region" tabindex="0" aria-labelledby="{table_id}-caption">'
-            f'<table id="{table_id}"><caption id="{table_id}-caption">{cap}</caption><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table></div>")
-
-
-def page(*, title: str, body: str, depth: int, nav: list[tuple[str, str]] = ()) -> str:
-    """A whole page: language, viewport, title, skip link, banner, main and footer landmarks."""
-    up = "../" * depth
-    links = [("index.html", "Compendium home"), *nav]
-    items = "".join(f'<li><a href="{up}{href}">{_e(label)}</a></li>' for href, label in links)
-    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{_e(title if title == SITE_TITLE else f'{title} · {SITE_TITLE}')}</title>"
-            f'<link rel="stylesheet" href="{up}assets/site.css"><link rel="stylesheet" href="{up}assets/code.css">'
-            "</head><body>"
-            '<a class="skip-link" href="#main">Skip to main content</a>'
-            f'<header class="site"><nav aria-label="Site"><ul>{items}</ul></nav></header>'
-            f'<main id="main" tabindex="-1">{body}</main>'
-            '<footer class="site"><p>Regenerated from the public data by <code>make reproduce</code> and '
-            "<code>make html</code>; every number comes from <code>figures/</code>.</p></footer>"
-            "</body></html>\n")
-
-
-def _badges(kind: str, label: str, spec: registry.Spec) -> str:
-    paper = f'<span class="badge badge-paper">{_e(spec.paper)} {_e(spec.reproduces)}</span>' if spec.reproduces else ""
-    return f'<span class="badge badge-{kind}">{_e(label)}</span>{paper}'
-
+# --- pages -------------------------------------------------------------------------------------
 
 def _made_in(item: Item, section: Section) -> str:
     if not item.cell_id:
@@ -263,7 +194,24 @@ def _made_in(item: Item, section: Section) -> str:
 
 
 def table_section(item: Item, section: Section, figures: Path) -> tuple[str, str, str]:
-    """(html, css kind, label) of one table on a section page."""
+    """(html, css kind, label) of one table on a section page.
+
+    Parameters
+    ----------
+    item : Item
+        A table (``kind == "table"``).
+    section : Section
+        The notebook that made it, linked from the table.
+    figures : Path
+        The folder holding ``<item.name>.csv``.
+
+    Returns
+    -------
+    (html, kind, label) : tuple of str
+        The table's ``<section>``: heading, status badges (:func:`~vqalib.compendium.site_html.status`), a note
+        for simulated or not-run data, the producing cell, download links and the table itself
+        (:func:`~vqalib.compendium.site_html.html_table`); then the status kind and label, for the index.
+    """
     frame = pd.read_csv(figures / f"{item.name}.csv")
     kind, label = status(frame, item.name)
     title = item.spec.title if "*" not in item.spec.stem else f"{item.spec.title} ({item.name})"
@@ -290,13 +238,29 @@ def table_section(item: Item, section: Section, figures: Path) -> tuple[str, str
 
 def figure_section(item: Item, section: Section, figures: Path) -> tuple[str, str, str]:
     """(html, css kind, label) of one figure: short alt on the image, the long description in a
-    disclosure referenced by ``aria-describedby`` (read once, not repeated in a caption)."""
+    disclosure referenced by ``aria-describedby`` (read once, not repeated in a caption).
+
+    Parameters
+    ----------
+    item : Item
+        A figure (``kind == "figure"``); its short alt is :func:`vqalib.core.figure_files.short_alt`.
+    section : Section
+        The notebook that made it, linked from the figure.
+    figures : Path
+        The folder holding ``<item.name>.png``, ``.pdf`` and ``.alt.txt`` (the long description).
+
+    Returns
+    -------
+    (html, kind, label) : tuple of str
+        The figure's ``<section>``; then "simulated" and "SIMULATED data" for simulated data, else "result"
+        and "Figure".
+    """
     long = (figures / f"{item.name}.alt.txt").read_text(encoding="utf-8").strip()
     kind, label = ("simulated", "SIMULATED data") if "SIMULATED" in item.name else ("result", "Figure")
     desc = f"{item.anchor}-description"
     body = (f'<section class="item" id="{item.anchor}" aria-labelledby="{item.anchor}-h">'
             f'<h2 id="{item.anchor}-h">{_e(item.spec.title)}</h2><p>{_badges(kind, label, item.spec)}</p>'
-            f'<figure><img src="../figures/{item.name}.png" alt="{_e(report.short_alt(item.name))}" '
+            f'<figure><img src="../figures/{item.name}.png" alt="{_e(figure_files.short_alt(item.name))}" '
             f'aria-describedby="{desc}" loading="lazy">'
             f"<figcaption><details><summary>Long description</summary><p id=\"{desc}\">{_e(long)}</p></details>"
             f'<p class="meta">Open full size: <a href="../figures/{item.name}.png">PNG image</a> · '
@@ -306,7 +270,24 @@ def figure_section(item: Item, section: Section, figures: Path) -> tuple[str, st
 
 
 def section_page(section: Section, figures: Path) -> tuple[str, list[tuple[Item, str, str]]]:
-    """The results page of one notebook, and each item's status (for the index)."""
+    """The results page of one notebook, and each item's status (for the index).
+
+    A figure the registry gives the notebook but that has no image this time (its data are "not run") is
+    listed as not drawn.
+
+    Parameters
+    ----------
+    section : Section
+        The notebook and its items (:func:`sections`).
+    figures : Path
+        The saved tables and figures.
+
+    Returns
+    -------
+    (html, states) : tuple of str and list of (Item, str, str)
+        The page (``sections/<notebook>.html``) and, per item in page order, ``(item, kind, label)`` of
+        :func:`table_section` or :func:`figure_section`.
+    """
     parts, states = [], []
     for item in section.items:
         made = table_section if item.kind == "table" else figure_section
@@ -329,7 +310,20 @@ def section_page(section: Section, figures: Path) -> tuple[str, list[tuple[Item,
 def notebook_page(path: Path, section: Section) -> str:
     """The rendered notebook (nbconvert's ``basic`` template, no scripts), with cell anchors, table
     semantics, figures from ``figures/`` instead of inline data, and links from each producing cell
-    to its result."""
+    to its result.
+
+    Parameters
+    ----------
+    path : Path
+        The executed notebook (``.ipynb``).
+    section : Section
+        Its section (:func:`sections`): the items whose producing cells get a link.
+
+    Returns
+    -------
+    str
+        The page (``notebooks/<notebook>.html``).
+    """
     import nbformat
     from bs4 import BeautifulSoup
     from nbconvert import HTMLExporter
@@ -372,7 +366,21 @@ def notebook_page(path: Path, section: Section) -> str:
 
 
 def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, str, str]]]) -> str:
-    """Papers, then their sections (notebooks), then each table and figure with its status label."""
+    """Papers, then their sections (notebooks), then each table and figure with its status label.
+
+    Parameters
+    ----------
+    all_sections : list of Section
+        :func:`sections` output, listed under the papers of :data:`vqalib.core.specs.PAPERS` in its order (a
+        paper without sections is left out).
+    states : dict of str to list of (Item, str, str)
+        Per notebook stem, the items' ``(item, kind, label)`` from :func:`section_page`.
+
+    Returns
+    -------
+    str
+        ``index.html``.
+    """
     parts = [f"<h1>{_e(SITE_TITLE)}</h1>",
              '<p class="lede">Every table and figure of three papers on visual question answering for blind and '
              "low-vision people, regenerated from the public data. Each section is one notebook: read its results "
@@ -380,7 +388,7 @@ def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, s
              '<span class="badge badge-not-run">Not run</span> a resource is missing (the page says how to enable '
              'it); <span class="badge badge-simulated">SIMULATED data</span> illustrative data of the paper\'s '
              "design, not a finding.</p>"]
-    for paper, title in registry.PAPERS.items():
+    for paper, title in specs.PAPERS.items():
         mine = [s for s in all_sections if s.paper == paper]
         if not mine:
             continue
@@ -398,7 +406,19 @@ def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, s
 
 
 def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Path | None = None) -> Path:
-    """Write the site into ``out`` (default ``build/html``) from the committed notebooks and ``figures/``."""
+    """Write the site into ``out`` (default ``build/html``) from the committed notebooks and ``figures/``.
+
+    Parameters
+    ----------
+    out : Path, optional
+        The site folder; deleted first if it exists.
+    notebooks, figures : Path, optional
+        The notebook folder and the saved tables and figures; default ``notebooks/``, ``figures/``.
+
+    Returns
+    -------
+    Path
+    """
     from pygments.formatters import HtmlFormatter
 
     root = project_root()
@@ -410,7 +430,7 @@ def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Pa
     for folder in ("notebooks", "sections", "assets"):
         (out / folder).mkdir(parents=True)
     shutil.copytree(figures, out / "figures", ignore=shutil.ignore_patterns(".*"))
-    (out / "assets" / "site.css").write_text(resources.files("vqalib").joinpath("site.css").read_text("utf-8"), "utf-8")
+    (out / "assets" / "site.css").write_text(resources.files("vqalib.compendium").joinpath("site.css").read_text("utf-8"), "utf-8")
     (out / "assets" / "code.css").write_text(HtmlFormatter(style=CODE_STYLE).get_style_defs(".highlight"), "utf-8")
     all_sections = sections(notebooks=notebooks, figures=figures)
     states = {}
@@ -424,26 +444,21 @@ def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Pa
 
 
 def check(*, site: Path, out: Path) -> int:
-    """Audit every page in headless Chromium with axe-core and a keyboard walk (``site-check/``)."""
+    """Audit every page in headless Chromium with axe-core and a keyboard walk (``site-check/``).
+
+    Parameters
+    ----------
+    site : Path
+        The built site (:func:`build`).
+    out : Path
+        The folder for the report and screenshots.
+
+    Returns
+    -------
+    int
+        The audit's exit status: 0 every page passes, 1 a page fails, 2 a setup or internal error.
+    """
     script = project_root() / "site-check" / "check.mjs"
     command = ["node", str(script), "--site", str(site), "--out", str(out),
                "--screenshot", "index.html", "--screenshot", "notebooks/02_functional_roles.html"]
     return subprocess.run(command, check=False).returncode
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vqalib.site", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("build", help="write build/html from notebooks/ and figures/")
-    c = sub.add_parser("check", help="build, then audit every page (Chromium, axe-core, keyboard walk)")
-    c.add_argument("--out", default="build/site-check", help="report and screenshots folder")
-    args = parser.parse_args(argv)
-    site = build()
-    print(f"wrote {site / 'index.html'}")
-    if args.command == "check":
-        return check(site=site, out=Path(args.out))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

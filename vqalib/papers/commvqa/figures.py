@@ -35,7 +35,7 @@ def protocol_comparison(steps: pd.DataFrame, *, metrics: list[str], title: str) 
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.report.save_figure` saves it).
+        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
     """
     use_style()
     faces = colours(2)
@@ -78,7 +78,7 @@ def accuracy_heatmap(matrix: pd.DataFrame, *, title: str, label: str = "cross-va
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.report.save_figure` saves it).
+        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
     """
     use_style()
     fig, ax = plt.subplots(figsize=(1.2 * matrix.shape[1] + 2.5, 0.8 * matrix.shape[0] + 1.5))
@@ -111,7 +111,7 @@ def rates_by_context(frame: pd.DataFrame, *, value: str, group: str, title: str,
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.report.save_figure` saves it).
+        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
     """
     use_style()
     groups = groups or list(dict.fromkeys(frame[group]))
@@ -154,7 +154,7 @@ def description_similarity_bars(summary: pd.DataFrame, tests: pd.DataFrame, *, t
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.report.save_figure` saves it).
+        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
     """
     use_style()
     conditions = ["human", "baseline", "contextual"]

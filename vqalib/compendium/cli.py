@@ -1,0 +1,285 @@
+"""The ``vqalib`` command (``python -m vqalib``): every job of the compendium under one name.
+
+Each subcommand is a thin parser over one library function, so what a command does is what the function
+does (ARCHITECTURE.md, "One command"); ``vqalib <command> --help`` says what it reads and writes. Modules are
+imported when their command runs, so ``vqalib --help`` does not load torch.
+
+=================  ==========================================================================================
+command            job
+=================  ==========================================================================================
+``fetch``          fetch and verify the upstream data (:func:`vqalib.core.fetch.fetch`)
+``verify``         check the SHA-256 of the local data (:func:`vqalib.core.data_registry.verified_path`)
+``fetch-gqa``      online only: GQA's questions for AFGV (:func:`vqalib.papers.afgv.gqa.fetch_gqa_questions`)
+``reproduce``      run every notebook, rewrite ``figures/`` (:func:`vqalib.compendium.reproduce.run`)
+``check``          compare a fresh figures folder with the committed one (:func:`vqalib.core.contract.check_dirs`)
+``clean``          after ``reproduce``: ``figures/`` and ``notebooks/`` as committed (:func:`vqalib.core.contract.git_clean`)
+``provenance``     this machine's provenance record (:func:`vqalib.core.contract.provenance`)
+``readme``         regenerate the README's status table (:func:`vqalib.compendium.status.update_readme_status`)
+``claims``         check every number in the prose (:func:`vqalib.compendium.claims.check`)
+``classify``       ``train`` / ``check`` the offline classifiers (:mod:`vqalib.papers.vizwiz_lf.classifier_fits`)
+``run``            generate answers with a VLM into a run file (:func:`vqalib.runner.cli.run_command`)
+``models``         the VLM registry (:func:`vqalib.runner.cli.models_text`)
+``runs``           the run files the notebooks find (:func:`vqalib.runner.cli.runs_text`)
+``site``           ``build`` / ``check`` the reviewer site (:mod:`vqalib.compendium.site`)
+=================  ==========================================================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+DESCRIPTION = ("The accessible-VQA research compendium: reproduce VizWiz-LF, CommVQA and AFGV from their public data "
+               "and run the same analyses on new models.")
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from vqalib.core.data_registry import DataIntegrityError
+    from vqalib.core.fetch import FetchError, fetch
+    from vqalib.core.io import default_mirror
+
+    try:
+        done = fetch(data_dir=args.data_dir, mirror=args.mirror if args.mirror is not None else default_mirror())
+    except (FetchError, DataIntegrityError, FileNotFoundError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(done.to_string(index=False))
+    stale = int(done["stale_parts_removed"].sum())
+    if stale:
+        print(f"removed {stale} stale partial file(s) (*.part) left by an interrupted fetch")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from vqalib.core.data_registry import REGISTRY, DataIntegrityError, verified_path
+
+    try:
+        for spec in REGISTRY:
+            verified_path(spec.key, data_dir=args.data_dir)
+            print(f"ok  {spec.key}")
+    except (DataIntegrityError, FileNotFoundError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _fetch_gqa(args: argparse.Namespace) -> int:
+    from vqalib.papers.afgv.gqa import fetch_gqa_questions
+
+    print(f"GQA questions in {fetch_gqa_questions()}")
+    return 0
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from vqalib.compendium.reproduce import run
+
+    run(only=args.only, parameters={"smoke": True} if args.smoke else None, jobs=args.jobs)
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from vqalib.core.contract import ReproductionMismatch, check_dirs, report_moves
+    from vqalib.core.io import project_root
+
+    against = args.against if args.against is not None else project_root() / "figures"
+    try:
+        moves = check_dirs(against, args.fresh)
+    except ReproductionMismatch as err:
+        print(err, file=sys.stderr)
+        return 1
+    print(f"{args.fresh} reproduces {against}" + (f"; {len(moves)} model-derived cell(s) moved within tolerance:\n"
+                                                  + report_moves(moves) if moves else " exactly"))
+    return 0
+
+
+def _clean(args: argparse.Namespace) -> int:
+    from vqalib.core.contract import git_clean
+    from vqalib.core.io import project_root
+
+    return git_clean(project_root())
+
+
+def _provenance(args: argparse.Namespace) -> int:
+    from vqalib.core.contract import provenance
+
+    print(json.dumps(provenance(figures=args.figures), indent=1, sort_keys=True))
+    return 0
+
+
+def _readme(args: argparse.Namespace) -> int:
+    from vqalib.compendium.status import update_readme_status
+
+    changed = update_readme_status()
+    print("README.md status table " + ("rewritten" if changed else "already up to date"))
+    return 0
+
+
+def _claims(args: argparse.Namespace) -> int:
+    from vqalib.compendium.claims import check
+
+    problems = check()
+    for problem in problems:
+        print(problem)
+    print(f"{len(problems)} problem(s)" if problems else "every number in the prose is accounted for")
+    return 1 if problems else 0
+
+
+def _classify(args: argparse.Namespace) -> int:
+    from vqalib.papers.vizwiz_lf.classifier_fits import check_fits, write_fits
+    from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
+
+    data = load_vizwiz_lf()
+    if args.action == "check":
+        problems = check_fits(data.sentences, data.answers, seed=args.seed)
+        for line in problems:
+            print(f"error: {line}", file=sys.stderr)
+        print("committed fits: " + ("DIFFER" if problems else "identical to a refit (CV results and both models)"))
+        return 1 if problems else 0
+    for path in write_fits(data.sentences, data.answers, out=args.out, seed=args.seed, estimator=args.estimator):
+        print(f"saved {path} ({path.stat().st_size / 1024:.0f} KiB)")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from vqalib.runner.cli import run_command
+
+    return run_command(args, parser=args.parser)
+
+
+def _models(args: argparse.Namespace) -> int:
+    from vqalib.runner.cli import models_text
+
+    print(models_text())
+    return 0
+
+
+def _runs(args: argparse.Namespace) -> int:
+    from vqalib.runner.cli import runs_text
+
+    print(runs_text(args.runs_dir))
+    return 0
+
+
+def _site(args: argparse.Namespace) -> int:
+    from vqalib.compendium.site import build, check
+
+    site = build()
+    print(f"wrote {site / 'index.html'}")
+    if args.action == "check":
+        return check(site=site, out=Path(args.out))
+    return 0
+
+
+def _command(commands, name: str, handler, *, help: str, reads: str, writes: str) -> argparse.ArgumentParser:
+    """One subcommand whose ``--help`` says what it does, reads and writes."""
+    parser = commands.add_parser(name, help=help, description=f"{help[0].upper()}{help[1:]}.",
+                                 epilog=f"reads: {reads}\nwrites: {writes}",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(handler=handler, parser=parser)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``vqalib`` command line: one subcommand per job of the compendium.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser; each subcommand sets ``handler`` (the function that runs it) and ``parser`` (its own parser).
+    """
+    parser = argparse.ArgumentParser(prog="vqalib", description=DESCRIPTION,
+                                     epilog="`vqalib COMMAND --help` says what a command reads and writes.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    f = _command(commands, "fetch", _fetch, help="fetch the upstream data releases and verify their SHA-256",
+                 reads="the upstream files at pinned commits, or the folder of --mirror / $VQALIB_DATA_MIRROR",
+                 writes="data/raw/ (or --data-dir / $VQALIB_DATA_DIR); a file whose hash differs is refused")
+    f.add_argument("--data-dir", type=Path, default=None, help="default $VQALIB_DATA_DIR or data/raw")
+    f.add_argument("--mirror", type=Path, default=None, help="copy from this folder; default $VQALIB_DATA_MIRROR, "
+                                                              "unset = download")
+    v = _command(commands, "verify", _verify, help="check the SHA-256 of every local data file",
+                 reads="data/raw/ (or --data-dir / $VQALIB_DATA_DIR)", writes="nothing")
+    v.add_argument("--data-dir", type=Path, default=None)
+    _command(commands, "fetch-gqa", _fetch_gqa, help="online only: download GQA's balanced questions (AFGV)",
+             reads="GQA's questions archive (the internet)", writes="data/raw/gqa/")
+
+    r = _command(commands, "reproduce", _reproduce,
+                 help="run every notebook in place and rewrite figures/ (make reproduce)",
+                 reads="notebooks/, data/raw/, data/paper/, data/models/, runs/, the caches of $VQALIB_CACHE_DIR",
+                 writes="notebooks/ (outputs), figures/ (tables, figures, PROVENANCE.json), the README status table, "
+                        "build/reproduce_times.json, build/provenance.json")
+    r.add_argument("--only", nargs="*", help="notebook name prefixes, e.g. 01 02")
+    r.add_argument("--smoke", action="store_true", help="pass smoke=True (small, fast run)")
+    r.add_argument("--jobs", type=int, default=None, help="notebooks at once (default $VQALIB_REPRODUCE_JOBS or 2)")
+
+    c = _command(commands, "check", _check, help="compare a fresh figures folder with the committed one (tiered)",
+                 reads="FRESH and --against (default figures/); the table registry's tolerances",
+                 writes="nothing; exit status 1 names every cell that moved outside its tolerance")
+    c.add_argument("fresh", type=Path, metavar="FRESH")
+    c.add_argument("--against", type=Path, default=None, help="the committed folder (default figures/)")
+    _command(commands, "clean", _clean, help="after `make reproduce`: figures/ and notebooks/ must be as committed",
+             reads="git status of figures/ and notebooks/", writes="nothing; exit status 1 lists what differs")
+    p = _command(commands, "provenance", _provenance, help="print this machine's provenance record",
+                 reads="package versions, CPU, thread settings, --figures", writes="standard output (JSON)")
+    p.add_argument("--figures", type=Path, default=None)
+    _command(commands, "readme", _readme, help="regenerate the README's status table from the registry and figures/",
+             reads="figures/*.csv, the table registry", writes="README.md (between its status markers)")
+    _command(commands, "claims", _claims, help="check that every number in the prose is bound to its source",
+             reads="README.md, the notebooks' Markdown, data/claims/, figures/, data/paper/", writes="nothing")
+
+    k = _command(commands, "classify", _classify,
+                 help="train or check the offline role and information-source classifiers (VizWiz-LF Tables 9-10)",
+                 reads="data/raw/ (VizWiz-LF), the embedding cache",
+                 writes="train: data/models/ (both classifiers) and data/models/cv/ (cross-validation results); "
+                        "check: nothing (a temporary folder), exit status 1 on a difference")
+    k.add_argument("action", choices=("train", "check"))
+    k.add_argument("--seed", type=int, default=0)
+    k.add_argument("--estimator", default="mlp", choices=("mlp", "logreg"), help="train only")
+    k.add_argument("--out", type=Path, default=None, help="train only: the folder (default data/models)")
+
+    from vqalib.runner.cli import add_run_arguments
+
+    run = _command(commands, "run", _run, help="generate answers with a vision-language model into a run file",
+                   reads="the dataset's questions (data/raw/, or --questions), images (--images, URLs), the model "
+                         "(hub or local)",
+                   writes="--out (JSONL, one writer at a time, resumable); exit status 75 if another run holds it")
+    add_run_arguments(run)
+    _command(commands, "models", _models, help="list the model registry of the runner",
+             reads="the runner's registry", writes="standard output")
+    s = _command(commands, "runs", _runs, help="list the run files the notebooks find, with their counts",
+                 reads="RUNS_DIR (default $VQALIB_RUNS_DIR or runs/)", writes="standard output")
+    s.add_argument("runs_dir", nargs="?", metavar="RUNS_DIR")
+
+    w = _command(commands, "site", _site, help="build the reviewer site, or build and audit it in headless Chromium",
+                 reads="notebooks/, figures/; check: site-check/ (Node, axe-core, Chromium)",
+                 writes="build/html/; check: --out (report and screenshots)")
+    w.add_argument("action", choices=("build", "check"))
+    w.add_argument("--out", default="build/site-check", help="check only: report and screenshots folder")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``vqalib`` and ``python -m vqalib``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: the command line's).
+
+    Returns
+    -------
+    int
+        The command's exit status.
+    """
+    args = build_parser().parse_args(argv)
+    if args.command == "classify" and args.out is None:
+        from vqalib.papers.vizwiz_lf.classifier import MODEL_DIR
+
+        args.out = MODEL_DIR
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""The HTML pieces of the reviewer site (:mod:`vqalib.compendium.site`): a table's status label and column
+units, accessible tables, the page frame (landmarks, skip link, navigation) and the status badges.
+
+Pure functions of their arguments: they read no file; :mod:`vqalib.compendium.site` assembles the pages
+from them.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+from vqalib.core import report
+from vqalib.core import specs
+
+SITE_TITLE = "Accessible VQA research compendium"
+MAX_ROWS = 60  # rows shown per table on a page; the CSV beside it holds all
+NOT_RUN = "not run"
+
+
+def status(frame: pd.DataFrame, name: str) -> tuple[str, str]:
+    """(css kind, label) of a table: SIMULATED, not run, partly not run, or the agreement with the paper.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table as saved in ``figures/``; a ``status`` column starting "not run" marks a row not run, and
+        ``within_tolerance``, ``reproduced`` and ``paper`` columns give the agreement.
+    name : str
+        The table's file stem; "SIMULATED" in it marks simulated data.
+
+    Returns
+    -------
+    (kind, label) : tuple of str
+        ``kind`` is "simulated", "not-run", "partial" or "result" (the badge's CSS class); ``label`` the badge's
+        text, e.g. "Partly not run (3 of 12 rows)" or "40 of 45 compared cells within tolerance"
+        (:func:`vqalib.core.report.agreement_summary`), else "Result".
+    """
+    if "SIMULATED" in name:
+        return "simulated", "SIMULATED data"
+    if "status" in frame:
+        not_run = frame["status"].astype(str).str.startswith(NOT_RUN)
+        if not_run.all():
+            return "not-run", "Not run"
+        if not_run.any():
+            return "partial", f"Partly not run ({int(not_run.sum())} of {len(frame)} rows)"
+    if {"within_tolerance", "reproduced", "paper"} <= set(frame.columns):
+        counts = report.agreement_summary(frame)
+        if counts["compared"]:
+            return "result", f"{counts['within']} of {counts['compared']} compared cells within tolerance"
+    return "result", "Result"
+
+
+def unit(column: str, values: pd.Series) -> str:
+    """The unit shown under a column header, where the column name and values make it certain.
+
+    Parameters
+    ----------
+    column : str
+        The column name: p-values, CI bounds, counts, words, characters, syllables, FK grades and shares or
+        percentages are recognised by it.
+    values : pandas.Series
+        The column's values: a share or percent column is a proportion (0-1) when its numeric values all lie
+        within [-1, 1], else a percentage.
+
+    Returns
+    -------
+    str
+        The unit, or "" when it is not certain.
+    """
+    c = column.lower()
+    if c in {"p", "friedman_p", "p_value"} or c.startswith("p_") or c.endswith("_p"):
+        return "p-value"
+    if c in {"ci_low", "ci_high", "ci95_low", "ci95_high"} or c.startswith("agreement_ci"):
+        return "95% CI bound"
+    if c == "n" or c.startswith("n_") or c in {"count", "occurrences", "mentions", "support", "rows", "answers_with"}:
+        return "count"
+    if "words" in c:
+        return "words"
+    if "chars" in c:
+        return "characters"
+    if "syllables" in c:
+        return "syllables"
+    if "fk" in c:
+        return "FK grade level"
+    numeric = pd.to_numeric(values, errors="coerce").dropna()
+    if c.startswith("share") or c.endswith("_share") or "percent" in c:
+        return "proportion (0–1)" if len(numeric) and numeric.abs().max() <= 1 else "%"
+    return ""
+
+
+# --- HTML -------------------------------------------------------------------------------------
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _column_texts(values: pd.Series, decimals: int) -> tuple[list[str], bool]:
+    """A column as shown (the Markdown file's precision; whole numbers without decimals when every
+    value is whole) and whether it is numeric (right-aligned)."""
+    if pd.api.types.is_bool_dtype(values):
+        return ["yes" if v else "no" for v in values], False
+    if pd.api.types.is_numeric_dtype(values):
+        present = values.dropna()
+        whole = bool(len(present)) and bool((present == present.round()).all()) and present.abs().max() < 1e15
+        fmt = (lambda v: f"{int(v)}") if whole else (lambda v: f"{v:.{decimals}f}")
+        return ["" if pd.isna(v) else fmt(v) for v in values], True
+    return ["" if pd.isna(v) else str(v) for v in values], False
+
+
+def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], decimals: int,
+               max_rows: int = MAX_ROWS, table_id: str) -> str:
+    """An accessible table: ``<caption>``, column headers with ``scope="col"`` and units, the key columns
+    as row headers (``scope="row"``), "not run" rows marked, at most ``max_rows`` rows (the caption says so).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A table of ``figures/``; a ``status`` column starting "not run" marks its row.
+    caption : str
+    row_headers : list of str
+        The columns shown as row headers.
+    decimals : int
+        Decimals of numeric columns that are not all whole numbers.
+    max_rows : int, default MAX_ROWS
+        The rows shown (60); the CSV beside the page holds all.
+    table_id : str
+        The table's HTML id; its caption's is ``<table_id>-caption``.
+
+    Returns
+    -------
+    str
+    """
+    shown = frame.head(max_rows)
+    cap = _e(caption) + (f' <span class="unit">showing the first {len(shown):,} of {len(frame):,} rows; all rows '
+                         "are in the CSV</span>" if len(frame) > len(shown) else "")
+    head = "".join(f'<th scope="col">{_e(c)}' + (f'<span class="unit">{_e(u)}</span>' if (u := unit(c, frame[c])) else "")
+                   + "</th>" for c in frame.columns)
+    columns = {c: _column_texts(shown[c], decimals) for c in frame.columns}
+    not_run = shown["status"].astype(str).str.startswith(NOT_RUN).tolist() if "status" in shown else [False] * len(shown)
+    body = []
+    for r in range(len(shown)):
+        cells = []
+        for column, (texts, numeric) in columns.items():
+            if column in row_headers:
+                cells.append(f'<th scope="row">{_e(texts[r])}</th>')
+            else:
+                cells.append(f'<td class="num">{_e(texts[r])}</td>' if numeric else f"<td>{_e(texts[r])}</td>")
+        body.append(('<tr class="row-not-run">' if not_run[r] else "<tr>") + "".join(cells) + "</tr>")
+    return (f'<div class="table-scroll" role="region" tabindex="0" aria-labelledby="{table_id}-caption">'
+            f'<table id="{table_id}"><caption id="{table_id}-caption">{cap}</caption><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def page(*, title: str, body: str, depth: int, nav: list[tuple[str, str]] = ()) -> str:
+    """A whole page: language, viewport, title, skip link, banner, main and footer landmarks.
+
+    Parameters
+    ----------
+    title : str
+        The page's title; `` · `` and the site's title (:data:`SITE_TITLE`) follow it unless it is that title.
+    body : str
+        The HTML of the ``<main>`` landmark.
+    depth : int
+        How many folders below the site root the page is (0 for ``index.html``), for its relative links.
+    nav : sequence of (str, str), default ()
+        ``(href, label)`` links of the site navigation after "Compendium home"; ``href`` relative to the root.
+
+    Returns
+    -------
+    str
+        The HTML document.
+    """
+    up = "../" * depth
+    links = [("index.html", "Compendium home"), *nav]
+    items = "".join(f'<li><a href="{up}{href}">{_e(label)}</a></li>' for href, label in links)
+    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{_e(title if title == SITE_TITLE else f'{title} · {SITE_TITLE}')}</title>"
+            f'<link rel="stylesheet" href="{up}assets/site.css"><link rel="stylesheet" href="{up}assets/code.css">'
+            "</head><body>"
+            '<a class="skip-link" href="#main">Skip to main content</a>'
+            f'<header class="site"><nav aria-label="Site"><ul>{items}</ul></nav></header>'
+            f'<main id="main" tabindex="-1">{body}</main>'
+            '<footer class="site"><p>Regenerated from the public data by <code>make reproduce</code> and '
+            "<code>make html</code>; every number comes from <code>figures/</code>.</p></footer>"
+            "</body></html>\n")
+
+
+def _badges(kind: str, label: str, spec: specs.Spec) -> str:
+    paper = f'<span class="badge badge-paper">{_e(spec.paper)} {_e(spec.reproduces)}</span>' if spec.reproduces else ""
+    return f'<span class="badge badge-{kind}">{_e(label)}</span>{paper}'

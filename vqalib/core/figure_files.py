@@ -1,0 +1,147 @@
+"""The one place that writes figures: PNG + PDF in one colour-blind-safe style, each with an alt text file beside it.
+
+ARCHITECTURE.md, "Data flow": a figure is saved as ``figures/<name>.png`` and ``.pdf`` with its long
+description in ``figures/<name>.alt.txt``, after a WCAG contrast check of every text; the notebooks show
+it inline from the saved file (:class:`SavedFigure`). The tables the figures are drawn from are written by
+:mod:`vqalib.core.report`.
+"""
+
+from __future__ import annotations
+
+import base64
+import fnmatch
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: figures are written to files, notebooks show them inline
+import matplotlib.pyplot as plt  # noqa: E402
+
+from vqalib.core import registry  # noqa: E402
+from vqalib.core.plots import contrast  # noqa: E402
+from vqalib.core.plots import style  # noqa: E402
+from vqalib.core.report import _KEPT, figures_dir  # noqa: E402
+
+
+def use_style() -> None:
+    """The compendium's one figure style: :func:`vqalib.core.plots.style.use_style` (notebooks call it from here)."""
+
+    style.use_style()
+
+
+def short_alt(name: str) -> str:
+    """The figure's short alt text (a name, not a description): its registry title, the paper figure it
+    reproduces and, for a simulated study, that the data are simulated. The long description lives in
+    ``figures/<name>.alt.txt`` and is linked to the image by ``aria-describedby`` (HTML).
+
+    Parameters
+    ----------
+    name : str
+        The figure's registry stem; ``SIMULATED`` in it marks simulated data.
+
+    Returns
+    -------
+    str
+    """
+    spec = registry.figure(name)
+    text = spec.title
+    if spec.reproduces and spec.reproduces not in text:
+        text += f" ({spec.paper} {spec.reproduces})"
+    if "SIMULATED" in name:
+        text = "SIMULATED data: " + text
+    return text
+
+
+@dataclass
+class SavedFigure:
+    """What :func:`save_figure` wrote. As a cell's value it shows the saved PNG inline, with the short
+    alt on the image and the long description as its caption: ``text/html`` for JupyterLab, nbconvert
+    and notebook viewers, ``image/png`` (alt in its metadata) for viewers that show images only. Both
+    embed the bytes of the file in ``figures/``, so the notebook shows exactly the committed figure and
+    a rerun writes identical outputs."""
+
+    png: Path
+    pdf: Path
+    alt_path: Path
+    alt_text: str
+
+    @property
+    def name(self) -> str:
+        return self.png.stem
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        data = base64.b64encode(self.png.read_bytes()).decode("ascii")
+        alt = short_alt(self.name)
+        described = f"{self.name}-description"
+        body = (f'<figure class="vqalib-figure" data-figure="{html.escape(self.name, quote=True)}">'
+                f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}" '
+                f'aria-describedby="{described}" style="max-width:100%;height:auto">'
+                f'<figcaption><strong>Figure <code>{html.escape(self.name)}</code></strong> (long description, '
+                f'also in <code>figures/{html.escape(self.alt_path.name)}</code>): '
+                f'<span id="{described}">{html.escape(self.alt_text)}</span></figcaption></figure>')
+        return ({"text/html": body, "image/png": data, "text/plain": repr(self)},
+                {"image/png": {"alt": alt}})
+
+    def __repr__(self) -> str:  # no absolute paths: a notebook's output must not depend on where the checkout is
+        return f"SavedFigure({self.png.stem!r})"
+
+
+def save_figure(fig: plt.Figure, name: str, *, alt_text: str,
+                directory: str | Path | None = None) -> SavedFigure:
+    """Write ``figures/<name>.png``, ``.pdf`` and ``.alt.txt`` (the long description for screen readers) after checking
+    every text of ``fig`` reaches WCAG's 4.5:1 contrast (:func:`vqalib.core.plots.contrast.contrast_problems`), and
+    close ``fig`` (so a notebook shows the figure once, from the returned :class:`SavedFigure`).
+
+    A figure drawn from a table that :func:`vqalib.core.report.save` kept (model noise within tolerance) is kept too,
+    so its image matches the committed numbers.
+
+    Parameters
+    ----------
+    fig : Figure
+    name : str
+    alt_text : str
+        The long description, at least 10 words (else a ValueError).
+    directory : str or Path, optional
+
+    Returns
+    -------
+    SavedFigure
+    """
+
+    if not alt_text or len(alt_text.split()) < 10:
+        raise ValueError(f"figure {name!r}: give a one-paragraph alt text describing what it shows")
+    spec = registry.figure(name)
+    problems = contrast.contrast_problems(fig)
+    if problems:  # text a low-vision reader cannot read is a bug of the figure, not a style choice
+        raise ValueError(f"figure {name!r}: text below {contrast.MIN_CONTRAST}:1 contrast: " + "; ".join(problems))
+    out = figures_dir(directory)
+    png, pdf, alt = out / f"{name}.png", out / f"{name}.pdf", out / f"{name}.alt.txt"
+    kept = any(fnmatch.fnmatchcase(stem, pattern) for stem in _KEPT for pattern in spec.data)
+    if not (kept and png.exists() and pdf.exists() and alt.exists()):
+        fig.savefig(png, metadata={"Software": None})
+        fig.savefig(pdf, metadata={"CreationDate": None, "Creator": None, "Producer": None})
+        alt.write_text(alt_text.strip() + "\n", encoding="utf-8")
+    plt.close(fig)
+    return SavedFigure(png=png, pdf=pdf, alt_path=alt, alt_text=alt.read_text(encoding="utf-8").strip())
+
+
+def remove_figure(name: str, *, directory: str | Path | None = None) -> list[Path]:
+    """Delete ``figures/<name>.png``, ``.pdf`` and ``.alt.txt`` if present (a figure that is "not run"
+    this time must not leave an earlier run's image behind); return what was deleted.
+
+    Parameters
+    ----------
+    name : str
+    directory : str or Path, optional
+
+    Returns
+    -------
+    list of Path
+    """
+    out = figures_dir(directory)
+    removed = [p for p in (out / f"{name}.png", out / f"{name}.pdf", out / f"{name}.alt.txt") if p.exists()]
+    for p in removed:
+        p.unlink()
+    return removed

@@ -1,0 +1,134 @@
+"""The metrics registry: every reference-based text metric with its citation, exact variant, range and direction,
+and one call shape for all of them (:meth:`Metric.score` on a DataFrame of pairs).
+
+Each metric's computation lives in its own module (:mod:`~vqalib.core.metrics.rouge`,
+:mod:`~vqalib.core.metrics.meteor`, :mod:`~vqalib.core.metrics.meteor_nltk`, :mod:`~vqalib.core.metrics.bertscore`,
+:mod:`~vqalib.core.metrics.lexical_overlap`); this table says what each is and how it is called, so code that
+scores pairs (the score cache :mod:`~vqalib.core.metrics.cache`, VizWiz-LF Table 4, CommVQA Table 1) looks a metric
+up by name instead of branching on strings. Pairs are a DataFrame with ``reference`` and ``candidate`` columns, one
+row per pair; Lex-Overlap, a property of a long answer against the crowd's short answers, reads the columns its
+definitions need (``whole_answer``, ``crowd_answers``, ``question``, ``reference``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from vqalib.core.metrics.bertscore import Backbone, bertscore_f1
+from vqalib.core.metrics.lexical_overlap import DEFAULT_LEXICAL_OVERLAP, lexical_overlap
+from vqalib.core.metrics.meteor import meteor
+from vqalib.core.metrics.meteor_nltk import meteor_nltk
+from vqalib.core.metrics.rouge import rouge_l
+
+TextScorer = Callable[[list[str], list[str], "Backbone | None"], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One reference-based metric: what it is, where it comes from, and how to call it.
+
+    Attributes
+    ----------
+    name : str
+        The key code and caches use (``rouge``, ``meteor``, ...).
+    citation : str
+        The paper that defines it.
+    variant : str
+        The exact variant implemented (library, options).
+    low, high : float
+        The range of one score.
+    higher_is_better : bool
+        The direction of the scale.
+    packages : tuple of str
+        The libraries whose versions name its cached scores (:func:`vqalib.core.metrics.cache.score_cache_key`).
+    ptb_tokenized : bool
+        Whether both texts are PTB-tokenized (pycocoevalcap's tokenizer) before scoring.
+    texts : callable or None
+        ``texts(references, candidates, backbone)`` for a metric of two aligned texts, scored pair by pair (and so
+        cacheable per pair); None for a metric of a pair row's other columns (Lex-Overlap).
+    """
+
+    name: str
+    citation: str
+    variant: str
+    low: float
+    high: float
+    higher_is_better: bool
+    packages: tuple[str, ...]
+    ptb_tokenized: bool
+    texts: TextScorer | None
+
+    def score(self, pairs: pd.DataFrame, *, backbone: Backbone | None = None,
+              definition: str = DEFAULT_LEXICAL_OVERLAP) -> np.ndarray:
+        """Scores of the metric for each pair, uncached (the score cache calls :attr:`texts` through
+        :func:`vqalib.core.metrics.cache.cached_scores`).
+
+        Parameters
+        ----------
+        pairs : DataFrame
+            One row per pair: ``reference`` and ``candidate`` (raw text); Lex-Overlap reads the columns of
+            :func:`vqalib.core.metrics.lexical_overlap.lexical_overlap` instead.
+        backbone : Backbone, optional
+            The BERTScore backbone (ignored by the other metrics).
+        definition : str, optional
+            The Lex-Overlap definition (ignored by the other metrics).
+
+        Returns
+        -------
+        ndarray
+            One float64 score per row, in :attr:`low` .. :attr:`high` (NaN where a metric is undefined for a pair).
+        """
+        if self.texts is None:
+            return lexical_overlap(pairs, definition=definition)
+        references, candidates = list(pairs["reference"].astype(str)), list(pairs["candidate"].astype(str))
+        if self.ptb_tokenized:
+            from vqalib.core.metrics.tokenize import ptb_tokenize
+
+            tokens = ptb_tokenize(references + candidates)
+            references, candidates = tokens[:len(references)], tokens[len(references):]
+        return np.asarray(self.texts(references, candidates, backbone), dtype=np.float64)
+
+
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("lex_overlap", citation="none: VizWiz-LF Table 4 reports it without a definition",
+           variant="unigram overlap of word types, one of 8 definitions (default: the pooled crowd answers' recall)",
+           low=0.0, high=1.0, higher_is_better=True, packages=(), ptb_tokenized=False, texts=None),
+    Metric("rouge", citation="Lin, 2004 (ROUGE); pycocoevalcap",
+           variant="ROUGE-L F-measure, beta 1.2, one reference, on PTB-tokenized text",
+           low=0.0, high=1.0, higher_is_better=True, packages=("pycocoevalcap",), ptb_tokenized=True,
+           texts=lambda refs, cands, backbone: rouge_l(refs, cands)),
+    Metric("meteor", citation="Denkowski & Lavie, 2014 (METEOR 1.5); pycocoevalcap's jar",
+           variant="METEOR 1.5, -l en -norm, segment scores, on PTB-tokenized text",
+           low=0.0, high=1.0, higher_is_better=True, packages=("pycocoevalcap",), ptb_tokenized=True,
+           texts=lambda refs, cands, backbone: meteor(refs, cands)),
+    Metric("meteor_nltk", citation="Banerjee & Lavie, 2005 (METEOR); NLTK",
+           variant="NLTK's meteor_score without WordNet synonyms, on PTB-tokenized text",
+           low=0.0, high=1.0, higher_is_better=True, packages=("pycocoevalcap", "nltk"), ptb_tokenized=True,
+           texts=lambda refs, cands, backbone: meteor_nltk(refs, cands)),
+    Metric("bertscore", citation="Zhang et al., 2020 (BERTScore); bert-score",
+           variant="F1, no IDF, no baseline rescaling, float64 backbone, rounded",
+           low=-1.0, high=1.0, higher_is_better=True, packages=("bert-score", "transformers", "torch"),
+           ptb_tokenized=False, texts=lambda refs, cands, backbone: bertscore_f1(refs, cands, backbone=backbone)),
+)}
+
+
+def metric(name: str) -> Metric:
+    """The registry entry of ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METRICS`.
+
+    Returns
+    -------
+    Metric
+        Its entry; an unknown name is a ``ValueError`` listing the known ones.
+    """
+    if name not in METRICS:
+        raise ValueError(f"unknown metric {name!r}; known: {', '.join(METRICS)}")
+    return METRICS[name]

@@ -1,0 +1,242 @@
+"""The short-vs-long preliminary survey of VizWiz-LF (A.3.2, Table 19; §6: "75%, p < .0001").
+
+The exact binomial test (``scipy.stats.binomtest``) behind "preferred long-form answers 75% of the
+time, p < .0001", for each possible number of survey questions, and which numbers of questions the
+printed means and SDs allow; Table 19 itself is shown as printed (its per-response data are not public).
+The Fig. 2 statistics of the human evaluation are :mod:`vqalib.papers.vizwiz_lf.human_eval`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scistats
+
+from vqalib.core import report
+
+
+# --- Table 19: the short-vs-long preliminary survey (A.3.2) ---------------------------
+
+def preference_binomial(*, participants: int = 8, questions=range(1, 31), share: float = 0.75,
+                        threshold: float = 1e-4) -> pd.DataFrame:
+    """Binomial test of the long-form preference for each possible survey size (§6, A.3.2, Table 19).
+
+    The paper reports that 8 BLV participants preferred the long answer 75% of the time,
+    p < .0001, without the number of questions. With N questions there are
+    ``participants * N`` paired comparisons, of which ``share`` preferred the long answer
+    (rounded to a count); the exact test against 50% is ``scipy.stats.binomtest``, two-sided
+    and one-sided (greater).
+
+    Parameters
+    ----------
+    participants : int, default 8
+        Survey participants.
+    questions : iterable of int, default 1-30
+        Survey sizes N tried.
+    share : float, default 0.75
+        Share of comparisons won by the long answer.
+    threshold : float, default 1e-4
+        ``significant`` says whether the two-sided p is below it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per N: questions, comparisons, long_preferred, share_long, p_two_sided, p_one_sided, significant.
+    """
+    rows = []
+    for n_questions in questions:
+        n = participants * n_questions
+        k = int(round(share * n))
+        two = scistats.binomtest(k, n, 0.5, alternative="two-sided").pvalue
+        one = scistats.binomtest(k, n, 0.5, alternative="greater").pvalue
+        rows.append({"questions": n_questions, "comparisons": n, "long_preferred": k, "share_long": k / n,
+                     "p_two_sided": float(two), "p_one_sided": float(one), "significant": bool(two < threshold)})
+    return pd.DataFrame(rows)
+
+
+def scientific(p: float, *, digits: int = 2) -> str:
+    """A small p-value as text that tables keep as written, e.g. ``7.73×10^-5`` (Table 19 binomial test).
+
+    Parameters
+    ----------
+    p : float
+        The value.
+    digits : int, default 2
+        Digits after the mantissa's decimal point.
+
+    Returns
+    -------
+    str
+        ``"<mantissa>×10^<exponent>"``.
+    """
+    mantissa, exponent = f"{p:.{digits}e}".split("e")
+    return f"{mantissa}×10^{int(exponent)}"
+
+
+def smallest_significant_survey(preference: pd.DataFrame, *, column: str = "p_two_sided",
+                                threshold: float = 1e-4) -> int | None:
+    """The fewest questions for which :func:`preference_binomial`'s ``column`` is below ``threshold`` (Table 19).
+
+    Parameters
+    ----------
+    preference : pandas.DataFrame
+        :func:`preference_binomial` (or :func:`survey_table`) output.
+    column : str, default "p_two_sided"
+        The p-value column (``"p_one_sided"`` for the one-sided test).
+    threshold : float, default 1e-4
+        The p level.
+
+    Returns
+    -------
+    int or None
+        The smallest ``questions``, or None when no size reaches it.
+    """
+    below = preference.loc[preference[column] < threshold, "questions"]
+    return int(below.min()) if len(below) else None
+
+
+def _reachable_mean_sd(n: int, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (mean, sample SD, population SD) that n answers on ``levels`` can give."""
+    if len(levels) == 2:
+        counts = np.stack([n - np.arange(n + 1), np.arange(n + 1)], axis=1)
+    else:
+        a, b = np.tril_indices(n + 1)          # all a >= b >= 0 with a <= n: take (b, a - b, n - a)
+        counts = np.stack([b, a - b, n - a], axis=1)
+    values = np.array(levels, dtype=float)
+    total = counts @ values
+    mean = total / n
+    ss = np.clip(counts @ values**2 - n * mean**2, 0, None)
+    return mean, np.sqrt(ss / max(n - 1, 1)), np.sqrt(ss / n)
+
+
+def survey_consistency(paper19: pd.DataFrame, *, participants: int = 8, questions=range(1, 31)) -> pd.DataFrame:
+    """Which survey sizes could give every printed mean and SD of Table 19 (A.3.2)?
+
+    For N questions each cell pools ``participants * N`` answers; a cell is consistent when some
+    split of them over the scale (0/1 for Ranking, 1-3 for ratings) gives a mean and an SD that
+    round to the printed values. Checked with the sample SD (Excel's STDEV, the table's
+    label) and with the population SD.
+
+    Parameters
+    ----------
+    paper19 : pandas.DataFrame
+        ``data/paper/vizwiz-lf_table19_short_vs_long_survey.csv`` loaded long (criterion,
+        answer_length, statistic AVG/STDEV, paper, paper_decimals).
+    participants : int, default 8
+        Survey participants.
+    questions : iterable of int, default 1-30
+        Survey sizes N tried.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per N: questions, answers_per_cell, cells, the counts of consistent cells (out of the
+        table's mean/SD pairs) under each SD, and whether all are consistent under each.
+    """
+    cells = paper19.pivot_table(index=["criterion", "answer_length"], columns="statistic",
+                                values=["paper", "paper_decimals"], sort=False)
+    rows = []
+    for n_questions in questions:
+        n = participants * n_questions
+        ok_sample = ok_population = 0
+        reachable = {levels: _reachable_mean_sd(n, levels) for levels in ((0, 1), (1, 2, 3))}
+        for (criterion, _length), cell in cells.iterrows():
+            mean, sd_sample, sd_population = reachable[(0, 1) if criterion == "Ranking" else (1, 2, 3)]
+            m, s = cell[("paper", "AVG")], cell[("paper", "STDEV")]
+            dm = 0.5 * 10.0 ** -cell[("paper_decimals", "AVG")] + 1e-9
+            ds = 0.5 * 10.0 ** -cell[("paper_decimals", "STDEV")] + 1e-9
+            mean_ok = np.abs(mean - m) <= dm
+            ok_sample += bool((mean_ok & (np.abs(sd_sample - s) <= ds)).any())
+            ok_population += bool((mean_ok & (np.abs(sd_population - s) <= ds)).any())
+        rows.append({"questions": n_questions, "answers_per_cell": n, "cells": len(cells),
+                     "consistent_cells_sample_sd": ok_sample, "consistent_cells_population_sd": ok_population,
+                     "all_consistent_sample_sd": ok_sample == len(cells),
+                     "all_consistent_population_sd": ok_population == len(cells)})
+    return pd.DataFrame(rows)
+
+
+# --- notebook 04: Table 19 displays -------------------------------------------------------
+
+TABLE19_STEM = "vizwiz-lf_table19_short_vs_long_survey"
+
+
+def table19_shown(paper19: pd.DataFrame) -> pd.DataFrame:
+    """Table 19 (A.3.2) as shown, not reproduced: the paper's cells with an empty ``reproduced`` and
+    a status saying why (the survey's per-response data are not public).
+
+    Parameters
+    ----------
+    paper19 : DataFrame
+        The paper's Table 19 (:func:`vqalib.core.report.load_paper_table`).
+
+    Returns
+    -------
+    DataFrame
+        The comparison frame of :func:`vqalib.core.report.compare` with a ``status`` column.
+    """
+
+    table = report.compare(pd.DataFrame(columns=["criterion", "answer_length", "statistic", "value"]),
+                           TABLE19_STEM, paper=paper19)
+    table.insert(3, "status", "not run: the survey's per-response data are not public")
+    return table
+
+
+SURVEY_COLUMNS = ["questions", "comparisons", "long_preferred", "p_two_sided_printed", "significant",
+                  "consistent_cells_sample_sd", "consistent_cells_population_sd"]
+
+
+def survey_table(paper19: pd.DataFrame, *, participants: int = 8, questions=range(1, 21), share: float = 0.75,
+                 threshold: float = 1e-4) -> pd.DataFrame:
+    """Per survey size, the binomial test of the long-answer preference and whether Table 19's means and SDs
+    are attainable (A.3.2: "75%, p < .0001").
+
+    Parameters
+    ----------
+    paper19 : DataFrame
+        The paper's Table 19, long (see :func:`survey_consistency`).
+    participants : int
+        Survey participants (8).
+    questions : iterable of int
+        Survey sizes N tried.
+    share : float
+        Share of comparisons won by the long answer.
+    threshold : float
+        The p level of ``significant``.
+
+    Returns
+    -------
+    DataFrame
+        :func:`preference_binomial` merged with :func:`survey_consistency` on ``questions``, with
+        ``p_two_sided_printed`` (:func:`scientific`).
+    """
+    preference = preference_binomial(participants=participants, questions=questions, share=share,
+                                     threshold=threshold)
+    survey = preference.merge(survey_consistency(paper19, participants=participants, questions=questions),
+                              on="questions")
+    survey.insert(5, "p_two_sided_printed", survey["p_two_sided"].map(scientific))
+    return survey
+
+
+def survey_summary_text(survey: pd.DataFrame, *, threshold: float = 1e-4) -> str:
+    """The smallest survey reaching p < ``threshold`` and the sizes consistent with Table 19, as two lines.
+
+    Parameters
+    ----------
+    survey : DataFrame
+        :func:`survey_table` output.
+    threshold : float
+        The p level.
+
+    Returns
+    -------
+    str
+    """
+    smallest = smallest_significant_survey(survey, column="p_two_sided", threshold=threshold)
+    smallest_one = smallest_significant_survey(survey, column="p_one_sided", threshold=threshold)
+    row = survey.set_index("questions").loc[smallest]
+    fits_sample = survey.loc[survey["all_consistent_sample_sd"], "questions"].tolist()
+    fits_population = survey.loc[survey["all_consistent_population_sd"], "questions"].tolist()
+    return (f"smallest N with p < .0001: {smallest} questions two-sided, {smallest_one} one-sided "
+            f"({int(row['comparisons'])} comparisons, {int(row['long_preferred'])} for the long answer)\n"
+            f"N (1-20) for which every printed mean and SD of Table 19 is attainable: sample SD (Excel STDEV): "
+            f"{fits_sample}; population SD: {fits_population}")
