@@ -43,3 +43,11 @@ def test_unknown_metric_is_named():
         metric("bleu")
     with pytest.raises(ValueError, match="scores pair rows"):
         cache._score_texts("lex_overlap", ("a",), ("b",), None)
+
+
+def test_a_pair_that_tokenization_empties_scores_zero_uncached_too():
+    """``Metric.score`` and the cache share :meth:`Metric.score_texts`: METEOR's Java side never sees an empty
+    segment, whichever path scores the pair."""
+    pairs = pd.DataFrame({"reference": ["...", "a red car"], "candidate": ["a car", "a red car"]})
+    scores = metric("meteor").score(pairs)
+    assert scores[0] == 0.0 and scores[1] > 0.9

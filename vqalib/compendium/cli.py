@@ -127,6 +127,7 @@ def _claims(args: argparse.Namespace) -> int:
 
 
 def _classify(args: argparse.Namespace) -> int:
+    from vqalib.papers.vizwiz_lf.classifier import MODEL_DIR
     from vqalib.papers.vizwiz_lf.classifier_fits import check_fits, write_fits
     from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 
@@ -137,7 +138,8 @@ def _classify(args: argparse.Namespace) -> int:
             print(f"error: {line}", file=sys.stderr)
         print("committed fits: " + ("DIFFER" if problems else "identical to a refit (CV results and both models)"))
         return 1 if problems else 0
-    for path in write_fits(data.sentences, data.answers, out=args.out, seed=args.seed, estimator=args.estimator):
+    out = args.out if args.out is not None else MODEL_DIR
+    for path in write_fits(data.sentences, data.answers, out=out, seed=args.seed, estimator=args.estimator):
         print(f"saved {path} ({path.stat().st_size / 1024:.0f} KiB)")
     return 0
 
@@ -274,10 +276,6 @@ def main(argv: list[str] | None = None) -> int:
         The command's exit status.
     """
     args = build_parser().parse_args(argv)
-    if args.command == "classify" and args.out is None:
-        from vqalib.papers.vizwiz_lf.classifier import MODEL_DIR
-
-        args.out = MODEL_DIR
     return args.handler(args)
 
 

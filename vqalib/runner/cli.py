@@ -29,6 +29,10 @@ from vqalib.runner.strategies import STRATEGIES
 
 
 
+# pandas display options of the text tables `vqalib models` and `vqalib runs` print
+_TEXT_TABLE = ("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 60)
+
+
 def _shard_option(text: str) -> str:
     try:
         parse_shard(text)
@@ -163,7 +167,7 @@ def models_text() -> str:
     str
         One line per model: key, hub id and revision, class, papers, dtype and generation settings.
     """
-    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 60):
+    with pd.option_context(*_TEXT_TABLE):
         return registry_frame()[["key", "hub_id", "revision", "model_class", "papers", "dtype", "generation",
                                  "consistency", "max_new_tokens", "test_model"]].to_string(index=False)
 
@@ -181,5 +185,5 @@ def runs_text(runs_dir: str | Path | None = None) -> str:
     str
         One line per run file (:func:`~vqalib.runner.handoff.discover_runs` without the path column).
     """
-    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 60):
+    with pd.option_context(*_TEXT_TABLE):
         return discover_runs(runs_dir).drop(columns=["path"]).to_string(index=False)

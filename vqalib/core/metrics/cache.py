@@ -4,8 +4,9 @@ Not a metric; no citation. Scores are stored per pair in a content-addressed sto
 (:class:`vqalib.core.shards.ShardStore`) of ``.npz`` arrays read with ``allow_pickle=False`` (a cache file is data,
 never code), named by a SHA-256 of the metric, its implementation (library versions, backbone,
 :data:`SCORE_CACHE_VERSION`, rounding) and keyed inside by the two texts, so a second ``make reproduce`` does
-not recompute them (:func:`cached_scores`). :func:`_score_texts` is the unit of work: PTB tokenization then
-ROUGE-L, METEOR 1.5 or NLTK METEOR, or BERTScore F1.
+not recompute them (:func:`cached_scores`). :func:`_score_texts` is the unit of work: the metric's
+:meth:`vqalib.core.metrics.registry.Metric.score_texts` (PTB tokenization where declared, then ROUGE-L,
+METEOR 1.5 or NLTK METEOR; or BERTScore F1).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from vqalib.core import config
 from vqalib.core.io import cache_root
 from vqalib.core.metrics.bertscore import Backbone
 from vqalib.core.metrics.registry import metric as metric_spec
-from vqalib.core.metrics.tokenize import ptb_tokenize
 from vqalib.core.encoders import DECIMALS, model_identity, packaged_minilm_path
 from vqalib.core.shards import ShardStore, item_key
 
@@ -29,20 +29,8 @@ def _score_texts(metric: str, references: tuple[str, ...], candidates: tuple[str
                  backbone: Backbone | None) -> np.ndarray:
     """Scores of one metric for aligned text pairs (the cached unit of work of :func:`cached_scores`;
     bump :data:`SCORE_CACHE_VERSION` when this computation changes)."""
-    spec = metric_spec(metric)
-    if spec.texts is None:
-        raise ValueError(f"metric {metric!r} scores pair rows, not text pairs: it has no per-pair cache")
     config.model_call(f"{metric} on {len(references)} pairs")
-    if not spec.ptb_tokenized:
-        return np.asarray(spec.texts(list(references), list(candidates), backbone), dtype=np.float64)
-    tokens = ptb_tokenize(list(references) + list(candidates))
-    refs, cands = tokens[:len(references)], tokens[len(references):]
-    # METEOR's Java side cannot score an empty segment; PTB may empty a punctuation-only text
-    empty = np.array([not r.strip() or not c.strip() for r, c in zip(refs, cands)], dtype=bool)
-    scores = spec.texts([r if r.strip() else "." for r in refs], [c if c.strip() else "." for c in cands], backbone)
-    scores[empty] = 0.0
-    return scores
-
+    return metric_spec(metric).score_texts(references, candidates, backbone)
 
 SCORE_CACHE_VERSION = "2"  # 2: scores stored per pair. Bump when _score_texts changes: cached scores are then not reused
 

@@ -13,7 +13,7 @@ definitions need (``whole_answer``, ``crowd_answers``, ``question``, ``reference
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -62,10 +62,41 @@ class Metric:
     ptb_tokenized: bool
     texts: TextScorer | None
 
+    def score_texts(self, references: Sequence[str], candidates: Sequence[str],
+                    backbone: Backbone | None = None) -> np.ndarray:
+        """Scores of aligned raw text pairs: PTB-tokenized first where the metric says so, and a pair that
+        tokenization empties scores 0 (METEOR's Java side cannot score an empty segment). The unit of work the
+        score cache stores (:func:`vqalib.core.metrics.cache.cached_scores`).
+
+        Parameters
+        ----------
+        references, candidates : sequence of str
+            Aligned raw texts.
+        backbone : Backbone, optional
+            The BERTScore backbone (ignored by the other metrics).
+
+        Returns
+        -------
+        ndarray
+            One float64 score per pair. A metric of pair rows (Lex-Overlap) is a ``ValueError``.
+        """
+        if self.texts is None:
+            raise ValueError(f"metric {self.name!r} scores pair rows, not text pairs: it has no per-pair cache")
+        if not self.ptb_tokenized:
+            return np.asarray(self.texts(list(references), list(candidates), backbone), dtype=np.float64)
+        from vqalib.core.metrics.tokenize import ptb_tokenize
+
+        tokens = ptb_tokenize(list(references) + list(candidates))
+        refs, cands = tokens[:len(references)], tokens[len(references):]
+        empty = np.array([not r.strip() or not c.strip() for r, c in zip(refs, cands)], dtype=bool)
+        scores = self.texts([r if r.strip() else "." for r in refs], [c if c.strip() else "." for c in cands],
+                            backbone)
+        scores[empty] = 0.0
+        return scores
+
     def score(self, pairs: pd.DataFrame, *, backbone: Backbone | None = None,
               definition: str = DEFAULT_LEXICAL_OVERLAP) -> np.ndarray:
-        """Scores of the metric for each pair, uncached (the score cache calls :attr:`texts` through
-        :func:`vqalib.core.metrics.cache.cached_scores`).
+        """Scores of the metric for each pair, uncached (the score cache stores :meth:`score_texts` per pair).
 
         Parameters
         ----------
@@ -84,13 +115,7 @@ class Metric:
         """
         if self.texts is None:
             return lexical_overlap(pairs, definition=definition)
-        references, candidates = list(pairs["reference"].astype(str)), list(pairs["candidate"].astype(str))
-        if self.ptb_tokenized:
-            from vqalib.core.metrics.tokenize import ptb_tokenize
-
-            tokens = ptb_tokenize(references + candidates)
-            references, candidates = tokens[:len(references)], tokens[len(references):]
-        return np.asarray(self.texts(references, candidates, backbone), dtype=np.float64)
+        return self.score_texts(list(pairs["reference"].astype(str)), list(pairs["candidate"].astype(str)), backbone)
 
 
 METRICS: dict[str, Metric] = {m.name: m for m in (

@@ -7,9 +7,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from vqalib.core.encoders import embed
+
+
+def _row_cosines(left: list[str], right: list[str], *, model: str | None, cache_dir: Path | None) -> np.ndarray:
+    """Cosine of each aligned (left, right) text pair: each distinct text embedded once, in sorted order (the
+    embeddings are unit length, so the dot product is the cosine)."""
+    texts = sorted(set(left) | set(right))
+    emb = embed(texts, model=model, cache_dir=cache_dir)
+    lookup = {t: k for k, t in enumerate(texts)}
+    return (emb[[lookup[t] for t in left]] * emb[[lookup[t] for t in right]]).sum(axis=1)
 
 
 def intent_similarity(rewrites: pd.DataFrame, *, model: str | None = None,
@@ -30,12 +40,8 @@ def intent_similarity(rewrites: pd.DataFrame, *, model: str | None = None,
     pandas.Series
         ``intent_similarity``, indexed like ``rewrites``.
     """
-    texts = sorted(set(rewrites["original"]) | set(rewrites["question"]))
-    emb = embed(list(texts), model=model, cache_dir=cache_dir)
-    lookup = {t: k for k, t in enumerate(texts)}
-    a = emb[[lookup[t] for t in rewrites["original"]]]
-    b = emb[[lookup[t] for t in rewrites["question"]]]
-    return pd.Series((a * b).sum(axis=1), index=rewrites.index, name="intent_similarity")
+    cosines = _row_cosines(list(rewrites["original"]), list(rewrites["question"]), model=model, cache_dir=cache_dir)
+    return pd.Series(cosines, index=rewrites.index, name="intent_similarity")
 
 
 def intent_filter_table(rewrites: pd.DataFrame, *, threshold: float = 0.80) -> pd.DataFrame:
@@ -78,12 +84,9 @@ def answer_similarity(predictions: pd.DataFrame, *, model: str | None = None,
     pandas.Series
         ``answer_similarity``, indexed like ``predictions``.
     """
-    texts = sorted(set(map(str, predictions["prediction"])) | set(map(str, predictions["answer"])))
-    emb = embed(list(texts), model=model, cache_dir=cache_dir)
-    lookup = {t: k for k, t in enumerate(texts)}
-    a = emb[[lookup[str(t)] for t in predictions["prediction"]]]
-    b = emb[[lookup[str(t)] for t in predictions["answer"]]]
-    return pd.Series((a * b).sum(axis=1), index=predictions.index, name="answer_similarity")
+    cosines = _row_cosines(list(map(str, predictions["prediction"])), list(map(str, predictions["answer"])),
+                           model=model, cache_dir=cache_dir)
+    return pd.Series(cosines, index=predictions.index, name="answer_similarity")
 
 
 def intent_filter_by_set(rewrites: dict[str, pd.DataFrame], *, threshold: float = 0.80) -> pd.DataFrame:
