@@ -21,6 +21,8 @@ command            job
 ``models``         the VLM registry (:func:`vqalib.runner.cli.models_text`)
 ``runs``           the run files the notebooks find (:func:`vqalib.runner.cli.runs_text`)
 ``site``           ``build`` / ``check`` the reviewer site (:mod:`vqalib.compendium.site`)
+``score``          any model's answers into the papers' tables (:func:`vqalib.compendium.score.score`)
+``import``         a model's answers as a run file the notebooks read (:func:`vqalib.compendium.score.import_answers`)
 =================  ==========================================================================================
 """
 
@@ -174,6 +176,67 @@ def _site(args: argparse.Namespace) -> int:
     return 0
 
 
+def _score(args: argparse.Namespace) -> int:
+    from vqalib.compendium import scorecard_files
+    from vqalib.compendium.score import coverage_lines, score
+    from vqalib.core.io import DataFormatError
+
+    try:
+        card = score(args.answers, dataset=args.dataset, model=args.model, fmt=args.format,
+                     conditions=args.condition, task_data=args.task_data, duplicates=args.duplicates,
+                     question_set=args.question_set, n_resamples=args.n_resamples, seed=args.seed,
+                     compare=not args.no_compare)
+    except (DataFormatError, ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    page = scorecard_files.write(card, args.out)
+    for line in coverage_lines(card):
+        print(line)
+    print(f"wrote {len(card.tables)} tables, scorecard.json and {page}")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from vqalib.compendium.score import import_answers
+    from vqalib.core.answer_files import coverage_text
+    from vqalib.core.io import DataFormatError
+
+    try:
+        path, coverages = import_answers(args.answers, dataset=args.dataset, model=args.model, out=args.out,
+                                         fmt=args.format, conditions=args.condition, strategy=args.strategy,
+                                         task_data=args.task_data, duplicates=args.duplicates,
+                                         question_set=args.question_set, overwrite=args.overwrite)
+    except (DataFormatError, ValueError, FileNotFoundError, FileExistsError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    for coverage in coverages:
+        print(coverage_text(coverage))
+    print(f"wrote {path}; `make reproduce` fills the notebooks' model rows from it")
+    return 0
+
+
+def _answers_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments `score` and `import` share: the answers files and how to read and match them."""
+    from vqalib.core.answer_files import DUPLICATE_RULES, FORMATS
+
+    parser.add_argument("answers", nargs="+", type=Path, metavar="ANSWERS",
+                        help="answers file(s): a `vqalib run` file, a plain CSV/JSONL (question_id, answer; AFGV also "
+                             "tier), an lmms-eval samples JSONL, a VLMEvalKit prediction file (.xlsx/.tsv/.json) or "
+                             "the CommVQA authors' result CSV; CommVQA: one file per condition")
+    parser.add_argument("--dataset", required=True, choices=("vizwiz-lf", "commvqa", "afgv"))
+    parser.add_argument("--model", default=None, help="the model's name in the tables (default: the run file's)")
+    parser.add_argument("--format", default=None, choices=FORMATS, help="override the format detected from the content")
+    parser.add_argument("--condition", action="append", choices=("baseline", "contextual"),
+                        help="CommVQA: the condition of each answers file, in order (repeat for two files)")
+    parser.add_argument("--task-data", type=Path, default=None,
+                        help="the exported task data (lmms-eval JSONL / VLMEvalKit TSV) to join toolkit rows that "
+                             "carry only doc_id / index")
+    parser.add_argument("--duplicates", default="error", choices=DUPLICATE_RULES,
+                        help="a second answer to one question: refused (default) or the first/last kept")
+    parser.add_argument("--question-set", default="VizWiz-LF", choices=("VizWiz-LF", "CommVQA"),
+                        help="AFGV: the rewritten question set answered")
+
+
 def _command(commands, name: str, handler, *, help: str, reads: str, writes: str) -> argparse.ArgumentParser:
     """One subcommand whose ``--help`` says what it does, reads and writes."""
     parser = commands.add_parser(name, help=help, description=f"{help[0].upper()}{help[1:]}.",
@@ -259,6 +322,25 @@ def build_parser() -> argparse.ArgumentParser:
                  writes="build/html/; check: --out (report and screenshots)")
     w.add_argument("action", choices=("build", "check"))
     w.add_argument("--out", default="build/site-check", help="check only: report and screenshots folder")
+
+    sc = _command(commands, "score", _score, help="score a model's answers into the papers' tables (a scorecard)",
+                  reads="ANSWERS, data/raw/, figures/ (the released models' rows and the paper's values beside), "
+                        "data/models/, the caches of $VQALIB_CACHE_DIR; a judge when configured (LAVE)",
+                  writes="--out: scorecard.json, each table as .csv and .md, a figure, index.html")
+    _answers_arguments(sc)
+    sc.add_argument("--out", type=Path, required=True, help="the scorecard folder (under scores/ to be on the site)")
+    sc.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples (the notebooks': 1000)")
+    sc.add_argument("--seed", type=int, default=0)
+    sc.add_argument("--no-compare", action="store_true",
+                    help="VizWiz-LF: skip the paired differences to the released models (faster)")
+    im = _command(commands, "import", _import, help="write a model's answers as a run file the notebooks read",
+                  reads="ANSWERS, data/raw/ (questions and references)",
+                  writes="--out (a run file, schema 1, test_model false, with the source file's provenance)")
+    _answers_arguments(im)
+    im.add_argument("--out", type=Path, required=True, help="the run file, e.g. runs/my-model_vizwiz-lf.jsonl")
+    im.add_argument("--strategy", default=None, help="the run's strategy (default vanilla for VizWiz-LF, "
+                                                    "short-answer for AFGV; CommVQA: from --condition)")
+    im.add_argument("--overwrite", action="store_true", help="replace an existing run file")
     return parser
 
 

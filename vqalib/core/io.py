@@ -286,7 +286,7 @@ def read_json(path: Path) -> object:
     return value
 
 
-def read_csv_text(path: Path, *, required: tuple[str, ...] = ()) -> pd.DataFrame:
+def read_csv_text(path: Path, *, required: tuple[str, ...] = (), sep: str = ",") -> pd.DataFrame:
     """Read a CSV file as text (``dtype=str, keep_default_na=False``) strictly (CommVQA result files).
 
     Raises :class:`DataFormatError` naming the file, the row (0-based data row, with its
@@ -300,6 +300,8 @@ def read_csv_text(path: Path, *, required: tuple[str, ...] = ()) -> pd.DataFrame
         The CSV file.
     required : tuple of str, default ()
         Column names the header must hold.
+    sep : str, default ","
+        The field separator (``"\\t"`` for TSV files, e.g. VLMEvalKit prediction files).
 
     Returns
     -------
@@ -318,7 +320,7 @@ def read_csv_text(path: Path, *, required: tuple[str, ...] = ()) -> pd.DataFrame
     except UnicodeDecodeError as err:
         cell = _csv_cell_with_bad_bytes(data)
         raise DataFormatError(f"{path}: {cell + ': ' if cell else ''}{_undecodable(data, err)}") from None
-    records = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    records = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), delimiter=sep)
     header = next((r for r in records if r), [])
     named = [h for h in header if h]
     repeated = sorted({h for h in named if named.count(h) > 1})
@@ -329,7 +331,7 @@ def read_csv_text(path: Path, *, required: tuple[str, ...] = ()) -> pd.DataFrame
     if missing:
         raise DataFormatError(f"{path}: line 1 (header): lacks required column(s) {missing}; the header has {header}")
     try:
-        frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+        frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, sep=sep)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
         raise DataFormatError(f"{path}: not a readable CSV table: {err}") from None
     if frame.empty:

@@ -37,7 +37,8 @@ def _summary(values: pd.Series) -> dict:
     return {"n": int(values.size), "mean_words": float(values.mean()), "sd_words": float(values.std(ddof=1))}
 
 
-def word_count_table(answers: pd.DataFrame, *, question_source: str = "Expert") -> pd.DataFrame:
+def word_count_table(answers: pd.DataFrame, *, question_source: str = "Expert",
+                     columns: dict[str, str] | None = None) -> pd.DataFrame:
     """Mean and SD of words per category and in total (VizWiz-LF Table 1).
 
     Columns: ``Question`` (one copy of each question, taken from ``question_source``),
@@ -51,6 +52,9 @@ def word_count_table(answers: pd.DataFrame, *, question_source: str = "Expert") 
         ``question_words``, ``crowd_answer_words``, ``answer_words``).
     question_source : str, default "Expert"
         The source whose rows give the questions and crowd answers; ValueError when it has none.
+    columns : dict of str to str, optional
+        Table column -> answer source of the long-form columns; default :data:`TABLE1_COLUMNS` (a new
+        model's scorecard passes its own).
 
     Returns
     -------
@@ -70,7 +74,7 @@ def word_count_table(answers: pd.DataFrame, *, question_source: str = "Expert") 
                      **_summary(q["question_words"])})
         crowd = q["crowd_answer_words"].explode().astype("int64")
         rows.append({"category": category, "dataset": "VizWiz", "column": "Answer", **_summary(crowd)})
-        for column, source in TABLE1_COLUMNS.items():
+        for column, source in (TABLE1_COLUMNS if columns is None else columns).items():
             of_source = answers[answers["source"] == source]
             if of_source.empty:  # source not loaded: no column (a loaded source without answers in a category: n=0)
                 continue

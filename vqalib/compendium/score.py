@@ -1,0 +1,425 @@
+"""``vqalib score``: any model's answers, from our runner or from lmms-eval or VLMEvalKit, into the papers' tables.
+
+The path (ARCHITECTURE.md, "Scoring any model"): read each answers file (:func:`vqalib.core.answer_files.read_answers`,
+or :func:`vqalib.runner.handoff.load_run` for a ``vqalib run`` file), give every row its dataset id (our item id,
+the question id and tier, or the toolkit's ``doc_id``/``index`` through the exported task data), match the rows
+to the dataset's questions and count every row (:func:`vqalib.core.answer_files.match_answers`), score with the
+paper's own functions (:mod:`vqalib.papers.vizwiz_lf.scorecard`, :mod:`vqalib.papers.commvqa.scorecard`,
+:mod:`vqalib.papers.afgv.scorecard`), and write the scorecard (:mod:`vqalib.compendium.scorecard_files`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.core.answer_files import (AnswerSource, coverage_text, detect_format, join_task_data, match_answers,
+                                      read_answers)
+from vqalib.core.io import DataFormatError, sha256_of
+
+DATASETS = ("vizwiz-lf", "commvqa", "afgv")
+CONDITION_OF_STRATEGY = {"commvqa-baseline": "baseline", "commvqa-contextual": "contextual"}
+
+
+@dataclass
+class Scorecard:
+    """One model's scores on one dataset: what ``scorecard.json`` holds, with the tables as DataFrames."""
+
+    model: str
+    dataset: str
+    sources: list[dict]
+    coverage: dict
+    tables: dict[str, pd.DataFrame]
+    settings: dict = field(default_factory=dict)
+
+
+def run_file_answers(path: str | Path) -> tuple[pd.DataFrame, AnswerSource, str | None]:
+    """A ``vqalib run`` file's final records as answer rows (errors as missing answers, counted as empty).
+
+    Parameters
+    ----------
+    path : str or Path
+        The run file.
+
+    Returns
+    -------
+    tuple
+        ``(answers, source, model)``: rows like :func:`vqalib.core.answer_files.read_answers`' (``condition`` from
+        a CommVQA strategy), the :class:`AnswerSource`, and the run's model key when it has one.
+    """
+    from vqalib.runner.handoff import load_run
+
+    records = load_run(path, finals_only=True)
+    if records.empty:
+        raise DataFormatError(f"{path}: no complete question in this run file")
+    answers = pd.DataFrame({
+        "line": range(1, len(records) + 1), "item_id": records["item_id"].astype(str),
+        "question_id": records["question_id"].astype(str), "doc_id": None, "index": None, "doc_hash": None,
+        "tier": records.get("tier"), "condition": records["strategy"].map(CONDITION_OF_STRATEGY),
+        "question": records["question"],
+        "answer": records["answer"].where(records["kind"] != "error"), "strategy": records["strategy"]})
+    models = sorted(records["model"].dropna().unique())
+    version = ",".join(sorted(map(str, records["model_id"].dropna().unique()))) if "model_id" in records else None
+    source = AnswerSource(path=str(path), format="vqalib-run", toolkit="vqalib run", version=version or None,
+                          sha256=sha256_of(Path(path)), records=len(answers))
+    return answers, source, models[0] if len(models) == 1 else None
+
+
+def dataset_ids(dataset: str, *, question_set: str = "VizWiz-LF", data_dir: Path | None = None) -> list[str]:
+    """The item ids of a dataset, in its order (``vizwiz-lf``: question ids; ``commvqa``: annotation rows; ``afgv``:
+    ``<question_id>/<tier>`` of the question set's placed rewrites).
+
+    Parameters
+    ----------
+    dataset : {"vizwiz-lf", "commvqa", "afgv"}
+        The dataset.
+    question_set : str, default "VizWiz-LF"
+        AFGV's question set.
+    data_dir : Path, optional
+        The data folder.
+
+    Returns
+    -------
+    list of str
+    """
+    if dataset == "vizwiz-lf":
+        from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
+
+        expert = load_vizwiz_lf(data_dir=data_dir, sources=["expert"]).answers
+        return [str(q) for q in expert["question_id"].drop_duplicates()]
+    if dataset == "commvqa":
+        from vqalib.core import data_registry, io
+
+        raw = io.read_json(data_registry.verified_path("commvqa/annotations.json", data_dir=data_dir))
+        return [str(i) for i in range(len(raw))]
+    if dataset == "afgv":
+        from vqalib.papers.afgv.scorecard import tier_items
+
+        return list(tier_items(question_set=question_set, data_dir=data_dir)["item_id"])
+    raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
+
+
+def with_item_ids(answers: pd.DataFrame, *, dataset: str, task_data: str | Path | None, path: str) -> pd.DataFrame:
+    """Every row's item id: given, from the question id (and tier for AFGV), or from the exported task data.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Rows of :func:`vqalib.core.answer_files.read_answers`.
+    dataset : str
+        The dataset scored.
+    task_data : str or Path, optional
+        The exported task data (lmms-eval JSONL / VLMEvalKit TSV) for rows keyed only by ``doc_id``/``index``.
+    path : str
+        The answers file, for messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``answers`` with ``item_id`` filled where it can be.
+    """
+    out = answers.copy()
+    need = out["item_id"].isna() & out["question_id"].notna()
+    if dataset == "afgv":
+        has_tier = need & out["tier"].notna()
+        out.loc[has_tier, "item_id"] = out.loc[has_tier, "question_id"] + "/" + out.loc[has_tier, "tier"].str.lower()
+    else:
+        out.loc[need, "item_id"] = out.loc[need, "question_id"]
+    if out["item_id"].isna().any() and task_data is not None:
+        out = join_task_data(out, task_data=task_data, answers_path=path)
+    return out
+
+
+def read_all(paths: list[str | Path], *, dataset: str, fmt: str | None = None,
+             task_data: str | Path | None = None) -> tuple[pd.DataFrame, list[AnswerSource], str | None]:
+    """Read every answers file of one model into one table with item ids (and ``condition`` for CommVQA).
+
+    Parameters
+    ----------
+    paths : list of str or Path
+        The answers files (CommVQA: one per condition).
+    dataset : str
+        The dataset scored.
+    fmt : str, optional
+        The format of every file (default: detected per file).
+    task_data : str or Path, optional
+        The exported task data, for toolkit rows without our ids.
+
+    Returns
+    -------
+    tuple
+        ``(answers, sources, run_model)``: the rows (``file`` says which), each file's :class:`AnswerSource`, and
+        the model key of the run files when they name one.
+    """
+    frames, sources, run_model = [], [], None
+    for path in paths:
+        found = fmt or detect_format(path)
+        if found == "vqalib-run":
+            answers, source, run_model = run_file_answers(path)
+        elif found == "commvqa-results":
+            raise DataFormatError(f"{path}: the CommVQA authors' result layout is scored by score_commvqa_authors")
+        else:
+            answers, source = read_answers(path, format=found)
+            answers = with_item_ids(answers, dataset=dataset, task_data=task_data, path=str(path))
+        frames.append(answers.assign(file=Path(path).name))
+        sources.append(source)
+    return pd.concat(frames, ignore_index=True), sources, run_model
+
+
+def _other_ids(dataset: str, *, data_dir: Path | None) -> dict[str, set[str]]:
+    others = {}
+    for name in DATASETS:
+        if name != dataset:
+            try:
+                others[name] = set(dataset_ids(name, data_dir=data_dir))
+            except (OSError, ValueError):  # a dataset not fetched: no hint from it
+                continue
+    return others
+
+
+def score(paths: list[str | Path], *, dataset: str, model: str | None = None, fmt: str | None = None,
+          conditions: list[str] | None = None, task_data: str | Path | None = None, duplicates: str = "error",
+          question_set: str = "VizWiz-LF", n_resamples: int = 1000, seed: int = 0, compare: bool = True,
+          data_dir: Path | None = None) -> Scorecard:
+    """Score one model's answers on one dataset into the paper's tables (``vqalib score``).
+
+    Parameters
+    ----------
+    paths : list of str or Path
+        The answers files: one, or for CommVQA one per condition.
+    dataset : {"vizwiz-lf", "commvqa", "afgv"}
+        The dataset.
+    model : str, optional
+        The model's name in the tables; default the run file's model key (required otherwise).
+    fmt : str, optional
+        Force a format of :data:`vqalib.core.answer_files.FORMATS` (default: detected from the content).
+    conditions : list of str, optional
+        CommVQA: the condition of each file (``baseline``/``contextual``), unless the rows say it.
+    task_data : str or Path, optional
+        The exported task data for toolkit files keyed only by ``doc_id`` (lmms-eval) or ``index`` (VLMEvalKit).
+    duplicates : {"error", "first", "last"}
+        A second answer to one question: refused, or the first/last kept.
+    question_set : str, default "VizWiz-LF"
+        AFGV's question set.
+    n_resamples, seed : int
+        Bootstrap settings (the notebooks': 1000, 0).
+    compare : bool, default True
+        VizWiz-LF: also the paired differences to each released model.
+    data_dir : Path, optional
+        The data folder.
+
+    Returns
+    -------
+    Scorecard
+    """
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
+    paths = [Path(p) for p in paths]
+    settings = {"n_resamples": n_resamples, "seed": seed, "duplicates": duplicates}
+    if dataset == "commvqa":
+        return _score_commvqa(paths, model=model, fmt=fmt, conditions=conditions, task_data=task_data,
+                              duplicates=duplicates, n_resamples=n_resamples, seed=seed, data_dir=data_dir,
+                              settings=settings)
+    if len(paths) != 1:
+        raise ValueError(f"{dataset}: give one answers file (got {len(paths)})")
+    answers, sources, run_model = read_all(paths, dataset=dataset, fmt=fmt, task_data=task_data)
+    model = model or run_model
+    if not model:
+        raise ValueError("name the model: --model NAME")
+    ids = dataset_ids(dataset, question_set=question_set, data_dir=data_dir)
+    matched, coverage = match_answers(answers, ids=ids, dataset=dataset, duplicates=duplicates,
+                                      others=_other_ids(dataset, data_dir=data_dir), path=str(paths[0]))
+    if dataset == "vizwiz-lf":
+        from vqalib.core.judge.cache import judge_from_env
+        from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
+        from vqalib.papers.vizwiz_lf.scorecard import score_vizwiz_lf
+
+        tables = score_vizwiz_lf(matched, model=model, data=load_vizwiz_lf(data_dir=data_dir), judge=judge_from_env(),
+                                 n_resamples=n_resamples, seed=seed, compare=compare)
+    else:
+        from vqalib.papers.afgv.scorecard import score_afgv, tier_items
+
+        tables = score_afgv(matched, model=model, items=tier_items(question_set=question_set, data_dir=data_dir))
+        settings["question_set"] = question_set
+    return Scorecard(model=model, dataset=dataset, sources=[s.to_dict() for s in sources], coverage=coverage,
+                     tables=tables, settings=settings)
+
+
+def _score_commvqa(paths, *, model, fmt, conditions, task_data, duplicates, n_resamples, seed, data_dir,
+                   settings) -> Scorecard:
+    """CommVQA: each file (authors' layout or keyed by item id) under its condition, then both protocols."""
+    from vqalib.core.answer_files import AnswerSource
+    from vqalib.papers.commvqa.loading import load_commvqa
+    from vqalib.papers.commvqa.scorecard import results_from_answers, results_from_authors_csv, score_commvqa
+
+    conditions = list(conditions or [])
+    if conditions and len(conditions) != len(paths):
+        raise ValueError(f"give one --condition per answers file ({len(paths)} files, {len(conditions)} conditions)")
+    data = load_commvqa(data_dir=data_dir)
+    benchmark = data.results["question_id"].dropna().astype(int)
+    ids = [str(i) for i in data.annotations["question_id"]]
+    parts, sources, coverages, run_model = [], [], [], None
+    for k, path in enumerate(paths):
+        found = fmt or detect_format(path)
+        condition = conditions[k] if conditions else None
+        if found == "commvqa-results":
+            if not (model and condition):
+                raise ValueError(f"{path}: an authors' result CSV needs --model and --condition")
+            loaded = results_from_authors_csv(path, model=model, condition=condition, data_dir=data_dir)
+            rows = loaded.results
+            sources.append(AnswerSource(path=str(path), format=found, toolkit=None, version=None,
+                                        sha256=sha256_of(path), records=len(rows)).to_dict())
+            matched_ids = rows["question_id"].dropna().astype(int).astype(str)
+            coverages.append({"dataset": "commvqa", "condition": condition, "questions": len(set(benchmark)),
+                              "given": len(rows), "matched": int(rows["question_id"].notna().sum()),
+                              "missing": sorted(set(map(str, benchmark)) - set(matched_ids), key=int),
+                              "unknown": [f"row {r}" for r in rows.loc[rows["question_id"].isna(), "row"]],
+                              "duplicate": sorted(set(matched_ids[matched_ids.duplicated()]), key=int),
+                              "empty": [str(r) for r in rows.loc[rows["generated_answer"].isna(), "row"]]})
+            parts.append(rows)
+            continue
+        answers, file_sources, file_model = read_all([path], dataset="commvqa", fmt=found, task_data=task_data)
+        run_model = run_model or file_model
+        sources.extend(s.to_dict() for s in file_sources)
+        by_condition = ([condition] if condition else sorted(answers["condition"].dropna().unique()))
+        if not by_condition:
+            raise ValueError(f"{path}: say the answers' condition: --condition baseline|contextual "
+                             "(or a `condition` column)")
+        for cond in by_condition:
+            rows = answers if condition else answers[answers["condition"] == cond]
+            matched, coverage = match_answers(rows, ids=ids, dataset="commvqa", duplicates=duplicates,
+                                              others=_other_ids("commvqa", data_dir=data_dir), path=str(path))
+            name = model or run_model
+            if not name:
+                raise ValueError("name the model: --model NAME")
+            results = results_from_answers(matched, model=name, condition=cond, annotations=data.annotations,
+                                           benchmark=benchmark, file=Path(path).name)
+            outside = set(matched["item_id"]) - set(map(str, results["question_id"]))
+            given = set(rows["item_id"].dropna().astype(str))
+            bench_ids = [str(i) for i in sorted(set(benchmark))]  # Table 1 scores the released files' questions
+            coverage.update(condition=cond, questions=len(bench_ids), matched=len(results),
+                            missing=[i for i in bench_ids if i not in given], outside_benchmark=sorted(outside, key=int))
+            coverages.append(coverage)
+            parts.append(results)
+    model = model or run_model
+    results = pd.concat(parts, ignore_index=True)
+    tables = score_commvqa(results, n_resamples=n_resamples, seed=seed)
+    coverage = coverages[0] if len(coverages) == 1 else {"dataset": "commvqa", "by_condition": coverages}
+    return Scorecard(model=model, dataset="commvqa", sources=sources, coverage=coverage, tables=tables,
+                     settings=settings)
+
+
+def coverage_lines(card: Scorecard) -> list[str]:
+    """The coverage sentence(s) stated on every table of a scorecard.
+
+    Parameters
+    ----------
+    card : Scorecard
+        The scorecard.
+
+    Returns
+    -------
+    list of str
+        One sentence per condition (CommVQA with two files) or one.
+    """
+    parts = card.coverage.get("by_condition", [card.coverage])
+    out = []
+    for c in parts:
+        text = coverage_text(c) if "missing" in c else ""
+        if c.get("condition"):
+            text = f"{c['condition']}: {text}"
+        if c.get("outside_benchmark"):
+            text += f"; {len(c['outside_benchmark'])} outside the Table 1 benchmark left out"
+        out.append(text)
+    return out
+
+
+def dataset_items(dataset: str, *, question_set: str = "VizWiz-LF", data_dir: Path | None = None) -> pd.DataFrame:
+    """The dataset's items as the runner asks them (item id, question id, question, tier, reference), for an import.
+
+    Parameters
+    ----------
+    dataset : {"vizwiz-lf", "commvqa", "afgv"}
+        The dataset.
+    question_set : str, default "VizWiz-LF"
+        AFGV's question set.
+    data_dir : Path, optional
+        The data folder.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``item_id``, ``question_id``, ``question``, ``tier``, ``reference``.
+    """
+    from vqalib.runner import questions
+
+    if dataset == "vizwiz-lf":
+        return questions.vizwiz_items(data_dir=data_dir)
+    if dataset == "commvqa":
+        return questions.commvqa_items(images="", data_dir=data_dir)
+    from vqalib.papers.afgv.scorecard import tier_items
+
+    return tier_items(question_set=question_set, data_dir=data_dir)
+
+
+def import_answers(paths: list[str | Path], *, dataset: str, model: str | None, out: str | Path,
+                   fmt: str | None = None, conditions: list[str] | None = None, strategy: str | None = None,
+                   task_data: str | Path | None = None, duplicates: str = "error", question_set: str = "VizWiz-LF",
+                   overwrite: bool = False, data_dir: Path | None = None) -> tuple[Path, list[dict]]:
+    """Write a model's answers as a run file the notebooks read (``vqalib import``).
+
+    Parameters
+    ----------
+    paths : list of str or Path
+        The answers files (CommVQA: one per condition).
+    dataset : {"vizwiz-lf", "commvqa", "afgv"}
+        The dataset.
+    model : str, optional
+        The model's name in the run (required unless the files are run files that name one).
+    out : str or Path
+        The run file to write (``runs/<name>.jsonl``).
+    fmt, conditions, task_data, duplicates, question_set
+        As in :func:`score`.
+    strategy : str, optional
+        The run's strategy (default ``vanilla`` for VizWiz-LF, ``short-answer`` for AFGV; CommVQA: from the condition).
+    overwrite : bool, default False
+        Replace an existing run file.
+    data_dir : Path, optional
+        The data folder.
+
+    Returns
+    -------
+    tuple
+        ``(path, coverages)``: the run file and the coverage of each condition (or the one).
+    """
+    from vqalib.runner.importing import COMMVQA_STRATEGY, DEFAULT_STRATEGY, import_records, write_run
+
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
+    conditions = list(conditions or [])
+    items = dataset_items(dataset, question_set=question_set, data_dir=data_dir)
+    ids = list(items["item_id"].astype(str))
+    records, coverages = [], []
+    for k, path in enumerate(paths):
+        answers, sources, run_model = read_all([path], dataset=dataset, fmt=fmt, task_data=task_data)
+        name = model or run_model
+        if not name:
+            raise ValueError("name the model: --model NAME")
+        groups = [(None, answers)]
+        if dataset == "commvqa":
+            condition = conditions[k] if k < len(conditions) else None
+            groups = ([(condition, answers)] if condition else
+                      [(c, answers[answers["condition"] == c]) for c in sorted(answers["condition"].dropna().unique())])
+            if not groups:
+                raise ValueError(f"{path}: say the answers' condition: --condition baseline|contextual")
+        for condition, rows in groups:
+            matched, coverage = match_answers(rows, ids=ids, dataset=dataset, duplicates=duplicates, path=str(path))
+            run_strategy = COMMVQA_STRATEGY[condition] if dataset == "commvqa" else (
+                strategy or DEFAULT_STRATEGY[dataset])
+            source = {**sources[0].to_dict(), "path": Path(path).name}
+            records += import_records(matched, items=items, dataset=dataset, model=name, strategy=run_strategy,
+                                      source=source)
+            coverages.append({**coverage, "condition": condition} if condition else coverage)
+    return write_run(records, out, overwrite=overwrite), coverages

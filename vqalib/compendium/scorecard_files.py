@@ -1,0 +1,164 @@
+"""A scorecard on disk: ``scorecard.json``, each table as ``.csv`` and ``.md``, the figure that fits, and ``index.html``.
+
+``scorecard.json`` holds the new model's rows only; the ``.md`` tables and the page set the paper's values and the
+released models' rows (from the table's twin in ``figures/``) beside them. Every file is written whole
+(:func:`vqalib.core.io.write_atomic`), and nothing in it depends on the machine or the time, so scoring the same
+answers twice gives the same files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.compendium.score import Scorecard, coverage_lines
+from vqalib.compendium.scorecard_page import TITLES, figure_for, page_html, stylesheet
+from vqalib.core import report
+from vqalib.core.io import write_atomic
+
+# table id -> (the twin's source column, key columns, the value column of our rows, of the twin's)
+BESIDE = {
+    "vizwiz-lf_table01_word_counts": ("column", ["category", "statistic"], "value", "reproduced"),
+    "vizwiz-lf_table02_roles_by_answerability": ("source", ["role", "answerability"], "value", "reproduced"),
+    "vizwiz-lf_table03_info_sources": ("source", ["info_source", "answerability"], "value", "reproduced"),
+    "vizwiz-lf_table04_full_set_bootstrap": ("source", ["metric", "reference", "candidate"], "value", "reproduced"),
+    "vizwiz-lf_table05_abstention": ("model", ["method", "metric"], "value", "reproduced"),
+    "commvqa_table01_benchmark": ("model", ["condition", "metric"], "value", "reproduced"),
+    "commvqa_table01_context_effect": ("model", ["metric"], "difference", "difference"),
+}
+
+
+def beside(stem: str, rows: pd.DataFrame, *, model: str, figures_dir: str | Path | None = None) -> pd.DataFrame | None:
+    """The model's rows beside the released models' rows and the paper's values of the table's ``figures/`` twin.
+
+    Parameters
+    ----------
+    stem : str
+        The table id (a ``figures/`` stem in :data:`BESIDE`).
+    rows : pandas.DataFrame
+        The model's rows.
+    model : str
+        The model's name.
+    figures_dir : str or Path, optional
+        The figures folder (default the project's).
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        One row per key: the model's value, each released source's, then ``paper: <source>`` columns; None when the
+        table has no twin.
+    """
+    if stem not in BESIDE:
+        return None
+    twin_path = report.figures_dir(figures_dir) / f"{stem}.csv"
+    if not twin_path.exists():
+        return None
+    source, keys, ours, theirs = BESIDE[stem]
+    twin = pd.read_csv(twin_path, keep_default_na=False, na_values=[""])
+    mine = rows.copy()
+    if "protocol" in mine:  # the twin is the authors' protocol
+        mine = mine[mine["protocol"] == "authors"]
+    if source not in mine:
+        mine[source] = model
+    for key in keys:
+        twin[key] = twin[key].fillna("").astype(str)
+        mine[key] = mine[key].fillna("").astype(str)
+    values = pd.concat([mine[[source, *keys]].assign(value=pd.to_numeric(mine[ours], errors="coerce")),
+                        twin[[source, *keys]].assign(value=pd.to_numeric(twin[theirs], errors="coerce"))],
+                       ignore_index=True)
+    order = list(dict.fromkeys(values[source]))
+    wide = values.pivot_table(index=keys, columns=source, values="value", sort=False, dropna=False)
+    wide = wide.reindex(columns=[c for c in order if c in wide.columns])
+    if "paper" in twin:
+        paper = twin.assign(paper=pd.to_numeric(twin["paper"], errors="coerce")).dropna(subset=["paper"])
+        if len(paper):
+            paper_wide = paper.pivot_table(index=keys, columns=source, values="paper", sort=False)
+            paper_wide.columns = [f"paper: {c}" for c in paper_wide.columns]
+            wide = wide.join(paper_wide)
+    keep = [k for k in wide.index.names]
+    mine_keys = set(map(tuple, mine[keep].to_numpy())) if len(keep) > 1 else set(mine[keep[0]])
+    wide = wide[[k in mine_keys for k in wide.index]]  # the model's rows, not every row of the twin
+    return wide.reset_index()
+
+
+def _markdown(frame: pd.DataFrame, *, decimals: int = 4) -> str:
+    shown = frame.copy()
+    for column in shown.columns:
+        if pd.api.types.is_float_dtype(shown[column]):
+            shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:.{decimals}f}")
+    shown = shown.astype(object).where(shown.notna(), "")
+    return shown.to_markdown(index=False)
+
+
+def _write_text(path: Path, text: str) -> None:
+    write_atomic(path, text.encode("utf-8"))
+
+
+def card_json(card: Scorecard) -> dict:
+    """``scorecard.json``: model, dataset, source, coverage, settings and the model's rows per table.
+
+    Parameters
+    ----------
+    card : Scorecard
+        The scorecard.
+
+    Returns
+    -------
+    dict
+        JSON-ready (NaN as null).
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        __version__ = version("vqalib")
+    except PackageNotFoundError:  # a source tree that was never installed
+        __version__ = None
+    tables = {stem: json.loads(frame.to_json(orient="records", double_precision=10))
+              for stem, frame in card.tables.items()}
+    sources = [{**s, "path": Path(s["path"]).name} for s in card.sources]  # no machine paths: same file everywhere
+    return {"model": card.model, "dataset": card.dataset, "vqalib_version": __version__,
+            "source": sources[0] if len(sources) == 1 else sources, "coverage": card.coverage,
+            "settings": card.settings, "tables": tables}
+
+
+def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = None) -> Path:
+    """Write a scorecard folder: ``scorecard.json``, ``<table>.csv``/``.md`` (the ``.md`` with the released rows and
+    the paper beside), the figure that fits, ``index.html`` and its stylesheet.
+
+    Parameters
+    ----------
+    card : Scorecard
+        The scorecard (:func:`vqalib.compendium.score.score`).
+    out : str or Path
+        The folder (created).
+    figures_dir : str or Path, optional
+        Where the tables' twins are (default the project's ``figures/``).
+
+    Returns
+    -------
+    Path
+        ``out/index.html``.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    lines = coverage_lines(card)
+    _write_text(out / "scorecard.json", json.dumps(card_json(card), indent=2, ensure_ascii=False) + "\n")
+    besides = {}
+    for stem, frame in card.tables.items():
+        _write_text(out / f"{stem}.csv", frame.to_csv(index=False))
+        side = beside(stem, frame, model=card.model, figures_dir=figures_dir)
+        besides[stem] = side
+        text = [f"# {TITLES.get(stem, stem)}", "", f"Model: {card.model}; " + "; ".join(lines) + ".", "",
+                _markdown(frame)]
+        if side is not None:
+            text += ["", "## Beside the released models and the paper", "", _markdown(side, decimals=4)]
+        _write_text(out / f"{stem}.md", "\n".join(text) + "\n")
+    figure = figure_for(card, out, figures_dir=figures_dir)
+    (out / "assets").mkdir(exist_ok=True)
+    _write_text(out / "assets" / "site.css", stylesheet())
+    _write_text(out / "assets" / "code.css", "")  # the site's code colours: a scorecard shows no code
+    _write_text(out / "index.html", page_html(card, besides, figure=figure, depth=0))
+    return out / "index.html"
+

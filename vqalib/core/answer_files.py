@@ -1,0 +1,497 @@
+"""Model answer files from anywhere, read into one table: plain CSV/JSONL, lmms-eval samples, VLMEvalKit predictions.
+
+Serves ``vqalib score`` and ``vqalib import`` (ARCHITECTURE.md, "Scoring any model"): a researcher's answers
+arrive as a plain table (``question_id``, ``answer``), as the samples file lmms-eval writes with
+``--log_samples`` (``{date}_samples_{task}.jsonl``: ``doc_id``, ``doc``, ``target``, ``resps``,
+``filtered_resps``, ``doc_hash`` and the keys the task's ``process_results`` returns), as a VLMEvalKit
+prediction file (``{model}_{dataset}.xlsx|tsv|json``: the dataset's columns plus ``prediction``), as the
+CommVQA authors' result CSV, or as a run file of ``vqalib run``. The format is detected from the content;
+every problem is a :class:`~vqalib.core.io.DataFormatError` naming the file, the line or row and the field.
+Nothing here knows a dataset: joining the rows to a dataset's questions is :func:`match_answers`'s job,
+with the dataset's ids given by the caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.core.io import DataFormatError, read_csv_text, read_json, sha256_of
+
+FORMATS = ("plain", "lmms-eval", "vlmevalkit", "commvqa-results", "vqalib-run")
+COLUMNS = ["line", "item_id", "question_id", "doc_id", "index", "doc_hash", "tier", "condition", "question", "answer"]
+DUPLICATE_RULES = ("error", "first", "last")
+
+
+@dataclass(frozen=True)
+class AnswerSource:
+    """Where a model's answers came from (the ``source`` of a scorecard)."""
+
+    path: str
+    format: str
+    toolkit: str | None
+    version: str | None
+    sha256: str
+    records: int
+
+    def to_dict(self) -> dict:
+        """The fields as a JSON-ready dict."""
+        return asdict(self)
+
+
+# --- detection ---------------------------------------------------------------------------------
+
+def _first_json_record(path: Path) -> object:
+    """The first non-empty line of a JSON-lines file parsed, or the JSON document's first element."""
+    with open(path, "rb") as handle:
+        head = handle.read(1 << 16)
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()
+    if text.startswith("["):
+        return "json-array"
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+def _record_format(record: object) -> str | None:
+    if not isinstance(record, dict):
+        return None
+    if "item_key" in record and "schema" in record:
+        return "vqalib-run"
+    if "doc_id" in record and ("filtered_resps" in record or "resps" in record):
+        return "lmms-eval"
+    if "prediction" in record:
+        return "vlmevalkit"
+    if "answer" in record:
+        return "plain"
+    return None
+
+
+def _columns_format(columns: list[str]) -> str | None:
+    if "prediction" in columns:
+        return "vlmevalkit"
+    if "generated_answer" in columns and "answers" in columns:
+        return "commvqa-results"
+    if "answer" in columns:
+        return "plain"
+    return None
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of an answers file, from its content (the suffix only says how to parse it).
+
+    Parameters
+    ----------
+    path : str or Path
+        The answers file.
+
+    Returns
+    -------
+    str
+        One of :data:`FORMATS`; a :class:`DataFormatError` naming what was found when none fits.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataFormatError(f"{path}: no such file (or not a regular file)")
+    suffix = path.suffix.lower()
+    if suffix in (".xlsx", ".xls"):
+        columns = list(_read_excel(path).columns)
+        found = _columns_format(columns)
+    elif suffix in (".csv", ".tsv"):
+        columns = list(read_csv_text(path, sep="\t" if suffix == ".tsv" else ",").columns)
+        found = _columns_format(columns)
+    else:
+        first = _first_json_record(path)
+        if first == "json-array":
+            rows = read_json(path)
+            first = rows[0] if isinstance(rows, list) and rows else None
+        found = _record_format(first)
+        columns = sorted(first) if isinstance(first, dict) else []
+    if found is None:
+        raise DataFormatError(
+            f"{path}: not an answers file this reader knows: columns/keys {columns}; expected `question_id` and "
+            "`answer` (plain), lmms-eval samples (`doc_id`, `filtered_resps`), a VLMEvalKit prediction file "
+            "(`prediction`), the CommVQA authors' result CSV (`generated_answer`, `answers`) or a `vqalib run` file")
+    return found
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+def _read_excel(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_excel(path, dtype=str, keep_default_na=False)
+    except Exception as err:  # openpyxl raises many types for a damaged workbook
+        raise DataFormatError(f"{path}: not a readable .xlsx workbook: {type(err).__name__}: {err}") from None
+
+
+def read_json_lines(path: str | Path) -> list[dict]:
+    """Every line of a JSON-lines file as an object; a bad line is an error naming the file and line.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (UTF-8; blank lines are skipped).
+
+    Returns
+    -------
+    list of dict
+        One object per non-blank line, with ``_line`` (1-based line number) added.
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    if not data.strip():
+        raise DataFormatError(f"{path}: the file is empty ({len(data)} bytes); expected one JSON object per line")
+    out = []
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8").lstrip("\ufeff")
+        except UnicodeDecodeError as err:
+            raise DataFormatError(f"{path}: line {number}: not UTF-8 text (byte 0x{raw[err.start]:02x} at byte "
+                                  f"column {err.start + 1}); save the file as UTF-8") from None
+        try:
+            record = json.loads(text)
+        except ValueError as err:
+            last = number == len(lines) or (number == len(lines) - 1 and not lines[-1].strip())
+            hint = "; the file looks truncated (an interrupted write?)" if last else ""
+            raise DataFormatError(f"{path}: line {number}: not valid JSON ({err}){hint}") from None
+        if not isinstance(record, dict):
+            raise DataFormatError(f"{path}: line {number}: expected a JSON object, found {type(record).__name__}")
+        record["_line"] = number
+        out.append(record)
+    return out
+
+
+def _text(value: object) -> str | None:
+    """An answer cell as text: None for missing, numbers as written."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def _id(value: object) -> str | None:
+    text = _text(value)
+    if text is None or not text.strip():
+        return None
+    text = text.strip()
+    return text[:-2] if text.endswith(".0") and text[:-2].lstrip("-").isdigit() else text  # 12.0 from a spreadsheet
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    for column in COLUMNS:
+        if column not in frame:
+            frame[column] = None
+    return frame[COLUMNS + [c for c in frame.columns if c not in COLUMNS]]
+
+
+def _require_answer_column(path: Path, columns, field: str) -> None:
+    if field not in columns:
+        raise DataFormatError(f"{path}: line 1 (header): no `{field}` column; the columns are {list(columns)}")
+
+
+def _plain_rows(path: Path) -> list[dict]:
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        table = read_csv_text(path, sep="\t" if suffix == ".tsv" else ",")
+        _require_answer_column(path, table.columns, "answer")
+        records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
+    elif suffix in (".xlsx", ".xls"):
+        table = _read_excel(path)
+        _require_answer_column(path, table.columns, "answer")
+        records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
+    else:
+        records = read_json_lines(path)
+    rows = []
+    for r in records:
+        if "answer" not in r:
+            raise DataFormatError(f"{path}: line {r['_line']}: field `answer` is missing; keys are "
+                                  f"{sorted(k for k in r if k != '_line')}")
+        rows.append({**{k: v for k, v in r.items() if k != "_line"}, "line": r["_line"],
+                     "item_id": _id(r.get("item_id")), "question_id": _id(r.get("question_id")),
+                     "tier": _text(r.get("tier")), "condition": _text(r.get("condition")),
+                     "question": _text(r.get("question")), "answer": _text(r["answer"])})
+    return rows
+
+
+def _first_string(value: object) -> str | None:
+    """The first text inside an lmms-eval response field (``[["text"]]``, ``["text"]`` or ``"text"``)."""
+    while isinstance(value, (list, tuple)):
+        if not value:
+            return None
+        value = value[0]
+    return _text(value)
+
+
+def _lmms_rows(path: Path) -> list[dict]:
+    rows = []
+    for r in read_json_lines(path):
+        where = f"{path}: line {r['_line']}"
+        if "doc_id" not in r:
+            raise DataFormatError(f"{where}: field `doc_id` is missing (an lmms-eval samples line has doc_id, "
+                                  f"filtered_resps, doc_hash); keys are {sorted(k for k in r if k != '_line')}")
+        field = "filtered_resps" if "filtered_resps" in r else "resps"
+        doc = r.get("doc") if isinstance(r.get("doc"), dict) else {}
+        item = r.get("item_id", doc.get("item_id"))
+        rows.append({"line": r["_line"], "item_id": _id(item if not isinstance(item, (list, dict)) else None),
+                     "question_id": _id(doc.get("question_id")), "doc_id": int(r["doc_id"]),
+                     "doc_hash": _text(r.get("doc_hash")), "tier": _text(doc.get("tier")),
+                     "condition": _text(doc.get("condition")), "question": _text(doc.get("question")),
+                     "answer": _first_string(r.get(field))})
+    return rows
+
+
+def _vlmevalkit_rows(path: Path) -> list[dict]:
+    suffix = path.suffix.lower()
+    if suffix == ".xlsx":
+        table = _read_excel(path)
+        records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
+    elif suffix == ".tsv":
+        table = read_csv_text(path, sep="\t")
+        records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
+    else:  # VLMEvalKit's dump(): a JSON array of row objects
+        data = read_json(path)
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise DataFormatError(f"{path}: top level: expected a JSON array of row objects (VLMEvalKit's .json "
+                                  f"prediction file), found {type(data).__name__}")
+        records = [{**r, "_line": i + 1} for i, r in enumerate(data)]
+    rows = []
+    for r in records:
+        if "prediction" not in r:
+            raise DataFormatError(f"{path}: row {r['_line']}: field `prediction` is missing")
+        rows.append({"line": r["_line"], "item_id": _id(r.get("item_id")), "question_id": _id(r.get("question_id")),
+                     "index": _id(r.get("index")), "tier": _text(r.get("tier")),
+                     "condition": _text(r.get("condition")), "question": _text(r.get("question")),
+                     "answer": _text(r["prediction"])})
+    return rows
+
+
+def _toolkit_version(path: Path, fmt: str) -> str | None:
+    """The toolkit's version when a file beside the answers records it (lmms-eval results JSON, VLMEvalKit status.json)."""
+    if fmt == "lmms-eval":
+        candidates = sorted(path.parent.glob("*results*.json"))
+        keys = ("lmms_eval_version", "version")
+    elif fmt == "vlmevalkit":
+        candidates = [path.parent / "status.json"]
+        keys = ("commit", "version")
+    else:
+        return None
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        stack = [data]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, dict):
+                for key in keys:
+                    if isinstance(value.get(key), str) and value[key]:
+                        return f"{key} {value[key]}"
+                stack.extend(value.values())
+    return None
+
+
+def read_answers(path: str | Path, *, format: str | None = None) -> tuple[pd.DataFrame, AnswerSource]:
+    """Read a model's answers file into one table (input of ``vqalib score`` / ``vqalib import``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The answers file (``.csv``, ``.tsv``, ``.xlsx``, ``.json``, ``.jsonl``).
+    format : str, optional
+        One of :data:`FORMATS` except ``vqalib-run`` (read by :mod:`vqalib.runner.handoff`); default: detected
+        from the content (:func:`detect_format`).
+
+    Returns
+    -------
+    tuple
+        ``(answers, source)``: one row per record, columns :data:`COLUMNS` (ids as text, ``answer`` None when
+        missing) then the file's own columns; and the :class:`AnswerSource` (format, toolkit, version, SHA-256).
+    """
+    path = Path(path)
+    fmt = format or detect_format(path)
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, not {fmt!r}")
+    if fmt == "vqalib-run":
+        raise ValueError(f"{path}: a `vqalib run` file is read with vqalib.runner.handoff.load_run, not here")
+    if fmt == "lmms-eval":
+        rows, toolkit = _lmms_rows(path), "lmms-eval"
+    elif fmt == "vlmevalkit":
+        rows, toolkit = _vlmevalkit_rows(path), "VLMEvalKit"
+    elif fmt == "commvqa-results":
+        table = read_csv_text(path, required=("generated_answer", "answers"))
+        rows = [{**r, "line": i + 2, "answer": _text(r["generated_answer"]) or None}
+                for i, r in enumerate(table.to_dict("records"))]
+        toolkit = None
+    else:
+        rows, toolkit = _plain_rows(path), None
+    source = AnswerSource(path=str(path), format=fmt, toolkit=toolkit, version=_toolkit_version(path, fmt),
+                          sha256=sha256_of(path), records=len(rows))
+    return _frame(rows), source
+
+
+# --- joining to a dataset -------------------------------------------------------------------------
+
+def lmms_doc_hash(doc: dict) -> str:
+    """The ``doc_hash`` lmms-eval logs for a document: SHA-256 of ``json.dumps(doc, indent=2, ensure_ascii=False)``
+    (``lmms_eval.utils.hash_string``), so a samples line can be checked against the exported task data.
+
+    Parameters
+    ----------
+    doc : dict
+        One document of the task's data file.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
+    return hashlib.sha256(json.dumps(doc, indent=2, default=str, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def join_task_data(answers: pd.DataFrame, *, task_data: str | Path, answers_path: str = "answers") -> pd.DataFrame:
+    """Fill ``item_id`` of toolkit rows from the exported task's data: lmms-eval ``doc_id`` (a row of the task's
+    JSONL, with ``doc_hash`` checked) or VLMEvalKit ``index`` (a row of the exported TSV).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        :func:`read_answers` rows.
+    task_data : str or Path
+        The exported data file: a JSONL of documents (lmms-eval; each with ``item_id``) or a TSV with ``index``
+        and ``item_id`` or ``question_id`` (VLMEvalKit).
+    answers_path : str
+        The answers file's name, for messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``answers`` with ``item_id`` filled where it was missing; a :class:`DataFormatError` names the first row
+        whose ``doc_id``/``index`` is not in the data, or whose ``doc_hash`` differs.
+    """
+    task_data = Path(task_data)
+    out = answers.copy()
+    need = out["item_id"].isna()
+    if task_data.suffix.lower() == ".tsv":
+        table = read_csv_text(task_data, required=("index",), sep="\t")
+        key = "item_id" if "item_id" in table else "question_id"
+        lookup = dict(zip(table["index"].map(_id), table[key].map(_id)))
+        for i in out.index[need]:
+            index = out.at[i, "index"]
+            if index not in lookup:
+                raise DataFormatError(f"{answers_path}: row {out.at[i, 'line']}: index {index!r} is not a row of "
+                                      f"{task_data}")
+            out.at[i, "item_id"] = lookup[index]
+        return out
+    docs = read_json_lines(task_data)
+    for i in out.index[need]:
+        doc_id = out.at[i, "doc_id"]
+        if doc_id is None or pd.isna(doc_id) or not 0 <= int(doc_id) < len(docs):
+            raise DataFormatError(f"{answers_path}: line {out.at[i, 'line']}: doc_id {doc_id!r} is not a document of "
+                                  f"{task_data} ({len(docs)} documents)")
+        doc = {k: v for k, v in docs[int(doc_id)].items() if k != "_line"}
+        expected, logged = lmms_doc_hash(doc), out.at[i, "doc_hash"]
+        if logged and logged != expected:
+            raise DataFormatError(f"{answers_path}: line {out.at[i, 'line']}: doc_hash {logged[:12]}… differs from "
+                                  f"document {doc_id} of {task_data} ({expected[:12]}…): the samples come from "
+                                  "another version of the task data")
+        out.at[i, "item_id"] = _id(doc.get("item_id", doc.get("question_id")))
+    return out
+
+
+def match_answers(answers: pd.DataFrame, *, ids: list[str], dataset: str, key: str = "item_id",
+                  duplicates: str = "error", others: dict[str, set[str]] | None = None,
+                  path: str = "answers") -> tuple[pd.DataFrame, dict]:
+    """Join answer rows to a dataset's questions and count every row (the ``coverage`` of a scorecard).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Rows with ``key``, ``answer`` and ``line``.
+    ids : list of str
+        The dataset's ids, in its order.
+    dataset : str
+        The dataset's name, for messages.
+    key : str, default "item_id"
+        The column holding the ids.
+    duplicates : {"error", "first", "last"}
+        What a second answer to one id does: refused (a DataFormatError listing them), or the first/last kept.
+    others : dict of str to set, optional
+        Other datasets' ids, to say which one the file belongs to when none match.
+    path : str
+        The answers file, for messages.
+
+    Returns
+    -------
+    tuple
+        ``(matched, coverage)``: one row per answered id of the dataset (in the dataset's order) with a
+        non-empty answer; and counts with the ids of each kind: ``given``, ``matched``, ``missing`` (dataset ids
+        without a row), ``unknown`` (row ids the dataset lacks), ``duplicate``, ``empty`` (empty or missing answer).
+    """
+    if duplicates not in DUPLICATE_RULES:
+        raise ValueError(f"duplicates must be one of {DUPLICATE_RULES}, not {duplicates!r}")
+    known = set(ids)
+    no_id = answers[answers[key].isna()]
+    if len(no_id):
+        raise DataFormatError(f"{path}: line {no_id['line'].iloc[0]}: no `{key}` ({len(no_id)} rows without one); "
+                              "give question ids (or the exported task data, --task-data, for toolkit files)")
+    given = answers[key].astype(str)
+    inside = given.isin(known)
+    if not inside.any():
+        shown = ", ".join(list(dict.fromkeys(given))[:5])
+        hint = ""
+        for name, other in (others or {}).items():
+            share = given.isin(other).mean()
+            if share > 0.5:
+                hint = f"; is this {name}? ({share:.0%} of the ids are {name} ids)"
+                break
+        raise DataFormatError(f"{path}: 0 of {len(given)} ids match {dataset}: {shown}{' …' if given.nunique() > 5 else ''}"
+                              f"{hint}")
+    unknown = list(dict.fromkeys(given[~inside]))
+    frame = answers[inside].assign(**{key: given[inside]})
+    repeated = frame[frame[key].duplicated(keep=False)]
+    duplicate_ids = list(dict.fromkeys(repeated[key]))
+    if duplicate_ids and duplicates == "error":
+        lines = repeated.groupby(key, sort=False)["line"].apply(lambda s: "/".join(map(str, s)))
+        shown = "; ".join(f"{k} (lines {v})" for k, v in list(lines.items())[:5])
+        raise DataFormatError(f"{path}: {len(duplicate_ids)} {dataset} ids answered more than once: {shown}"
+                              f"{' …' if len(duplicate_ids) > 5 else ''}; keep one with --duplicates first|last")
+    frame = frame.drop_duplicates(key, keep=duplicates if duplicates != "error" else "first")
+    empty_mask = frame["answer"].isna() | frame["answer"].astype(str).str.strip().eq("")
+    empty = list(frame.loc[empty_mask, key])
+    frame = frame[~empty_mask]
+    order = {i: n for n, i in enumerate(ids)}
+    frame = frame.assign(_order=frame[key].map(order)).sort_values("_order").drop(columns="_order")
+    missing = [i for i in ids if i not in set(given)]
+    coverage = {"dataset": dataset, "questions": len(ids), "given": int(len(answers)), "matched": int(len(frame)),
+                "missing": missing, "unknown": unknown, "duplicate": duplicate_ids, "empty": empty}
+    return frame.reset_index(drop=True), coverage
+
+
+def coverage_text(coverage: dict) -> str:
+    """One line for every table of a scorecard: "scored on 588 of 600 questions (12 missing, …)".
+
+    Parameters
+    ----------
+    coverage : dict
+        :func:`match_answers`' coverage.
+
+    Returns
+    -------
+    str
+        The sentence.
+    """
+    parts = [f"{len(coverage[k])} {k}" for k in ("missing", "empty", "unknown", "duplicate") if coverage[k]]
+    return (f"scored on {coverage['matched']} of {coverage['questions']} {coverage['dataset']} questions"
+            + (f" ({', '.join(parts)})" if parts else ""))

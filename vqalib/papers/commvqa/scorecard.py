@@ -1,0 +1,126 @@
+"""A new model's CommVQA answers scored into Table 1 under both protocols, with the paired context effect (§5).
+
+``vqalib score --dataset commvqa`` calls :func:`results_from_answers` (answers keyed by our item id: the 0-based
+row of ``annotations.json``) or :func:`results_from_authors_csv` (a result CSV in the authors' layout, as
+released), then :func:`score_commvqa`. Scoring is notebook 08's: the authors' protocol (their reference parsing,
+three 80% subsets; :func:`~vqalib.papers.commvqa.table1.score_protocol`) and the corrected one (parsed reference
+lists, all rows, bootstrap CIs), so the release's IDEFICS baseline file given back gives IDEFICS's row of
+``figures/commvqa_table01_benchmark``. With a baseline and a contextual file, the contextual - baseline difference
+is paired by question (:func:`~vqalib.papers.commvqa.table1.context_effect`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.papers.commvqa.names import CONDITIONS
+
+STRATEGY = {"baseline": "commvqa-baseline", "contextual": "commvqa-contextual"}
+
+
+def results_from_answers(matched: pd.DataFrame, *, model: str, condition: str, annotations: pd.DataFrame,
+                         benchmark: pd.Series, file: str) -> pd.DataFrame:
+    """Answers keyed by annotation row as rows of the authors' result layout (Table 1 input).
+
+    Parameters
+    ----------
+    matched : pandas.DataFrame
+        ``item_id`` (the annotation row as text) and ``answer``.
+    model : str
+        The model's name.
+    condition : {"baseline", "contextual"}
+        The prompting condition the answers were made under.
+    annotations : pandas.DataFrame
+        ``CommVQA.annotations``.
+    benchmark : pandas.Series
+        The benchmark question ids (those of the released result files); others are counted and left out.
+    file : str
+        The answers file's name (the rows' ``file``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`~vqalib.papers.commvqa.table1_runs.run_results` rows; ``attrs["counts"]`` counts what was left out.
+    """
+    from vqalib.papers.commvqa.table1_runs import run_results
+
+    if condition not in CONDITIONS:
+        raise ValueError(f"condition must be one of {CONDITIONS}, not {condition!r}")
+    ids = matched["item_id"].astype(int)
+    questions = annotations.set_index("question_id")["question"]
+    records = pd.DataFrame({"strategy": STRATEGY[condition], "kind": "answer", "question_id": ids.to_numpy(),
+                            "question": questions.reindex(ids).to_numpy(), "model": model, "run_file": file,
+                            "answer": matched["answer"].to_numpy()})
+    return run_results(records, annotations=annotations, benchmark=benchmark)
+
+
+def results_from_authors_csv(path: str | Path, *, model: str, condition: str, data_dir: Path | None = None):
+    """A result CSV in the authors' layout (``image``, ``context``, ``question``, ``answers``, ``generated_answer``)
+    read and matched to the annotations as the release's files are (Table 1 input).
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV.
+    model : str
+        The model's name.
+    condition : {"baseline", "contextual"}
+        Its prompting condition.
+    data_dir : Path, optional
+        The data folder holding the verified ``annotations.json``.
+
+    Returns
+    -------
+    CommVQA
+        :func:`~vqalib.papers.commvqa.loading.load_commvqa` of the annotations and this one file: ``results`` and
+        the validation ``report``.
+    """
+    from vqalib.papers.commvqa.loading import load_commvqa
+
+    if condition not in CONDITIONS:
+        raise ValueError(f"condition must be one of {CONDITIONS}, not {condition!r}")
+    return load_commvqa(data_dir=data_dir, result_paths={(model, condition): Path(path)})
+
+
+def score_commvqa(results: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """Table 1 rows of a new model under both protocols and, with both conditions, the context effect (§5).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Rows of one model in the authors' result layout (:func:`results_from_answers` or
+        :func:`results_from_authors_csv`), one or both conditions.
+    n_resamples, seed : int
+        Bootstrap settings of the corrected protocol (notebook 08's: 1000, 0).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``commvqa_table01_benchmark`` (``model``, ``condition``, ``metric``, ``protocol``, ``value``, ``ci_low``,
+        ``ci_high``, ``n_rows``) and, with both conditions, ``commvqa_table01_context_effect``.
+    """
+    from vqalib.core.metrics.meteor import MeteorSession
+    from vqalib.papers.commvqa.table1 import context_effect, score_protocol
+
+    with MeteorSession() as meteor:
+        authors = score_protocol(results, protocol="authors", seed=seed, meteor=meteor, progress=False)
+        corrected = score_protocol(results, protocol="corrected", n_resamples=n_resamples, seed=seed, meteor=meteor,
+                                   progress=False)
+    columns = ["model", "condition", "metric", "protocol", "value", "ci_low", "ci_high", "n_rows",
+               "n_empty_candidates"]
+    table = pd.concat([authors.scores, corrected.scores], ignore_index=True)[columns]
+    tables = {"commvqa_table01_benchmark": table}
+    conditions = set(results["condition"])
+    if conditions == set(CONDITIONS):
+        ids = [set(results.loc[results["condition"] == c, "question_id"]) for c in CONDITIONS]
+        if ids[0] == ids[1]:
+            tables["commvqa_table01_context_effect"] = context_effect(corrected)
+        else:  # paired only on the questions both conditions answered
+            common = ids[0] & ids[1]
+            both = results[results["question_id"].isin(common)]
+            paired = score_protocol(both, protocol="corrected", n_resamples=n_resamples, seed=seed, progress=False)
+            tables["commvqa_table01_context_effect"] = context_effect(paired).assign(
+                note=f"paired on the {len(common)} questions answered under both conditions")
+    return tables

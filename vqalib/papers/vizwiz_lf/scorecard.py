@@ -1,0 +1,277 @@
+"""A new model's VizWiz-LF answers scored into the paper's tables (Tables 1-5, §3-§7).
+
+``vqalib score --dataset vizwiz-lf`` calls :func:`score_vizwiz_lf` with the answers matched to the 600
+questions. Every table is computed by the same functions as notebooks 01, 02, 03 and 05, so a released
+model's answers given back give that model's numbers in ``figures/``: Table 1 word statistics
+(:func:`~vqalib.papers.vizwiz_lf.wordcounts.word_count_table`), Tables 2/3 roles and information sources
+(:func:`~vqalib.papers.vizwiz_lf.roles.answers_with_label`, labels from the offline classifier,
+:mod:`~vqalib.papers.vizwiz_lf.scoring_labels`), Table 4 on the full set with bootstrap CIs
+(:func:`~vqalib.papers.vizwiz_lf.table4.score_pairs`, :func:`~vqalib.papers.vizwiz_lf.table4.summarize`;
+LAVE through a configured judge), Table 5's abstention row against the expert answerability labels, and the
+paired difference to each released model on the questions both answered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scistats
+
+from vqalib.core import report
+from vqalib.papers.vizwiz_lf import table4
+from vqalib.papers.vizwiz_lf.abstention import abstention_metrics
+from vqalib.papers.vizwiz_lf.roles import answers_with_label
+from vqalib.papers.vizwiz_lf.scoring_labels import label_model_answers
+from vqalib.papers.vizwiz_lf.wordcounts import count_words, long_format, word_count_table
+
+TABLE4_METRICS = ("lex_overlap", "rouge", "meteor", "bertscore")
+CLASSIFIER_NOTE = ("labels from the offline classifier (data/models/); its measured error is in the "
+                   "classifier_error table")
+
+
+def model_answers(matched: pd.DataFrame, *, model: str, released: pd.DataFrame) -> pd.DataFrame:
+    """A model's answers in the release's answer layout: question, category and references from the Expert rows.
+
+    Parameters
+    ----------
+    matched : pandas.DataFrame
+        ``item_id`` (the VizWiz-LF question id as text) and ``answer`` per answered question.
+    model : str
+        The model's name (its ``source``).
+    released : pandas.DataFrame
+        The release's answers (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per answer with ``source`` = ``model``, the Expert row's question columns, ``answer`` and
+        ``answer_words``.
+    """
+    expert = released[released["source"] == "Expert"].drop_duplicates("question_id").set_index("question_id")
+    ids = matched["item_id"].astype(int).to_numpy()
+    rows = expert.loc[ids].reset_index()
+    keep = ["question_id", "question", "question_type", "answerability", "question_words", "crowd_answers",
+            "crowd_answer_words", "crowd_majority", "image_url"]
+    rows = rows[keep].assign(source=model, answer=matched["answer"].to_numpy())
+    rows["answer_words"] = rows["answer"].map(count_words)
+    return rows[["source", *keep[:4], "answer", "question_words", "answer_words", *keep[5:]]]
+
+
+def table1_rows(answers: pd.DataFrame, *, model: str, released: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 word statistics of the model's answers per category, in ``figures/``' long layout.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        :func:`model_answers`.
+    model : str
+        The model's name (the table's column).
+    released : pandas.DataFrame
+        The release's answers (the Expert rows give the question columns of the table function).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``category``, ``dataset``, ``column``, ``source``, ``statistic``, ``n``, ``value``.
+    """
+    frame = pd.concat([released[released["source"] == "Expert"], answers], ignore_index=True)
+    table = word_count_table(frame, columns={model: model})
+    table = long_format(table[table["column"] == model]).rename(columns={"words": "value"})
+    return table.assign(source=model)[["category", "dataset", "column", "source", "statistic", "n", "value"]]
+
+
+def label_rows(answers: pd.DataFrame, *, kind: str) -> pd.DataFrame:
+    """Tables 2 (roles) and 3 (information sources) of the model: percent of answers with each label.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Labelled answers (:func:`~vqalib.papers.vizwiz_lf.scoring_labels.label_model_answers`).
+    kind : {"role", "info"}
+        Table 2 or Table 3.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``source``, ``role`` or ``info_source``, ``answerability``, ``n_answers``, ``n_with_label``, ``value``.
+    """
+    rows = answers_with_label(answers, kind=kind).rename(columns={"percent": "value"})
+    return rows.rename(columns={"label": "role" if kind == "role" else "info_source"})
+
+
+def table5_row(answers: pd.DataFrame) -> pd.DataFrame:
+    """Table 5's vanilla abstention row of the model, in ``figures/``' long layout (§7).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Labelled answers with ``source``, ``answerability`` and ``abstains``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model``, ``method`` (``vanilla``), ``metric``, ``n``, ``value``.
+    """
+    wide = abstention_metrics(answers).rename(columns={"source": "model"})
+    return wide.melt(id_vars=["model", "n"], var_name="metric", value_name="value").assign(method="vanilla")[
+        ["model", "method", "metric", "n", "value"]]
+
+
+def classifier_error(*, figures_dir: str | Path | None = None) -> pd.DataFrame:
+    """The offline classifier's measured error beside every classifier-derived number (Tables 2, 3, 5).
+
+    Read from the committed tables notebook 05 computes by 5-fold cross-validation on the released answers:
+    abstention agreement with the released labels per released model, with its 95% interval
+    (``vizwiz-lf_table05_abstention_offline_classifier``), and per-label F1 (``vizwiz-lf_table09``/``table10``).
+
+    Parameters
+    ----------
+    figures_dir : str or Path, optional
+        The figures folder (default the project's).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``table``, ``label``, ``measure``, ``source``, ``value``, ``ci_low``, ``ci_high``.
+    """
+    folder = report.figures_dir(figures_dir)
+    rows = []
+    agreement = pd.read_csv(folder / "vizwiz-lf_table05_abstention_offline_classifier.csv")
+    for r in agreement.itertuples(index=False):
+        rows.append({"table": "Table 5", "label": "abstains", "measure": "agreement with the released labels",
+                     "source": r.source, "value": r.agreement, "ci_low": r.agreement_ci_low,
+                     "ci_high": r.agreement_ci_high})
+    for stem, table, label in (("vizwiz-lf_table09_role_classifier_f1", "Table 2", "role"),
+                               ("vizwiz-lf_table10_info_classifier_f1", "Table 3", "info_source")):
+        f1 = pd.read_csv(folder / f"{stem}.csv")
+        ours = f1[f1["model"].str.startswith("MiniLM")]
+        for r in ours.itertuples(index=False):
+            rows.append({"table": table, "label": getattr(r, label), "measure": "F1 (out of fold)",
+                         "source": "all released models", "value": r.reproduced, "ci_low": np.nan,
+                         "ci_high": np.nan})
+    return pd.DataFrame(rows)
+
+
+def paired_differences(scores: pd.DataFrame, *, model: str, n_resamples: int = 1000, seed: int = 0,
+                       confidence: float = 0.95) -> pd.DataFrame:
+    """The model minus each released model per Table 4 setting, on the questions both answered (§5).
+
+    The paper compares metrics without a test; here each difference gets a percentile bootstrap CI over
+    questions (``scipy.stats.bootstrap``, seeded) and a Wilcoxon signed-rank p-value (``scipy.stats.wilcoxon``).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Per-pair scores (:func:`~vqalib.papers.vizwiz_lf.table4.score_pairs`) of the model and the released sources.
+    model : str
+        The model's ``source``.
+    n_resamples, seed : int
+        Bootstrap settings.
+    confidence : float, default 0.95
+        Level of the interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model``, ``versus``, ``metric``, ``reference``, ``candidate``, ``n``, ``difference``, ``ci_low``,
+        ``ci_high``, ``wilcoxon_p``.
+    """
+    keys = ["metric", "reference_kind", "candidate_kind"]
+    mine = scores[scores["source"] == model]
+    rows = []
+    for versus in [s for s in dict.fromkeys(scores["source"]) if s != model]:
+        theirs = scores[scores["source"] == versus]
+        both = mine.merge(theirs, on=[*keys, "question_id"], suffixes=("", "_other"))
+        for key, group in both.groupby(keys, sort=False):
+            d = (group["score"] - group["score_other"]).dropna().to_numpy(dtype=float)
+            row = dict(zip(["metric", "reference", "candidate"], key), model=model, versus=versus, n=len(d),
+                       difference=float(d.mean()) if len(d) else np.nan, ci_low=np.nan, ci_high=np.nan,
+                       wilcoxon_p=np.nan)
+            if len(d) > 1 and np.ptp(d) > 0:
+                ci = scistats.bootstrap((d,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
+                                        method="percentile", random_state=np.random.default_rng(seed)).confidence_interval
+                row.update(ci_low=float(ci.low), ci_high=float(ci.high))
+            if np.any(d != 0):
+                row["wilcoxon_p"] = float(scistats.wilcoxon(d).pvalue)
+            rows.append(row)
+    out = pd.DataFrame(rows, columns=["model", "versus", "metric", "reference", "candidate", "n", "difference",
+                                      "ci_low", "ci_high", "wilcoxon_p"])
+    out["metric"] = out["metric"].map(table4.METRIC_NAMES)
+    return out
+
+
+def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, judge=None,
+                    n_resamples: int = 1000, seed: int = 0, cross_fit: bool = True, compare: bool = True,
+                    cache_dir: Path | None = None) -> dict[str, pd.DataFrame]:
+    """Every VizWiz-LF table of a new model (``vqalib score --dataset vizwiz-lf``).
+
+    Parameters
+    ----------
+    matched : pandas.DataFrame
+        The model's answers matched to the questions (``item_id``, ``answer``;
+        :func:`vqalib.core.answer_files.match_answers`).
+    model : str
+        The model's name.
+    data : VizWizLF
+        The release (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+    backbone : Backbone, optional
+        The BERTScore backbone (default :func:`vqalib.core.metrics.bertscore.bertscore_backbone`).
+    judge : optional
+        A configured judge for LAVE (:func:`vqalib.core.judge.cache.judge_from_env`); None: "not run" rows.
+    n_resamples, seed : int
+        Bootstrap settings (notebook 03's: 1000, 0).
+    cross_fit : bool, default True
+        Out-of-fold labels for answers equal to a released answer (:mod:`~vqalib.papers.vizwiz_lf.scoring_labels`).
+    compare : bool, default True
+        Also score the released answers and compute :func:`paired_differences`.
+    cache_dir : Path, optional
+        The embedding cache (None: the shared default).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        Table id (the ``figures/`` stem) -> rows: word counts, roles, information sources, Table 4 full set,
+        Table 5, ``paired_differences`` and ``classifier_error``.
+    """
+    from vqalib.core.judge.settings import ENABLE_HINT
+    from vqalib.core.metrics.bertscore import bertscore_backbone
+    from vqalib.papers.vizwiz_lf.table4_report import implementations
+
+    if model in set(data.answers["source"]):
+        raise ValueError(f"model name {model!r} is a source of the release; name the scored model differently "
+                         f"(e.g. {model + ' (scored)'!r})")
+    answers = model_answers(matched, model=model, released=data.answers)
+    sentences, labelled = label_model_answers(answers, model=model, released_answers=data.answers,
+                                              released_sentences=data.sentences, cross_fit=cross_fit,
+                                              cache_dir=cache_dir)
+    backbone = backbone or bertscore_backbone()
+    pool = pd.concat([data.answers, labelled], ignore_index=True)
+    pool_sentences = pd.concat([data.sentences, sentences], ignore_index=True)
+    sources = None if compare else [model]
+    pairs = table4.evaluation_pairs(pool, pool_sentences, question_ids=labelled["question_id"], sources=sources)
+    scores = table4.score_pairs(pairs, metrics=TABLE4_METRICS, backbone=backbone, progress=False)
+    implementation = implementations(backbone, judge)
+    mine = scores[scores["source"] == model]
+    full = table4.table4_rows(table4.summarize(mine, n_resamples=n_resamples, seed=seed), implementation=implementation)
+    if judge is not None:
+        judged = table4.score_with_judge(pairs[pairs["source"] == model], judge=judge, progress=False)
+        full = pd.concat([full, table4.table4_rows(table4.summarize(judged, n_resamples=n_resamples, seed=seed),
+                                                   implementation=implementation)], ignore_index=True)
+    else:
+        cells = table4.metric_cells(sources=[model], metric="lave")
+        full = pd.concat([full, report.not_run_rows(cells, reason=f"no LLM judge configured; {ENABLE_HINT}")],
+                         ignore_index=True)
+    tables = {
+        "vizwiz-lf_table01_word_counts": table1_rows(answers, model=model, released=data.answers),
+        "vizwiz-lf_table02_roles_by_answerability": label_rows(labelled, kind="role").assign(note=CLASSIFIER_NOTE),
+        "vizwiz-lf_table03_info_sources": label_rows(labelled, kind="info").assign(note=CLASSIFIER_NOTE),
+        "vizwiz-lf_table04_full_set_bootstrap": full,
+        "vizwiz-lf_table05_abstention": table5_row(labelled).assign(note=CLASSIFIER_NOTE),
+        "classifier_error": classifier_error(),
+        "labelled_by": labelled["labelled_by"].value_counts().rename_axis("labelled_by").reset_index(name="answers"),
+    }
+    if compare:
+        tables["paired_differences"] = paired_differences(scores, model=model, n_resamples=n_resamples, seed=seed)
+    return tables

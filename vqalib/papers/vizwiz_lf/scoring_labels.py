@@ -1,0 +1,139 @@
+"""Sentence roles and information sources of a new model's VizWiz-LF answers, cross-fitted (§4, Tables 2, 3, 5).
+
+A scorecard labels a model's answers with the committed offline classifiers
+(:func:`vqalib.papers.vizwiz_lf.labelling.label_answers`). Those classifiers were fitted on the released
+answers, so an answer whose text *is* a released answer of that question (a released model scored again, or
+a model that happens to say exactly what one said) would get in-sample labels, better than the classifier
+really is. Such answers get the out-of-fold labels instead: each of its release sentences labelled by the
+cross-validation fold that held the question out (:func:`vqalib.papers.vizwiz_lf.classifier_cv.cross_validate`),
+the labels behind ``figures/vizwiz-lf_table05_abstention_offline_classifier``. Every other answer gets the
+final classifiers' labels. Cross-validation runs only when some answer matches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.papers.vizwiz_lf import taxonomy
+from vqalib.papers.vizwiz_lf.abstention import abstains
+
+SENTENCE_COLUMNS = ["source", "question_id", "sentence_index", "sentence", "roles", "info_sources", "labelled_by"]
+
+
+def released_matches(answers: pd.DataFrame, released: pd.DataFrame) -> pd.Series:
+    """For each new answer, the released source whose answer to the same question has the same text (VizWiz-LF §4).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        ``question_id`` and ``answer`` of the model scored.
+    released : pandas.DataFrame
+        The release's answers (``source``, ``question_id``, ``answer``).
+
+    Returns
+    -------
+    pandas.Series
+        Aligned with ``answers``: the first matching released source, or None.
+    """
+    index: dict[tuple[int, str], str] = {}
+    for source, qid, text in zip(released["source"], released["question_id"], released["answer"]):
+        if isinstance(text, str):
+            index.setdefault((int(qid), text.strip()), source)
+    return pd.Series([index.get((int(q), a.strip())) if isinstance(a, str) else None
+                      for q, a in zip(answers["question_id"], answers["answer"])], index=answers.index, dtype=object)
+
+
+def out_of_fold_sentences(matches: pd.DataFrame, *, sentences: pd.DataFrame, answers: pd.DataFrame,
+                          cache_dir: Path | None = None) -> pd.DataFrame:
+    """The release sentences of matched answers with their out-of-fold roles and information sources (§4).
+
+    Parameters
+    ----------
+    matches : pandas.DataFrame
+        ``question_id`` and ``released_source`` of each matched answer.
+    sentences, answers : pandas.DataFrame
+        The release's sentences and answers (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+    cache_dir : Path, optional
+        The embedding cache (None: the shared default).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``released_source``, ``question_id``, ``sentence_index``, ``sentence``, ``roles``, ``info_sources``.
+    """
+    from vqalib.papers.vizwiz_lf.classifier_cv import cross_validate
+
+    keys = set(zip(matches["released_source"], matches["question_id"].astype(int)))
+    predicted = {}
+    for kind, column in (("role", "roles"), ("info", "info_sources")):
+        cv = cross_validate(sentences, answers, kind=kind, cache_dir=cache_dir)
+        p = cv.predictions
+        p = p[[(s, int(q)) in keys for s, q in zip(p["source"], p["question_id"])]]
+        predicted[column] = p.set_index(["source", "question_id", "sentence_index"])["predicted"]
+    frame = predicted["roles"].rename("roles").to_frame().join(predicted["info_sources"].rename("info_sources"))
+    frame = frame.reset_index().rename(columns={"source": "released_source"})
+    text = sentences.set_index(["source", "question_id", "sentence_index"])["sentence"]
+    frame["sentence"] = [text.get((s, q, k)) for s, q, k in
+                         zip(frame["released_source"], frame["question_id"], frame["sentence_index"])]
+    return frame
+
+
+def label_model_answers(answers: pd.DataFrame, *, model: str, released_answers: pd.DataFrame,
+                        released_sentences: pd.DataFrame, cross_fit: bool = True, splitter: str = "auto",
+                        cache_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Label a model's answers: roles, information sources and abstention per answer (input of Tables 2, 3, 4's
+    l'_c and 5 in a scorecard).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        One row per answer: ``question_id``, ``question``, ``answer`` (other columns are kept).
+    model : str
+        The model's name (the ``source`` of its sentences).
+    released_answers, released_sentences : pandas.DataFrame
+        The release (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+    cross_fit : bool, default True
+        Label answers equal to a released answer with the out-of-fold labels (module docstring); False: the
+        final classifiers label every answer.
+    splitter : {"auto", "spacy", "regex"}
+        Sentence splitter of :func:`vqalib.papers.vizwiz_lf.labelling.split_sentences`.
+    cache_dir : Path, optional
+        The embedding cache (None: the shared default).
+
+    Returns
+    -------
+    tuple of pandas.DataFrame
+        ``(sentences, answers)``: :data:`SENTENCE_COLUMNS` per sentence (``labelled_by``: ``classifier`` or
+        ``out-of-fold (<source>)``) and ``answers`` with ``roles``, ``info_sources``, ``abstains``,
+        ``n_sentences`` and ``labelled_by``.
+    """
+    from vqalib.papers.vizwiz_lf.labelling import label_answers
+
+    frame = answers.reset_index(drop=True).copy()
+    frame["released_source"] = released_matches(frame, released_answers) if cross_fit else None
+    matched = frame[frame["released_source"].notna()]
+    parts = []
+    if len(matched):
+        oof = out_of_fold_sentences(matched[["question_id", "released_source"]], sentences=released_sentences,
+                                    answers=released_answers, cache_dir=cache_dir)
+        oof = matched[["question_id", "released_source"]].merge(oof, on=["question_id", "released_source"])
+        parts.append(oof.assign(source=model, labelled_by="out-of-fold (" + oof["released_source"] + ")"))
+    fresh = frame[frame["released_source"].isna()]
+    if len(fresh):
+        sentences, _ = label_answers(fresh[["question_id", "question", "answer"]], splitter=splitter,
+                                     cache_dir=cache_dir)
+        parts.append(sentences.assign(source=model, labelled_by="classifier"))
+    labelled = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=SENTENCE_COLUMNS)
+    labelled = labelled.sort_values(["question_id", "sentence_index"], kind="stable")[SENTENCE_COLUMNS]
+    labelled = labelled.reset_index(drop=True)
+    per_answer = labelled.groupby("question_id")
+    for column, labels in (("roles", taxonomy.ROLES), ("info_sources", taxonomy.INFO_SOURCES)):
+        found = per_answer[column].agg(lambda col: {label for row in col for label in row})
+        frame[column] = [tuple(label for label in labels if label in found.get(q, set())) for q in frame["question_id"]]
+    frame["n_sentences"] = frame["question_id"].map(per_answer.size()).fillna(0).astype(int)
+    frame["abstains"] = abstains(frame["roles"])
+    frame["labelled_by"] = ["out-of-fold (" + s + ")" if isinstance(s, str) else "classifier"
+                            for s in frame["released_source"]]
+    return labelled, frame.drop(columns="released_source")

@@ -1,0 +1,94 @@
+"""``vqalib import``: a model's answers made elsewhere written as a run file, so the notebooks read them as a run.
+
+A researcher's answers from lmms-eval, VLMEvalKit or a plain table become ``runs/<name>.jsonl`` in the runner's
+schema 1 (``runs/README.md``): one ``answer`` record per question, ``test_model`` false, ``engine`` ``import``
+and an ``imported_from`` field with the source file's format, toolkit, version and SHA-256. ``make reproduce``
+then fills the model rows of VizWiz-LF Tables 5/26 and Fig. 3 (strategy ``vanilla`` or another given),
+CommVQA Table 1 (``commvqa-baseline``/``commvqa-contextual``) and AFGV tier accuracy (``short-answer``) from it,
+exactly as from a run of ``vqalib run``. Question text and reference come from the dataset, not the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.core.io import write_atomic
+from vqalib.runner.runfiles import SCHEMA_VERSION, encode_block, item_key
+
+DEFAULT_STRATEGY = {"vizwiz-lf": "vanilla", "afgv": "short-answer"}
+COMMVQA_STRATEGY = {"baseline": "commvqa-baseline", "contextual": "commvqa-contextual"}
+
+
+def import_records(matched: pd.DataFrame, *, items: pd.DataFrame, dataset: str, model: str, strategy: str,
+                   source: dict) -> list[dict]:
+    """Run records (schema 1) of imported answers, one final ``answer`` record per question.
+
+    Parameters
+    ----------
+    matched : pandas.DataFrame
+        ``item_id`` and ``answer`` per answered question (:func:`vqalib.core.answer_files.match_answers`).
+    items : pandas.DataFrame
+        The dataset's items (``item_id``, ``question_id``, ``question``, ``tier``, ``reference``;
+        :mod:`vqalib.runner.questions`).
+    dataset : str
+        ``vizwiz-lf``, ``commvqa`` or ``afgv``.
+    model : str
+        The model's name (the records' ``model``).
+    strategy : str
+        The records' strategy (what the notebooks select runs by).
+    source : dict
+        The answers file's provenance (:class:`vqalib.core.answer_files.AnswerSource` as a dict).
+
+    Returns
+    -------
+    list of dict
+        One record per matched question, in the dataset's order.
+    """
+    table = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
+    records = []
+    for item_id, answer in zip(matched["item_id"].astype(str), matched["answer"]):
+        item = table.loc[item_id]
+        records.append({
+            "schema": SCHEMA_VERSION, "dataset": dataset, "item_id": item_id,
+            "question_id": None if pd.isna(item.get("question_id")) else str(item["question_id"]),
+            "tier": item.get("tier") if isinstance(item.get("tier"), str) else None,
+            "question": item["question"], "reference": _reference(item.get("reference")),
+            "image": None, "image_sha256": None, "model": model, "model_id": None, "revision": None,
+            "test_model": False, "dtype": None, "device": None, "strategy": strategy,
+            "item_key": item_key(dataset=dataset, item_id=item_id, model=model, strategy=strategy),
+            "generation": None, "kind": "answer", "sample": 0, "final": True, "prompt": None, "answer": answer,
+            "seed": None, "stages": None, "judge": None, "error": None, "item_records": 1, "seconds": None,
+            "model_seconds": None, "started_at": None, "engine": "import", "shard": "0/1",
+            "imported_from": {k: source.get(k) for k in ("path", "format", "toolkit", "version", "sha256")}})
+    return records
+
+
+def _reference(value: object) -> object:
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return None if value is None or (isinstance(value, float) and pd.isna(value)) else value
+
+
+def write_run(records: list[dict], out: str | Path, *, overwrite: bool = False) -> Path:
+    """Write imported records as a run file, whole (temporary file and rename).
+
+    Parameters
+    ----------
+    records : list of dict
+        :func:`import_records`.
+    out : str or Path
+        The run file (``runs/<name>.jsonl``).
+    overwrite : bool, default False
+        Replace an existing file; otherwise an existing file is an error (a run file is never appended to by an import).
+
+    Returns
+    -------
+    Path
+        ``out``.
+    """
+    out = Path(out)
+    if out.exists() and not overwrite:
+        raise FileExistsError(f"{out} exists; give another --out or --overwrite")
+    return write_atomic(out, b"".join(encode_block([r]) for r in records))
