@@ -255,9 +255,11 @@ def _vlmevalkit_rows(path: Path) -> list[dict]:
     suffix = path.suffix.lower()
     if suffix == ".xlsx":
         table = _read_excel(path)
+        _require_answer_column(path, table.columns, "prediction")
         records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
-    elif suffix == ".tsv":
-        table = read_csv_text(path, sep="\t")
+    elif suffix in (".tsv", ".csv"):
+        table = read_csv_text(path, sep="\t" if suffix == ".tsv" else ",")
+        _require_answer_column(path, table.columns, "prediction")
         records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
     else:  # VLMEvalKit's dump(): a JSON array of row objects
         data = read_json(path)
@@ -398,7 +400,8 @@ def join_task_data(answers: pd.DataFrame, *, task_data: str | Path, answers_path
     for i in out.index[need]:
         doc_id = out.at[i, "doc_id"]
         if doc_id is None or pd.isna(doc_id) or not 0 <= int(doc_id) < len(docs):
-            raise DataFormatError(f"{answers_path}: line {out.at[i, 'line']}: doc_id {doc_id!r} is not a document of "
+            shown = "missing" if doc_id is None or pd.isna(doc_id) else int(doc_id)
+            raise DataFormatError(f"{answers_path}: line {out.at[i, 'line']}: doc_id {shown} is not a document of "
                                   f"{task_data} ({len(docs)} documents)")
         doc = {k: v for k, v in docs[int(doc_id)].items() if k != "_line"}
         expected, logged = lmms_doc_hash(doc), out.at[i, "doc_hash"]
