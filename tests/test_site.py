@@ -111,10 +111,14 @@ def test_not_run_and_simulated_tables_are_labelled(built):
 def test_index_is_organised_by_paper_then_section(built):
     index = pages(built)["index.html"]
     papers = [h.get_text() for h in index.find_all("h2")]
-    assert [p.split(":")[0] for p in papers] == list(specs.PAPERS)
+    assert [p.split(":")[0] for p in papers] == [*specs.PAPERS, "Scorecards"]
     vizwiz = index.find("h2", id="paper-VizWiz-LF").find_parent("section")
     assert [a["href"] for a in vizwiz.select("h3 a")] == [f"sections/0{k}_{n}.html" for k, n in (
-        (1, "dataset_stats"), (2, "functional_roles"), (3, "automatic_eval"), (4, "human_eval_stats"), (5, "abstention"))]
+        (1, "dataset_stats"), (2, "functional_roles"), (3, "automatic_eval"), (4, "human_eval_stats"), (5, "abstention"),
+        (9, "score_a_model"))]
+    cards = index.find("h2", id="scorecards").find_parent("section")
+    assert [a["href"] for a in cards.select("li a")] == ["scores/llava-released/index.html"]
+    assert (built / "scores" / "llava-released" / "scorecard.json").exists()
 
 
 def test_long_tables_show_their_first_rows_and_say_so():

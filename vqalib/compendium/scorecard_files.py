@@ -150,6 +150,8 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
         _write_text(out / f"{stem}.csv", frame.to_csv(index=False))
         side = beside(stem, frame, model=card.model, figures_dir=figures_dir)
         besides[stem] = side
+        if side is not None:
+            _write_text(out / f"{stem}.beside.csv", side.to_csv(index=False))
         text = [f"# {TITLES.get(stem, stem)}", "", f"Model: {card.model}; " + "; ".join(lines) + ".", "",
                 _markdown(frame)]
         if side is not None:
@@ -162,3 +164,57 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
     _write_text(out / "index.html", page_html(card, besides, figure=figure, depth=0))
     return out / "index.html"
 
+
+def read(folder: str | Path) -> tuple[Scorecard, dict[str, pd.DataFrame | None], dict | None]:
+    """A written scorecard folder read back (the reviewer site renders it within its own pages).
+
+    Parameters
+    ----------
+    folder : str or Path
+        A folder :func:`write` wrote.
+
+    Returns
+    -------
+    tuple
+        ``(card, besides, figure)`` as :func:`vqalib.compendium.scorecard_page.page_html` takes them.
+    """
+    folder = Path(folder)
+    data = json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
+    sources = data["source"] if isinstance(data["source"], list) else [data["source"]]
+    tables = {stem: pd.read_csv(folder / f"{stem}.csv", keep_default_na=False, na_values=[""])
+              for stem in data["tables"]}
+    card = Scorecard(model=data["model"], dataset=data["dataset"], sources=sources, coverage=data["coverage"],
+                     tables=tables, settings=data.get("settings", {}))
+    besides = {stem: pd.read_csv(folder / f"{stem}.beside.csv", keep_default_na=False, na_values=[""])
+               if (folder / f"{stem}.beside.csv").exists() else None for stem in tables}
+    alt = folder / "table04_reference_shift.alt.txt"
+    figure = ({"png": "table04_reference_shift.png", "pdf": "table04_reference_shift.pdf",
+               "alt": alt.read_text(encoding="utf-8").strip()} if alt.exists() else None)
+    return card, besides, figure
+
+
+def scorecard_pages(scores: Path, out: Path) -> list[tuple[str, str]]:
+    """Every scorecard under ``scores/`` (``vqalib score --out scores/<name>``) as a page of the site.
+
+    Parameters
+    ----------
+    scores : Path
+        The project's ``scores/`` folder (missing: no scorecards).
+    out : Path
+        The site's ``scores/`` folder.
+
+    Returns
+    -------
+    list of (str, str)
+        ``(href from the site root, title)`` per scorecard, by folder name.
+    """
+    import shutil
+
+    found = []
+    for folder in sorted(p.parent for p in scores.glob("*/scorecard.json")) if scores.is_dir() else []:
+        shutil.copytree(folder, out / folder.name, ignore=shutil.ignore_patterns(".*", "index.html"))
+        card, besides, figure = read(folder)
+        html_text = page_html(card, besides, figure=figure, depth=2)
+        (out / folder.name / "index.html").write_text(html_text, encoding="utf-8")
+        found.append((f"scores/{folder.name}/index.html", f"{card.model} on {card.dataset}"))
+    return found

@@ -365,7 +365,8 @@ def notebook_page(path: Path, section: Section) -> str:
     return page(title=section.title, body=str(soup), depth=1, nav=nav)
 
 
-def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, str, str]]]) -> str:
+def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, str, str]]], *,
+               scorecards: list[tuple[str, str]] = ()) -> str:
     """Papers, then their sections (notebooks), then each table and figure with its status label.
 
     Parameters
@@ -375,6 +376,8 @@ def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, s
         paper without sections is left out).
     states : dict of str to list of (Item, str, str)
         Per notebook stem, the items' ``(item, kind, label)`` from :func:`section_page`.
+    scorecards : sequence of (str, str), default ()
+        ``(href, title)`` of the scorecards found (:func:`vqalib.compendium.scorecard_files.scorecard_pages`), listed after the papers.
 
     Returns
     -------
@@ -402,6 +405,11 @@ def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, s
                          f'<p class="meta"><a href="notebooks/{s.notebook}.html">Read the notebook {_e(s.notebook)}'
                          f'</a> · {len(s.items)} tables and figures</p><ul class="items">{items}</ul>')
         parts.append("</section>")
+    if scorecards:
+        links = "".join(f'<li><a href="{_e(href)}">{_e(title)}</a></li>' for href, title in scorecards)
+        parts.append('<section aria-labelledby="scorecards"><h2 id="scorecards">Scorecards: models scored with '
+                     "<code>vqalib score</code></h2><p>Each scorecard sets a model's tables beside the released models "
+                     f'and the papers (folders under <code>scores/</code>).</p><ul class="items">{links}</ul></section>')
     return page(title=SITE_TITLE, body="".join(parts), depth=0)
 
 
@@ -439,7 +447,10 @@ def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Pa
         (out / "sections" / f"{section.notebook}.html").write_text(text, encoding="utf-8")
         page_html = notebook_page(notebooks / f"{section.notebook}.ipynb", section)
         (out / "notebooks" / f"{section.notebook}.html").write_text(page_html, encoding="utf-8")
-    (out / "index.html").write_text(index_page(all_sections, states), encoding="utf-8")
+    from vqalib.compendium.scorecard_files import scorecard_pages
+
+    cards = scorecard_pages(root / "scores", out / "scores")
+    (out / "index.html").write_text(index_page(all_sections, states, scorecards=cards), encoding="utf-8")
     return out
 
 

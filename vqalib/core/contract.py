@@ -398,7 +398,7 @@ def write_provenance(path: Path, record: dict) -> Path:
 
 # --- after make reproduce: is the checkout as committed? -----------------------------------
 
-def git_clean(root: Path, *, paths: tuple[str, ...] = ("figures", "notebooks")) -> int:
+def git_clean(root: Path, *, paths: tuple[str, ...] = ("figures", "notebooks", "scores")) -> int:
     """0 when ``git status`` shows no change under ``paths``; else print each changed file and, for a
     table, the tiered comparison with the committed version (which cells moved, by how much), and
     return 1. This is the "a fresh machine leaves git status clean" half of the contract.
@@ -407,7 +407,7 @@ def git_clean(root: Path, *, paths: tuple[str, ...] = ("figures", "notebooks")) 
     ----------
     root : Path
         The git checkout.
-    paths : tuple of str, default ("figures", "notebooks")
+    paths : tuple of str, default ("figures", "notebooks", "scores")
         The folders checked, relative to ``root``.
 
     Returns

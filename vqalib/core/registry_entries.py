@@ -310,4 +310,10 @@ ENTRIES: list[Spec] = [
     _t("commvqa_table01_subsets", "08_commvqa_benchmark", "CommVQA", "Table 1",
        "CommVQA Table 1: scores of the authors' three 80% subsets under both reference parsings",
        "vqalib.papers.commvqa.table1.score_protocol"),
+    # --- 09 scoring a model ---------------------------------------------------------------------
+    _t("vizwiz-lf_score_round_trip", "09_score_a_model", "VizWiz-LF", "Tables 1, 4, 5",
+       "vqalib score on a released model's answers beside that model's numbers in figures/",
+       "vqalib.papers.vizwiz_lf.scorecard.round_trip", md_decimals=4,
+       model_derived=ModelDerived((("scored", _rate), ("figures", _rate), ("equal_4dp", _F)), CLASSIFIER,
+                                  where=("table", ("Table 5 (offline classifier)",)))),
 ]

@@ -275,3 +275,46 @@ def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, j
     if compare:
         tables["paired_differences"] = paired_differences(scores, model=model, n_resamples=n_resamples, seed=seed)
     return tables
+
+
+def round_trip(tables: dict[str, pd.DataFrame], *, source: str, figures_dir: str | Path | None = None) -> pd.DataFrame:
+    """A released model's answers scored as a new model, beside that model's numbers in ``figures/`` (the check that
+    ``vqalib score`` computes what the notebooks compute: Table 1 means, Table 4 full-set ROUGE/METEOR with l_c,
+    Table 5 from the offline classifier).
+
+    Parameters
+    ----------
+    tables : dict of str to pandas.DataFrame
+        :func:`score_vizwiz_lf` of the released answers of ``source``.
+    source : str
+        The released source (e.g. ``LLaVA``).
+    figures_dir : str or Path, optional
+        The figures folder (default the project's).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``table``, ``cell``, ``scored``, ``figures``, ``equal_4dp`` (the two agree to 4 decimals).
+    """
+    folder = report.figures_dir(figures_dir)
+    rows = []
+    words = pd.read_csv(folder / "vizwiz-lf_table01_word_counts.csv")
+    mine = tables["vizwiz-lf_table01_word_counts"]
+    for r in mine[mine["statistic"] == "mean_words"].itertuples(index=False):
+        theirs = words[(words["column"] == source) & (words["category"] == r.category)
+                       & (words["statistic"] == "mean_words")]["reproduced"]
+        rows.append(("Table 1 mean words", r.category, r.value, theirs.iloc[0] if len(theirs) else np.nan))
+    full = pd.read_csv(folder / "vizwiz-lf_table04_full_set_bootstrap.csv", keep_default_na=False, na_values=[""])
+    mine = tables["vizwiz-lf_table04_full_set_bootstrap"]
+    for r in mine[mine["metric"].isin(["ROUGE", "METEOR"]) & (mine["candidate"] == "l_c")].itertuples(index=False):
+        theirs = full[(full["source"] == source) & (full["metric"] == r.metric) & (full["reference"] == r.reference)
+                      & (full["candidate"] == "l_c")]["reproduced"]
+        rows.append(("Table 4 full set", f"{r.metric} {r.reference} + l_c", r.value,
+                     theirs.iloc[0] if len(theirs) else np.nan))
+    offline = pd.read_csv(folder / "vizwiz-lf_table05_abstention_offline_classifier.csv").set_index("source")
+    for r in tables["vizwiz-lf_table05_abstention"].itertuples(index=False):
+        theirs = offline[r.metric].get(source, np.nan) if r.metric in offline else np.nan
+        rows.append(("Table 5 (offline classifier)", r.metric, r.value, theirs))
+    out = pd.DataFrame(rows, columns=["table", "cell", "scored", "figures"])
+    out["equal_4dp"] = out["scored"].round(4) == out["figures"].round(4)
+    return out
