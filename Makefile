@@ -11,7 +11,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export VQALIB_DATA_MIRROR
 export MPLBACKEND := Agg
 
-.PHONY: help setup java data data-gqa reproduce test test-full bench lab html check-site clean lock
+.PHONY: help setup java data data-gqa reproduce test test-full lmms-env bench lab html check-site clean lock
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -42,7 +42,21 @@ reproduce: data  ## run every notebook in place with papermill and rewrite figur
 test: data  ## run the test suite: unit tests and one full notebook run checked against figures/ (tiered)
 	$(BIN)/python -m pytest
 
-test-full: data  ## slow checks (CI runs them too): notebook smoke runs, then `make reproduce` must leave git clean
+LMMS_VENV := build/lmms-venv
+LMMS_STAMP := $(LMMS_VENV)/.installed
+
+lmms-env: $(LMMS_STAMP)  ## lmms-eval for the toolkit tests, in its own venv (build/lmms-venv) that sees .venv
+
+# lmms-eval's own pins clash with requirements.lock: its venv gets lmms-eval and what its evaluator imports
+# (--no-deps, tests/lmms_eval/requirements.txt) and sees every other package of .venv through a .pth file
+$(LMMS_STAMP): $(STAMP) tests/lmms_eval/requirements.txt
+	rm -rf $(LMMS_VENV)
+	$(PYTHON) -m venv $(LMMS_VENV)
+	echo "$(abspath $(VENV))/lib/python3.11/site-packages" > $(LMMS_VENV)/lib/python3.11/site-packages/vqalib-venv.pth
+	$(LMMS_VENV)/bin/python -m pip install --quiet --no-deps -r tests/lmms_eval/requirements.txt
+	touch $@
+
+test-full: data lmms-env  ## slow checks (CI runs them too): notebook smoke runs, lmms-eval's own evaluator, then `make reproduce` must leave git clean
 	$(BIN)/python -m pytest -m full
 	$(BIN)/vqalib reproduce
 	# again, warm: served from the caches, any model forward pass or fit would fail the run

@@ -12,6 +12,7 @@ from vqalib.core.io import project_root, write_atomic
 from vqalib.core.report import agreement_text
 from vqalib.papers.afgv.tables import tier_order_summary
 from vqalib.papers.vizwiz_lf.classifier_tables import abstention_agreement_summary
+from vqalib.papers.vizwiz_lf.scorecard import round_trip_summary
 from vqalib.papers.vizwiz_lf.table4_report import full_set_ci_summary
 
 # --- what the README's status table says about each notebook ------------------------------
@@ -119,13 +120,23 @@ STATUS: tuple[NotebookStatus, ...] = (
         tables=("commvqa_table01_benchmark",),
         note="the BLIP-2 contextual BLEU-4 cell outside is explained in the notebook (a probable transcription slip); "
              "CLIPScore \"not run\" (images, CLIP); any new model's rows fill from `runs/`"),
+    NotebookStatus(
+        "09_score_a_model",
+        "`vqalib score` on a model's answers: LLaVA's released VizWiz-LF answers given back as a plain file and scored "
+        "as a new model (Tables 1–5, paired differences to the released models, the classifier's measured error); "
+        "its scorecard in `scores/llava-released/`",
+        note="the same path scores answers from `vqalib run`, lmms-eval and VLMEvalKit (README, \"Evaluate your own "
+             "model\")",
+        headlines=(Headline("the scorecard equals `figures/` to 4 decimals in {equal} of {n} label-free and "
+                            "offline-classifier cells", summary="score_round_trip"),)),
 )
 
 # the named summaries a Headline may use: the saved table each reads and the paper function that summarises it
 SUMMARIES = {"rouge_meteor_paper_in_full_ci": ("vizwiz-lf_table04_full_set_bootstrap", full_set_ci_summary),
              "abstention_agreement": ("vizwiz-lf_table05_abstention_offline_classifier",
                                       abstention_agreement_summary),
-             "tier_order": ("afgv_table02_readability_by_tier", tier_order_summary)}
+             "tier_order": ("afgv_table02_readability_by_tier", tier_order_summary),
+             "score_round_trip": ("vizwiz-lf_score_round_trip", round_trip_summary)}
 
 
 def _read_figure_table(figures: Path, stem: str) -> pd.DataFrame:

@@ -298,7 +298,7 @@ def _toolkit_version(path: Path, fmt: str) -> str | None:
             value = stack.pop()
             if isinstance(value, dict):
                 for key in keys:
-                    if isinstance(value.get(key), str) and value[key]:
+                    if isinstance(value.get(key), str) and value[key] and "unknown" not in value[key]:
                         return f"{key} {value[key]}"
                 stack.extend(value.values())
     return None
@@ -362,9 +362,14 @@ def lmms_doc_hash(doc: dict) -> str:
     return hashlib.sha256(json.dumps(doc, indent=2, default=str, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
+# lmms-eval 0.7.3 logs the hash of its requests' ``doc``, which it never sets: every line holds sha256("null")
+NULL_DOC_HASH = hashlib.sha256(b"null").hexdigest()
+
+
 def join_task_data(answers: pd.DataFrame, *, task_data: str | Path, answers_path: str = "answers") -> pd.DataFrame:
     """Fill ``item_id`` of toolkit rows from the exported task's data: lmms-eval ``doc_id`` (a row of the task's
-    JSONL, with ``doc_hash`` checked) or VLMEvalKit ``index`` (a row of the exported TSV).
+    JSONL, with ``doc_hash`` checked unless it is lmms-eval 0.7's hash of a null document, :data:`NULL_DOC_HASH`)
+    or VLMEvalKit ``index`` (a row of the exported TSV).
 
     Parameters
     ----------
@@ -405,7 +410,7 @@ def join_task_data(answers: pd.DataFrame, *, task_data: str | Path, answers_path
                                   f"{task_data} ({len(docs)} documents)")
         doc = {k: v for k, v in docs[int(doc_id)].items() if k != "_line"}
         expected, logged = lmms_doc_hash(doc), out.at[i, "doc_hash"]
-        if logged and logged != expected:
+        if logged and logged != NULL_DOC_HASH and logged != expected:  # a null-document hash says nothing
             raise DataFormatError(f"{answers_path}: line {out.at[i, 'line']}: doc_hash {logged[:12]}… differs from "
                                   f"document {doc_id} of {task_data} ({expected[:12]}…): the samples come from "
                                   "another version of the task data")

@@ -318,3 +318,19 @@ def round_trip(tables: dict[str, pd.DataFrame], *, source: str, figures_dir: str
     out = pd.DataFrame(rows, columns=["table", "cell", "scored", "figures"])
     out["equal_4dp"] = out["scored"].round(4) == out["figures"].round(4)
     return out
+
+
+def round_trip_summary(frame: pd.DataFrame) -> dict:
+    """How many round-trip cells equal ``figures/`` to 4 decimals (README status of notebook 09).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The saved table ``vizwiz-lf_score_round_trip`` (an ``equal_4dp`` column).
+
+    Returns
+    -------
+    dict
+        ``equal`` and ``n``.
+    """
+    return {"equal": int(frame["equal_4dp"].astype(str).eq("True").sum()), "n": len(frame)}
