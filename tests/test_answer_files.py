@@ -5,8 +5,8 @@ import json
 import pandas as pd
 import pytest
 
-from vqalib.core.answer_files import (coverage_text, detect_format, join_task_data, lmms_doc_hash, match_answers,
-                                      read_answers)
+from vqalib.core.answer_files import detect_format, read_answers
+from vqalib.core.answer_matching import coverage_text, join_task_data, lmms_doc_hash, match_answers
 from vqalib.core.io import DataFormatError
 
 IDS = ["1", "2", "3", "4"]

@@ -9,7 +9,7 @@ import pytest
 
 from vqalib.compendium import score as scoring
 from vqalib.compendium import scorecard_files
-from vqalib.core.answer_files import lmms_doc_hash
+from vqalib.core.answer_matching import lmms_doc_hash
 from vqalib.core.io import DataFormatError, project_root
 from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 

@@ -198,7 +198,7 @@ def _score(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from vqalib.compendium.score import import_answers
-    from vqalib.core.answer_files import coverage_text
+    from vqalib.core.answer_matching import coverage_text
     from vqalib.core.io import DataFormatError
 
     try:
@@ -217,7 +217,8 @@ def _import(args: argparse.Namespace) -> int:
 
 def _answers_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments `score` and `import` share: the answers files and how to read and match them."""
-    from vqalib.core.answer_files import DUPLICATE_RULES, FORMATS
+    from vqalib.core.answer_files import FORMATS
+    from vqalib.core.answer_matching import DUPLICATE_RULES
 
     parser.add_argument("answers", nargs="+", type=Path, metavar="ANSWERS",
                         help="answers file(s): a `vqalib run` file, a plain CSV/JSONL (question_id, answer; AFGV also "

@@ -3,7 +3,7 @@
 The path (ARCHITECTURE.md, "Scoring any model"): read each answers file (:func:`vqalib.core.answer_files.read_answers`,
 or :func:`vqalib.runner.handoff.load_run` for a ``vqalib run`` file), give every row its dataset id (our item id,
 the question id and tier, or the toolkit's ``doc_id``/``index`` through the exported task data), match the rows
-to the dataset's questions and count every row (:func:`vqalib.core.answer_files.match_answers`), score with the
+to the dataset's questions and count every row (:func:`vqalib.core.answer_matching.match_answers`), score with the
 paper's own functions (:mod:`vqalib.papers.vizwiz_lf.scorecard`, :mod:`vqalib.papers.commvqa.scorecard`,
 :mod:`vqalib.papers.afgv.scorecard`), and write the scorecard (:mod:`vqalib.compendium.scorecard_files`).
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.core.answer_files import (AnswerSource, coverage_text, detect_format, join_task_data, match_answers,
-                                      read_answers)
+from vqalib.core.answer_files import AnswerSource, detect_format, read_answers
+from vqalib.core.answer_matching import coverage_text, join_task_data, match_answers
 from vqalib.core.io import DataFormatError, sha256_of
 
 DATASETS = ("vizwiz-lf", "commvqa", "afgv")
@@ -250,7 +250,6 @@ def score(paths: list[str | Path], *, dataset: str, model: str | None = None, fm
 def _score_commvqa(paths, *, model, fmt, conditions, task_data, duplicates, n_resamples, seed, data_dir,
                    settings) -> Scorecard:
     """CommVQA: each file (authors' layout or keyed by item id) under its condition, then both protocols."""
-    from vqalib.core.answer_files import AnswerSource
     from vqalib.papers.commvqa.loading import load_commvqa
     from vqalib.papers.commvqa.scorecard import results_from_answers, results_from_authors_csv, score_commvqa
 

@@ -28,7 +28,7 @@ def import_records(matched: pd.DataFrame, *, items: pd.DataFrame, dataset: str, 
     Parameters
     ----------
     matched : pandas.DataFrame
-        ``item_id`` and ``answer`` per answered question (:func:`vqalib.core.answer_files.match_answers`).
+        ``item_id`` and ``answer`` per answered question (:func:`vqalib.core.answer_matching.match_answers`).
     items : pandas.DataFrame
         The dataset's items (``item_id``, ``question_id``, ``question``, ``tier``, ``reference``;
         :mod:`vqalib.runner.questions`).

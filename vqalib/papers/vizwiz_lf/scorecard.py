@@ -211,7 +211,7 @@ def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, j
     ----------
     matched : pandas.DataFrame
         The model's answers matched to the questions (``item_id``, ``answer``;
-        :func:`vqalib.core.answer_files.match_answers`).
+        :func:`vqalib.core.answer_matching.match_answers`).
     model : str
         The model's name.
     data : VizWizLF

@@ -1,0 +1,180 @@
+"""Model answers joined to a dataset's questions, every row counted (the ``coverage`` of a scorecard).
+
+Serves ``vqalib score`` and ``vqalib import`` (ARCHITECTURE.md, "Scoring any model"): rows read by
+:func:`vqalib.core.answer_files.read_answers` get their dataset id from the exported task data when a toolkit logged
+only its own row number (:func:`join_task_data`), then are matched to the dataset's ids (:func:`match_answers`):
+an answer to an unknown id, a second answer to one id, a missing or empty answer is counted and listed, never
+dropped silently; a file whose ids match none of the dataset's is refused with the dataset it seems to belong to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.core.answer_files import as_id, read_json_lines
+from vqalib.core.io import DataFormatError, read_csv_text
+
+DUPLICATE_RULES = ("error", "first", "last")
+
+def lmms_doc_hash(doc: dict) -> str:
+    """The ``doc_hash`` lmms-eval logs for a document: SHA-256 of ``json.dumps(doc, indent=2, ensure_ascii=False)``
+    (``lmms_eval.utils.hash_string``), so a samples line can be checked against the exported task data.
+
+    Parameters
+    ----------
+    doc : dict
+        One document of the task's data file.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
+    return hashlib.sha256(json.dumps(doc, indent=2, default=str, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+# lmms-eval 0.7.3 logs the hash of its requests' ``doc``, which it never sets: every line holds sha256("null")
+NULL_DOC_HASH = hashlib.sha256(b"null").hexdigest()
+
+
+def join_task_data(answers: pd.DataFrame, *, task_data: str | Path, answers_path: str = "answers") -> pd.DataFrame:
+    """Fill ``item_id`` of toolkit rows from the exported task's data: lmms-eval ``doc_id`` (a row of the task's
+    JSONL, with ``doc_hash`` checked unless it is lmms-eval 0.7's hash of a null document, :data:`NULL_DOC_HASH`)
+    or VLMEvalKit ``index`` (a row of the exported TSV).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        :func:`read_answers` rows.
+    task_data : str or Path
+        The exported data file: a JSONL of documents (lmms-eval; each with ``item_id``) or a TSV with ``index``
+        and ``item_id`` or ``question_id`` (VLMEvalKit).
+    answers_path : str
+        The answers file's name, for messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``answers`` with ``item_id`` filled where it was missing; a :class:`DataFormatError` names the first row
+        whose ``doc_id``/``index`` is not in the data, or whose ``doc_hash`` differs.
+    """
+    task_data = Path(task_data)
+    out = answers.copy()
+    need = out["item_id"].isna()
+    if task_data.suffix.lower() == ".tsv":
+        table = read_csv_text(task_data, required=("index",), sep="\t")
+        key = "item_id" if "item_id" in table else "question_id"
+        lookup = dict(zip(table["index"].map(as_id), table[key].map(as_id)))
+        for i in out.index[need]:
+            index = out.at[i, "index"]
+            if index not in lookup:
+                raise DataFormatError(f"{answers_path}: row {out.at[i, 'line']}: index {index!r} is not a row of "
+                                      f"{task_data}")
+            out.at[i, "item_id"] = lookup[index]
+        return out
+    docs = read_json_lines(task_data)
+    for i in out.index[need]:
+        doc_id = out.at[i, "doc_id"]
+        if doc_id is None or pd.isna(doc_id) or not 0 <= int(doc_id) < len(docs):
+            shown = "missing" if doc_id is None or pd.isna(doc_id) else int(doc_id)
+            raise DataFormatError(f"{answers_path}: line {out.at[i, 'line']}: doc_id {shown} is not a document of "
+                                  f"{task_data} ({len(docs)} documents)")
+        doc = {k: v for k, v in docs[int(doc_id)].items() if k != "_line"}
+        expected, logged = lmms_doc_hash(doc), out.at[i, "doc_hash"]
+        if logged and logged != NULL_DOC_HASH and logged != expected:  # a null-document hash says nothing
+            raise DataFormatError(f"{answers_path}: line {out.at[i, 'line']}: doc_hash {logged[:12]}… differs from "
+                                  f"document {doc_id} of {task_data} ({expected[:12]}…): the samples come from "
+                                  "another version of the task data")
+        out.at[i, "item_id"] = as_id(doc.get("item_id", doc.get("question_id")))
+    return out
+
+
+def match_answers(answers: pd.DataFrame, *, ids: list[str], dataset: str, key: str = "item_id",
+                  duplicates: str = "error", others: dict[str, set[str]] | None = None,
+                  path: str = "answers") -> tuple[pd.DataFrame, dict]:
+    """Join answer rows to a dataset's questions and count every row (the ``coverage`` of a scorecard).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Rows with ``key``, ``answer`` and ``line``.
+    ids : list of str
+        The dataset's ids, in its order.
+    dataset : str
+        The dataset's name, for messages.
+    key : str, default "item_id"
+        The column holding the ids.
+    duplicates : {"error", "first", "last"}
+        What a second answer to one id does: refused (a DataFormatError listing them), or the first/last kept.
+    others : dict of str to set, optional
+        Other datasets' ids, to say which one the file belongs to when none match.
+    path : str
+        The answers file, for messages.
+
+    Returns
+    -------
+    tuple
+        ``(matched, coverage)``: one row per answered id of the dataset (in the dataset's order) with a
+        non-empty answer; and counts with the ids of each kind: ``given``, ``matched``, ``missing`` (dataset ids
+        without a row), ``unknown`` (row ids the dataset lacks), ``duplicate``, ``empty`` (empty or missing answer).
+    """
+    if duplicates not in DUPLICATE_RULES:
+        raise ValueError(f"duplicates must be one of {DUPLICATE_RULES}, not {duplicates!r}")
+    known = set(ids)
+    no_id = answers[answers[key].isna()]
+    if len(no_id):
+        raise DataFormatError(f"{path}: line {no_id['line'].iloc[0]}: no `{key}` ({len(no_id)} rows without one); "
+                              "give question ids (or the exported task data, --task-data, for toolkit files)")
+    given = answers[key].astype(str)
+    inside = given.isin(known)
+    if not inside.any():
+        shown = ", ".join(list(dict.fromkeys(given))[:5])
+        hint = ""
+        for name, other in (others or {}).items():
+            share = given.isin(other).mean()
+            if share > 0.5:
+                hint = f"; is this {name}? ({share:.0%} of the ids are {name} ids)"
+                break
+        raise DataFormatError(f"{path}: 0 of {len(given)} ids match {dataset}: {shown}{' …' if given.nunique() > 5 else ''}"
+                              f"{hint}")
+    unknown = list(dict.fromkeys(given[~inside]))
+    frame = answers[inside].assign(**{key: given[inside]})
+    repeated = frame[frame[key].duplicated(keep=False)]
+    duplicate_ids = list(dict.fromkeys(repeated[key]))
+    if duplicate_ids and duplicates == "error":
+        lines = repeated.groupby(key, sort=False)["line"].apply(lambda s: "/".join(map(str, s)))
+        shown = "; ".join(f"{k} (lines {v})" for k, v in list(lines.items())[:5])
+        raise DataFormatError(f"{path}: {len(duplicate_ids)} {dataset} ids answered more than once: {shown}"
+                              f"{' …' if len(duplicate_ids) > 5 else ''}; keep one with --duplicates first|last")
+    frame = frame.drop_duplicates(key, keep=duplicates if duplicates != "error" else "first")
+    empty_mask = frame["answer"].isna() | frame["answer"].astype(str).str.strip().eq("")
+    empty = list(frame.loc[empty_mask, key])
+    frame = frame[~empty_mask]
+    order = {i: n for n, i in enumerate(ids)}
+    frame = frame.assign(_order=frame[key].map(order)).sort_values("_order").drop(columns="_order")
+    missing = [i for i in ids if i not in set(given)]
+    coverage = {"dataset": dataset, "questions": len(ids), "given": int(len(answers)), "matched": int(len(frame)),
+                "missing": missing, "unknown": unknown, "duplicate": duplicate_ids, "empty": empty}
+    return frame.reset_index(drop=True), coverage
+
+
+def coverage_text(coverage: dict) -> str:
+    """One line for every table of a scorecard: "scored on 588 of 600 questions (12 missing, …)".
+
+    Parameters
+    ----------
+    coverage : dict
+        :func:`match_answers`' coverage.
+
+    Returns
+    -------
+    str
+        The sentence.
+    """
+    parts = [f"{len(coverage[k])} {k}" for k in ("missing", "empty", "unknown", "duplicate") if coverage[k]]
+    return (f"scored on {coverage['matched']} of {coverage['questions']} {coverage['dataset']} questions"
+            + (f" ({', '.join(parts)})" if parts else ""))
