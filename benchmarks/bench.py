@@ -99,9 +99,11 @@ def main() -> None:
     import classify_bench
     import commvqa_bench
     import reproduce_bench
+    import score_bench
     import vqa_bench
 
-    other_lines = [*classify_bench.run(), *commvqa_bench.run(), *vqa_bench.run(), *reproduce_bench.run()]
+    other_lines = [*classify_bench.run(), *commvqa_bench.run(), *vqa_bench.run(), *reproduce_bench.run(),
+                   *score_bench.run()]
     lines = [
         f"load + validate all 7 VizWiz-LF files: median {statistics.median(load):.2f} s "
         f"(min {min(load):.2f}, max {max(load):.2f}, {REPEATS} runs; goal < 2 s)",

@@ -179,6 +179,18 @@ def _other_ids(dataset: str, *, data_dir: Path | None) -> dict[str, set[str]]:
     return others
 
 
+def _match(answers: pd.DataFrame, *, ids: list[str], dataset: str, duplicates: str, data_dir: Path | None,
+           path: str) -> tuple[pd.DataFrame, dict]:
+    """:func:`match_answers`; the other datasets' ids (for the "is this …?" hint) are read only when none match."""
+    try:
+        return match_answers(answers, ids=ids, dataset=dataset, duplicates=duplicates, path=path)
+    except DataFormatError as err:
+        if " ids match " not in str(err):
+            raise
+        return match_answers(answers, ids=ids, dataset=dataset, duplicates=duplicates, path=path,
+                             others=_other_ids(dataset, data_dir=data_dir))
+
+
 def score(paths: list[str | Path], *, dataset: str, model: str | None = None, fmt: str | None = None,
           conditions: list[str] | None = None, task_data: str | Path | None = None, duplicates: str = "error",
           question_set: str = "VizWiz-LF", n_resamples: int = 1000, seed: int = 0, compare: bool = True,
@@ -229,8 +241,8 @@ def score(paths: list[str | Path], *, dataset: str, model: str | None = None, fm
     if not model:
         raise ValueError("name the model: --model NAME")
     ids = dataset_ids(dataset, question_set=question_set, data_dir=data_dir)
-    matched, coverage = match_answers(answers, ids=ids, dataset=dataset, duplicates=duplicates,
-                                      others=_other_ids(dataset, data_dir=data_dir), path=str(paths[0]))
+    matched, coverage = _match(answers, ids=ids, dataset=dataset, duplicates=duplicates, data_dir=data_dir,
+                               path=str(paths[0]))
     if dataset == "vizwiz-lf":
         from vqalib.core.judge.cache import judge_from_env
         from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
@@ -288,8 +300,8 @@ def _score_commvqa(paths, *, model, fmt, conditions, task_data, duplicates, n_re
                              "(or a `condition` column)")
         for cond in by_condition:
             rows = answers if condition else answers[answers["condition"] == cond]
-            matched, coverage = match_answers(rows, ids=ids, dataset="commvqa", duplicates=duplicates,
-                                              others=_other_ids("commvqa", data_dir=data_dir), path=str(path))
+            matched, coverage = _match(rows, ids=ids, dataset="commvqa", duplicates=duplicates, data_dir=data_dir,
+                                       path=str(path))
             name = model or run_model
             if not name:
                 raise ValueError("name the model: --model NAME")

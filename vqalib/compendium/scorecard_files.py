@@ -9,6 +9,9 @@ answers twice gives the same files.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -132,7 +135,7 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
     card : Scorecard
         The scorecard (:func:`vqalib.compendium.score.score`).
     out : str or Path
-        The folder (created).
+        The folder (created, or replaced whole).
     figures_dir : str or Path, optional
         Where the tables' twins are (default the project's ``figures/``).
 
@@ -141,28 +144,41 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
     Path
         ``out/index.html``.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    lines = coverage_lines(card)
-    _write_text(out / "scorecard.json", json.dumps(card_json(card), indent=2, ensure_ascii=False) + "\n")
-    besides = {}
-    for stem, frame in card.tables.items():
-        _write_text(out / f"{stem}.csv", frame.to_csv(index=False))
-        side = beside(stem, frame, model=card.model, figures_dir=figures_dir)
-        besides[stem] = side
-        if side is not None:
-            _write_text(out / f"{stem}.beside.csv", side.to_csv(index=False))
-        text = [f"# {TITLES.get(stem, stem)}", "", f"Model: {card.model}; " + "; ".join(lines) + ".", "",
-                _markdown(frame)]
-        if side is not None:
-            text += ["", "## Beside the released models and the paper", "", _markdown(side, decimals=4)]
-        _write_text(out / f"{stem}.md", "\n".join(text) + "\n")
-    figure = figure_for(card, out, figures_dir=figures_dir)
-    (out / "assets").mkdir(exist_ok=True)
-    _write_text(out / "assets" / "site.css", stylesheet())
-    _write_text(out / "assets" / "code.css", "")  # the site's code colours: a scorecard shows no code
-    _write_text(out / "index.html", page_html(card, besides, figure=figure, depth=0))
-    return out / "index.html"
+    final = Path(out)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    # written into a fresh folder beside it, then swapped in: a scorecard is replaced whole, and a file of an earlier
+    # scorecard (a table this one lacks) never lingers
+    out = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    try:
+        lines = coverage_lines(card)
+        _write_text(out / "scorecard.json", json.dumps(card_json(card), indent=2, ensure_ascii=False) + "\n")
+        besides = {}
+        for stem, frame in card.tables.items():
+            _write_text(out / f"{stem}.csv", frame.to_csv(index=False))
+            side = beside(stem, frame, model=card.model, figures_dir=figures_dir)
+            besides[stem] = side
+            if side is not None:
+                _write_text(out / f"{stem}.beside.csv", side.to_csv(index=False))
+            text = [f"# {TITLES.get(stem, stem)}", "", f"Model: {card.model}; " + "; ".join(lines) + ".", "",
+                    _markdown(frame)]
+            if side is not None:
+                text += ["", "## Beside the released models and the paper", "", _markdown(side, decimals=4)]
+            _write_text(out / f"{stem}.md", "\n".join(text) + "\n")
+        figure = figure_for(card, out, figures_dir=figures_dir)
+        (out / "assets").mkdir(exist_ok=True)
+        _write_text(out / "assets" / "site.css", stylesheet())
+        _write_text(out / "assets" / "code.css", "")  # the site's code colours: a scorecard shows no code
+        _write_text(out / "index.html", page_html(card, besides, figure=figure, depth=0))
+        os.chmod(out, 0o755)  # mkdtemp's 0700 would hide the scorecard from a web server or another user
+        old = final.with_name(f".{final.name}.old")
+        if final.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            final.rename(old)
+        out.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return final / "index.html"
 
 
 def read(folder: str | Path) -> tuple[Scorecard, dict[str, pd.DataFrame | None], dict | None]:
@@ -188,8 +204,8 @@ def read(folder: str | Path) -> tuple[Scorecard, dict[str, pd.DataFrame | None],
     besides = {stem: pd.read_csv(folder / f"{stem}.beside.csv", keep_default_na=False, na_values=[""])
                if (folder / f"{stem}.beside.csv").exists() else None for stem in tables}
     alt = folder / "table04_reference_shift.alt.txt"
-    figure = ({"png": "table04_reference_shift.png", "pdf": "table04_reference_shift.pdf",
-               "alt": alt.read_text(encoding="utf-8").strip()} if alt.exists() else None)
+    figure = ({"png": "table04_reference_shift.png", "alt": alt.read_text(encoding="utf-8").strip()}
+              if alt.exists() else None)
     return card, besides, figure
 
 
@@ -211,7 +227,8 @@ def scorecard_pages(scores: Path, out: Path) -> list[tuple[str, str]]:
     import shutil
 
     found = []
-    for folder in sorted(p.parent for p in scores.glob("*/scorecard.json")) if scores.is_dir() else []:
+    folders = [p.parent for p in scores.glob("*/scorecard.json") if not p.parent.name.startswith(".")]  # not a swap
+    for folder in sorted(folders) if scores.is_dir() else []:
         shutil.copytree(folder, out / folder.name, ignore=shutil.ignore_patterns(".*", "index.html"))
         card, besides, figure = read(folder)
         html_text = page_html(card, besides, figure=figure, depth=2)

@@ -57,14 +57,14 @@ def figure_for(card: Scorecard, out: Path, *, figures_dir=None) -> dict | None:
     card : Scorecard
         The scorecard.
     out : Path
-        Its folder (``table04_reference_shift.png``/``.pdf``/``.alt.txt`` are written there).
+        Its folder (``table04_reference_shift.png`` and ``.alt.txt`` are written there).
     figures_dir : str or Path, optional
         Where the released models' Table 4 is (default the project's ``figures/``).
 
     Returns
     -------
     dict or None
-        ``{"png": name, "pdf": name, "alt": text}``.
+        ``{"png": name, "alt": text}``.
     """
     import matplotlib.pyplot as plt
 
@@ -91,7 +91,6 @@ def figure_for(card: Scorecard, out: Path, *, figures_dir=None) -> dict | None:
     if problems:
         raise ValueError("scorecard figure: text below the contrast minimum: " + "; ".join(problems))
     fig.savefig(out / "table04_reference_shift.png", metadata={"Software": None})
-    fig.savefig(out / "table04_reference_shift.pdf", metadata={"CreationDate": None, "Creator": None, "Producer": None})
     plt.close(fig)
     rows = frame[frame["source"] == card.model].set_index(["metric", "reference_kind", "candidate_kind"])["mean"]
     parts = [f"{METRIC_NAMES[m]} {rows.get((m, 's_r', 'l_c'), float('nan')):.3f} with the short reference and "
@@ -101,7 +100,7 @@ def figure_for(card: Scorecard, out: Path, *, figures_dir=None) -> dict | None:
            "right, for the whole answer (solid) and its Answer sentences (dashed), with 95% confidence intervals. "
            f"For {card.model}, whole answers score " + "; ".join(parts) + ".")
     (out / "table04_reference_shift.alt.txt").write_text(alt + "\n", encoding="utf-8")
-    return {"png": "table04_reference_shift.png", "pdf": "table04_reference_shift.pdf", "alt": alt}
+    return {"png": "table04_reference_shift.png", "alt": alt}
 
 
 def _e(text) -> str:
@@ -157,8 +156,7 @@ def page_html(card: Scorecard, besides: dict[str, pd.DataFrame | None], *, figur
              "Markdown beside this page.</p>"]
     if figure:
         parts.append(f'<h2>Figure</h2><figure><img src="{_e(figure["png"])}" alt="{_e(figure["alt"])}">'
-                     f'<figcaption>Short vs long references, {_e(card.model)} beside GPT-4V and LLaVA. '
-                     f'<a href="{_e(figure["pdf"])}">PDF</a>.</figcaption></figure>')
+                     f'<figcaption>Short vs long references, {_e(card.model)} beside GPT-4V and LLaVA.</figcaption></figure>')
     for k, (stem, frame) in enumerate(card.tables.items()):
         title = TITLES.get(stem, stem)
         parts.append(f'<h2 id="{_e(stem)}">{_e(title)}</h2><p>{_e("; ".join(coverage_lines(card)))}. '

@@ -156,7 +156,8 @@ def match_answers(answers: pd.DataFrame, *, ids: list[str], dataset: str, key: s
     frame = frame[~empty_mask]
     order = {i: n for n, i in enumerate(ids)}
     frame = frame.assign(_order=frame[key].map(order)).sort_values("_order").drop(columns="_order")
-    missing = [i for i in ids if i not in set(given)]
+    present = set(given)
+    missing = [i for i in ids if i not in present]
     coverage = {"dataset": dataset, "questions": len(ids), "given": int(len(answers)), "matched": int(len(frame)),
                 "missing": missing, "unknown": unknown, "duplicate": duplicate_ids, "empty": empty}
     return frame.reset_index(drop=True), coverage

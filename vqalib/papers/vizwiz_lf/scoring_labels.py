@@ -12,6 +12,8 @@ final classifiers' labels. Cross-validation runs only when some answer matches.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -80,6 +82,65 @@ def out_of_fold_sentences(matches: pd.DataFrame, *, sentences: pd.DataFrame, ans
     return frame
 
 
+LABELS_CACHE_VERSION = 1
+
+
+def _labels_key(frame: pd.DataFrame, *, splitter: str) -> str:
+    """SHA-256 of everything the labels depend on: the committed classifiers' bytes, the splitter, the texts."""
+    import importlib.util
+
+    from vqalib.papers.vizwiz_lf.classifier import MODEL_PATHS
+
+    spacy = importlib.util.find_spec("spacy") is not None  # "auto" splits with spaCy when it is installed
+    digest = hashlib.sha256(f"v{LABELS_CACHE_VERSION}|{splitter}|spacy={spacy}".encode())
+    for name in sorted(MODEL_PATHS):
+        digest.update(Path(MODEL_PATHS[name]).read_bytes())
+    digest.update(json.dumps([[int(q), str(t), str(a)] for q, t, a in
+                              zip(frame["question_id"], frame["question"], frame["answer"])]).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def classifier_labels(frame: pd.DataFrame, *, splitter: str = "auto", cache_dir: Path | None = None) -> pd.DataFrame:
+    """The committed classifiers' sentence labels of answers, cached by content (a scorecard scored twice loads no
+    model).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        ``question_id``, ``question``, ``answer``.
+    splitter : {"auto", "spacy", "regex"}
+        Sentence splitter of :func:`vqalib.papers.vizwiz_lf.labelling.split_sentences`.
+    cache_dir : Path, optional
+        The embedding cache (None: the shared default); labels are cached under ``cache_root("vizwiz-lf", "labels")``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`~vqalib.papers.vizwiz_lf.labelling.label_answers`' sentences (``question_id``, ``answer_index``,
+        ``sentence_index``, ``sentence``, ``roles``, ``info_sources``).
+    """
+    from vqalib.core.io import cache_root, write_atomic
+    from vqalib.papers.vizwiz_lf.labelling import label_answers
+
+    path = cache_root("vizwiz-lf", "labels") / f"{_labels_key(frame, splitter=splitter)}.json"
+    if path.exists():
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+            cached = pd.DataFrame(rows, columns=["question_id", "answer_index", "sentence_index", "sentence", "roles",
+                                                 "info_sources"])
+            for column in ("roles", "info_sources"):
+                cached[column] = cached[column].map(tuple)
+            return cached
+        except (OSError, ValueError, TypeError):  # a damaged entry is recomputed and replaced
+            pass
+    sentences, _ = label_answers(frame, splitter=splitter, cache_dir=cache_dir)
+    columns = ["question_id", "answer_index", "sentence_index", "sentence", "roles", "info_sources"]
+    records = [[int(r[0]), int(r[1]), int(r[2]), str(r[3]), list(r[4]), list(r[5])]
+               for r in sentences[columns].itertuples(index=False)]
+    write_atomic(path, json.dumps(records, ensure_ascii=False).encode("utf-8"))
+    return sentences[columns]
+
+
 def label_model_answers(answers: pd.DataFrame, *, model: str, released_answers: pd.DataFrame,
                         released_sentences: pd.DataFrame, cross_fit: bool = True, splitter: str = "auto",
                         cache_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -109,8 +170,6 @@ def label_model_answers(answers: pd.DataFrame, *, model: str, released_answers: 
         ``out-of-fold (<source>)``) and ``answers`` with ``roles``, ``info_sources``, ``abstains``,
         ``n_sentences`` and ``labelled_by``.
     """
-    from vqalib.papers.vizwiz_lf.labelling import label_answers
-
     frame = answers.reset_index(drop=True).copy()
     frame["released_source"] = released_matches(frame, released_answers) if cross_fit else None
     matched = frame[frame["released_source"].notna()]
@@ -122,8 +181,8 @@ def label_model_answers(answers: pd.DataFrame, *, model: str, released_answers: 
         parts.append(oof.assign(source=model, labelled_by="out-of-fold (" + oof["released_source"] + ")"))
     fresh = frame[frame["released_source"].isna()]
     if len(fresh):
-        sentences, _ = label_answers(fresh[["question_id", "question", "answer"]], splitter=splitter,
-                                     cache_dir=cache_dir)
+        sentences = classifier_labels(fresh[["question_id", "question", "answer"]], splitter=splitter,
+                                      cache_dir=cache_dir)
         parts.append(sentences.assign(source=model, labelled_by="classifier"))
     labelled = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=SENTENCE_COLUMNS)
     labelled = labelled.sort_values(["question_id", "sentence_index"], kind="stable")[SENTENCE_COLUMNS]
