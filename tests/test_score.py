@@ -176,3 +176,31 @@ def test_import_writes_a_run_the_notebooks_read(llava, tmp_path):
     assert metrics.loc[0, ["model", "method", "n"]].tolist() == ["my-model", "vanilla", 30]
     with pytest.raises(FileExistsError, match="exists; give another --out or --overwrite"):
         scoring.import_answers([source], dataset="vizwiz-lf", model="my-model", out=out)
+
+
+def test_a_run_file_is_scored_like_the_file_it_was_imported_from(llava, tmp_path):
+    source = tmp_path / "m.csv"
+    llava.to_csv(source, index=False)
+    run, _ = scoring.import_answers([source], dataset="vizwiz-lf", model="llava-again", out=tmp_path / "r.jsonl")
+    from_run = scoring.score([run], dataset="vizwiz-lf", compare=False)  # the model's name comes from the run
+    from_csv = scoring.score([source], dataset="vizwiz-lf", model="llava-again", compare=False)
+    assert from_run.model == "llava-again" and from_run.sources[0]["format"] == "vqalib-run"
+    for stem in ("vizwiz-lf_table01_word_counts", "vizwiz-lf_table04_full_set_bootstrap", "vizwiz-lf_table05_abstention"):
+        pd.testing.assert_frame_equal(from_run.tables[stem], from_csv.tables[stem])
+
+
+def test_cli_score_and_its_errors(llava, tmp_path, capsys):
+    from vqalib.compendium.cli import main
+
+    wrong = tmp_path / "wrong.csv"
+    llava.head(3).assign(question_id=[999999, 999998, 999997]).to_csv(wrong, index=False)
+    assert main(["score", str(wrong), "--dataset", "vizwiz-lf", "--model", "M", "--out", str(tmp_path / "x")]) == 1
+    assert "error: " in capsys.readouterr().err and not (tmp_path / "x").exists()
+    twice = tmp_path / "twice.jsonl"
+    pd.concat([llava.head(2), llava.head(1)]).to_json(twice, orient="records", lines=True)
+    assert main(["score", str(twice), "--dataset", "vizwiz-lf", "--model", "M", "--out", str(tmp_path / "y")]) == 1
+    assert "answered more than once: 1 (lines 1/3)" in capsys.readouterr().err
+    assert main(["score", str(twice), "--dataset", "vizwiz-lf", "--model", "M", "--duplicates", "last", "--no-compare",
+                 "--n-resamples", "20", "--out", str(tmp_path / "y")]) == 0
+    assert "scored on 2 of 600 vizwiz-lf questions (598 missing, 1 duplicate)" in capsys.readouterr().out
+    assert json.loads((tmp_path / "y" / "scorecard.json").read_text())["coverage"]["duplicate"] == ["1"]
