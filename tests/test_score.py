@@ -98,6 +98,7 @@ def test_a_new_answer_is_labelled_by_the_final_classifier(llava, tmp_path):
     out = scorecard_files.write(card, tmp_path / "card")
     text = out.read_text()
     assert "scored on 40 of 600 vizwiz-lf questions (560 missing)" in text and "<caption" in text
+    assert str(tmp_path) not in text  # no machine path: a scorecard is the same file on every machine
     written = json.loads((tmp_path / "card" / "scorecard.json").read_text())
     assert written["source"]["path"] == "new.jsonl" and written["coverage"]["matched"] == 40
     assert "paper: GPT-4V" in (tmp_path / "card" / "vizwiz-lf_table04_full_set_bootstrap.md").read_text()

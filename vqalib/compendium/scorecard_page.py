@@ -141,7 +141,7 @@ def page_html(card: Scorecard, besides: dict[str, pd.DataFrame | None], *, figur
     """
     sources = card.sources
     source_items = "".join(
-        f"<li><code>{_e(s['path'])}</code>: {_e(s['format'])}"
+        f"<li><code>{_e(Path(s['path']).name)}</code>: {_e(s['format'])}"
         + (f", written by {_e(s['toolkit'])}" if s.get("toolkit") else "")
         + (f" ({_e(s['version'])})" if s.get("version") else "")
         + f", {s['records']:,} records, SHA-256 <code>{_e(s['sha256'])}</code></li>" for s in sources)
