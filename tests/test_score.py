@@ -134,6 +134,11 @@ def test_commvqa_both_conditions_by_item_id_give_the_context_effect(tmp_path):
         paths.append(path)
     card = scoring.score(paths, dataset="commvqa", model="LLaVA (ids)", conditions=["baseline", "contextual"],
                          n_resamples=100)
+    table = card.tables["commvqa_table01_benchmark"]
+    authors = table[table["protocol"] == "authors"].set_index(["condition", "metric"])["value"]
+    for (condition, metric), value in authors.items():  # keyed by item id, scored on the released references
+        assert round(value, 4) == _figures_value("commvqa_table01_benchmark", model="LLaVA", condition=condition,
+                                                 metric=metric)
     effect = card.tables["commvqa_table01_context_effect"]
     assert set(effect["metric"]) == {"BLEU-1", "BLEU-4", "METEOR", "ROUGE", "CIDEr"}
     assert np.allclose(effect["difference"], effect["contextual"] - effect["baseline"])

@@ -306,7 +306,7 @@ def _score_commvqa(paths, *, model, fmt, conditions, task_data, duplicates, n_re
             if not name:
                 raise ValueError("name the model: --model NAME")
             results = results_from_answers(matched, model=name, condition=cond, annotations=data.annotations,
-                                           benchmark=benchmark, file=Path(path).name)
+                                           benchmark=benchmark, file=Path(path).name, released=data.results)
             outside = set(matched["item_id"]) - set(map(str, results["question_id"]))
             given = set(rows["item_id"].dropna().astype(str))
             bench_ids = [str(i) for i in sorted(set(benchmark))]  # Table 1 scores the released files' questions

@@ -21,7 +21,7 @@ STRATEGY = {"baseline": "commvqa-baseline", "contextual": "commvqa-contextual"}
 
 
 def results_from_answers(matched: pd.DataFrame, *, model: str, condition: str, annotations: pd.DataFrame,
-                         benchmark: pd.Series, file: str) -> pd.DataFrame:
+                         benchmark: pd.Series, file: str, released: pd.DataFrame | None = None) -> pd.DataFrame:
     """Answers keyed by annotation row as rows of the authors' result layout (Table 1 input).
 
     Parameters
@@ -38,6 +38,10 @@ def results_from_answers(matched: pd.DataFrame, *, model: str, condition: str, a
         The benchmark question ids (those of the released result files); others are counted and left out.
     file : str
         The answers file's name (the rows' ``file``).
+    released : pandas.DataFrame, optional
+        ``CommVQA.results``: each question's references are then the released result files' (as the authors
+        scored every model; the annotations' lists differ for a few questions), so the authors' protocol gives
+        a released model's answers its released row.
 
     Returns
     -------
@@ -53,7 +57,17 @@ def results_from_answers(matched: pd.DataFrame, *, model: str, condition: str, a
     records = pd.DataFrame({"strategy": STRATEGY[condition], "kind": "answer", "question_id": ids.to_numpy(),
                             "question": questions.reindex(ids).to_numpy(), "model": model, "run_file": file,
                             "answer": matched["answer"].to_numpy()})
-    return run_results(records, annotations=annotations, benchmark=benchmark)
+    rows = run_results(records, annotations=annotations, benchmark=benchmark)
+    if released is not None and len(rows):
+        same = released[released["condition"] == condition].dropna(subset=["question_id"])
+        refs = same.drop_duplicates("question_id").set_index(same.drop_duplicates("question_id")["question_id"]
+                                                              .astype(int))
+        ids = rows["question_id"].astype(int)
+        counts = rows.attrs.get("counts", {})
+        rows = rows.assign(answers_raw=refs["answers_raw"].reindex(ids).to_numpy(),
+                           references=refs["references"].reindex(ids).to_numpy())
+        rows.attrs["counts"] = counts
+    return rows
 
 
 def results_from_authors_csv(path: str | Path, *, model: str, condition: str, data_dir: Path | None = None):
