@@ -52,7 +52,8 @@ lmms-env: $(LMMS_STAMP)  ## lmms-eval for the toolkit tests, in its own venv (bu
 $(LMMS_STAMP): $(STAMP) tests/lmms_eval/requirements.txt
 	rm -rf $(LMMS_VENV)
 	$(PYTHON) -m venv $(LMMS_VENV)
-	echo "$(abspath $(VENV))/lib/python3.11/site-packages" > $(LMMS_VENV)/lib/python3.11/site-packages/vqalib-venv.pth
+	# addsitedir, not a bare path: .venv's own .pth files (the editable vqalib) must run too
+	echo "import site; site.addsitedir('$(abspath $(VENV))/lib/python3.11/site-packages')" > $(LMMS_VENV)/lib/python3.11/site-packages/vqalib-venv.pth
 	$(LMMS_VENV)/bin/python -m pip install --quiet --no-deps -r tests/lmms_eval/requirements.txt
 	touch $@
 

@@ -23,6 +23,7 @@ command            job
 ``site``           ``build`` / ``check`` the reviewer site (:mod:`vqalib.compendium.site`)
 ``score``          any model's answers into the papers' tables (:func:`vqalib.compendium.score.score`)
 ``import``         a model's answers as a run file the notebooks read (:func:`vqalib.compendium.score.import_answers`)
+``export``         the datasets as lmms-eval tasks / VLMEvalKit TSVs (:mod:`vqalib.runner.toolkit_export`)
 =================  ==========================================================================================
 """
 
@@ -215,6 +216,30 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from vqalib.core.io import DataFormatError
+    from vqalib.runner.images import ImageError
+    from vqalib.runner.toolkit_export import export_lmms_eval, export_vlmevalkit
+
+    writer = export_lmms_eval if args.toolkit == "lmms-eval" else export_vlmevalkit
+    try:
+        written = writer(args.dataset, out=args.out, images=args.images, family=args.family,
+                         question_set=args.question_set)
+    except (DataFormatError, ImageError, ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(f"wrote {path}")
+    if args.toolkit == "lmms-eval":
+        print(f"run: lmms-eval --include_path {args.out} --tasks {','.join(p.stem for p in written)} --log_samples "
+              "--output_path OUT ...; then: vqalib score OUT/<model>/<date>_samples_<task>.jsonl "
+              f"--dataset {args.dataset} --model NAME --out scores/NAME")
+    else:
+        print(f"run: LMUData={args.out} python run.py --data {' '.join(p.stem for p in written)} --model MODEL; then: "
+              f"vqalib score <work_dir>/MODEL/MODEL_<dataset>.xlsx --dataset {args.dataset} --model NAME --out scores/NAME")
+    return 0
+
+
 def _answers_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments `score` and `import` share: the answers files and how to read and match them."""
     from vqalib.core.answer_files import FORMATS
@@ -342,6 +367,17 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("--strategy", default=None, help="the run's strategy (default vanilla for VizWiz-LF, "
                                                     "short-answer for AFGV; CommVQA: from --condition)")
     im.add_argument("--overwrite", action="store_true", help="replace an existing run file")
+    ex = _command(commands, "export", _export, help="write a dataset as lmms-eval tasks or VLMEvalKit TSVs",
+                  reads="data/raw/ (questions, references), the runner's prompt files, --images",
+                  writes="--out: lmms-eval: one task folder per prompting condition (YAML, JSONL, utils.py); "
+                         "vlmevalkit: <Task>_openended.tsv per condition")
+    ex.add_argument("toolkit", choices=("lmms-eval", "vlmevalkit"))
+    ex.add_argument("--dataset", required=True, choices=("vizwiz-lf", "commvqa", "afgv"))
+    ex.add_argument("--out", type=Path, required=True)
+    ex.add_argument("--images", type=Path, default=None,
+                    help="a folder (or CommVQA's images.zip) with the images; default VizWiz's URLs")
+    ex.add_argument("--family", default="llava", help="AFGV: the model family's short-answer template")
+    ex.add_argument("--question-set", default="VizWiz-LF", choices=("VizWiz-LF", "CommVQA"))
     return parser
 
 

@@ -63,7 +63,23 @@ class RunContext:
                 "engine": self.engine, "shard": self.shard}
 
 
-def _prompt_for(item: dict, *, strategy: str, family: str) -> str:
+def prompt_for(item: dict, *, strategy: str, family: str) -> str:
+    """The first prompt a strategy sends for one item (VizWiz-LF §7 and Tables 22-23, CommVQA §5/A.1, AFGV
+    Methods); the runner and the toolkit task export (:mod:`vqalib.runner.toolkit_export`) both build it here.
+
+    Parameters
+    ----------
+    item : dict
+        The item (``question``; ``scenario`` and ``description`` for CommVQA's contextual condition).
+    strategy : str
+        A key of :data:`vqalib.runner.strategies.STRATEGIES`.
+    family : str
+        The model family (AFGV's short-answer template depends on it).
+
+    Returns
+    -------
+    str
+    """
     question = item["question"]
     if strategy in ("abstention", "abstention-consistency"):
         return abstention_prompt(question)
@@ -129,7 +145,7 @@ def answer_item(item: dict, *, ctx: RunContext) -> list[dict]:
         return finish([_error(base, stage="image", error=error)])
     base["image_sha256"] = loaded.sha256
     image, question = loaded.image, item["question"]
-    prompt = _prompt_for(item, strategy=ctx.strategy, family=ctx.vlm.spec.family)
+    prompt = prompt_for(item, strategy=ctx.strategy, family=ctx.vlm.spec.family)
     seed_of = lambda sample, stage=0: _seed(base["item_key"], sample, stage)  # noqa: E731
 
     if strategy.draws:

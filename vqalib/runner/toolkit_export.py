@@ -1,0 +1,275 @@
+"""The three datasets as lmms-eval tasks and VLMEvalKit datasets (``vqalib export``).
+
+lmms-eval's VizWiz task asks for "a single word or phrase" and VLMEvalKit's scores long answers with short-answer
+accuracy; neither has VizWiz-LF's long-form protocol, CommVQA's two conditions or AFGV's reading-level tiers. This
+module writes them, one task per dataset and prompting condition (:data:`TASKS`):
+
+- **lmms-eval** (:func:`export_lmms_eval`): per task a folder ``<task>/`` with ``<task>.yaml`` (``dataset_path: json``,
+  the JSONL beside it, ``generate_until``, the paper's generation settings, ``metadata`` with the compendium's
+  version and the data's SHA-256), ``<task>.jsonl`` (one document per item, its prompt already built) and
+  ``utils.py`` (the image through the runner's safe loader; ``process_results`` returns our ``item_id``, the raw
+  response and a cheap metric), loadable with ``lmms-eval --include_path DIR``;
+- **VLMEvalKit** (:func:`export_vlmevalkit`): ``<Name>_openended.tsv`` for ``$LMUData`` (``index``, ``item_id``,
+  ``question_id``, ``question`` = the prompt, ``image_path`` or base64 ``image``, ``answer``); "openended" in the
+  name makes VLMEvalKit treat it as open-ended VQA.
+
+The prompts are built by :func:`vqalib.runner.answering.prompt_for` from the runner's prompt files, so a task and a
+``vqalib run`` can never ask differently. The output is deterministic: exporting twice gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.core.io import write_atomic
+
+# dataset -> (task name, strategy, AFGV tier or None); strategies that are one model call only
+TASKS = {
+    "vizwiz-lf": (("vizwiz_lf_vanilla", "vanilla", None), ("vizwiz_lf_abstention", "abstention", None)),
+    "commvqa": (("commvqa_baseline", "commvqa-baseline", None), ("commvqa_contextual", "commvqa-contextual", None)),
+    "afgv": tuple((f"afgv_{tier}", "short-answer", tier) for tier in ("simplified", "baseline", "complex")),
+}
+# generate() settings: VizWiz-LF Table 25's LLaVA-1.5 (greedy, the runner's 512 new tokens); CommVQA §5 greedy;
+# AFGV short answers greedy
+GENERATION = {"vizwiz-lf": {"max_new_tokens": 512, "temperature": 0, "do_sample": False},
+              "commvqa": {"max_new_tokens": 128, "temperature": 0, "do_sample": False},
+              "afgv": {"max_new_tokens": 16, "temperature": 0, "do_sample": False}}
+METRIC = {"vizwiz-lf": "words", "commvqa": "words", "afgv": "vqa_accuracy"}
+DOC_COLUMNS = ("item_id", "question_id", "tier", "question", "prompt", "image", "reference")
+
+UTILS = '''"""lmms-eval task functions written by `vqalib export lmms-eval` (vqalib must be importable here)."""
+
+from vqalib.runner.images import ImageError, ImageStore
+
+_STORE = None
+METRIC = "{metric}"  # the task's cheap metric
+
+
+def doc_to_visual(doc):
+    """The item's image through vqalib's safe loader (size and pixel caps, no HTML as image); a missing image is an
+    error naming the item, never a blank picture."""
+    global _STORE
+    if doc["image"].startswith("missing:"):
+        raise ImageError(f"item {doc['item_id']}: {doc['image'][len('missing:'):]}")
+    _STORE = _STORE or ImageStore()
+    return [_STORE.load(doc["image"]).image.convert("RGB")]
+
+
+def doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    return doc["prompt"]
+
+
+def doc_to_target(doc):
+    return doc["reference"] or ""
+
+
+def process_results(doc, results):
+    """Our item id and the raw response (so `vqalib score` joins the samples back exactly), and a cheap metric."""
+    response = results[0] if results else ""
+    out = {"item_id": doc["item_id"], "response": response}
+    if METRIC == "vqa_accuracy":
+        from vqalib.papers.afgv.accuracy import normalize_answer
+
+        out["vqa_accuracy"] = float(normalize_answer(response) == normalize_answer(doc["reference"] or ""))
+    else:
+        out["words"] = float(len(response.split()))
+    return out
+'''
+
+
+def task_items(dataset: str, *, images: str | Path | None = None, question_set: str = "VizWiz-LF",
+               data_dir: Path | None = None) -> pd.DataFrame:
+    """The items a task asks, with their image sources (VizWiz-LF §3, CommVQA §5, AFGV Methods).
+
+    Parameters
+    ----------
+    dataset : {"vizwiz-lf", "commvqa", "afgv"}
+        The dataset.
+    images : str or Path, optional
+        A folder (or CommVQA's ``images.zip``) holding the images; VizWiz-LF's default are the release's URLs, an
+        image absent from the folder becomes ``missing:<reason>`` (an error naming the item when the task runs).
+    question_set : str, default "VizWiz-LF"
+        AFGV's rewritten question set.
+    data_dir : Path, optional
+        The data folder.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``item_id``, ``question_id``, ``tier``, ``question``, ``image``, ``reference``, ``scenario``, ``description``.
+    """
+    from vqalib.runner import questions
+
+    if dataset == "vizwiz-lf":
+        items = questions.vizwiz_items(data_dir=data_dir)
+    elif dataset == "commvqa":
+        items = questions.commvqa_items(images=images, data_dir=data_dir)
+        images = None  # resolved by the CommVQA loader (folder or zip)
+    elif dataset == "afgv":
+        from vqalib.papers.afgv.scorecard import tier_items
+
+        items = tier_items(question_set=question_set, data_dir=data_dir)
+        vizwiz = questions.vizwiz_items(data_dir=data_dir)
+        urls = dict(zip(vizwiz["question_id"].astype(str), vizwiz["image"]))
+        items["image"] = items["question_id"].map(urls) if question_set == "VizWiz-LF" else \
+            "missing:CommVQA question-set images are not mapped; export the VizWiz-LF set"
+        items["scenario"] = items["description"] = None
+    else:
+        raise ValueError(f"dataset must be one of {tuple(TASKS)}, not {dataset!r}")
+    if images is not None:
+        folder = Path(images)
+
+        def local(source: str) -> str:
+            name = str(source).split("?", 1)[0].rsplit("/", 1)[-1]
+            path = folder / name
+            return str(path.resolve()) if path.is_file() else f"missing:{name} is not in {folder}"
+        items = items.assign(image=items["image"].map(local))
+    return items.reset_index(drop=True)
+
+
+def task_documents(items: pd.DataFrame, *, strategy: str, tier: str | None = None, family: str = "llava") -> list[dict]:
+    """One lmms-eval document per item, its prompt built as the runner builds it.
+
+    Parameters
+    ----------
+    items : pandas.DataFrame
+        :func:`task_items`.
+    strategy : str
+        The prompting strategy (:data:`TASKS`).
+    tier : str, optional
+        AFGV: keep this tier's items only.
+    family : str, default "llava"
+        AFGV: the model family whose short-answer template is used (the LLaVA-1.5 GQA prompt by default).
+
+    Returns
+    -------
+    list of dict
+        :data:`DOC_COLUMNS` per document, ``reference`` as text (CommVQA: its JSON list).
+    """
+    from vqalib.runner.answering import prompt_for
+
+    chosen = items[items["tier"] == tier] if tier is not None else items
+    docs = []
+    for item in chosen.to_dict("records"):
+        reference = item.get("reference")
+        docs.append({"item_id": str(item["item_id"]), "question_id": str(item["question_id"]),
+                     "tier": item.get("tier") if isinstance(item.get("tier"), str) else None,
+                     "question": item["question"], "prompt": prompt_for(item, strategy=strategy, family=family),
+                     "image": str(item["image"]), "reference": None if reference is None or pd.isna(reference)
+                     else str(reference)})
+    return docs
+
+
+def _jsonl(docs: list[dict]) -> bytes:
+    return "".join(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n" for d in docs).encode("utf-8")
+
+
+def _yaml(task: str, *, data: Path, dataset: str, sha256: str, version: str) -> str:
+    generation = ", ".join(f"{k}: {json.dumps(v)}" for k, v in GENERATION[dataset].items())
+    metric = METRIC[dataset]
+    return (f"# written by `vqalib export lmms-eval` (vqalib {version}); prompts from vqalib's runner\n"
+            f"task: {task}\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: {data}\n"
+            "test_split: test\noutput_type: generate_until\n"
+            "doc_to_visual: !function utils.doc_to_visual\ndoc_to_text: !function utils.doc_to_text\n"
+            "doc_to_target: !function utils.doc_to_target\nprocess_results: !function utils.process_results\n"
+            f"generation_kwargs: {{{generation}}}\n"
+            f"metric_list:\n  - metric: {metric}\n    aggregation: mean\n    higher_is_better: true\n"
+            f"metadata:\n  version: 1.0\n  vqalib_version: \"{version}\"\n  data_sha256: {sha256}\n")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("vqalib")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def export_lmms_eval(dataset: str, *, out: str | Path, images: str | Path | None = None, family: str = "llava",
+                     question_set: str = "VizWiz-LF", data_dir: Path | None = None) -> list[Path]:
+    """Write one lmms-eval task folder per prompting condition of a dataset (``vqalib export lmms-eval``).
+
+    Parameters
+    ----------
+    dataset : {"vizwiz-lf", "commvqa", "afgv"}
+        The dataset.
+    out : str or Path
+        The folder given to ``lmms-eval --include_path`` (created).
+    images : str or Path, optional
+        Where the images are (:func:`task_items`).
+    family : str, default "llava"
+        AFGV's short-answer template.
+    question_set : str, default "VizWiz-LF"
+        AFGV's question set.
+    data_dir : Path, optional
+        The data folder.
+
+    Returns
+    -------
+    list of Path
+        The YAML file of each task.
+    """
+    out = Path(out).resolve()
+    items = task_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
+    written = []
+    for task, strategy, tier in TASKS[dataset]:
+        folder = out / task
+        data = _jsonl(task_documents(items, strategy=strategy, tier=tier, family=family))
+        write_atomic(folder / f"{task}.jsonl", data)
+        write_atomic(folder / "utils.py", UTILS.replace("{metric}", METRIC[dataset]).encode("utf-8"))
+        yaml = _yaml(task, data=folder / f"{task}.jsonl", dataset=dataset, sha256=hashlib.sha256(data).hexdigest(),
+                     version=_version())
+        written.append(write_atomic(folder / f"{task}.yaml", yaml.encode("utf-8")))
+    return written
+
+
+def export_vlmevalkit(dataset: str, *, out: str | Path, images: str | Path | None = None, family: str = "llava",
+                      question_set: str = "VizWiz-LF", data_dir: Path | None = None) -> list[Path]:
+    """Write one VLMEvalKit dataset TSV per prompting condition (``vqalib export vlmevalkit``), for ``$LMUData``.
+
+    Parameters
+    ----------
+    dataset : {"vizwiz-lf", "commvqa", "afgv"}
+        The dataset.
+    out : str or Path
+        The folder (``$LMUData``; created).
+    images : str or Path, optional
+        Where the images are; a local image is given as ``image_path``, any other (a URL) is read through the
+        runner's safe loader and embedded as base64 ``image`` (an unreadable one is an error naming the item).
+    family, question_set, data_dir
+        As in :func:`export_lmms_eval`.
+
+    Returns
+    -------
+    list of Path
+        The TSV files (``<Task>_openended.tsv``).
+    """
+    from vqalib.runner.images import ImageError, ImageStore
+
+    out = Path(out)
+    items = task_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
+    store, written = None, []
+    for task, strategy, tier in TASKS[dataset]:
+        docs = task_documents(items, strategy=strategy, tier=tier, family=family)
+        rows = []
+        for k, doc in enumerate(docs):
+            row = {"index": k, "item_id": doc["item_id"], "question_id": doc["question_id"], "question": doc["prompt"],
+                   "answer": doc["reference"] or ""}
+            if doc["image"].startswith("missing:"):
+                raise ImageError(f"item {doc['item_id']}: {doc['image'][len('missing:'):]}")
+            if Path(doc["image"]).is_file():
+                row["image_path"] = doc["image"]
+            else:
+                store = store or ImageStore()
+                row["image"] = base64.b64encode(store.read_bytes(doc["image"])).decode("ascii")
+            rows.append(row)
+        name = "".join(part.capitalize() for part in task.split("_")) + "_openended"
+        frame = pd.DataFrame(rows)
+        written.append(write_atomic(out / f"{name}.tsv", frame.to_csv(sep="\t", index=False).encode("utf-8")))
+    return written
