@@ -11,7 +11,8 @@ from vqalib.compendium import score as scoring
 from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 from vqalib.runner import strategies
 from vqalib.runner.images import ImageError
-from vqalib.runner.toolkit_export import export_lmms_eval, export_vlmevalkit, task_items
+from vqalib.runner.questions import dataset_items
+from vqalib.runner.toolkit_export import export_lmms_eval, export_vlmevalkit
 
 
 def placeholder_images(folder, names):
@@ -24,7 +25,7 @@ def placeholder_images(folder, names):
 
 
 def vizwiz_image_names():
-    return [url.rsplit("/", 1)[-1] for url in task_items("vizwiz-lf")["image"]]
+    return [url.rsplit("/", 1)[-1] for url in dataset_items("vizwiz-lf")["image"]]
 
 
 def test_lmms_eval_tasks_are_deterministic_and_carry_the_runner_prompts(tmp_path):

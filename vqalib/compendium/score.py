@@ -84,21 +84,9 @@ def dataset_ids(dataset: str, *, question_set: str = "VizWiz-LF", data_dir: Path
     -------
     list of str
     """
-    if dataset == "vizwiz-lf":
-        from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
+    from vqalib.runner.questions import dataset_items
 
-        expert = load_vizwiz_lf(data_dir=data_dir, sources=["expert"]).answers
-        return [str(q) for q in expert["question_id"].drop_duplicates()]
-    if dataset == "commvqa":
-        from vqalib.core import data_registry, io
-
-        raw = io.read_json(data_registry.verified_path("commvqa/annotations.json", data_dir=data_dir))
-        return [str(i) for i in range(len(raw))]
-    if dataset == "afgv":
-        from vqalib.papers.afgv.scorecard import tier_items
-
-        return list(tier_items(question_set=question_set, data_dir=data_dir)["item_id"])
-    raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
+    return list(dataset_items(dataset, question_set=question_set, data_dir=data_dir)["item_id"])
 
 
 def with_item_ids(answers: pd.DataFrame, *, dataset: str, task_data: str | Path | None, path: str) -> pd.DataFrame:
@@ -166,6 +154,33 @@ def read_all(paths: list[str | Path], *, dataset: str, fmt: str | None = None,
         frames.append(answers.assign(file=Path(path).name))
         sources.append(source)
     return pd.concat(frames, ignore_index=True), sources, run_model
+
+
+def by_condition(answers: pd.DataFrame, *, condition: str | None, path: str | Path) -> list[tuple[str, pd.DataFrame]]:
+    """A CommVQA answers file's rows per condition: all of them under the one given, else split by their
+    ``condition`` column (CommVQA §5's baseline and contextual conditions).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Rows of one file (:func:`read_all`).
+    condition : str, optional
+        The file's condition (``--condition``).
+    path : str or Path
+        The file, for the message when neither says the condition.
+
+    Returns
+    -------
+    list of (str, pandas.DataFrame)
+        ``(condition, rows)`` per condition, in name order.
+    """
+    if condition:
+        return [(condition, answers)]
+    groups = [(c, answers[answers["condition"] == c]) for c in sorted(answers["condition"].dropna().unique())]
+    if not groups:
+        raise ValueError(f"{path}: say the answers' condition: --condition baseline|contextual "
+                         "(or a `condition` column)")
+    return groups
 
 
 def _other_ids(dataset: str, *, data_dir: Path | None) -> dict[str, set[str]]:
@@ -294,12 +309,7 @@ def _score_commvqa(paths, *, model, fmt, conditions, task_data, duplicates, n_re
         answers, file_sources, file_model = read_all([path], dataset="commvqa", fmt=found, task_data=task_data)
         run_model = run_model or file_model
         sources.extend(s.to_dict() for s in file_sources)
-        by_condition = ([condition] if condition else sorted(answers["condition"].dropna().unique()))
-        if not by_condition:
-            raise ValueError(f"{path}: say the answers' condition: --condition baseline|contextual "
-                             "(or a `condition` column)")
-        for cond in by_condition:
-            rows = answers if condition else answers[answers["condition"] == cond]
+        for cond, rows in by_condition(answers, condition=condition, path=path):
             matched, coverage = _match(rows, ids=ids, dataset="commvqa", duplicates=duplicates, data_dir=data_dir,
                                        path=str(path))
             name = model or run_model
@@ -347,34 +357,6 @@ def coverage_lines(card: Scorecard) -> list[str]:
     return out
 
 
-def dataset_items(dataset: str, *, question_set: str = "VizWiz-LF", data_dir: Path | None = None) -> pd.DataFrame:
-    """The dataset's items as the runner asks them (item id, question id, question, tier, reference), for an import.
-
-    Parameters
-    ----------
-    dataset : {"vizwiz-lf", "commvqa", "afgv"}
-        The dataset.
-    question_set : str, default "VizWiz-LF"
-        AFGV's question set.
-    data_dir : Path, optional
-        The data folder.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``item_id``, ``question_id``, ``question``, ``tier``, ``reference``.
-    """
-    from vqalib.runner import questions
-
-    if dataset == "vizwiz-lf":
-        return questions.vizwiz_items(data_dir=data_dir)
-    if dataset == "commvqa":
-        return questions.commvqa_items(images="", data_dir=data_dir)
-    from vqalib.papers.afgv.scorecard import tier_items
-
-    return tier_items(question_set=question_set, data_dir=data_dir)
-
-
 def import_answers(paths: list[str | Path], *, dataset: str, model: str | None, out: str | Path,
                    fmt: str | None = None, conditions: list[str] | None = None, strategy: str | None = None,
                    task_data: str | Path | None = None, duplicates: str = "error", question_set: str = "VizWiz-LF",
@@ -406,6 +388,7 @@ def import_answers(paths: list[str | Path], *, dataset: str, model: str | None, 
         ``(path, coverages)``: the run file and the coverage of each condition (or the one).
     """
     from vqalib.runner.importing import COMMVQA_STRATEGY, DEFAULT_STRATEGY, import_records, write_run
+    from vqalib.runner.questions import dataset_items
 
     if dataset not in DATASETS:
         raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
@@ -420,11 +403,7 @@ def import_answers(paths: list[str | Path], *, dataset: str, model: str | None, 
             raise ValueError("name the model: --model NAME")
         groups = [(None, answers)]
         if dataset == "commvqa":
-            condition = conditions[k] if k < len(conditions) else None
-            groups = ([(condition, answers)] if condition else
-                      [(c, answers[answers["condition"] == c]) for c in sorted(answers["condition"].dropna().unique())])
-            if not groups:
-                raise ValueError(f"{path}: say the answers' condition: --condition baseline|contextual")
+            groups = by_condition(answers, condition=conditions[k] if k < len(conditions) else None, path=path)
         for condition, rows in groups:
             matched, coverage = match_answers(rows, ids=ids, dataset=dataset, duplicates=duplicates, path=str(path))
             run_strategy = COMMVQA_STRATEGY[condition] if dataset == "commvqa" else (

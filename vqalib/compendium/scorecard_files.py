@@ -112,16 +112,11 @@ def card_json(card: Scorecard) -> dict:
     dict
         JSON-ready (NaN as null).
     """
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        __version__ = version("vqalib")
-    except PackageNotFoundError:  # a source tree that was never installed
-        __version__ = None
+    from vqalib.core.contract import package_version
     tables = {stem: json.loads(frame.to_json(orient="records", double_precision=10))
               for stem, frame in card.tables.items()}
     sources = [{**s, "path": Path(s["path"]).name} for s in card.sources]  # no machine paths: same file everywhere
-    return {"model": card.model, "dataset": card.dataset, "vqalib_version": __version__,
+    return {"model": card.model, "dataset": card.dataset, "vqalib_version": package_version("vqalib"),
             "source": sources[0] if len(sources) == 1 else sources, "coverage": card.coverage,
             "settings": card.settings, "tables": tables}
 

@@ -325,6 +325,27 @@ def figure_hashes(folder: Path) -> dict[str, str]:
             if p.is_file() and p.name != PROVENANCE_FILE and not p.name.startswith(".")}
 
 
+def package_version(name: str) -> str | None:
+    """The installed version of a distribution (provenance records, scorecards, exported task metadata).
+
+    Parameters
+    ----------
+    name : str
+        The distribution's name, e.g. ``"vqalib"``.
+
+    Returns
+    -------
+    str or None
+        Its version, or None when it is not installed (a source tree never installed).
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
 def provenance(*, figures: Path | None = None, hashes: dict[str, str] | None = None) -> dict:
     """Where and with what a run of the notebooks was made: platform, CPU and its kernel capability,
     threads and BLAS libraries, Python and key package versions, Java (METEOR), the data files' SHA-256,
@@ -343,17 +364,11 @@ def provenance(*, figures: Path | None = None, hashes: dict[str, str] | None = N
     dict
         The record, JSON-serialisable; ``figures`` is a key only when either argument is given.
     """
-    from importlib.metadata import PackageNotFoundError, version
-
     import torch
     from threadpoolctl import threadpool_info
 
-
     def pkg(name: str) -> str:
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            return "not installed"
+        return package_version(name) or "not installed"
 
     out = {
         "machine_signature": machine_signature(),

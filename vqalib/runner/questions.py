@@ -95,6 +95,55 @@ def commvqa_items(*, images: str | Path | None = None, data_dir: Path | None = N
     return _finish_items(pd.DataFrame(rows))
 
 
+def dataset_items(dataset: str, *, images: str | Path | None = None, question_set: str = "VizWiz-LF",
+               data_dir: Path | None = None) -> pd.DataFrame:
+    """A dataset's items in one layout, with their image sources (VizWiz-LF §3, CommVQA §5, AFGV Methods): the
+    questions a toolkit task asks (:mod:`vqalib.runner.toolkit_export`), an import writes and a scorecard matches.
+
+    Parameters
+    ----------
+    dataset : {"vizwiz-lf", "commvqa", "afgv"}
+        The dataset.
+    images : str or Path, optional
+        A folder (or CommVQA's ``images.zip``) holding the images; VizWiz-LF's default are the release's URLs, an
+        image absent from the folder becomes ``missing:<reason>`` (an error naming the item when the task runs).
+    question_set : str, default "VizWiz-LF"
+        AFGV's rewritten question set.
+    data_dir : Path, optional
+        The data folder.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``item_id``, ``question_id``, ``tier``, ``question``, ``image``, ``reference``, ``scenario``, ``description``.
+    """
+    if dataset == "vizwiz-lf":
+        items = vizwiz_items(data_dir=data_dir)
+    elif dataset == "commvqa":
+        items = commvqa_items(images=images, data_dir=data_dir)
+        images = None  # resolved by the CommVQA loader (folder or zip)
+    elif dataset == "afgv":
+        from vqalib.papers.afgv.scorecard import tier_items
+
+        items = tier_items(question_set=question_set, data_dir=data_dir)
+        vizwiz = vizwiz_items(data_dir=data_dir)
+        urls = dict(zip(vizwiz["question_id"].astype(str), vizwiz["image"]))
+        items["image"] = items["question_id"].map(urls) if question_set == "VizWiz-LF" else \
+            "missing:CommVQA question-set images are not mapped; export the VizWiz-LF set"
+        items["scenario"] = items["description"] = None
+    else:
+        raise ValueError(f"dataset must be one of ('vizwiz-lf', 'commvqa', 'afgv'), not {dataset!r}")
+    if images is not None:
+        folder = Path(images)
+
+        def local(source: str) -> str:
+            name = str(source).split("?", 1)[0].rsplit("/", 1)[-1]
+            path = folder / name
+            return str(path.resolve()) if path.is_file() else f"missing:{name} is not in {folder}"
+        items = items.assign(image=items["image"].map(local))
+    return items.reset_index(drop=True)
+
+
 def read_question_table(path: str | Path) -> pd.DataFrame:
     """A question table from CSV, JSON lines or Parquet (AFGV rewrites, user question sets).
 

@@ -26,7 +26,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from vqalib.core.contract import package_version
 from vqalib.core.io import write_atomic
+from vqalib.runner.questions import dataset_items
 
 # dataset -> (task name, strategy, AFGV tier or None); strategies that are one model call only
 TASKS = {
@@ -82,63 +84,13 @@ def process_results(doc, results):
 '''
 
 
-def task_items(dataset: str, *, images: str | Path | None = None, question_set: str = "VizWiz-LF",
-               data_dir: Path | None = None) -> pd.DataFrame:
-    """The items a task asks, with their image sources (VizWiz-LF §3, CommVQA §5, AFGV Methods).
-
-    Parameters
-    ----------
-    dataset : {"vizwiz-lf", "commvqa", "afgv"}
-        The dataset.
-    images : str or Path, optional
-        A folder (or CommVQA's ``images.zip``) holding the images; VizWiz-LF's default are the release's URLs, an
-        image absent from the folder becomes ``missing:<reason>`` (an error naming the item when the task runs).
-    question_set : str, default "VizWiz-LF"
-        AFGV's rewritten question set.
-    data_dir : Path, optional
-        The data folder.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``item_id``, ``question_id``, ``tier``, ``question``, ``image``, ``reference``, ``scenario``, ``description``.
-    """
-    from vqalib.runner import questions
-
-    if dataset == "vizwiz-lf":
-        items = questions.vizwiz_items(data_dir=data_dir)
-    elif dataset == "commvqa":
-        items = questions.commvqa_items(images=images, data_dir=data_dir)
-        images = None  # resolved by the CommVQA loader (folder or zip)
-    elif dataset == "afgv":
-        from vqalib.papers.afgv.scorecard import tier_items
-
-        items = tier_items(question_set=question_set, data_dir=data_dir)
-        vizwiz = questions.vizwiz_items(data_dir=data_dir)
-        urls = dict(zip(vizwiz["question_id"].astype(str), vizwiz["image"]))
-        items["image"] = items["question_id"].map(urls) if question_set == "VizWiz-LF" else \
-            "missing:CommVQA question-set images are not mapped; export the VizWiz-LF set"
-        items["scenario"] = items["description"] = None
-    else:
-        raise ValueError(f"dataset must be one of {tuple(TASKS)}, not {dataset!r}")
-    if images is not None:
-        folder = Path(images)
-
-        def local(source: str) -> str:
-            name = str(source).split("?", 1)[0].rsplit("/", 1)[-1]
-            path = folder / name
-            return str(path.resolve()) if path.is_file() else f"missing:{name} is not in {folder}"
-        items = items.assign(image=items["image"].map(local))
-    return items.reset_index(drop=True)
-
-
 def task_documents(items: pd.DataFrame, *, strategy: str, tier: str | None = None, family: str = "llava") -> list[dict]:
     """One lmms-eval document per item, its prompt built as the runner builds it.
 
     Parameters
     ----------
     items : pandas.DataFrame
-        :func:`task_items`.
+        :func:`vqalib.runner.questions.dataset_items`.
     strategy : str
         The prompting strategy (:data:`TASKS`).
     tier : str, optional
@@ -182,15 +134,6 @@ def _yaml(task: str, *, data: Path, dataset: str, sha256: str, version: str) -> 
             f"metadata:\n  version: 1.0\n  vqalib_version: \"{version}\"\n  data_sha256: {sha256}\n")
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("vqalib")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def export_lmms_eval(dataset: str, *, out: str | Path, images: str | Path | None = None, family: str = "llava",
                      question_set: str = "VizWiz-LF", data_dir: Path | None = None) -> list[Path]:
     """Write one lmms-eval task folder per prompting condition of a dataset (``vqalib export lmms-eval``).
@@ -202,7 +145,7 @@ def export_lmms_eval(dataset: str, *, out: str | Path, images: str | Path | None
     out : str or Path
         The folder given to ``lmms-eval --include_path`` (created).
     images : str or Path, optional
-        Where the images are (:func:`task_items`).
+        Where the images are (:func:`vqalib.runner.questions.dataset_items`).
     family : str, default "llava"
         AFGV's short-answer template.
     question_set : str, default "VizWiz-LF"
@@ -216,7 +159,7 @@ def export_lmms_eval(dataset: str, *, out: str | Path, images: str | Path | None
         The YAML file of each task.
     """
     out = Path(out).resolve()
-    items = task_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
+    items = dataset_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
     written = []
     for task, strategy, tier in TASKS[dataset]:
         folder = out / task
@@ -224,7 +167,7 @@ def export_lmms_eval(dataset: str, *, out: str | Path, images: str | Path | None
         write_atomic(folder / f"{task}.jsonl", data)
         write_atomic(folder / "utils.py", UTILS.replace("{metric}", METRIC[dataset]).encode("utf-8"))
         yaml = _yaml(task, data=folder / f"{task}.jsonl", dataset=dataset, sha256=hashlib.sha256(data).hexdigest(),
-                     version=_version())
+                     version=package_version("vqalib") or "unknown")
         written.append(write_atomic(folder / f"{task}.yaml", yaml.encode("utf-8")))
     return written
 
@@ -253,7 +196,7 @@ def export_vlmevalkit(dataset: str, *, out: str | Path, images: str | Path | Non
     from vqalib.runner.images import ImageError, ImageStore
 
     out = Path(out)
-    items = task_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
+    items = dataset_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
     store, written = None, []
     for task, strategy, tier in TASKS[dataset]:
         docs = task_documents(items, strategy=strategy, tier=tier, family=family)

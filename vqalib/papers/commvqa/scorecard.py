@@ -60,8 +60,8 @@ def results_from_answers(matched: pd.DataFrame, *, model: str, condition: str, a
     rows = run_results(records, annotations=annotations, benchmark=benchmark)
     if released is not None and len(rows):
         same = released[released["condition"] == condition].dropna(subset=["question_id"])
-        refs = same.drop_duplicates("question_id").set_index(same.drop_duplicates("question_id")["question_id"]
-                                                              .astype(int))
+        same = same.drop_duplicates("question_id")
+        refs = same.set_index(same["question_id"].astype(int))
         ids = rows["question_id"].astype(int)
         counts = rows.attrs.get("counts", {})
         rows = rows.assign(answers_raw=refs["answers_raw"].reindex(ids).to_numpy(),

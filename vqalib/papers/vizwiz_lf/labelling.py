@@ -139,11 +139,36 @@ def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None 
     id_values = frame[ids].reset_index(drop=True)
     sentences = pd.concat([id_values.iloc[sentences["answer_index"]].reset_index(drop=True),
                            sentences[["answer_index", "sentence_index", "sentence", "roles", "info_sources"]]], axis=1)
-    per_answer = sentences.groupby("answer_index")
     answers = frame.reset_index(drop=True).copy()
-    answers["n_sentences"] = per_answer.size().reindex(answers.index, fill_value=0).to_numpy()
+    per_answer = answer_labels(sentences, by="answer_index", keys=answers.index)
+    for column in per_answer.columns:
+        answers[column] = per_answer[column].to_numpy()
+    return sentences, answers
+
+
+def answer_labels(sentences: pd.DataFrame, *, by: str, keys) -> pd.DataFrame:
+    """Each answer's labels from its sentences' (VizWiz-LF §4 roles and information sources, §7 abstention).
+
+    Parameters
+    ----------
+    sentences : pandas.DataFrame
+        Labelled sentences with ``roles`` and ``info_sources`` tuples and the ``by`` column.
+    by : str
+        The column naming a sentence's answer.
+    keys : sequence
+        The answers, in the order wanted (an answer without sentences gets none).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per key: ``n_sentences``, ``roles`` and ``info_sources`` (the labels any sentence has, taxonomy order)
+        and ``abstains`` (a sentence has Answer Failure).
+    """
+    keys = list(keys)
+    per_answer = sentences.groupby(by)
+    out = pd.DataFrame({"n_sentences": per_answer.size().reindex(keys, fill_value=0).to_numpy()})
     for name, labels in (("roles", taxonomy.ROLES), ("info_sources", taxonomy.INFO_SOURCES)):
         found = per_answer[name].agg(lambda col: {label for row in col for label in row})
-        answers[name] = [tuple(label for label in labels if label in found.get(i, set())) for i in answers.index]
-    answers["abstains"] = abstains(answers["roles"])
-    return sentences, answers
+        out[name] = [tuple(label for label in labels if label in found.get(k, set())) for k in keys]
+    out["abstains"] = abstains(out["roles"])
+    return out

@@ -158,8 +158,9 @@ def paired_differences(scores: pd.DataFrame, *, model: str, n_resamples: int = 1
                        confidence: float = 0.95) -> pd.DataFrame:
     """The model minus each released model per Table 4 setting, on the questions both answered (§5).
 
-    The paper compares metrics without a test; here each difference gets a percentile bootstrap CI over
-    questions (``scipy.stats.bootstrap``, seeded) and a Wilcoxon signed-rank p-value (``scipy.stats.wilcoxon``).
+    The paper compares metrics without a test; here each mean difference gets the percentile bootstrap CI over
+    questions of Table 4's means (:func:`~vqalib.papers.vizwiz_lf.table4.summarize`, seeded; a difference that does
+    not vary has it as its interval) and a Wilcoxon signed-rank p-value (``scipy.stats.wilcoxon``).
 
     Parameters
     ----------
@@ -178,26 +179,19 @@ def paired_differences(scores: pd.DataFrame, *, model: str, n_resamples: int = 1
         ``model``, ``versus``, ``metric``, ``reference``, ``candidate``, ``n``, ``difference``, ``ci_low``,
         ``ci_high``, ``wilcoxon_p``.
     """
-    keys = ["metric", "reference_kind", "candidate_kind"]
+    keys = ["metric", "reference_kind", "candidate_kind", "question_id"]
     mine = scores[scores["source"] == model]
-    rows = []
-    for versus in [s for s in dict.fromkeys(scores["source"]) if s != model]:
-        theirs = scores[scores["source"] == versus]
-        both = mine.merge(theirs, on=[*keys, "question_id"], suffixes=("", "_other"))
-        for key, group in both.groupby(keys, sort=False):
-            d = (group["score"] - group["score_other"]).dropna().to_numpy(dtype=float)
-            row = dict(zip(["metric", "reference", "candidate"], key), model=model, versus=versus, n=len(d),
-                       difference=float(d.mean()) if len(d) else np.nan, ci_low=np.nan, ci_high=np.nan,
-                       wilcoxon_p=np.nan)
-            if len(d) > 1 and np.ptp(d) > 0:
-                ci = scistats.bootstrap((d,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
-                                        method="percentile", random_state=np.random.default_rng(seed)).confidence_interval
-                row.update(ci_low=float(ci.low), ci_high=float(ci.high))
-            if np.any(d != 0):
-                row["wilcoxon_p"] = float(scistats.wilcoxon(d).pvalue)
-            rows.append(row)
-    out = pd.DataFrame(rows, columns=["model", "versus", "metric", "reference", "candidate", "n", "difference",
-                                      "ci_low", "ci_high", "wilcoxon_p"])
+    pairs = [mine.merge(scores[scores["source"] == versus], on=keys, suffixes=("", "_other")).assign(versus=versus)
+             for versus in dict.fromkeys(scores["source"]) if versus != model]
+    both = pd.concat(pairs, ignore_index=True).dropna(subset=["score", "score_other"])
+    both["score"] = both["score"] - both["score_other"]  # the per-question difference, bootstrapped as Table 4's means
+    by = ("versus", "metric", "reference_kind", "candidate_kind")
+    out = table4.summarize(both, by=by, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    out["wilcoxon_p"] = [float(scistats.wilcoxon(group["score"]).pvalue) if group["score"].ne(0).any() else np.nan
+                         for _, group in both.groupby(list(by), sort=False)]
+    out = out.rename(columns={"reference_kind": "reference", "candidate_kind": "candidate", "mean": "difference"})
+    out = out.assign(model=model)[["model", "versus", "metric", "reference", "candidate", "n", "difference",
+                                   "ci_low", "ci_high", "wilcoxon_p"]]
     out["metric"] = out["metric"].map(table4.METRIC_NAMES)
     return out
 

@@ -18,8 +18,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.papers.vizwiz_lf import taxonomy
-from vqalib.papers.vizwiz_lf.abstention import abstains
 
 SENTENCE_COLUMNS = ["source", "question_id", "sentence_index", "sentence", "roles", "info_sources", "labelled_by"]
 
@@ -170,6 +168,8 @@ def label_model_answers(answers: pd.DataFrame, *, model: str, released_answers: 
         ``out-of-fold (<source>)``) and ``answers`` with ``roles``, ``info_sources``, ``abstains``,
         ``n_sentences`` and ``labelled_by``.
     """
+    from vqalib.papers.vizwiz_lf.labelling import answer_labels
+
     frame = answers.reset_index(drop=True).copy()
     frame["released_source"] = released_matches(frame, released_answers) if cross_fit else None
     matched = frame[frame["released_source"].notna()]
@@ -187,12 +187,9 @@ def label_model_answers(answers: pd.DataFrame, *, model: str, released_answers: 
     labelled = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=SENTENCE_COLUMNS)
     labelled = labelled.sort_values(["question_id", "sentence_index"], kind="stable")[SENTENCE_COLUMNS]
     labelled = labelled.reset_index(drop=True)
-    per_answer = labelled.groupby("question_id")
-    for column, labels in (("roles", taxonomy.ROLES), ("info_sources", taxonomy.INFO_SOURCES)):
-        found = per_answer[column].agg(lambda col: {label for row in col for label in row})
-        frame[column] = [tuple(label for label in labels if label in found.get(q, set())) for q in frame["question_id"]]
-    frame["n_sentences"] = frame["question_id"].map(per_answer.size()).fillna(0).astype(int)
-    frame["abstains"] = abstains(frame["roles"])
+    per_answer = answer_labels(labelled, by="question_id", keys=frame["question_id"])
+    for column in per_answer.columns:
+        frame[column] = per_answer[column].to_numpy()
     frame["labelled_by"] = ["out-of-fold (" + s + ")" if isinstance(s, str) else "classifier"
                             for s in frame["released_source"]]
     return labelled, frame.drop(columns="released_source")
