@@ -114,3 +114,45 @@ def test_no_tolerance_literal_outside_the_registry(folder):
     found = [f"{path.relative_to(ROOT)}: {m.group(0)!r}" for path, text in _sources(folder)
              for m in TOLERANCE_LITERAL.finditer(text)]
     assert not found, "tolerance literals outside vqalib/core/registry_entries.py:\n" + "\n".join(found)
+
+
+def test_every_compared_entry_names_its_printed_column():
+    """The tolerance is in units of the last digit of the paper's printed column, so every compared entry says
+    which keys name a column of the paper's layout."""
+    for spec in registry_entries.ENTRIES:
+        if spec.compared:
+            assert spec.printed_column, f"{spec.stem}: declare printed_column"
+            assert set(spec.printed_column) <= set(spec.keys), spec.stem
+
+
+def test_a_tolerance_wider_than_two_digits_needs_a_reason():
+    with pytest.raises(ValueError, match="wider than ±2"):
+        specs.Tolerance(units=3)
+    with pytest.raises(ValueError, match="wider than ±2"):
+        specs.Tolerance(units=0, column="metric", by=(("z", 25),))
+    rule = specs.Tolerance(units=3, why="rounding of the inputs")
+    assert "because rounding of the inputs" in rule.describe()
+    assert all(max([s.tolerance.units, *dict(s.tolerance.by).values()]) <= specs.WIDEST_UNITS or s.tolerance.why
+               for s in registry_entries.ENTRIES if s.tolerance is not None)
+
+
+def test_a_dropped_trailing_zero_is_judged_at_the_columns_precision():
+    """Table 4 prints "0.2" for Expert ROUGE s_r + l'_c in a two-decimal column: ±0.02, not ±0.2."""
+    table = pd.read_csv(FIGURES / "vizwiz-lf_table04_automatic_eval.csv", keep_default_na=False)
+    cell = table[(table["source"] == "Expert") & (table["metric"] == "ROUGE") & (table["reference"] == "s_r")
+                 & (table["candidate"] == "l_c_prime")].iloc[0]
+    assert float(cell["paper"]) == 0.2 and float(cell["tolerance"]) == pytest.approx(0.02)
+    assert cell["within_tolerance"] == "False"
+    for stem in ("vizwiz-lf_table15_role_annotation_distribution", "vizwiz-lf_table16_info_annotation_distribution"):
+        table = pd.read_csv(FIGURES / f"{stem}.csv")
+        judged = table["paper"].notna()
+        assert table.loc[judged, "tolerance"].eq(0.02).all(), stem
+
+
+def test_column_precision_on_a_hand_made_table(tmp_path, monkeypatch):
+    paper = pd.DataFrame({"source": ["A", "B"], "metric": ["ROUGE", "ROUGE"], "reference": ["s_r", "s_r"],
+                          "candidate": ["l_c", "l_c"], "paper": [0.2, 0.35], "paper_decimals": [1, 2]})
+    ours = paper[["source", "metric", "reference", "candidate"]].assign(value=[0.15, 0.35])
+    compared = report.compare(ours, "vizwiz-lf_table04_automatic_eval", paper=paper)
+    a = compared[compared["source"] == "A"].iloc[0]
+    assert a["tolerance"] == pytest.approx(0.02) and not bool(a["within_tolerance"])

@@ -12,7 +12,8 @@ explanations of ``data/paper/known_differences.csv``. Each number in it must be 
   ``paper``   a value the paper prints, from ``data/paper/<source>.csv``, same selection;
   ``cited``   a number that must occur, as written, in ``figures/<source>.csv`` (or in the file
               ``source`` names when it holds a slash: ``benchmarks/results.md``); in known differences
-              this holds without a claim for every number written in a table the explanation names
+              this holds without a claim for every number written in a table the explanation names (up to
+              its sign and trailing decimal zeros: "41 fewer" cites a -41.0000)
               (``vizwiz-lf_table04_sensitivity.csv``, a ``data/paper`` table);
   ``method``  a constant of a method or design (a seed, a fold count, the paper's N), with ``source``
               naming where it is set; checked only for presence;
@@ -166,6 +167,13 @@ def _normal(number: str) -> str:
     return number.replace("−", "-").replace(",", "")
 
 
+def _canonical(number: str) -> str:
+    """A written number without sign, thousands separators or trailing decimal zeros ("-41.0000" -> "41",
+    "15.2000" -> "15.2"): prose cites a table's "15.2000" as 15.2, and its "-41" as "41 fewer"."""
+    text = _normal(number).rstrip("%").lstrip("-")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 # --- checking ---------------------------------------------------------------------------------
 
 def value_of(claim: Claim, *, root: Path | None = None) -> str:
@@ -257,7 +265,7 @@ def _numbers_in(path: Path, version: int) -> frozenset[str]:
     """The numbers written in a table's rows: not its header, and not the digits of ids ("CV17");
     ``version`` (the file's mtime) makes a rewritten file read again."""
     cells = pd.read_csv(path, dtype=str, keep_default_na=False).to_numpy().ravel()
-    return frozenset(_normal(n) for cell in cells for n in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])", cell))
+    return frozenset(_canonical(n) for cell in cells for n in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])", cell))
 
 
 def _explained_tables(root: Path) -> list[tuple[str, ...]]:
@@ -306,7 +314,7 @@ def unaccounted(file: str, claims: list[Claim], *, root: Path | None = None) -> 
                         for k in range(m.start(), m.end()):
                             covered[k] = True
         for m in NUMBER.finditer(masked):
-            if _normal(m.group(0)).rstrip("%").lstrip("-") in cited:
+            if _canonical(m.group(0)) in cited:
                 continue
             if not all(covered[m.start():m.end()]):
                 line = unit[max(0, m.start() - 60):m.end() + 40].replace("\n", " ")

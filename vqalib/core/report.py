@@ -1,10 +1,8 @@
 """The one place that writes tables, and sets paper values beside ours.
 
-ARCHITECTURE.md, "Data flow": a reproduced paper table is saved as
-``figures/<paper>_<table-id>.csv`` (+ ``.md``), keyed like its counterpart in
-``data/paper/`` (copied from ``shared/paper_tables/``), with the columns ``reproduced``,
-``paper``, ``diff`` and ``within_tolerance`` added. Figures are written by
-:mod:`vqalib.core.figure_files`.
+ARCHITECTURE.md, "Data flow": a reproduced paper table is saved as ``figures/<paper>_<table-id>.csv`` (+ ``.md``),
+keyed like its counterpart in ``data/paper/`` (copied from ``shared/paper_tables/``), with the columns ``reproduced``,
+``paper``, ``diff`` and ``within_tolerance`` added. Figures are written by :mod:`vqalib.core.figure_files`.
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ from vqalib.core import config
 from vqalib.core import registry
 from vqalib.core import specs
 from vqalib.core.io import project_root
+from vqalib.core.evidence import UNEXPLAINED
 
 
 def figures_dir(path: str | Path | None = None) -> Path:
@@ -102,7 +101,8 @@ def compare(reproduced: pd.DataFrame, stem: str, *, value: str = "value",
     DataFrame
         The paper's key columns first, then ``relation`` (``same``, ``analogous``, ``fitted``, ``self-input``),
         ``reproduced`` (full precision), ``paper``, ``diff`` = reproduced rounded to the paper's printed precision
-        minus paper, ``tolerance`` (the entry's rule in the cell's units) and ``within_tolerance`` = |diff| <=
+        minus paper, ``tolerance`` (the entry's rule in the units of the cell's printed column) and
+        ``within_tolerance`` = |diff| <=
         tolerance, for ``same`` cells only (a cell of another relation is never counted as reproduced).
         Self-input cells get ``consistent`` instead. Cells on one side only are kept, never dropped.
     """
@@ -120,6 +120,9 @@ def compare(reproduced: pd.DataFrame, stem: str, *, value: str = "value",
     merged = (right.assign(_pos=range(len(right)))
               .merge(left.assign(_pos_r=range(len(left))), on=keys, how="outer", indicator=True))
     merged = merged.sort_values(["_pos", "_pos_r"], na_position="last", kind="stable").reset_index(drop=True)
+    if spec.printed_column:  # a dropped trailing zero ("0.2" in a two-decimal column) is judged at the column's decimals
+        merged["paper_decimals"] = merged.groupby(list(spec.printed_column), dropna=False, sort=False)[
+            "paper_decimals"].transform("max")
     rows = merged.to_dict("records")
     relations = [spec.relation.of(r) for r in rows]
     rules = [registry.absolute_tolerance(spec, r, int(r["paper_decimals"]) if pd.notna(r["paper_decimals"]) else 4)
@@ -166,7 +169,8 @@ def outside(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame | None =
     Returns
     -------
     DataFrame
-        ``cell``, ``relation``, ``reproduced``, ``paper``, ``diff`` and ``explanation``.
+        ``cell``, ``relation``, ``reproduced``, ``paper``, ``diff``, ``explanation`` and ``evidence`` (the cited
+        cells, or "unexplained": :mod:`vqalib.core.evidence`).
     """
     spec = registry.table(stem)
     bad = _flags(comparison["within_tolerance"]).eq(False)
@@ -180,13 +184,15 @@ def outside(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame | None =
     off["cell"] = [" | ".join("" if pd.isna(v) else str(v) for v in row)
                    for row in off[list(spec.cell_keys)].itertuples(index=False)]
     off["explanation"] = explain(off["cell"], table=spec.known or stem, known=known)
-    return off[["cell", "relation", "reproduced", "paper", "diff", "explanation"]].reset_index(drop=True)
+    off["evidence"] = explain(off["cell"], table=spec.known or stem, known=known, column="evidence")
+    return off[["cell", "relation", "reproduced", "paper", "diff", "explanation", "evidence"]].reset_index(drop=True)
 
 
 NOT_EXPLAINED = "not explained yet"
 
 
-def explain(cells: pd.Series, *, table: str, known: pd.DataFrame | None = None) -> pd.Series:
+def explain(cells: pd.Series, *, table: str, known: pd.DataFrame | None = None,
+            column: str = "explanation") -> pd.Series:
     """The known reason of each cell of ``table`` (``data/paper/known_differences.csv``), else
     :data:`NOT_EXPLAINED`.
 
@@ -197,16 +203,21 @@ def explain(cells: pd.Series, *, table: str, known: pd.DataFrame | None = None) 
     table : str
     known : DataFrame, optional
         Default :func:`load_known_differences`; an exact ``cell`` wins over a shell-style pattern.
+    column : str, default "explanation"
+        ``explanation``, or ``evidence`` (:mod:`vqalib.core.evidence`; "" when the file has none).
 
     Returns
     -------
     Series
+        The column's text per cell; :data:`NOT_EXPLAINED` where no row matches.
     """
     if known is None:
         known = load_known_differences()
     rules = known[known["table"] == table]
-    exact = rules.set_index("cell")["explanation"]
-    patterns = [(c, e) for c, e in zip(rules["cell"], rules["explanation"]) if any(ch in c for ch in "*?[")]
+    if column not in rules:
+        return pd.Series("", index=cells.index, dtype=object)
+    exact = rules.set_index("cell")[column]
+    patterns = [(c, e) for c, e in zip(rules["cell"], rules[column]) if any(ch in c for ch in "*?[")]
 
     def one(cell: str) -> str:
         if cell in exact.index:
@@ -214,6 +225,23 @@ def explain(cells: pd.Series, *, table: str, known: pd.DataFrame | None = None) 
         return next((e for pattern, e in patterns if fnmatch.fnmatchcase(cell, pattern)), NOT_EXPLAINED)
 
     return cells.map(one)
+
+
+def explained_cells(off: pd.DataFrame) -> pd.Series:
+    """Which cells of :func:`outside` are explained with committed evidence (README status, site).
+
+    Parameters
+    ----------
+    off : DataFrame
+        :func:`outside` output (``explanation``, ``evidence``).
+
+    Returns
+    -------
+    Series
+        True where a known difference explains the cell and its evidence is not "unexplained".
+    """
+    evidence = off["evidence"].fillna("").astype(str).str.strip()
+    return off["explanation"].ne(NOT_EXPLAINED) & evidence.ne(UNEXPLAINED)
 
 
 def load_known_differences(directory: str | Path | None = None) -> pd.DataFrame:
@@ -243,7 +271,8 @@ def agreement_summary(comparison: pd.DataFrame) -> dict:
     -------
     dict
         ``compared``, ``within``, ``outside``, ``only_reproduced``, ``only_paper``, the count of each
-        non-``same`` relation, and ``consistent`` when the comparison has that column.
+        non-``same`` relation, ``fitted_within`` (fitted cells within the tolerance: reached by a fitted protocol,
+        not reproduced), and ``consistent`` when the comparison has that column.
     """
     compared = comparison["within_tolerance"].notna()
     n_ok = int(comparison["within_tolerance"].eq(True).sum())
@@ -254,6 +283,10 @@ def agreement_summary(comparison: pd.DataFrame) -> dict:
            "only_paper": int((comparison["reproduced"].isna() & comparison["paper"].notna()).sum())}
     for kind in specs.RELATIONS[1:]:
         out[kind] = int((both & relation.eq(kind)).sum()) if relation is not None else 0
+    out["fitted_within"] = 0
+    if relation is not None and "tolerance" in comparison:
+        close = (pd.to_numeric(comparison["diff"]).abs() <= pd.to_numeric(comparison["tolerance"]) + 1e-9)
+        out["fitted_within"] = int((both & relation.eq("fitted") & close).sum())
     if "consistent" in comparison:
         out["consistent"] = int(comparison["consistent"].eq(True).sum())
     return out
@@ -289,13 +322,17 @@ def agreement_text(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame |
     if counts["compared"]:
         off = outside(frame, stem, known=known)
         off = off[off["relation"].astype(str).str.startswith("same")]
-        explained = int((off["explanation"] != NOT_EXPLAINED).sum())
+        explained = int(explained_cells(off).sum())
         rule = spec.tolerance.describe() if spec.tolerance else "exact"
         parts.append(f"{counts['within']} of {counts['compared']} cells within tolerance ({rule})"
-                     + (f"; {counts['outside']} outside, {explained} of them explained" if counts["outside"] else ""))
+                     + (f"; {counts['outside']} outside: {explained} explained with evidence, "
+                        f"{counts['outside'] - explained} unexplained" if counts["outside"] else ""))
     for kind in specs.RELATIONS[1:]:
         if counts[kind]:
-            extra = f", {counts['consistent']} consistent" if kind == "self-input" and "consistent" in counts else ""
+            extra = (f", {counts['consistent']} consistent ({spec.tolerance.describe() if spec.tolerance else 'exact'})"
+                     if kind == "self-input" and "consistent" in counts else "")
+            if kind == "fitted" and counts["fitted_within"]:
+                extra = f"; {counts['fitted_within']} of them within the tolerance, reached by a fitted protocol"
             parts.append(f"{counts[kind]} {kind} cell(s), not counted as reproduced{extra}")
     if "status" in frame:
         not_run = int(frame["status"].astype(str).str.startswith("not run").sum())

@@ -13,20 +13,30 @@ PAPERS = {  # the three papers (../shared/papers), in the order the site and REA
     "CommVQA": "CommVQA: Situating Visual Question Answering in Communicative Contexts",
 }
 RELATIONS = ("same", "analogous", "fitted", "self-input")
+WIDEST_UNITS = 2  # the widest tolerance, in units of the paper's last printed digit, that needs no reason
 FOLLOWS = "follows"  # a flag or rounded value that may change only where a model-derived value of its row moved
 
 
 @dataclass(frozen=True)
 class Tolerance:
     """How far a reproduced cell may be from the paper's: ``units`` of the paper's last printed digit
-    (per value of ``column`` when ``by`` is given). ``decimals`` fixes the printed precision where
-    the transcription dropped trailing zeros ("49.8" in a table printed to two decimals)."""
+    (per value of ``column`` when ``by`` is given). The last printed digit is the column's: a paper value
+    whose transcription dropped a trailing zero ("49.8" in a column printed to two decimals) is judged at the
+    column's decimals (:attr:`Spec.printed_column`); ``decimals`` fixes them outright. A rule wider than
+    :data:`WIDEST_UNITS` is refused unless ``why`` says why (the README status repeats it)."""
 
     units: float = 0.0
     column: str | None = None
     by: tuple[tuple[str, float], ...] = ()
     decimals: int | None = None
     decimals_by: tuple[tuple[str, int], ...] = ()  # per value of ``column``
+    why: str = ""
+
+    def __post_init__(self):
+        widest = max([self.units, *dict(self.by).values()])
+        if widest > WIDEST_UNITS and not self.why:
+            raise ValueError(f"a tolerance of ±{widest:g} in the last printed digit is wider than ±{WIDEST_UNITS}; "
+                             "say why in Tolerance(why=...)")
 
     def units_for(self, value: object) -> float:
         """The tolerance, in units of the last printed digit, of a cell whose row has ``value`` in ``column``.
@@ -73,6 +83,8 @@ class Tolerance:
         if self.column:
             values = dict.fromkeys([k for k, _ in self.by] + [k for k, _ in self.decimals_by])
             parts += [f"{k}: {one(self.units_for(k), dict(self.decimals_by).get(k, self.decimals))}" for k in values]
+        if self.why:
+            parts.append(f"wider than ±{WIDEST_UNITS} because {self.why}")
         return "; ".join(parts)
 
 
@@ -196,6 +208,7 @@ class Spec:
     paper_table: str | None = None
     value: str | tuple[str, ...] | None = None
     keys: tuple[str, ...] = ()
+    printed_column: tuple[str, ...] = ()  # the keys naming one printed column of the paper's layout (its decimals)
     cells: tuple[str, ...] = ()  # the columns naming a cell in known differences and messages; default ``keys``
     relation: Relation = field(default_factory=Relation)
     tolerance: Tolerance | None = None
