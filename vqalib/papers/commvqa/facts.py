@@ -93,7 +93,8 @@ def paper_facts(*, annotations: pd.DataFrame, answers: pd.DataFrame, hedges: pd.
     classifier, pairwise : pandas.DataFrame, optional
         Context classifier accuracies (6-way; pairwise by ``context_a``, ``context_b``).
     interaction : pandas.DataFrame, optional
-        :func:`~vqalib.papers.commvqa.entities.org_person_interaction`.
+        :func:`~vqalib.papers.commvqa.entities.org_person_interaction`: its Poisson log-linear interaction and
+        SE are the paper's quantities (CV47, CV48; a 2 x 2 log odds ratio is that model's interaction).
     overlap : pandas.DataFrame, optional
         :func:`~vqalib.papers.commvqa.entities.entity_overlap`.
 
@@ -141,10 +142,11 @@ def paper_facts(*, annotations: pd.DataFrame, answers: pd.DataFrame, hedges: pd.
             how=f"Welch t, 'what' in shopping vs rest (df {it.loc[('what', 'shopping'), 'df']:.0f})")
         if interaction is not None:
             i = interaction[interaction["subset"] == subset].iloc[0]
-            add("CV47", subset, i["log_odds_ratio"], "analogous: 2 x 2 log odds ratio, not the paper's regression",
-                "log OR of ORG vs PERSON mentions, travel vs science magazines")
-            add("CV48", subset, i["se"], "analogous: Wald SE of that log odds ratio",
-                "SE of the log odds ratio above")
+            add("CV47", subset, i["log_odds_ratio"],
+                how="interaction coefficient of a saturated Poisson log-linear model (statsmodels GLM): ORG vs "
+                    "PERSON mentions x travel vs science magazines (reference levels ORG, science magazines)")
+            add("CV48", subset, i["se"],
+                how="SE of that interaction coefficient (model-based; the Wald SE of the 2 x 2 log odds ratio)")
         if subset == "release":
             add("CV25", subset, int(ann["unanswerable"].sum()),
                 "analogous: rows flagged unanswerable in the release (the paper: questions excluded before release)",
