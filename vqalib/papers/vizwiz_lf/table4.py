@@ -144,16 +144,42 @@ def paper_sample(answers: pd.DataFrame, *, per_category: int = 30, seed: int = 0
     list of int
         The sorted question ids.
     """
+    return sample_draws(answers, seeds=[seed], per_category=per_category, sources=sources)[0]
+
+
+def sample_draws(answers: pd.DataFrame, *, seeds, per_category: int = 30,
+                 sources: tuple[str, ...] = ("GPT-4V", "Gemini", "Expert")) -> list[list[int]]:
+    """:func:`paper_sample` for each of ``seeds`` (Table 4's design drawn many times: the seed sweep).
+
+    Parameters
+    ----------
+    answers : DataFrame
+        The VizWiz-LF answers.
+    seeds : iterable of int
+        One draw per seed; the draw of seed ``k`` is ``paper_sample(..., seed=k)``.
+    per_category : int
+        Questions drawn per question type.
+    sources : tuple of str
+        Sources that must all have answered a question for it to be drawn.
+
+    Returns
+    -------
+    list of list of int
+        The sorted question ids of each draw.
+    """
     have = answers[answers["source"].isin(sources)].groupby("question_id")["source"].nunique()
     complete = set(have[have == len(sources)].index)
     questions = (answers[answers["question_id"].isin(complete)]
                  .drop_duplicates("question_id").sort_values("question_id"))
-    rng = np.random.default_rng(seed)
-    chosen = []
-    for _, group in questions.groupby("question_type", sort=True):
-        ids = group["question_id"].to_numpy()
-        chosen += rng.choice(ids, size=min(per_category, len(ids)), replace=False).tolist()
-    return sorted(int(i) for i in chosen)
+    groups = [group["question_id"].to_numpy() for _, group in questions.groupby("question_type", sort=True)]
+    draws = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        chosen = []
+        for ids in groups:
+            chosen += rng.choice(ids, size=min(per_category, len(ids)), replace=False).tolist()
+        draws.append(sorted(int(i) for i in chosen))
+    return draws
 
 
 def _apply_no_answer_rule(pairs: pd.DataFrame, *, no_answer: str) -> tuple[pd.DataFrame, pd.DataFrame]:

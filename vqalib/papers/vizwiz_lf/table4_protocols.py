@@ -1,0 +1,407 @@
+"""VizWiz-LF Table 4 (§5): the scoring protocols the paper leaves open, a grid of all of them on the full set,
+one declared protocol for the whole table, and the spread of the paper's 120-question sample design.
+
+The paper fixes the metrics and the settings (s_r / l_r references, l_c / l′_c candidates) but not:
+
+- **the METEOR implementation**: pycocoevalcap's METEOR 1.5 (our default) or NLTK's (exact and stem matches);
+- **the reference of the l_r + l′_c column**: the whole expert answer (l_r) or the expert's Answer sentences
+  (l′_r), which the Table 4 caption names;
+- **whose Answer labels give l′_c**: the released labels, the offline classifier's out-of-fold labels for
+  GPT-4V only (its released labels are misaligned with their sentences,
+  ``figures/vizwiz-lf_classifier_label_noise.csv``), or for every source (the paper extracted l′_c with its
+  classifier, §5);
+- **the population**: all questions (the paper's "360 examples ... balanced across question categories") or
+  answerable ones only;
+- **the no-Answer-sentence rule** (:data:`~vqalib.papers.vizwiz_lf.table4.NO_ANSWER_RULES`).
+
+:func:`protocol_grid` scores every combination on all 600 questions; :data:`DECLARED` is the one protocol used
+for the whole table, and :data:`CHOICES` says for each choice whether the paper's text supports it (``paper``)
+or it was picked by closeness to the paper's numbers (``fitted``). A cell that any fitted choice touches is
+``fitted``, counted apart from the reproduced cells (:func:`cell_relation`). :func:`seed_sweep` draws the paper's
+balanced 120-question design many times to show where the paper's value and our seed-0 sample fall.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scistats
+from tqdm import tqdm
+
+from vqalib.papers.vizwiz_lf.table4 import (METRIC_NAMES, NO_ANSWER_RULES, answer_sentences_text, evaluation_pairs,
+                                            sample_draws, score_pairs, summarize)
+
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "meteor": ("meteor", "meteor_nltk"),
+    "long_reference": ("l_r", "l_r_prime"),
+    "answer_labels": ("released", "classifier_gpt4v", "classifier"),
+    "population": ("all", "answerable"),
+    "no_answer": NO_ANSWER_RULES,
+}
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One way to score Table 4's ROUGE and METEOR cells (module docstring); the defaults are ours."""
+
+    meteor: str = "meteor"
+    long_reference: str = "l_r"
+    answer_labels: str = "released"
+    population: str = "all"
+    no_answer: str = "zero"
+
+    def __post_init__(self):
+        for f in fields(self):
+            if getattr(self, f.name) not in OPTIONS[f.name]:
+                raise ValueError(f"Protocol.{f.name} must be one of {OPTIONS[f.name]}, not {getattr(self, f.name)!r}")
+
+    def label(self) -> str:
+        """The protocol in one line, e.g. ``meteor_nltk · l_r_prime · classifier_gpt4v · all · exclude``."""
+        return " · ".join(str(v) for v in asdict(self).values())
+
+
+DEFAULT = Protocol()
+DECLARED = Protocol(meteor="meteor_nltk", long_reference="l_r_prime", answer_labels="classifier_gpt4v",
+                    population="all", no_answer="exclude")
+
+CHOICES: dict[tuple[str, str], tuple[str, str]] = {  # (option, value) -> (basis, why)
+    ("long_reference", "l_r_prime"): ("paper", "the Table 4 caption names the expert's extracted Answer sentences "
+                                               "(l′_r) as a reference"),
+    ("population", "all"): ("paper", "§5 samples 360 answers balanced across the question categories, "
+                                     "unanswerable questions included"),
+    ("meteor", "meteor_nltk"): ("fitted", "the paper does not name its METEOR implementation; NLTK's is the one "
+                                          "closer to its columns (figures/vizwiz-lf_table04_protocol_grid.csv)"),
+    ("answer_labels", "classifier_gpt4v"): ("fitted", "GPT-4V's released Answer labels are misaligned with their "
+                                                      "sentences; the offline classifier's labels for GPT-4V alone "
+                                                      "come closest to the paper (figures/vizwiz-lf_table04_protocol_grid.csv)"),
+    ("no_answer", "exclude"): ("fitted", "the paper does not say how an answer without an Answer sentence is "
+                                         "scored; leaving it out comes closest (figures/vizwiz-lf_table04_protocol_grid.csv)"),
+}
+AFFECTS = {  # which Table 4 cells (metric, reference, candidate) each option can change
+    "meteor": lambda metric, ref, cand: metric == "METEOR",
+    "long_reference": lambda metric, ref, cand: ref == "l_r" and cand == "l_c_prime",
+    "answer_labels": lambda metric, ref, cand: cand == "l_c_prime",
+    "no_answer": lambda metric, ref, cand: cand == "l_c_prime",
+    "population": lambda metric, ref, cand: True,
+}
+
+
+def cell_relation(protocol: Protocol, *, metric: str, reference: str, candidate: str, source: str) -> str:
+    """The relation to the paper of one Table 4 cell scored under ``protocol`` (``same`` or ``fitted: why``).
+
+    Parameters
+    ----------
+    protocol : Protocol
+        The protocol the cell is scored with.
+    metric, reference, candidate : str
+        The cell's Table 4 column (``ROUGE``/``METEOR``, ``s_r``/``l_r``, ``l_c``/``l_c_prime``).
+    source : str
+        The answer source (row); GPT-4V alone is touched by ``answer_labels="classifier_gpt4v"``.
+
+    Returns
+    -------
+    str
+        ``"same"`` when every choice touching the cell is our default or supported by the paper's text, else
+        ``"fitted: <option> = <value>, ..."`` naming the fitted choices.
+    """
+    fitted = []
+    for option, value in asdict(protocol).items():
+        if value == getattr(DEFAULT, option) and (option, value) not in CHOICES:
+            continue
+        if not AFFECTS[option](metric, reference, candidate):
+            continue
+        if option == "answer_labels" and value == "classifier_gpt4v" and source != "GPT-4V":
+            continue
+        if CHOICES.get((option, value), ("fitted", ""))[0] == "fitted":
+            fitted.append(f"{option} = {value}")
+    return "fitted: " + ", ".join(fitted) if fitted else "same"
+
+
+def choices_table(protocol: Protocol = DECLARED) -> pd.DataFrame:
+    """The declared protocol's choices beside our default, with the basis of each (Table 4, notebook 03).
+
+    Parameters
+    ----------
+    protocol : Protocol, default DECLARED
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``option``, ``default``, ``declared``, ``basis`` (``default``, ``paper`` or ``fitted``) and ``why``.
+    """
+    rows = []
+    for option, value in asdict(protocol).items():
+        basis, why = CHOICES.get((option, value), ("default", "our default"))
+        rows.append({"option": option, "default": getattr(DEFAULT, option), "declared": value, "basis": basis,
+                     "why": why})
+    return pd.DataFrame(rows)
+
+
+def classifier_sentences(sentences: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFrame:
+    """The release's sentences with their roles replaced by the offline classifier's out-of-fold predictions
+    (the l′_c labels of :class:`Protocol` ``answer_labels="classifier"``).
+
+    Parameters
+    ----------
+    sentences : pandas.DataFrame
+        The release's labelled sentences (``source``, ``question_id``, ``sentence_index``, ``roles``, ...).
+    predictions : pandas.DataFrame
+        :func:`vqalib.papers.vizwiz_lf.classifier_cv.cross_validate` ``(kind="role").predictions``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``sentences`` with ``roles`` from ``predicted``; a sentence without a prediction gets no role.
+    """
+    keys = ["source", "question_id", "sentence_index"]
+    predicted = predictions.set_index(keys)["predicted"]
+    index = pd.MultiIndex.from_frame(sentences[keys])
+    roles = predicted.reindex(index).to_numpy()
+    return sentences.assign(roles=[r if isinstance(r, tuple) else () for r in roles])
+
+
+def protocol_pairs(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd.DataFrame, *,
+                   protocol: Protocol, sources: list[str], reference_source: str = "Expert") -> pd.DataFrame:
+    """Table 4's evaluation pairs under a protocol's label and reference choices (before scoring).
+
+    An l_r + l′_c pair whose l′_r reference has no Answer sentence has no candidate either, so the
+    no-Answer-sentence rule treats it as it treats a missing l′_c (``whole_answer``: the whole expert answer).
+
+    Parameters
+    ----------
+    answers, sentences : pandas.DataFrame
+        The release (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+    classified : pandas.DataFrame
+        :func:`classifier_sentences` output.
+    protocol : Protocol
+    sources : list of str
+        Answer sources scored.
+    reference_source : str, default "Expert"
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`~vqalib.papers.vizwiz_lf.table4.evaluation_pairs` rows.
+    """
+    if protocol.answer_labels == "released":
+        labelled = sentences
+    elif protocol.answer_labels == "classifier":
+        labelled = classified
+    else:
+        labelled = pd.concat([sentences[sentences["source"] != "GPT-4V"], classified[classified["source"] == "GPT-4V"]],
+                             ignore_index=True)
+    pairs = evaluation_pairs(answers, labelled, sources=sources, reference_source=reference_source)
+    if protocol.long_reference == "l_r_prime":
+        prime = answer_sentences_text(labelled[labelled["source"] == reference_source]).droplevel(0)
+        rows = pairs["reference_kind"].eq("l_r") & pairs["candidate_kind"].eq("l_c_prime")
+        reference = pairs.loc[rows, "question_id"].map(prime)
+        if protocol.no_answer == "whole_answer":
+            whole = answers[answers["source"] == reference_source].set_index("question_id")["answer"]
+            reference = reference.fillna(pairs.loc[rows, "question_id"].map(whole))
+        pairs.loc[rows, "reference"] = reference
+        pairs.loc[rows & pairs["reference"].isna(), "candidate"] = None
+        pairs.loc[rows & pairs["reference"].isna(), "reference"] = ""
+    return pairs
+
+
+def protocol_scores(pairs: pd.DataFrame, *, protocol: Protocol, cache_dir: Path | None = None) -> pd.DataFrame:
+    """Per-answer ROUGE and METEOR scores of Table 4 under ``protocol`` (metric ids ``rouge`` and ``meteor``,
+    whichever METEOR implementation the protocol names); answers outside its population are dropped.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        :func:`protocol_pairs` output for the same protocol.
+    protocol : Protocol
+    cache_dir : Path, optional
+        Score cache folder (:func:`vqalib.core.metrics.cache.cached_scores`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`~vqalib.papers.vizwiz_lf.table4.score_pairs` rows; ``score`` missing where the rule excludes.
+    """
+    scores = score_pairs(pairs, metrics=("rouge", protocol.meteor), no_answer=protocol.no_answer,
+                         cache_dir=cache_dir, progress=False)
+    scores["metric"] = scores["metric"].replace({"meteor_nltk": "meteor"})
+    if protocol.population == "answerable":
+        scores = scores[scores["answerability"] == "answerable"]
+    return scores.reset_index(drop=True)
+
+
+def cell_means(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean per Table 4 cell of per-answer scores (missing scores left out), keyed as the paper prints it.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        :func:`protocol_scores` output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``source``, ``metric`` (the paper's name), ``reference``, ``candidate`` and ``value``.
+    """
+    means = scores.groupby(["source", "metric", "reference_kind", "candidate_kind"], sort=False)["score"].mean()
+    out = means.rename("value").reset_index().rename(columns={"reference_kind": "reference",
+                                                              "candidate_kind": "candidate"})
+    out["metric"] = out["metric"].map(METRIC_NAMES)
+    return out
+
+
+def protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd.DataFrame, paper: pd.DataFrame, *,
+                  sources: list[str], cache_dir: Path | None = None, progress: bool = True) -> pd.DataFrame:
+    """Every protocol of :data:`OPTIONS` scored on all questions, each ROUGE/METEOR cell beside the paper's
+    (Table 4; ``figures/vizwiz-lf_table04_protocol_grid``).
+
+    Parameters
+    ----------
+    answers, sentences : pandas.DataFrame
+        The release.
+    classified : pandas.DataFrame
+        :func:`classifier_sentences` output.
+    paper : pandas.DataFrame
+        The paper's Table 4 (:func:`vqalib.core.report.load_paper_table`; ``paper`` and ``paper_decimals``).
+    sources : list of str
+        The paper's sources.
+    cache_dir : Path, optional
+        Score cache folder.
+    progress : bool, default True
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per protocol × cell: the options, ``source``, ``metric``, ``reference``, ``candidate``, ``value``
+        (full-set mean), ``paper``, ``diff`` (value at the paper's two decimals minus paper) and ``within``
+        (|diff| <= 0.02, ±2 in the last printed digit of the column).
+    """
+    cells = paper[paper["metric"].isin(["ROUGE", "METEOR"]) & paper["paper"].notna()]
+    cells = cells[["source", "metric", "reference", "candidate", "paper"]]
+    rows = []
+    combos = list(itertools.product(*OPTIONS.values()))
+    for values in tqdm(combos, desc="Table 4 protocols", unit="protocol", disable=not progress):
+        protocol = Protocol(*values)
+        pairs = protocol_pairs(answers, sentences, classified, protocol=protocol, sources=sources)
+        means = cell_means(protocol_scores(pairs, protocol=protocol, cache_dir=cache_dir))
+        rows.append(cells.merge(means, how="left").assign(**asdict(protocol)))
+    grid = pd.concat(rows, ignore_index=True)
+    grid["diff"] = grid["value"].round(2) - grid["paper"]
+    grid["within"] = grid["diff"].abs() <= 0.02 + 1e-9
+    return grid[[*OPTIONS, "source", "metric", "reference", "candidate", "value", "paper", "diff", "within"]]
+
+
+def grid_summary(grid: pd.DataFrame) -> pd.DataFrame:
+    """Per protocol, how many of the paper's ROUGE/METEOR cells it reaches within ±0.02 (Table 4 grid).
+
+    Parameters
+    ----------
+    grid : pandas.DataFrame
+        :func:`protocol_grid` output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The options, ``within``, ``cells``, ``declared`` and ``default`` flags; most cells first (ties in grid order).
+    """
+    summary = grid.groupby(list(OPTIONS), sort=False)["within"].agg(["sum", "size"]).reset_index()
+    summary = summary.rename(columns={"sum": "within", "size": "cells"})
+    summary["within"] = summary["within"].astype(int)
+    for name, protocol in (("declared", DECLARED), ("default", DEFAULT)):
+        summary[name] = np.logical_and.reduce([summary[k].eq(v) for k, v in asdict(protocol).items()])
+    return summary.sort_values("within", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def declared_rows(scores: pd.DataFrame, *, protocol: Protocol, default: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Table 4's ROUGE/METEOR cells under one protocol on the full set, with bootstrap CIs, each cell's relation
+    (:func:`cell_relation`) and our default protocol's value beside it (``figures/vizwiz-lf_table04_declared_protocol``).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        :func:`protocol_scores` under ``protocol``.
+    protocol : Protocol
+    default : pandas.DataFrame
+        The default protocol's full-set cells (``source``, ``metric``, ``reference``, ``candidate``, ``value``).
+    n_resamples, seed : int
+        Bootstrap settings of :func:`~vqalib.papers.vizwiz_lf.table4.summarize`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``source``, ``metric``, ``reference``, ``candidate``, ``value``, ``n``, ``ci_low``, ``ci_high``,
+        ``default_protocol``, ``protocol`` and ``relation``.
+    """
+    summary = summarize(scores, n_resamples=n_resamples, seed=seed)
+    table = summary.rename(columns={"reference_kind": "reference", "candidate_kind": "candidate", "mean": "value"})
+    table["metric"] = table["metric"].map(METRIC_NAMES)
+    table = table.merge(default[["source", "metric", "reference", "candidate", "value"]]
+                        .rename(columns={"value": "default_protocol"}), how="left")
+    table["protocol"] = protocol.label()
+    table["relation"] = [cell_relation(protocol, metric=m, reference=r, candidate=c, source=s)
+                         for s, m, r, c in zip(table["source"], table["metric"], table["reference"], table["candidate"])]
+    return table[["source", "metric", "reference", "candidate", "value", "n", "ci_low", "ci_high", "default_protocol",
+                  "protocol", "relation"]]
+
+
+def seed_sweep(scores: dict[str, pd.DataFrame], answers: pd.DataFrame, paper: pd.DataFrame, *, n_draws: int = 1000,
+               per_category: int = 30, sources: tuple[str, ...] = ("GPT-4V", "Gemini", "Expert"),
+               seed_of_sample: int = 0) -> pd.DataFrame:
+    """The spread of Table 4's cells over ``n_draws`` draws of the paper's balanced design (``per_category``
+    questions of each category; seeds 0 … n_draws − 1, so seed 0 is notebook 03's sample), with the percentile of
+    the paper's value and of our seed-0 sample (``figures/vizwiz-lf_table04_seed_sweep``).
+
+    Parameters
+    ----------
+    scores : dict of str to pandas.DataFrame
+        Protocol name -> per-answer scores (``source``, ``question_id``, ``metric``, ``reference_kind``,
+        ``candidate_kind``, ``score``; a missing score is left out of a mean, as in the tables).
+    answers : pandas.DataFrame
+        The release's answers (for the draws, :func:`~vqalib.papers.vizwiz_lf.table4.sample_draws`).
+    paper : pandas.DataFrame
+        The paper's Table 4 (``paper`` column).
+    n_draws : int, default 1000
+    per_category : int, default 30
+    sources : tuple of str
+        Sources that must all have answered a drawn question (as in :func:`paper_sample`).
+    seed_of_sample : int, default 0
+        The seed of the committed sample.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per protocol × cell: ``draw_mean``, ``draw_sd``, ``draw_p025``, ``draw_p975``, ``paper``,
+        ``paper_percentile`` (share of draws below the paper's value, ties counted half, in %),
+        ``seed0_value``, ``seed0_percentile`` and ``share_within`` (% of draws within ±2 in the paper's last
+        printed digit, at its two decimals).
+    """
+    draws = sample_draws(answers, seeds=range(n_draws), per_category=per_category, sources=sources)
+    rows = []
+    for name, frame in scores.items():
+        keys = ["source", "metric", "reference_kind", "candidate_kind"]
+        frame = frame[frame["source"].isin(sources)]
+        for key, group in frame.groupby(keys, sort=False):
+            values = group.set_index("question_id")["score"]
+            matrix = np.array([values.reindex(ids).to_numpy(dtype=float) for ids in draws])
+            with np.errstate(invalid="ignore"):
+                means = np.nanmean(matrix, axis=1) if np.isnan(matrix).any() else matrix.mean(axis=1)
+            rows.append({"protocol": name, **dict(zip(keys, key)), "n_draws": len(draws),
+                         "draw_mean": float(np.mean(means)), "draw_sd": float(np.std(means, ddof=1)),
+                         "draw_p025": float(np.percentile(means, 2.5)), "draw_p975": float(np.percentile(means, 97.5)),
+                         "seed0_value": float(means[seed_of_sample]),
+                         "seed0_percentile": float(scistats.percentileofscore(means, means[seed_of_sample], kind="mean")),
+                         "_means": means})
+    table = pd.DataFrame(rows).rename(columns={"reference_kind": "reference", "candidate_kind": "candidate"})
+    table["metric"] = table["metric"].map(METRIC_NAMES)
+    table = table.merge(paper[["source", "metric", "reference", "candidate", "paper"]], how="left")
+    table["paper_percentile"] = [float(scistats.percentileofscore(m, p, kind="mean")) if pd.notna(p) else np.nan
+                                 for m, p in zip(table["_means"], table["paper"])]
+    table["share_within"] = [float(np.mean(np.abs(np.round(m, 2) - p) <= 0.02 + 1e-9) * 100) if pd.notna(p) else np.nan
+                             for m, p in zip(table["_means"], table["paper"])]
+    return table.drop(columns="_means")[
+        ["protocol", "source", "metric", "reference", "candidate", "n_draws", "draw_mean", "draw_sd", "draw_p025",
+         "draw_p975", "paper", "paper_percentile", "seed0_value", "seed0_percentile", "share_within"]]
+
