@@ -120,3 +120,28 @@ def role_info_cooccurrence(sentences: pd.DataFrame) -> pd.DataFrame:
     pairs = pairs[pairs["roles"].isin(taxonomy.ROLES) & pairs["info_sources"].isin(taxonomy.INFO_SOURCES)]
     matrix = pd.crosstab(pairs["roles"], pairs["info_sources"])
     return matrix.reindex(index=list(taxonomy.ROLES), columns=list(taxonomy.INFO_SOURCES), fill_value=0)
+
+
+def implied_paper_counts(comparison: pd.DataFrame) -> pd.DataFrame:
+    """The annotation counts the paper's Tables 15 and 16 imply: its percentage of its own total
+    (``paper`` × ``paper_n_annotations`` / 100), beside our count (VizWiz-LF A.2.3).
+
+    A printed percentage of a printed total is a whole number of annotations give or take the rounding; where it
+    is, ``count_diff`` says how many annotations of each label the paper counted fewer (negative) or more than
+    the release holds, which is what moves its percentages.
+
+    Parameters
+    ----------
+    comparison : pandas.DataFrame
+        :func:`vqalib.core.report.compare` of :func:`annotation_distribution` (``count``, ``paper``,
+        ``paper_n_annotations``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``comparison`` with ``paper_count_exact`` (the product), ``paper_count`` (it rounded) and
+        ``count_diff`` (our count minus ``paper_count``); missing where the paper prints no value.
+    """
+    exact = comparison["paper"] * pd.to_numeric(comparison["paper_n_annotations"]) / 100.0
+    return comparison.assign(paper_count_exact=exact, paper_count=exact.round(),
+                             count_diff=comparison["count"] - exact.round())
