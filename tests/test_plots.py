@@ -9,7 +9,7 @@ import pytest
 from colorspacious import cspace_convert, deltaE
 from matplotlib.colors import to_rgb
 
-from vqalib.core import figure_files, report
+from vqalib.core import figure_files, registry, report
 from vqalib.core.plots import axes, contrast, style
 from vqalib.papers.afgv import figures as afgv_figures
 from vqalib.papers.commvqa import figures as commvqa_figures
@@ -110,7 +110,7 @@ FIGURES = {
     "heatmap": lambda: vizwiz_lf_figures.heatmap(cooccurrence(), title="Role x source", xlabel="information source",
                                      ylabel="functional role"),
     "paper_agreement": lambda: vizwiz_lf_figures.paper_agreement(agreement(), title="Tables 2-3", unit="% of answers",
-                                                     tolerance=report.band("vizwiz-lf_table02_roles_by_answerability",
+                                                     tolerance=registry.band("vizwiz-lf_table02_roles_by_answerability",
                                                                            decimals=0), hue="table"),
     "reference_shift": lambda: vizwiz_lf_figures.reference_shift(shift_summary(), metrics=["rouge", "meteor"],
                                                      metric_names={"rouge": "ROUGE"}, title="Reference shift"),

@@ -137,3 +137,21 @@ def absolute_tolerance(spec: Spec, row: dict, printed_decimals: int) -> tuple[fl
     key = row.get(rule.column) if rule.column else None
     decimals = rule.decimals_for(key, printed_decimals)
     return rule.units_for(key) * 10.0 ** (-decimals), decimals
+
+
+def band(stem: str, *, decimals: int) -> float:
+    """The registry tolerance of ``stem`` in the units of the data, for cells printed with ``decimals``
+    (the band drawn around the diagonal of an agreement plot).
+
+    Parameters
+    ----------
+    stem : str
+    decimals : int
+        Used unless the entry's tolerance fixes its own decimals.
+
+    Returns
+    -------
+    float
+    """
+    rule = table(stem).tolerance or Tolerance()
+    return rule.units * 10.0 ** (-rule.decimals_for(None, decimals))

@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.core import config
-from vqalib.core import registry
-from vqalib.core import specs
+from vqalib.core import config, registry, specs
 from vqalib.core.io import project_root
 from vqalib.core.evidence import UNEXPLAINED
 
@@ -297,9 +295,9 @@ def _flags(column: pd.Series) -> pd.Series:
     return column.map({True: True, False: False, "True": True, "False": False}).astype("boolean")
 
 
-def agreement_text(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame | None = None) -> str:
-    """One sentence on how a reproduced table agrees with the paper, from its comparison (in memory or
-    read back from ``figures/``): the notebooks print it and the README status table is made of it.
+def agreement_counts(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame | None = None) -> dict:
+    """The counts behind a table's agreement (in memory or read from ``figures/``): the README status table's and
+    the reviewer site's one source.
 
     Parameters
     ----------
@@ -310,23 +308,45 @@ def agreement_text(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame |
 
     Returns
     -------
+    dict
+        :func:`agreement_summary` with ``explained`` and ``unexplained`` (the ``same`` cells outside, with and
+        without evidence), ``not_counted`` (cells of another relation) and ``not_run`` (rows whose status
+        starts "not run").
+    """
+    frame = comparison.assign(within_tolerance=_flags(comparison["within_tolerance"]))
+    frame = frame.assign(consistent=_flags(frame["consistent"])) if "consistent" in frame else frame
+    counts = agreement_summary(frame)
+    off = outside(frame, stem, known=known) if counts["compared"] else frame.iloc[:0].assign(relation="", evidence="")
+    off = off[off["relation"].astype(str).str.startswith("same")]
+    counts["explained"] = int(explained_cells(off).sum()) if len(off) else 0
+    counts["unexplained"] = counts["outside"] - counts["explained"]
+    counts["not_counted"] = sum(counts[k] for k in specs.RELATIONS[1:])
+    counts["not_run"] = int(frame["status"].astype(str).str.startswith("not run").sum()) if "status" in frame else 0
+    return counts
+
+
+def agreement_text(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame | None = None) -> str:
+    """One sentence on how a reproduced table agrees with the paper (:func:`agreement_counts`): the notebooks
+    print it and the README status table is made of it.
+
+    Parameters
+    ----------
+    comparison, stem, known
+        As in :func:`agreement_counts`.
+
+    Returns
+    -------
     str
     """
     spec = registry.table(stem)
-    frame = comparison.assign(within_tolerance=_flags(comparison["within_tolerance"]))
-    if "consistent" in frame:
-        frame["consistent"] = _flags(frame["consistent"])
-    counts = agreement_summary(frame)
+    counts = agreement_counts(comparison, stem, known=known)
     label = f"{spec.paper} {spec.reproduces}".strip()
     parts = []
     if counts["compared"]:
-        off = outside(frame, stem, known=known)
-        off = off[off["relation"].astype(str).str.startswith("same")]
-        explained = int(explained_cells(off).sum())
         rule = spec.tolerance.describe() if spec.tolerance else "exact"
         parts.append(f"{counts['within']} of {counts['compared']} cells within tolerance ({rule})"
-                     + (f"; {counts['outside']} outside: {explained} explained with evidence, "
-                        f"{counts['outside'] - explained} unexplained" if counts["outside"] else ""))
+                     + (f"; {counts['outside']} outside: {counts['explained']} explained with evidence, "
+                        f"{counts['unexplained']} unexplained" if counts["outside"] else ""))
     for kind in specs.RELATIONS[1:]:
         if counts[kind]:
             extra = (f", {counts['consistent']} consistent ({spec.tolerance.describe() if spec.tolerance else 'exact'})"
@@ -334,29 +354,9 @@ def agreement_text(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame |
             if kind == "fitted" and counts["fitted_within"]:
                 extra = f"; {counts['fitted_within']} of them within the tolerance, reached by a fitted protocol"
             parts.append(f"{counts[kind]} {kind} cell(s), not counted as reproduced{extra}")
-    if "status" in frame:
-        not_run = int(frame["status"].astype(str).str.startswith("not run").sum())
-        if not_run:
-            parts.append(f"{not_run} cell(s) not run")
+    if counts["not_run"]:
+        parts.append(f"{counts['not_run']} cell(s) not run")
     return f"{label}: " + ("; ".join(parts) if parts else "nothing to compare") + "."
-
-
-def band(stem: str, *, decimals: int) -> float:
-    """The registry tolerance of ``stem`` in the units of the data, for cells printed with ``decimals``
-    (the band drawn around the diagonal of an agreement plot).
-
-    Parameters
-    ----------
-    stem : str
-    decimals : int
-        Used unless the entry's tolerance fixes its own decimals.
-
-    Returns
-    -------
-    float
-    """
-    rule = registry.table(stem).tolerance or specs.Tolerance()
-    return rule.units * 10.0 ** (-rule.decimals_for(None, decimals))
 
 
 def wide(comparison: pd.DataFrame, *, index: str | list[str], columns: str | list[str],
