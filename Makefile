@@ -11,7 +11,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export VQALIB_DATA_MIRROR
 export MPLBACKEND := Agg
 
-.PHONY: help setup java data data-gqa reproduce test test-full lmms-env bench lab html check-site clean lock
+.PHONY: help setup java data data-gqa reproduce test test-full lmms-env bench lab html report check-site clean lock
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -80,6 +80,9 @@ html: setup  ## build the reviewer site into build/html (offline; index by paper
 
 site-check/node_modules/.package-lock.json: site-check/package-lock.json
 	npm ci --prefix site-check --no-audit --no-fund
+
+report: setup  ## print every paper table, the paper's value beside ours, to build/report.pdf (headless Chromium)
+	$(BIN)/vqalib site report
 
 check-site: setup site-check/node_modules/.package-lock.json  ## build the site, audit every page in headless Chromium (axe-core, keyboard walk)
 	$(BIN)/vqalib site check

@@ -9,8 +9,10 @@ import pandas as pd
 import pytest
 from bs4 import BeautifulSoup
 
-from vqalib.compendium import site, site_html
-from vqalib.core import figure_files, registry, specs
+import shutil
+
+from vqalib.compendium import paper_view, site, site_html, site_report
+from vqalib.core import figure_files, registry, report, specs
 from vqalib.core.io import project_root
 
 ROOT = project_root()
@@ -111,7 +113,8 @@ def test_not_run_and_simulated_tables_are_labelled(built):
 def test_index_is_organised_by_paper_then_section(built):
     index = pages(built)["index.html"]
     papers = [h.get_text() for h in index.find_all("h2")]
-    assert [p.split(":")[0] for p in papers] == [*specs.PAPERS, "Scorecards"]
+    assert [p.split(":")[0] for p in papers] == ["Start here", "Does it reproduce?", "Sources", *specs.PAPERS,
+                                                  "Scorecards"]
     vizwiz = index.find("h2", id="paper-VizWiz-LF").find_parent("section")
     assert [a["href"] for a in vizwiz.select("h3 a")] == [f"sections/0{k}_{n}.html" for k, n in (
         (1, "dataset_stats"), (2, "functional_roles"), (3, "automatic_eval"), (4, "human_eval_stats"), (5, "abstention"),
@@ -121,12 +124,15 @@ def test_index_is_organised_by_paper_then_section(built):
     assert (built / "scores" / "llava-released" / "scorecard.json").exists()
 
 
-def test_long_tables_show_their_first_rows_and_say_so():
+def test_long_tables_are_paged_and_say_so():
     frame = pd.DataFrame({"question_id": range(100), "share": [0.5] * 100, "n": range(100)})
     text = site_html.html_table(frame, caption="T", row_headers=["question_id"], decimals=2, max_rows=10, table_id="t")
     soup = BeautifulSoup(text, "html.parser")
     assert len(soup.tbody.find_all("tr")) == 10
-    assert "first 10 of 100 rows" in soup.caption.get_text()
+    assert "rows 1–10 of 100" in soup.caption.get_text()
+    later = BeautifulSoup(site_html.html_table(frame, caption="T", row_headers=["question_id"], decimals=2, max_rows=10,
+                                               table_id="t", start=90), "html.parser")
+    assert [tr.th.get_text() for tr in later.tbody.find_all("tr")][0] == "90"
     assert [u.get_text() for u in soup.select("thead .unit")] == ["proportion (0–1)", "count"]
     assert soup.select_one("tbody th").get("scope") == "row"
     assert soup.select_one(".table-scroll")["tabindex"] == "0"  # a scrolling region keyboard users can reach
@@ -144,3 +150,64 @@ def test_producing_cell_reads_the_stem_argument_of_save_calls():
     assert site._saved_names(cells[1].source) == ["stem"]
     assert site.producing_cell(nb, a) == ("c0", "In [1]")  # the quoted stem argument, not a mere mention
     assert site.producing_cell(nb, b) == ("c1", "In [2]")  # a loop over quoted stems
+
+
+def test_paper_view_shows_printed_and_ours_with_a_state_in_the_papers_layout():
+    spec = registry.table("vizwiz-lf_table04_automatic_eval")
+    frame = pd.read_csv(FIGURES / "vizwiz-lf_table04_automatic_eval.csv")
+    soup = BeautifulSoup(paper_view.paper_view(frame, spec), "html.parser")
+    tables = soup.select("table.paper-view")
+    assert all(len(t.thead.find_all("th")) - 1 <= paper_view.MAX_COLUMNS for t in tables)
+    headers = [th.get_text() for t in tables for th in t.thead.find_all("th")[1:]]
+    assert "ROUGE s_r l_c" in headers and "METEOR l_r l_c_prime" in headers and len(headers) == 17
+    rows = {tr.th.get_text(): tr for t in tables for tr in t.tbody.find_all("tr") if "ROUGE s_r l_c" in
+            [th.get_text() for th in t.thead.find_all("th")]}
+    gemini = rows["Gemini"].find_all("td")[1]  # ROUGE s_r + l_c: outside, explained by the sample draw
+    assert gemini.select_one(".pv-values").get_text() == "0.19 | 0.126"
+    assert "outside, explained" in gemini.get_text() and gemini.details and "seed_sweep" in gemini.details.get_text()
+    assert len(soup.select("p.not-run-note")) == 1  # LAVE's reason once, not in every row
+    states = paper_view.cell_states(frame, spec)
+    counts = report.agreement_counts(frame, "vizwiz-lf_table04_automatic_eval")
+    assert (states["state"] == "within").sum() == counts["within"]
+    assert (states["state"] == "unexplained").sum() == counts["unexplained"]
+
+
+def test_index_summary_counts_are_the_readme_status_counts():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    summary = paper_view.summary(FIGURES)
+    assert len(summary) == len(paper_view.compared_stems(FIGURES)) >= 15
+    for row in summary.to_dict("records"):
+        if row["compared"]:
+            assert f"{row['within']} of {row['compared']} cells within tolerance" in readme, row["stem"]
+        if row["explained"] or row["unexplained"]:
+            assert f"{row['explained']} explained with evidence, {row['unexplained']} unexplained" in readme, row["stem"]
+
+
+def test_committed_notebooks_have_no_truncated_text_cells():
+    truncated = []
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            for output in cell.get("outputs", []):
+                html = output.get("data", {}).get("text/html", "")
+                for td in BeautifulSoup(html, "html.parser").find_all("td") if "<td" in html else []:
+                    text = td.get_text().strip()
+                    if text.endswith(("...", "…")) and text not in ("...", "…"):  # not a whole elided row
+                        truncated.append(f"{path.name}: {text[:60]}")
+    assert not truncated, truncated[:5]
+
+
+@pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("pdftotext")),
+                    reason="needs Debian's chromium and poppler-utils (.ci/run installs both)")
+def test_report_pdf_keeps_every_column_of_every_paper_table(built, tmp_path):
+    import subprocess
+
+    pdf = site_report.write_pdf(built / "report.html", tmp_path / "report.pdf")
+    words = set(subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout.split())
+    for stem in paper_view.compared_stems(FIGURES):
+        spec = registry.table(stem)
+        frame = pd.read_csv(FIGURES / f"{stem}.csv")
+        soup = BeautifulSoup(paper_view.paper_view(frame, spec), "html.parser")
+        for th in soup.select("table.paper-view thead th"):  # a header may wrap onto lines of its own
+            assert set(th.get_text().split()) <= words, (stem, th.get_text())
+        for values in soup.select(".pv-values"):  # every printed value and ours, the last column's too
+            assert set(values.get_text().split()) - {"|", "—"} <= words, (stem, values.get_text())

@@ -20,7 +20,7 @@ command            job
 ``run``            generate answers with a VLM into a run file (:func:`vqalib.runner.cli.run_command`)
 ``models``         the VLM registry (:func:`vqalib.runner.cli.models_text`)
 ``runs``           the run files the notebooks find (:func:`vqalib.runner.cli.runs_text`)
-``site``           ``build`` / ``check`` the reviewer site (:mod:`vqalib.compendium.site`)
+``site``           ``build`` / ``check`` / ``report`` the reviewer site (:mod:`vqalib.compendium.site`)
 ``score``          any model's answers into the papers' tables (:func:`vqalib.compendium.score.score`)
 ``import``         a model's answers as a run file the notebooks read (:func:`vqalib.compendium.score.import_answers`)
 ``export``         the datasets as lmms-eval tasks / VLMEvalKit TSVs (:mod:`vqalib.runner.toolkit_export`)
@@ -174,6 +174,10 @@ def _site(args: argparse.Namespace) -> int:
     print(f"wrote {site / 'index.html'}")
     if args.action == "check":
         return check(site=site, out=Path(args.out))
+    if args.action == "report":
+        from vqalib.compendium.site_report import write_pdf
+
+        print(f"wrote {write_pdf(site / 'report.html', Path(args.pdf))}")
     return 0
 
 
@@ -343,11 +347,13 @@ def build_parser() -> argparse.ArgumentParser:
                  reads="RUNS_DIR (default $VQALIB_RUNS_DIR or runs/)", writes="standard output")
     s.add_argument("runs_dir", nargs="?", metavar="RUNS_DIR")
 
-    w = _command(commands, "site", _site, help="build the reviewer site, or build and audit it in headless Chromium",
-                 reads="notebooks/, figures/; check: site-check/ (Node, axe-core, Chromium)",
-                 writes="build/html/; check: --out (report and screenshots)")
-    w.add_argument("action", choices=("build", "check"))
+    w = _command(commands, "site", _site, help="build the reviewer site, audit it in headless Chromium, or print "
+                 "its report (every paper table, printed value beside ours) to PDF",
+                 reads="notebooks/, figures/; check: site-check/ (Node, axe-core, Chromium); report: Chromium",
+                 writes="build/html/; check: --out (report and screenshots); report: --pdf")
+    w.add_argument("action", choices=("build", "check", "report"))
     w.add_argument("--out", default="build/site-check", help="check only: report and screenshots folder")
+    w.add_argument("--pdf", default="build/report.pdf", help="report only: the PDF written")
 
     sc = _command(commands, "score", _score, help="score a model's answers into the papers' tables (a scorecard)",
                   reads="ANSWERS, data/raw/, figures/ (the released models' rows and the paper's values beside), "

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.compendium.site_html import NOT_RUN, SITE_TITLE, _badges, _e, html_table, page, status
+from vqalib.compendium.site_html import MAX_ROWS, NOT_RUN, SITE_TITLE, _badges, _e, html_table, page, status
 from vqalib.core import figure_files
 from vqalib.core import registry
 from vqalib.core import specs
@@ -227,6 +227,12 @@ def table_section(item: Item, section: Section, figures: Path) -> tuple[str, str
     keys = [c for c in (item.spec.cell_keys or frame.columns[:1]) if c in frame.columns]
     downloads = " · ".join(f'<a href="../figures/{_e(f)}">{_e(f.rsplit(".", 1)[1].upper())}</a>'
                            for f in item.files if f.endswith((".csv", ".md")))
+    if len(frame) > MAX_ROWS:
+        downloads += ". Rows: " + ", ".join(f'<a href="{item.name}-rows-{k + 1}.html">{k * MAX_ROWS + 1:,}–'
+                                            f'{min((k + 1) * MAX_ROWS, len(frame)):,}</a>'
+                                            for k in range(1, -(-len(frame) // MAX_ROWS)))
+    if item.spec.compared and "*" not in item.spec.stem:
+        downloads += f' · <a href="../papers/{item.name}.html">the paper view (printed value beside ours)</a>'
     body = (f'<section class="item" id="{item.anchor}" aria-labelledby="{item.anchor}-h">'
             f'<h2 id="{item.anchor}-h">{_e(title)}</h2><p>{_badges(kind, label, item.spec)}</p>{note}'
             f'<p class="meta">{_made_in(item, section)} Files: {downloads}.</p>'
@@ -366,7 +372,7 @@ def notebook_page(path: Path, section: Section) -> str:
 
 
 def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, str, str]]], *,
-               scorecards: list[tuple[str, str]] = ()) -> str:
+               scorecards: list[tuple[str, str]] = (), opening: str = "") -> str:
     """Papers, then their sections (notebooks), then each table and figure with its status label.
 
     Parameters
@@ -378,6 +384,8 @@ def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, s
         Per notebook stem, the items' ``(item, kind, label)`` from :func:`section_page`.
     scorecards : sequence of (str, str), default ()
         ``(href, title)`` of the scorecards found (:func:`vqalib.compendium.scorecard_files.scorecard_pages`), listed after the papers.
+    opening : str, default ""
+        HTML after the lede: the summary and sources (:func:`vqalib.compendium.site_report.opening`).
 
     Returns
     -------
@@ -390,7 +398,7 @@ def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, s
              "or the notebook itself. Labels: <span class=\"badge badge-result\">Result</span> computed here; "
              '<span class="badge badge-not-run">Not run</span> a resource is missing (the page says how to enable '
              'it); <span class="badge badge-simulated">SIMULATED data</span> illustrative data of the paper\'s '
-             "design, not a finding.</p>"]
+             "design, not a finding.</p>", opening]
     for paper, title in specs.PAPERS.items():
         mine = [s for s in all_sections if s.paper == paper]
         if not mine:
@@ -435,7 +443,7 @@ def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Pa
     figures = figures or root / "figures"
     if out.exists():
         shutil.rmtree(out)
-    for folder in ("notebooks", "sections", "assets"):
+    for folder in ("notebooks", "sections", "assets", "papers"):
         (out / folder).mkdir(parents=True)
     shutil.copytree(figures, out / "figures", ignore=shutil.ignore_patterns(".*"))
     (out / "assets" / "site.css").write_text(resources.files("vqalib.compendium").joinpath("site.css").read_text("utf-8"), "utf-8")
@@ -449,8 +457,16 @@ def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Pa
         (out / "notebooks" / f"{section.notebook}.html").write_text(page_html, encoding="utf-8")
     from vqalib.compendium.scorecard_files import scorecard_pages
 
+    from vqalib.compendium import paper_view, site_report
+
+    for name, text in site_report.row_pages(figures, sections=all_sections).items():
+        (out / "sections" / name).write_text(text, encoding="utf-8")
+    for stem in paper_view.compared_stems(figures):
+        (out / "papers" / f"{stem}.html").write_text(site_report.paper_page(stem, figures), encoding="utf-8")
+    (out / "report.html").write_text(site_report.report_page(figures), encoding="utf-8")
     cards = scorecard_pages(root / "scores", out / "scores")
-    (out / "index.html").write_text(index_page(all_sections, states, scorecards=cards), encoding="utf-8")
+    (out / "index.html").write_text(index_page(all_sections, states, scorecards=cards,
+                                               opening=site_report.opening(figures)), encoding="utf-8")
     return out
 
 
@@ -471,5 +487,6 @@ def check(*, site: Path, out: Path) -> int:
     """
     script = project_root() / "site-check" / "check.mjs"
     command = ["node", str(script), "--site", str(site), "--out", str(out),
-               "--screenshot", "index.html", "--screenshot", "notebooks/02_functional_roles.html"]
+               "--screenshot", "index.html", "--screenshot", "notebooks/02_functional_roles.html",
+               "--screenshot", "papers/vizwiz-lf_table04_automatic_eval.html"]
     return subprocess.run(command, check=False).returncode

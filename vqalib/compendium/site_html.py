@@ -15,7 +15,7 @@ from vqalib.core import report
 from vqalib.core import specs
 
 SITE_TITLE = "Accessible VQA research compendium"
-MAX_ROWS = 60  # rows shown per table on a page; the CSV beside it holds all
+MAX_ROWS = 2000  # rows per page; a longer table continues on further pages (every row is on the site)
 NOT_RUN = "not run"
 
 
@@ -110,7 +110,7 @@ def _column_texts(values: pd.Series, decimals: int) -> tuple[list[str], bool]:
 
 
 def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], decimals: int,
-               max_rows: int = MAX_ROWS, table_id: str) -> str:
+               max_rows: int = MAX_ROWS, table_id: str, start: int = 0) -> str:
     """An accessible table: ``<caption>``, column headers with ``scope="col"`` and units, the key columns
     as row headers (``scope="row"``), "not run" rows marked, at most ``max_rows`` rows (the caption says so).
 
@@ -124,17 +124,19 @@ def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], dec
     decimals : int
         Decimals of numeric columns that are not all whole numbers.
     max_rows : int, default MAX_ROWS
-        The rows shown (60); the CSV beside the page holds all.
+        The rows shown on this page; the others are on further pages (:func:`row_pages`).
     table_id : str
         The table's HTML id; its caption's is ``<table_id>-caption``.
+    start : int, default 0
+        The first row shown.
 
     Returns
     -------
     str
     """
-    shown = frame.head(max_rows)
-    cap = _e(caption) + (f' <span class="unit">showing the first {len(shown):,} of {len(frame):,} rows; all rows '
-                         "are in the CSV</span>" if len(frame) > len(shown) else "")
+    shown = frame.iloc[start:start + max_rows]
+    cap = _e(caption) + (f' <span class="unit">rows {start + 1:,}–{start + len(shown):,} of {len(frame):,}; the other '
+                         "rows are on the pages linked above</span>" if len(frame) > len(shown) else "")
     head = "".join(f'<th scope="col">{_e(c)}' + (f'<span class="unit">{_e(u)}</span>' if (u := unit(c, frame[c])) else "")
                    + "</th>" for c in frame.columns)
     columns = {c: _column_texts(shown[c], decimals) for c in frame.columns}
@@ -143,8 +145,10 @@ def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], dec
     for r in range(len(shown)):
         cells = []
         for column, (texts, numeric) in columns.items():
-            if column in row_headers:
+            if column in row_headers and texts[r]:
                 cells.append(f'<th scope="row">{_e(texts[r])}</th>')
+            elif column in row_headers:  # an empty key (Lex-Overlap has no reference) is no header
+                cells.append("<td></td>")
             else:
                 cells.append(f'<td class="num">{_e(texts[r])}</td>' if numeric else f"<td>{_e(texts[r])}</td>")
         body.append(('<tr class="row-not-run">' if not_run[r] else "<tr>") + "".join(cells) + "</tr>")

@@ -1,0 +1,200 @@
+"""The reviewer's pages of the site (:mod:`vqalib.compendium.site`): one paper view per reproduced table
+(``papers/<stem>.html``), the index's opening (the answer at a glance, where to start, the sources) and the
+printable report (``make report``: ``build/report.pdf`` by headless Chromium, A4 landscape).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.compendium import paper_view
+from vqalib.compendium.site_html import MAX_ROWS, _e, html_table, page
+from vqalib.core import data_registry, registry, report, specs
+
+PAPER_LINKS = {  # the papers reproduced; AFGV's copy names no public address
+    "VizWiz-LF": "https://arxiv.org/abs/2408.06303",
+    "CommVQA": "https://arxiv.org/abs/2402.15002",
+}
+
+
+def paper_page(stem: str, figures: Path, *, known: pd.DataFrame | None = None) -> str:
+    """``papers/<stem>.html``: one reproduced table in the paper's layout (:func:`paper_view.paper_view`), with
+    its agreement sentence, the legend and links to the tidy table and the notebook.
+
+    Parameters
+    ----------
+    stem : str
+        A compared table of the registry.
+    figures : Path
+        The folder of saved tables.
+    known : pandas.DataFrame, optional
+        The known differences (default ``data/paper/known_differences.csv``).
+
+    Returns
+    -------
+    str
+    """
+    spec = registry.table(stem)
+    frame = pd.read_csv(figures / f"{stem}.csv")
+    legend = " ".join(f'<span class="pv-key pv-{state}"><span aria-hidden="true">{symbol}</span> {_e(text)}</span>'
+                      for state, (symbol, text) in paper_view.STATES.items() if state != "missing")
+    body = (f"<h1>{_e(spec.paper)} {_e(spec.reproduces)}: the paper's numbers beside ours</h1>"
+            f'<p class="lede">{_e(report.agreement_text(frame, stem, known=known))}</p>'
+            f'<p class="meta">Each cell: the value the paper prints | ours (one more decimal). States: {legend}. '
+            "Open “Why” for the cause of a difference and the committed cells that show it. Only cells within the "
+            f'tolerance count as reproduced. <a href="../sections/{spec.notebook}.html#table-{stem}">The full table '
+            f'with every column</a> · <a href="../notebooks/{spec.notebook}.html">the notebook</a> · '
+            f'<a href="../figures/{stem}.csv">CSV</a>.</p>'
+            + paper_view.paper_view(frame, spec, known=known, anchor=f"pv-{stem}"))
+    return page(title=f"{spec.paper} {spec.reproduces}: the paper's numbers beside ours", body=body, depth=1,
+                nav=[(f"sections/{spec.notebook}.html", "Results of this notebook")])
+
+
+def opening(figures: Path, *, known: pd.DataFrame | None = None) -> str:
+    """The top of ``index.html``: where to start, the summary table and figure of every reproduced table, and
+    the sources (papers, upstream data at their pinned commits, the provenance record).
+
+    Parameters
+    ----------
+    figures : Path
+        The folder of saved tables.
+    known : pandas.DataFrame, optional
+        As in :func:`paper_page`.
+
+    Returns
+    -------
+    str
+    """
+    table = paper_view.summary(figures, known=known)
+    start = ('<section aria-labelledby="start"><h2 id="start">Start here</h2><ul>'
+             "<li><strong>Reviewers</strong>: the summary below answers “does it reproduce?” for every paper table; "
+             "each table's paper view shows the printed value beside ours, cell by cell, with the reason for every "
+             "difference. The printable report is <code>make report</code>.</li>"
+             "<li><strong>Researchers</strong>: each section is one notebook; its results page lists every table and "
+             "figure it saves, and the notebook shows how they are computed.</li>"
+             "<li><strong>Practitioners</strong>: the Scorecards at the end score models with <code>vqalib score</code>"
+             "; the same tables for your model are one command away.</li></ul></section>")
+    grades = " ".join(f'<span class="grade grade-{name}"><span aria-hidden="true">{symbol}</span> {name}</span> '
+                      f"at least {int(share * 100)}% of judged cells within" for name, symbol, share in paper_view.GRADES)
+    summary = ('<section aria-labelledby="answer"><h2 id="answer">Does it reproduce?</h2>'
+               f'<p class="meta">Agreement grades: {grades}.</p>'
+               + paper_view.summary_html(table, link=lambda s: f"papers/{s}.html")
+               + paper_view.summary_figure(table) + "</section>")
+    return start + summary + sources()
+
+
+def sources() -> str:
+    """The sources section: each paper, each upstream repository at its pinned commit, the provenance record.
+
+    Returns
+    -------
+    str
+    """
+    papers = "".join(f'<li>{_e(p)}: <a href="{PAPER_LINKS[p]}">{_e(t)}</a></li>' if p in PAPER_LINKS
+                     else f"<li>{_e(p)}: {_e(t)} (no public address in the copy this compendium works from)</li>"
+                     for p, t in specs.PAPERS.items())
+    repos = dict.fromkeys((f.dataset, f.repo, f.commit) for f in data_registry.REGISTRY)
+    upstream = "".join(f'<li>{_e(d)}: <a href="https://github.com/{_e(r)}/tree/{_e(c)}">{_e(r)} at {_e(c[:12])}</a></li>'
+                       for d, r, c in repos)
+    return ('<section aria-labelledby="sources"><h2 id="sources">Sources</h2><h3>The papers</h3>'
+            f"<ul>{papers}</ul><h3>The data, at the commits every number was computed from</h3><ul>{upstream}</ul>"
+            '<p>Machine, versions, data hashes and tolerance rules of the run: <a href="figures/PROVENANCE.json">'
+            "figures/PROVENANCE.json</a>.</p></section>")
+
+
+def report_page(figures: Path, *, known: pd.DataFrame | None = None) -> str:
+    """``report.html``: the summary and every paper view on one page, explanations as numbered notes (printed by
+    :func:`write_pdf`).
+
+    Parameters
+    ----------
+    figures : Path
+        The folder of saved tables.
+    known : pandas.DataFrame, optional
+        As in :func:`paper_page`.
+
+    Returns
+    -------
+    str
+    """
+    table = paper_view.summary(figures, known=known)
+    parts = ["<h1>Reproduction report: every paper table, the printed value beside ours</h1>",
+             paper_view.summary_html(table, link=lambda s: f"#{s}")]
+    for stem in table["stem"]:
+        spec = registry.table(stem)
+        frame = pd.read_csv(figures / f"{stem}.csv")
+        view = paper_view.paper_view(frame, spec, known=known, anchor=f"r-{stem}", notes=True)
+        parts.append(f'<section class="report-table" id="{stem}" aria-labelledby="{stem}-h"><h2 id="{stem}-h">'
+                     f"{_e(spec.paper)} {_e(spec.reproduces)}</h2><p>{_e(report.agreement_text(frame, stem, known=known))}"
+                     f"</p>{view}</section>")
+    return page(title="Reproduction report: every paper table, the printed value beside ours", body="".join(parts),
+                depth=0)
+
+
+def write_pdf(html_path: Path, pdf_path: Path, *, chromium: str = "chromium") -> Path:
+    """Print a page to PDF with headless Chromium (the print stylesheet sets A4 landscape).
+
+    Parameters
+    ----------
+    html_path : Path
+        The page (``build/html/report.html``).
+    pdf_path : Path
+        The PDF written (``build/report.pdf``), replaced whole.
+    chromium : str, default "chromium"
+        The browser executable.
+
+    Returns
+    -------
+    Path
+        ``pdf_path``; a missing browser or a failed print is a RuntimeError saying so.
+    """
+    if shutil.which(chromium) is None:
+        raise RuntimeError(f"{chromium} not found: install Debian's chromium package to print the report")
+    tmp = pdf_path.with_name(f".{pdf_path.name}.tmp")
+    command = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+               f"--print-to-pdf={tmp}", html_path.resolve().as_uri()]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not tmp.exists() or tmp.stat().st_size == 0:
+        raise RuntimeError(f"chromium could not print {html_path}: {done.stderr.strip()[-500:]}")
+    tmp.replace(pdf_path)
+    return pdf_path
+
+
+def row_pages(figures: Path, *, sections) -> dict[str, str]:
+    """The further pages of every table longer than :data:`~vqalib.compendium.site_html.MAX_ROWS` rows
+    (``sections/<stem>-rows-<k>.html``, k from 2), so every row is on the site.
+
+    Parameters
+    ----------
+    figures : Path
+        The folder of saved tables.
+    sections : list
+        :func:`vqalib.compendium.site.sections` (each item's notebook and registry entry).
+
+    Returns
+    -------
+    dict of str to str
+        File name -> page.
+    """
+    pages = {}
+    for section in sections:
+        for item in section.items:
+            if item.kind != "table":
+                continue
+            frame = pd.read_csv(figures / f"{item.name}.csv")
+            keys = [c for c in (item.spec.cell_keys or frame.columns[:1]) if c in frame.columns]
+            for k in range(1, -(-len(frame) // MAX_ROWS)):
+                title = f"{item.spec.title}: rows {k * MAX_ROWS + 1:,}–{min((k + 1) * MAX_ROWS, len(frame)):,}"
+                body = (f"<h1>{_e(title)}</h1><p class=\"meta\">Part {k + 1} of the table on "
+                        f'<a href="{section.notebook}.html#{item.anchor}">its results page</a>; all rows are in '
+                        f'<a href="../figures/{item.name}.csv">the CSV</a>.</p>'
+                        + html_table(frame, caption=f"{item.spec.title} (figures/{item.name}.csv)", row_headers=keys,
+                                     decimals=item.spec.md_decimals, table_id=f"{item.anchor}-rows-{k + 1}",
+                                     start=k * MAX_ROWS))
+                pages[f"{item.name}-rows-{k + 1}.html"] = page(title=title, body=body, depth=1, nav=[
+                    (f"sections/{section.notebook}.html", "Results of this notebook")])
+    return pages
