@@ -76,7 +76,7 @@ ENTRIES: list[Spec] = [
        model_derived=ModelDerived((("reproduced", 1e-4), ("ci_low", 1e-4), ("ci_high", 1e-4), ("diff", _F),
                                    ("within_tolerance", _F), ("paper_in_ci", _F)), BERTSCORE,
                                   where=("metric", ("BERTScore",)))),
-    _t("vizwiz-lf_table04_full_set_bootstrap", "03_automatic_eval", "VizWiz-LF", "Table 4",
+    _t("vizwiz-lf_table04_full_set_bootstrap", "03_automatic_eval", "VizWiz-LF", "Table 4 (all questions and sources)",
        "VizWiz-LF Table 4 extended: all 600 questions x 7 sources, bootstrap 95% CIs", "vqalib.papers.vizwiz_lf.table4.table4_rows",
        paper_table="vizwiz-lf_table04_automatic_eval", value="value", known="table04_full_set",
        keys=("source", "metric", "reference", "candidate"), printed_column=("metric", "reference", "candidate"),
