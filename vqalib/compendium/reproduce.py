@@ -1,8 +1,9 @@
 """Run the notebooks end to end (``vqalib reproduce``, `make reproduce`): every table and figure of the three papers.
 
 :func:`run` executes ``notebooks/NN_*.ipynb`` with papermill, in place (outputs are kept so a reviewer
-sees them rendered, figures inline), several at a time, longest first (:func:`schedule`), printing one
-progress line per notebook. The reviewer site is :mod:`vqalib.compendium.site`.
+sees them rendered, figures inline), several at a time, longest first (:func:`schedule`), with live progress
+per running notebook and quiet kernels (:mod:`vqalib.compendium.progress`). The reviewer site is
+:mod:`vqalib.compendium.site`.
 """
 
 from __future__ import annotations
@@ -98,7 +99,13 @@ def coalesce_streams(outputs: list) -> list:
     return merged
 
 
-def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | None = None) -> float:
+class NotebookFailed(RuntimeError):
+    """A notebook's cell raised: the message names the notebook, the cell, the error and where the partial output
+    and the kernel's log are."""
+
+
+def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | None = None, progress=None,
+                 kernel_log: Path | None = None) -> float:
     """Execute one notebook with papermill (in place unless ``output``); return seconds taken.
 
     Parameters
@@ -109,37 +116,70 @@ def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | N
         Where the executed notebook is written; default ``path``.
     parameters : dict, optional
         Papermill parameters, e.g. ``{"smoke": True}``.
+    progress : callable, optional
+        Called as each code cell starts (:func:`vqalib.compendium.progress.reporting`).
+    kernel_log : Path, optional
+        Where the kernel's own output goes (:func:`vqalib.compendium.progress.kernel_output_to`); default
+        ``build/logs/<notebook>.kernel.log``.
 
     Returns
     -------
     float
-        Wall-clock seconds, metadata stripping (:func:`strip_run_metadata`) included.
+        Wall-clock seconds, metadata stripping (:func:`strip_run_metadata`) included. A failing cell raises
+        :class:`NotebookFailed`.
     """
     import papermill
 
+    from vqalib.compendium import progress as live
+
     start = time.perf_counter()
     target = output or path
-    papermill.execute_notebook(str(path), str(target), parameters=parameters or {},
-                               kernel_name=KERNEL, cwd=str(path.parent), progress_bar=False,
-                               log_output=False, request_save_on_cell_execute=False)
+    log = kernel_log or project_root() / "build" / "logs" / f"{path.stem}.kernel.log"
+    try:
+        with live.reporting(progress), live.kernel_output_to(log):
+            papermill.execute_notebook(str(path), str(target), parameters=parameters or {}, engine_name=live.engine_name(),
+                                       kernel_name=KERNEL, cwd=str(path.parent), progress_bar=False,
+                                       log_output=False, request_save_on_cell_execute=False)
+    except papermill.PapermillExecutionError as error:
+        raise NotebookFailed(f"{path.name} failed in cell {error.cell_index + 1} (execution count {error.exec_count}): "
+                             f"{error.ename}: {error.evalue}; the partial output is in {target}; the kernel's log is "
+                             f"{log}") from None
     strip_run_metadata(Path(target))
     return time.perf_counter() - start
+
+
+def _read_times(path: Path) -> dict:
+    """The last run's times (``build/reproduce_times.json``); a file that does not parse is ignored with a
+    warning (it is rewritten at the end of this run)."""
+    if not path.exists():
+        return {}
+    try:
+        times = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        print(f"warning: {path} does not parse; ignored (this run rewrites it)", flush=True)
+        return {}
+    return times if isinstance(times, dict) else {}
 
 
 JOBS_ENV = "VQALIB_REPRODUCE_JOBS"  # notebooks run at once by `make reproduce` (default 2: the machine's cores)
 TIMES_FILE = "reproduce_times.json"  # build/: each notebook's last time and peak memory (`make bench`, scheduling)
 
 
-def _run_in_worker(path: str, parameters: dict | None, threads: int | None = None) -> tuple[float, float, dict]:
+def _run_in_worker(path: str, parameters: dict | None, threads: int | None = None,
+                   events=None) -> tuple[float, float, dict]:
     """One notebook in a fresh worker process: seconds taken, the peak memory (MB) of its kernel and the
     thread variables its kernel started with. With ``threads``, the kernel's torch and BLAS pools get that
-    many threads (unless the user set them)."""
+    many threads (unless the user set them). ``events`` (a queue) receives (name, event) as cells start."""
     import resource
 
     if threads:  # read by the kernel at start-up; the numbers do not depend on it (reproduction contract)
         for name in config.POOL_VARIABLES:
             config.set_default(name, str(threads))
-    seconds = run_notebook(Path(path), parameters=parameters)
+    stem = Path(path).stem
+    if events is not None:
+        events.put((stem, {"event": "start"}))
+    seconds = run_notebook(Path(path), parameters=parameters,
+                           progress=(lambda event: events.put((stem, event))) if events is not None else None)
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return seconds, peak, config.snapshot(config.POOL_VARIABLES)
 
@@ -180,13 +220,15 @@ def schedule(paths: list[Path], *, last: dict, cold: dict, jobs: int, cores: int
 
 def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1) -> dict[str, dict]:
     """Execute ``paths`` (independent notebooks: none reads another's output), ``jobs`` at a time, each in a
-    fresh process; print one line per notebook as it finishes; return {name: {seconds, peak_mb,
+    fresh process; show each running notebook's cell (:class:`vqalib.compendium.progress.Display`) and print one
+    line per notebook as it finishes; return {name: {seconds, peak_mb,
     thread_environment}} (the pool variables the kernel started with). Order and threads come from
     :func:`schedule` (longest expected first, so the workers finish together). Outputs do not depend on
     ``jobs``: every model-derived value is identical across thread counts (reproduction contract).
 
-    The first failing notebook cancels those not started and its exception is raised; otherwise the
-    times are merged into ``build/reproduce_times.json`` (the next run's ``last``).
+    The first failing notebook cancels those not started and stops the run (``SystemExit`` with
+    :class:`NotebookFailed`'s message: notebook, cell, error, partial output, kernel log); otherwise the times and
+    per-cell times are merged into ``build/reproduce_times.json`` (the next run's ``last`` and estimates).
 
     Parameters
     ----------
@@ -203,29 +245,58 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1)
         Notebook name -> ``seconds``, ``peak_mb`` (the kernel's peak memory, MB) and ``thread_environment``.
     """
     import multiprocessing
+    import queue as queues
+    import threading
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
+    from vqalib.compendium.progress import Display
+
     times_path = project_root() / "build" / TIMES_FILE
-    last = json.loads(times_path.read_text(encoding="utf-8")) if times_path.exists() else {}
+    last = _read_times(times_path)
     measured = project_root() / "benchmarks" / TIMES_FILE  # the last cold `make bench` (a fresh clone has only this)
     cold = json.loads(measured.read_text(encoding="utf-8")) if measured.exists() else {}
     order, threads = schedule(paths, last=last, cold=cold, jobs=jobs, cores=os.cpu_count() or 1)
     done: dict[str, dict] = {}
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=multiprocessing.get_context("spawn"),
-                             max_tasks_per_child=1) as pool:
-        futures = {pool.submit(_run_in_worker, str(p), parameters, threads): p for p in order}
-        for future in as_completed(futures):
-            path = futures[future]
-            try:
-                seconds, peak, pools = future.result()
-            except Exception:
-                print(f"[{len(done) + 1}/{len(paths)}] {path.name} FAILED", flush=True)
-                for other in futures:
-                    other.cancel()
-                raise
-            done[path.stem] = {"seconds": round(seconds, 1), "peak_mb": round(peak), "thread_environment": pools}
-            print(f"[{len(done)}/{len(paths)}] {path.name} done in {seconds:.1f} s (kernel peak memory "
-                  f"{peak:.0f} MB)", flush=True)
+    display = Display(last_cells={n: t.get("cells") for n, t in last.items() if isinstance(t, dict)})
+    lock, stop = threading.Lock(), threading.Event()
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager, ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context,
+                                                           max_tasks_per_child=1) as pool:
+        events = manager.Queue()
+
+        def pump():  # the workers' cell events -> the display, and the periodic lines
+            while not stop.is_set():
+                try:
+                    name, event = events.get(timeout=0.5)
+                except queues.Empty:
+                    with lock:
+                        display.refresh()
+                    continue
+                with lock:
+                    display.start(name) if event["event"] == "start" else display.event(name, event)
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        futures = {pool.submit(_run_in_worker, str(p), parameters, threads, events): p for p in order}
+        try:
+            for future in as_completed(futures):
+                path = futures[future]
+                try:
+                    seconds, peak, pools = future.result()
+                except NotebookFailed as error:
+                    for other in futures:
+                        other.cancel()
+                    with lock:
+                        display.finish(path.stem, f"[{len(done) + 1}/{len(paths)}] FAILED: {error}")
+                    raise SystemExit(f"vqalib reproduce stopped: {error}") from None
+                with lock:
+                    cells = display.finish(path.stem, f"[{len(done) + 1}/{len(paths)}] {path.name} done in "
+                                                      f"{seconds:.1f} s (kernel peak memory {peak:.0f} MB)")
+                done[path.stem] = {"seconds": round(seconds, 1), "peak_mb": round(peak), "thread_environment": pools,
+                                   "cells": cells}
+        finally:
+            stop.set()
+            reader.join()
     times_path.parent.mkdir(parents=True, exist_ok=True)
     times_path.write_text(json.dumps({**last, **done}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return done

@@ -1,0 +1,253 @@
+"""Live progress of ``vqalib reproduce`` (:mod:`vqalib.compendium.reproduce`): which cell each running notebook
+is in, how long it has run and about how long it has left, and quiet kernels.
+
+- **Events.** A notebook runs through papermill with the engine :class:`ProgressEngine`, which reports each cell as
+  it starts (:func:`cell_label`: the table or figure it saves, else its first words) to a callback; the worker
+  process sends the events to the parent through a queue.
+- **Display.** :class:`Display` keeps one line per running notebook (cells done / total, the current cell,
+  elapsed, an estimate from the last run's per-cell times). On a terminal the lines are redrawn in place; in a
+  log (CI) a plain line is printed when a notebook starts and every ``interval`` seconds.
+- **Quiet kernels.** A kernel writes its own log lines to the terminal: ipykernel warns that local TCP is
+  unencrypted and reports the interrupt jupyter_client sends before every shutdown, neither of which a user can
+  act on. :func:`kernel_output_to` sends the kernel's output to ``build/logs/<notebook>.kernel.log`` instead; a
+  failing notebook's error names that file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+SAVED = re.compile(r"""\bsave(?:_figure)?\(\s*[^,()]+,\s*["']([^"']+)["']""")
+_CALLBACK = None  # set by :func:`reporting` in the process that runs papermill
+
+
+def cell_label(source: str, *, width: int = 48) -> str:
+    """What a cell does, in a few words: "saves <stem>" when it saves a table or figure, else its first code line.
+
+    Parameters
+    ----------
+    source : str
+        The cell's source.
+    width : int, default 48
+        Longest label.
+
+    Returns
+    -------
+    str
+    """
+    saved = SAVED.findall(source)
+    if saved:
+        text = "saves " + ", ".join(saved)
+    else:
+        lines = [ln.strip() for ln in source.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+        text = lines[0] if lines else "(empty cell)"
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+@contextlib.contextmanager
+def reporting(callback):
+    """Send :class:`ProgressEngine`'s events to ``callback`` while the block runs.
+
+    Parameters
+    ----------
+    callback : callable
+        Called with one dict per event: ``{"event": "cell", "index", "total", "label"}``.
+    """
+    global _CALLBACK
+    previous, _CALLBACK = _CALLBACK, callback
+    try:
+        yield
+    finally:
+        _CALLBACK = previous
+
+
+def _engine():
+    """papermill's nbclient engine with a cell-start hook (built lazily: papermill is imported only to run)."""
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class ProgressEngine(NBClientEngine):
+        """Reports each cell as it starts to the callback of :func:`reporting`."""
+
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
+            start = nb_man.cell_start
+            code = [k for k, c in enumerate(nb_man.nb.cells) if c.cell_type == "code"]
+
+            def cell_start(cell, cell_index=None, **kw):
+                if _CALLBACK is not None and cell.cell_type == "code":
+                    _CALLBACK({"event": "cell", "index": code.index(cell_index) if cell_index in code else 0,
+                               "total": len(code), "label": cell_label(cell.source)})
+                return start(cell, cell_index, **kw)
+
+            nb_man.cell_start = cell_start
+            return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+
+    papermill_engines.register("vqalib-progress", ProgressEngine)
+    return "vqalib-progress"
+
+
+def engine_name() -> str:
+    """The registered name of the progress engine (registering it once per process).
+
+    Returns
+    -------
+    str
+    """
+    global _ENGINE
+    if _ENGINE is None:
+        _ENGINE = _engine()
+    return _ENGINE
+
+
+_ENGINE = None
+
+
+@contextlib.contextmanager
+def kernel_output_to(log: Path):
+    """Send this process's stdout and stderr file descriptors, which a kernel it starts inherits, to ``log``.
+
+    Parameters
+    ----------
+    log : Path
+        The kernel log (created anew).
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(log, "wb") as handle:
+        os.dup2(handle.fileno(), 1)
+        os.dup2(handle.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}" if seconds >= 60 else f"{seconds} s"
+
+
+class Display:
+    """The live lines of the running notebooks (module docstring).
+
+    Parameters
+    ----------
+    stream : file, default sys.stdout
+    live : bool, optional
+        Redraw in place; default: whether ``stream`` is a terminal.
+    interval : float, default 15
+        Seconds between plain lines per notebook when not live.
+    last_cells : dict, optional
+        Notebook name -> the last run's per-cell seconds (the estimate).
+    """
+
+    def __init__(self, *, stream=None, live: bool | None = None, interval: float = 15.0,
+                 last_cells: dict | None = None):
+        self.stream = stream or sys.stdout
+        self.live = self.stream.isatty() if live is None else live
+        self.interval = interval
+        self.last_cells = last_cells or {}
+        self.running: dict[str, dict] = {}
+        self.shown = 0
+        self.cell_seconds: dict[str, list[float]] = {}
+
+    def _line(self, name: str, state: dict, now: float) -> str:
+        done, total = state["index"], state["total"]
+        left = ""
+        past = self.last_cells.get(name)
+        if past and total and len(past) == total:
+            remaining = sum(past[done:]) - min(now - state["cell_start"], past[done] if done < total else 0)
+            left = f", about {_clock(max(remaining, 0))} left"
+        cells = f"cell {done + 1}/{total}" if total else "starting"
+        return f"  {name}: {cells} ({state['label']}), {_clock(now - state['start'])}{left}"
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+    def _redraw(self, now: float) -> None:
+        lines = [self._line(n, s, now) for n, s in self.running.items()]
+        clear = f"\x1b[{self.shown}F\x1b[J" if self.shown else ""
+        self._write(clear + "".join(line[:200] + "\n" for line in lines))
+        self.shown = len(lines)
+
+    def start(self, name: str) -> None:
+        """A notebook started.
+
+        Parameters
+        ----------
+        name : str
+        """
+        now = time.monotonic()
+        self.running[name] = {"index": 0, "total": 0, "label": "starting the kernel", "start": now,
+                              "cell_start": now, "printed": now}
+        self.cell_seconds[name] = []
+        if self.live:
+            self._redraw(now)
+        else:
+            self._write(self._line(name, self.running[name], now) + "\n")
+
+    def event(self, name: str, event: dict) -> None:
+        """A cell of ``name`` started.
+
+        Parameters
+        ----------
+        name : str
+        event : dict
+            ``{"event": "cell", "index", "total", "label"}``.
+        """
+        state = self.running.get(name)
+        if state is None:
+            return
+        now = time.monotonic()
+        if event["index"] > 0:
+            self.cell_seconds[name].append(now - state["cell_start"])
+        state.update(index=event["index"], total=event["total"], label=event["label"], cell_start=now)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Redraw (live) or print the lines that are due (plain: every ``interval`` seconds per notebook)."""
+        now = time.monotonic()
+        if self.live:
+            self._redraw(now)
+            return
+        for name, state in self.running.items():
+            if now - state["printed"] >= self.interval:
+                state["printed"] = now
+                self._write(self._line(name, state, now) + "\n")
+
+    def finish(self, name: str, text: str) -> list[float]:
+        """A notebook ended: print ``text`` (its summary line) above the live lines.
+
+        Parameters
+        ----------
+        name : str
+        text : str
+
+        Returns
+        -------
+        list of float
+            Its per-cell seconds (the next run's estimate).
+        """
+        state = self.running.pop(name, None)
+        if state is not None and state["total"]:
+            self.cell_seconds[name].append(time.monotonic() - state["cell_start"])
+        if self.live and self.shown:
+            self._write(f"\x1b[{self.shown}F\x1b[J")
+            self.shown = 0
+        self._write(text + "\n")
+        if self.live:
+            self._redraw(time.monotonic())
+        return [round(s, 2) for s in self.cell_seconds.get(name, [])]
