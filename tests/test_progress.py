@@ -61,11 +61,13 @@ def test_a_failing_cell_is_named_with_its_notebook_and_the_kernel_stays_quiet(tm
                                kernel_log=tmp_path / "kernel.log")
     message = str(failed.value)
     assert "99_fails.ipynb failed in cell 3" in message and "ValueError: boom" in message
-    assert str(tmp_path / "out.ipynb") in message and "kernel.log" in message
+    assert "build/failed/out.ipynb" in message and "kernel.log" in message
+    assert not (tmp_path / "out.ipynb").exists()  # a failed run never writes its target
     assert [e["index"] for e in seen] == [0, 1] and seen[0]["total"] == 2
     printed = capfd.readouterr()
     assert "IPKernelApp" not in printed.out + printed.err  # the kernel's own lines go to its log
-    cells = json.loads((tmp_path / "out.ipynb").read_text())["cells"]  # the partial output keeps the traceback
+    failed_copy = reproduce.project_root() / "build" / "failed" / "out.ipynb"
+    cells = json.loads(failed_copy.read_text())["cells"]  # the partial output keeps the traceback
     assert any(o.get("ename") == "ValueError" for c in cells for o in c.get("outputs", []))
 
 
@@ -74,3 +76,29 @@ def test_a_times_file_that_does_not_parse_is_ignored_with_a_warning(tmp_path, ca
     bad.write_text('{"01_dataset_stats": {"seconds": 4', encoding="utf-8")
     assert reproduce._read_times(bad) == {}
     assert "does not parse" in capsys.readouterr().out
+
+
+def test_a_failed_run_leaves_the_committed_notebook_byte_identical(tmp_path):
+    path = tmp_path / "98_fails.ipynb"
+    _notebook(path, ["raise RuntimeError('disk full')"])
+    before = path.read_bytes()
+    with pytest.raises(reproduce.NotebookFailed, match="98_fails.ipynb failed in cell 2"):
+        reproduce.run_notebook(path, kernel_log=tmp_path / "kernel.log")
+    assert path.read_bytes() == before and not list(tmp_path.glob(".*running*"))
+
+
+def test_a_second_reproduce_is_refused_naming_the_holder():
+    with reproduce.exclusive():
+        with pytest.raises(SystemExit, match=r"another vqalib reproduce holds .*reproduce.lock \(pid \d+"):
+            reproduce.run(only=["01"])
+
+
+def test_a_smoke_run_writes_only_under_build(tmp_path):
+    root = reproduce.project_root()
+    watched = [root / "README.md", root / "notebooks" / "01_dataset_stats.ipynb",
+               *sorted((root / "figures").glob("*"))]
+    before = {p: p.read_bytes() for p in watched}
+    reproduce.run(only=["01"], parameters={"smoke": True}, jobs=1)
+    assert {p: p.read_bytes() for p in watched} == before
+    assert (root / "build" / "smoke" / "notebooks" / "01_dataset_stats.ipynb").exists()
+    assert (root / "build" / "smoke" / "figures" / "vizwiz-lf_table01_word_counts.csv").exists()

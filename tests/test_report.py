@@ -223,3 +223,24 @@ def test_fill_not_run_replaces_only_matching_rows():
     out = report.fill_not_run(table, computed, keys=["model", "method"])
     assert out.set_index("method").loc["prompt", "value"] == 0.7 and len(out) == 2
     assert report.fill_not_run(table, computed.iloc[0:0], keys=["model", "method"]) is table
+
+
+def test_a_figure_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    """A run killed or failing while drawing never leaves half an image: each file is rendered in memory first."""
+    figure_files.use_style()
+    alt = "A straight line rising from the lower left to the upper right corner of the plot."
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    saved = figure_files.save_figure(fig, "vizwiz-lf_reference_shift", directory=tmp_path, alt_text=alt)
+    before = saved.pdf.read_bytes(), saved.png.read_bytes()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+
+    def fails(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fig, "savefig", fails)
+    with pytest.raises(OSError):
+        figure_files.save_figure(fig, "vizwiz-lf_reference_shift", directory=tmp_path, alt_text=alt)
+    assert (saved.pdf.read_bytes(), saved.png.read_bytes()) == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]

@@ -78,7 +78,9 @@ def _fetch_gqa(args: argparse.Namespace) -> int:
 def _reproduce(args: argparse.Namespace) -> int:
     from vqalib.compendium.reproduce import run
 
-    run(only=args.only, parameters={"smoke": True} if args.smoke else None, jobs=args.jobs)
+    if args.jobs is not None and args.jobs < 1:
+        raise SystemExit(f"--jobs {args.jobs}: give at least 1 notebook at once")
+    run(only=args.only, parameters={"smoke": True} if args.smoke else None, jobs=args.jobs, wait=args.wait)
     return 0
 
 
@@ -304,9 +306,13 @@ def build_parser() -> argparse.ArgumentParser:
                  help="run every notebook in place and rewrite figures/ (make reproduce)",
                  reads="notebooks/, data/raw/, data/paper/, data/models/, runs/, the caches of $VQALIB_CACHE_DIR",
                  writes="notebooks/ (outputs), figures/ (tables, figures, PROVENANCE.json), the README status table, "
-                        "build/reproduce_times.json, build/provenance.json")
-    r.add_argument("--only", nargs="*", help="notebook name prefixes, e.g. 01 02")
-    r.add_argument("--smoke", action="store_true", help="pass smoke=True (small, fast run)")
+                        "build/reproduce_times.json, build/provenance.json; with --only or --smoke: build/partial/ or "
+                        "build/smoke/ only")
+    r.add_argument("--only", nargs="*", help="notebook name prefixes, e.g. 01 02 (a partial run: writes under "
+                   "build/partial/, never the committed files)")
+    r.add_argument("--smoke", action="store_true", help="pass smoke=True (small, fast run; writes under build/smoke/)")
+    r.add_argument("--wait", action="store_true", help="wait for a reproduce already running in this checkout "
+                   "instead of refusing")
     r.add_argument("--jobs", type=int, default=None, help="notebooks at once (default $VQALIB_REPRODUCE_JOBS or 2)")
 
     c = _command(commands, "check", _check, help="compare a fresh figures folder with the committed one (tiered)",

@@ -8,13 +8,14 @@ per running notebook and quiet kernels (:mod:`vqalib.compendium.progress`). The 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import time
 from pathlib import Path
 
-from vqalib.core.io import project_root
+from vqalib.core.io import project_root, write_atomic
 from vqalib.compendium import status
 from vqalib.core import config
 
@@ -133,18 +134,28 @@ def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | N
     from vqalib.compendium import progress as live
 
     start = time.perf_counter()
-    target = output or path
+    target = Path(output or path)
     log = kernel_log or project_root() / "build" / "logs" / f"{path.stem}.kernel.log"
+    # the run writes beside the target and replaces it only when every cell ran: a failed or killed run never
+    # overwrites a committed notebook; the failed copy is kept in build/failed/
+    partial = target.with_name(f".{target.stem}.running.ipynb")
     try:
         with live.reporting(progress), live.kernel_output_to(log):
-            papermill.execute_notebook(str(path), str(target), parameters=parameters or {}, engine_name=live.engine_name(),
+            papermill.execute_notebook(str(path), str(partial), parameters=parameters or {}, engine_name=live.engine_name(),
                                        kernel_name=KERNEL, cwd=str(path.parent), progress_bar=False,
                                        log_output=False, request_save_on_cell_execute=False)
     except papermill.PapermillExecutionError as error:
+        failed = project_root() / "build" / "failed" / target.name
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(partial, failed) if partial.exists() else None
         raise NotebookFailed(f"{path.name} failed in cell {error.cell_index + 1} (execution count {error.exec_count}): "
-                             f"{error.ename}: {error.evalue}; the partial output is in {target}; the kernel's log is "
-                             f"{log}") from None
-    strip_run_metadata(Path(target))
+                             f"{error.ename}: {error.evalue}; the partial output is in {failed} ({target} is "
+                             f"unchanged); the kernel's log is {log}") from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    strip_run_metadata(partial)
+    os.replace(partial, target)
     return time.perf_counter() - start
 
 
@@ -166,7 +177,7 @@ TIMES_FILE = "reproduce_times.json"  # build/: each notebook's last time and pea
 
 
 def _run_in_worker(path: str, parameters: dict | None, threads: int | None = None,
-                   events=None) -> tuple[float, float, dict]:
+                   events=None, output: str | None = None) -> tuple[float, float, dict]:
     """One notebook in a fresh worker process: seconds taken, the peak memory (MB) of its kernel and the
     thread variables its kernel started with. With ``threads``, the kernel's torch and BLAS pools get that
     many threads (unless the user set them). ``events`` (a queue) receives (name, event) as cells start."""
@@ -178,7 +189,7 @@ def _run_in_worker(path: str, parameters: dict | None, threads: int | None = Non
     stem = Path(path).stem
     if events is not None:
         events.put((stem, {"event": "start"}))
-    seconds = run_notebook(Path(path), parameters=parameters,
+    seconds = run_notebook(Path(path), parameters=parameters, output=Path(output) if output else None,
                            progress=(lambda event: events.put((stem, event))) if events is not None else None)
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return seconds, peak, config.snapshot(config.POOL_VARIABLES)
@@ -218,7 +229,8 @@ def schedule(paths: list[Path], *, last: dict, cold: dict, jobs: int, cores: int
     return order, (max(1, cores // jobs) if jobs > 1 else None)
 
 
-def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1) -> dict[str, dict]:
+def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
+            output_dir: Path | None = None, record_times: bool = True) -> dict[str, dict]:
     """Execute ``paths`` (independent notebooks: none reads another's output), ``jobs`` at a time, each in a
     fresh process; show each running notebook's cell (:class:`vqalib.compendium.progress.Display`) and print one
     line per notebook as it finishes; return {name: {seconds, peak_mb,
@@ -238,6 +250,10 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1)
         Papermill parameters given to every notebook.
     jobs : int, default 1
         Notebooks run at once.
+    output_dir : Path, optional
+        Where the executed notebooks go; default in place.
+    record_times : bool, default True
+        Merge the times into ``build/reproduce_times.json``.
 
     Returns
     -------
@@ -277,7 +293,8 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1)
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
-        futures = {pool.submit(_run_in_worker, str(p), parameters, threads, events): p for p in order}
+        futures = {pool.submit(_run_in_worker, str(p), parameters, threads, events,
+                               str(output_dir / p.name) if output_dir else None): p for p in order}
         try:
             for future in as_completed(futures):
                 path = futures[future]
@@ -298,11 +315,44 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1)
             stop.set()
             reader.join()
     times_path.parent.mkdir(parents=True, exist_ok=True)
-    times_path.write_text(json.dumps({**last, **done}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if record_times:  # a smoke run's times say nothing about the next full run's
+        write_atomic(times_path, (json.dumps({**last, **done}, indent=1, sort_keys=True) + "\n").encode("utf-8"))
     return done
 
 
-def run(*, only: list[str] | None = None, parameters: dict | None = None, jobs: int | None = None) -> dict:
+LOCK_FILE = "reproduce.lock"  # build/: one reproduce at a time per checkout
+
+
+@contextlib.contextmanager
+def exclusive(*, wait: bool = False):
+    """Hold ``build/reproduce.lock`` for the block: one ``reproduce`` at a time per checkout; a second is refused
+    with the holder named (pid and start), or waits with ``wait``.
+
+    Parameters
+    ----------
+    wait : bool, default False
+        Block until the holder finishes instead of refusing.
+    """
+    import fcntl
+
+    path = project_root() / "build" / LOCK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise SystemExit(f"another vqalib reproduce holds {path} ({holder}); let it finish, or pass --wait") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        handle.flush()
+        yield
+
+
+def run(*, only: list[str] | None = None, parameters: dict | None = None, jobs: int | None = None,
+        wait: bool = False) -> dict:
     """Execute the notebooks, in place, ``jobs`` at a time (``$VQALIB_REPRODUCE_JOBS``, default 2), then record
     provenance (reproduction contract): ``build/provenance.json`` always (this run's machine), and
     ``figures/PROVENANCE.json`` when a file in ``figures/`` changed, so the committed record describes the run
@@ -320,18 +370,42 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None, jobs: 
         Papermill parameters for every notebook, e.g. ``{"smoke": True}`` (``--smoke``).
     jobs : int, optional
         Notebooks run at once; default ``$VQALIB_REPRODUCE_JOBS``, else 2.
+    wait : bool, default False
+        Wait for a reproduce already running in this checkout instead of refusing (:func:`exclusive`).
 
     Returns
     -------
     dict
         :func:`run_all`'s timings.
     """
-    from vqalib.core import contract
-
     paths = notebook_paths(only=only)
     if not paths:
         raise SystemExit(f"no notebooks match {only}")
     jobs = jobs or config.get_int(JOBS_ENV, 2)
+    with exclusive(wait=wait):
+        if only or (parameters or {}).get("smoke"):
+            return _run_apart(paths, parameters=parameters or {}, jobs=jobs,
+                              folder="smoke" if (parameters or {}).get("smoke") else "partial")
+        return _run_committed(paths, parameters=parameters, jobs=jobs)
+
+
+def _run_apart(paths: list[Path], *, parameters: dict, jobs: int, folder: str) -> dict:
+    """A smoke or partial run: notebooks, tables, figures and scorecards under ``build/<folder>/``; the committed
+    notebooks, ``figures/``, README and provenance are not touched (only a full run replaces them)."""
+    out = project_root() / "build" / folder
+    (out / "notebooks").mkdir(parents=True, exist_ok=True)
+    total = time.perf_counter()
+    timings = run_all(paths, parameters={**parameters, "figures_dir": str(out / "figures")}, jobs=jobs,
+                      output_dir=out / "notebooks", record_times=folder != "smoke")
+    print(f"ran {len(paths)} notebook(s) in {time.perf_counter() - total:.1f} s ({jobs} at a time) into {out}/; "
+          "a partial or smoke run leaves notebooks/, figures/, the README and the provenance record as they are")
+    return timings
+
+
+def _run_committed(paths: list[Path], *, parameters: dict | None, jobs: int) -> dict:
+    """The full run of :func:`run`: notebooks in place, ``figures/``, provenance and the README status table."""
+    from vqalib.core import contract
+
     figures = project_root() / "figures"
     before = contract.figure_hashes(figures)
     (figures / contract.KEPT_LOG).unlink(missing_ok=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import fnmatch
 import html
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from vqalib.core import registry  # noqa: E402
 from vqalib.core.plots import contrast  # noqa: E402
 from vqalib.core.plots import style  # noqa: E402
+from vqalib.core.io import write_atomic  # noqa: E402
 from vqalib.core.report import _KEPT, figures_dir  # noqa: E402
 
 
@@ -120,9 +122,12 @@ def save_figure(fig: plt.Figure, name: str, *, alt_text: str,
     png, pdf, alt = out / f"{name}.png", out / f"{name}.pdf", out / f"{name}.alt.txt"
     kept = any(fnmatch.fnmatchcase(stem, pattern) for stem in _KEPT for pattern in spec.data)
     if not (kept and png.exists() and pdf.exists() and alt.exists()):
-        fig.savefig(png, metadata={"Software": None})
-        fig.savefig(pdf, metadata={"CreationDate": None, "Creator": None, "Producer": None})
-        alt.write_text(alt_text.strip() + "\n", encoding="utf-8")
+        # each file replaced whole (rendered in memory, then a rename): a killed run never leaves half an image
+        for path, metadata in ((png, {"Software": None}), (pdf, {"CreationDate": None, "Creator": None, "Producer": None})):
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=path.suffix[1:], metadata=metadata)
+            write_atomic(path, buffer.getvalue())
+        write_atomic(alt, (alt_text.strip() + "\n").encode("utf-8"))
     plt.close(fig)
     return SavedFigure(png=png, pdf=pdf, alt_path=alt, alt_text=alt.read_text(encoding="utf-8").strip())
 
