@@ -85,7 +85,7 @@ def test_seed_sweep_percentiles_on_hand_made_scores():
     scores = pd.DataFrame({"source": "GPT-4V", "question_id": np.arange(8), "metric": "rouge", "reference_kind": "s_r",
                            "candidate_kind": "l_c", "score": np.arange(8, dtype=float)})
     paper = pd.DataFrame({"source": ["GPT-4V"], "metric": ["ROUGE"], "reference": ["s_r"], "candidate": ["l_c"],
-                          "paper": [100.0]})
+                          "paper": [100.0], "paper_decimals": [0]})
     sweep = tp.seed_sweep({"p": scores}, answers, paper, n_draws=20, per_category=2, sources=("GPT-4V",))
     row = sweep.iloc[0]
     first = table4.paper_sample(answers, per_category=2, seed=0, sources=("GPT-4V",))

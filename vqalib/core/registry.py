@@ -27,6 +27,7 @@ README status rows in :mod:`vqalib.compendium.status`; this module joins them an
 from __future__ import annotations
 
 import fnmatch
+import math
 
 from vqalib.core.registry_entries import ENTRIES
 from vqalib.core.specs import FOLLOWS, Spec, Tolerance
@@ -155,3 +156,27 @@ def band(stem: str, *, decimals: int) -> float:
     """
     rule = table(stem).tolerance or Tolerance()
     return rule.units * 10.0 ** (-rule.decimals_for(None, decimals))
+
+
+def cell_rules(spec: Spec, rows) -> list[tuple[float, int]]:
+    """(absolute tolerance, decimals compared) of each row of a paper table under ``spec``'s rule: a value with a
+    dropped trailing zero ("0.2" in a two-decimal column) is judged at the decimals of its printed column
+    (``spec.printed_column``), a row without printed decimals at 4.
+
+    Parameters
+    ----------
+    spec : Spec
+        The table's entry.
+    rows : pandas.DataFrame
+        Rows with ``paper_decimals`` and the printed-column keys (:func:`vqalib.core.report.load_paper_table`).
+
+    Returns
+    -------
+    list of (float, int)
+        One :func:`absolute_tolerance` per row, in order.
+    """
+    decimals = rows["paper_decimals"]
+    if spec.printed_column:
+        decimals = rows.groupby(list(spec.printed_column), dropna=False, sort=False)["paper_decimals"].transform("max")
+    return [absolute_tolerance(spec, row, 4 if d is None or math.isnan(d) else int(d))
+            for row, d in zip(rows.to_dict("records"), decimals)]

@@ -118,13 +118,9 @@ def compare(reproduced: pd.DataFrame, stem: str, *, value: str = "value",
     merged = (right.assign(_pos=range(len(right)))
               .merge(left.assign(_pos_r=range(len(left))), on=keys, how="outer", indicator=True))
     merged = merged.sort_values(["_pos", "_pos_r"], na_position="last", kind="stable").reset_index(drop=True)
-    if spec.printed_column:  # a dropped trailing zero ("0.2" in a two-decimal column) is judged at the column's decimals
-        merged["paper_decimals"] = merged.groupby(list(spec.printed_column), dropna=False, sort=False)[
-            "paper_decimals"].transform("max")
     rows = merged.to_dict("records")
     relations = [spec.relation.of(r) for r in rows]
-    rules = [registry.absolute_tolerance(spec, r, int(r["paper_decimals"]) if pd.notna(r["paper_decimals"]) else 4)
-             for r in rows]
+    rules = registry.cell_rules(spec, merged)  # at the decimals of the paper's printed column
     rounded = [round(r["reproduced"], d) if pd.notna(r["reproduced"]) else math.nan for r, (_, d) in zip(rows, rules)]
     merged["diff"] = pd.Series(rounded, index=merged.index, dtype=float) - merged["paper"]
     both = merged["reproduced"].notna() & merged["paper"].notna()

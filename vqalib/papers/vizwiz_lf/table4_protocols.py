@@ -32,8 +32,10 @@ import pandas as pd
 from scipy import stats as scistats
 from tqdm import tqdm
 
-from vqalib.papers.vizwiz_lf.table4 import (METRIC_NAMES, NO_ANSWER_RULES, answer_sentences_text, evaluation_pairs,
-                                            sample_draws, score_pairs, summarize)
+from vqalib.core import registry
+
+from vqalib.papers.vizwiz_lf.table4 import (NO_ANSWER_RULES, answer_sentences_text, evaluation_pairs,
+                                            sample_draws, score_pairs, summarize, table4_rows)
 
 OPTIONS: dict[str, tuple[str, ...]] = {
     "meteor": ("meteor", "meteor_nltk"),
@@ -88,6 +90,27 @@ AFFECTS = {  # which Table 4 cells (metric, reference, candidate) each option ca
     "no_answer": lambda metric, ref, cand: cand == "l_c_prime",
     "population": lambda metric, ref, cand: True,
 }
+
+
+RULE_STEM = "vizwiz-lf_table04_declared_protocol"  # the registry entry whose tolerance judges Table 4's cells
+
+
+def paper_rules(paper: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Table 4 cells with the registry's tolerance and compared decimals of each
+    (:func:`vqalib.core.registry.cell_rules`: the decimals of the paper's printed column).
+
+    Parameters
+    ----------
+    paper : pandas.DataFrame
+        Rows of :func:`vqalib.core.report.load_paper_table` (``paper_decimals``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``paper`` with ``tolerance`` and ``decimals``.
+    """
+    rules = registry.cell_rules(registry.table(RULE_STEM), paper)
+    return paper.assign(tolerance=[t for t, _ in rules], decimals=[d for _, d in rules])
 
 
 def cell_relation(protocol: Protocol, *, metric: str, reference: str, candidate: str, source: str) -> str:
@@ -247,10 +270,7 @@ def cell_means(scores: pd.DataFrame) -> pd.DataFrame:
         ``source``, ``metric`` (the paper's name), ``reference``, ``candidate`` and ``value``.
     """
     means = scores.groupby(["source", "metric", "reference_kind", "candidate_kind"], sort=False)["score"].mean()
-    out = means.rename("value").reset_index().rename(columns={"reference_kind": "reference",
-                                                              "candidate_kind": "candidate"})
-    out["metric"] = out["metric"].map(METRIC_NAMES)
-    return out
+    return table4_rows(means.rename("mean").reset_index(), implementation={}).drop(columns="implementation")
 
 
 def protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd.DataFrame, paper: pd.DataFrame, *,
@@ -276,11 +296,11 @@ def protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd
     -------
     pandas.DataFrame
         One row per protocol × cell: the options, ``source``, ``metric``, ``reference``, ``candidate``, ``value``
-        (full-set mean), ``paper``, ``diff`` (value at the paper's two decimals minus paper) and ``within``
-        (|diff| <= 0.02, ±2 in the last printed digit of the column).
+        (full-set mean), ``paper``, ``diff`` (value at the decimals of the paper's column minus paper) and ``within``
+        (|diff| within the registry's Table 4 rule, :func:`paper_rules`).
     """
-    cells = paper[paper["metric"].isin(["ROUGE", "METEOR"]) & paper["paper"].notna()]
-    cells = cells[["source", "metric", "reference", "candidate", "paper"]]
+    cells = paper_rules(paper[paper["metric"].isin(["ROUGE", "METEOR"]) & paper["paper"].notna()])
+    cells = cells[["source", "metric", "reference", "candidate", "paper", "tolerance", "decimals"]]
     rows = []
     combos = list(itertools.product(*OPTIONS.values()))
     for values in tqdm(combos, desc="Table 4 protocols", unit="protocol", disable=not progress):
@@ -289,13 +309,13 @@ def protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd
         means = cell_means(protocol_scores(pairs, protocol=protocol, cache_dir=cache_dir))
         rows.append(cells.merge(means, how="left").assign(**asdict(protocol)))
     grid = pd.concat(rows, ignore_index=True)
-    grid["diff"] = grid["value"].round(2) - grid["paper"]
-    grid["within"] = grid["diff"].abs() <= 0.02 + 1e-9
+    grid["diff"] = [round(v, d) for v, d in zip(grid["value"], grid["decimals"])] - grid["paper"]
+    grid["within"] = grid["diff"].abs() <= grid["tolerance"] + 1e-9
     return grid[[*OPTIONS, "source", "metric", "reference", "candidate", "value", "paper", "diff", "within"]]
 
 
 def grid_summary(grid: pd.DataFrame) -> pd.DataFrame:
-    """Per protocol, how many of the paper's ROUGE/METEOR cells it reaches within ±0.02 (Table 4 grid).
+    """Per protocol, how many of the paper's ROUGE/METEOR cells it reaches within the tolerance (Table 4 grid).
 
     Parameters
     ----------
@@ -336,8 +356,7 @@ def declared_rows(scores: pd.DataFrame, *, protocol: Protocol, default: pd.DataF
         ``default_protocol``, ``protocol`` and ``relation``.
     """
     summary = summarize(scores, n_resamples=n_resamples, seed=seed)
-    table = summary.rename(columns={"reference_kind": "reference", "candidate_kind": "candidate", "mean": "value"})
-    table["metric"] = table["metric"].map(METRIC_NAMES)
+    table = table4_rows(summary, implementation={})
     table = table.merge(default[["source", "metric", "reference", "candidate", "value"]]
                         .rename(columns={"value": "default_protocol"}), how="left")
     table["protocol"] = protocol.label()
@@ -362,7 +381,7 @@ def seed_sweep(scores: dict[str, pd.DataFrame], answers: pd.DataFrame, paper: pd
     answers : pandas.DataFrame
         The release's answers (for the draws, :func:`~vqalib.papers.vizwiz_lf.table4.sample_draws`).
     paper : pandas.DataFrame
-        The paper's Table 4 (``paper`` column).
+        The paper's Table 4 (:func:`vqalib.core.report.load_paper_table`: ``paper``, ``paper_decimals``).
     n_draws : int, default 1000
     per_category : int, default 30
     sources : tuple of str
@@ -394,13 +413,13 @@ def seed_sweep(scores: dict[str, pd.DataFrame], answers: pd.DataFrame, paper: pd
                          "seed0_value": float(means[seed_of_sample]),
                          "seed0_percentile": float(scistats.percentileofscore(means, means[seed_of_sample], kind="mean")),
                          "_means": means})
-    table = pd.DataFrame(rows).rename(columns={"reference_kind": "reference", "candidate_kind": "candidate"})
-    table["metric"] = table["metric"].map(METRIC_NAMES)
-    table = table.merge(paper[["source", "metric", "reference", "candidate", "paper"]], how="left")
+    table = table4_rows(pd.DataFrame(rows), implementation={})
+    table = table.merge(paper_rules(paper[paper["paper"].notna()])[
+        ["source", "metric", "reference", "candidate", "paper", "tolerance", "decimals"]], how="left")
     table["paper_percentile"] = [float(scistats.percentileofscore(m, p, kind="mean")) if pd.notna(p) else np.nan
                                  for m, p in zip(table["_means"], table["paper"])]
-    table["share_within"] = [float(np.mean(np.abs(np.round(m, 2) - p) <= 0.02 + 1e-9) * 100) if pd.notna(p) else np.nan
-                             for m, p in zip(table["_means"], table["paper"])]
+    table["share_within"] = [float(np.mean(np.abs(np.round(m, int(d)) - p) <= t + 1e-9) * 100) if pd.notna(p) else np.nan
+                             for m, p, t, d in zip(table["_means"], table["paper"], table["tolerance"], table["decimals"])]
     return table.drop(columns="_means")[
         ["protocol", "source", "metric", "reference", "candidate", "n_draws", "draw_mean", "draw_sd", "draw_p025",
          "draw_p975", "paper", "paper_percentile", "seed0_value", "seed0_percentile", "share_within"]]
