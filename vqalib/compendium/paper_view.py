@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from vqalib.core import registry, report
-from vqalib.core.evidence import UNEXPLAINED
+from vqalib.core.evidence import parse
 from vqalib.core.specs import Spec
 
 STATES = {  # state -> (symbol, text)
@@ -86,7 +86,7 @@ def cell_states(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None =
     within = rows["within_tolerance"].map({True: True, False: False, "True": True, "False": False})
     not_run = (rows["status"].astype(str).str.startswith("not run") if "status" in rows
                else pd.Series(False, index=rows.index))
-    evidenced = rows["explanation"].ne(report.NOT_EXPLAINED) & rows["evidence"].fillna("").astype(str).ne(UNEXPLAINED)
+    evidenced = report.explained_cells(rows)
     state = pd.Series("missing", index=rows.index, dtype=object)
     state[within.eq(False) & ~evidenced] = "unexplained"
     state[within.eq(False) & evidenced] = "explained"
@@ -104,8 +104,8 @@ def _number(value, decimals: int | None = None) -> str:
 
 
 def _why(row: dict) -> str:
-    evidence = str(row["evidence"] or "")
-    cited = "".join(f"<li><code>{_e(part)}</code></li>" for part in evidence.split(" ; ") if part and part != UNEXPLAINED)
+    evidence = row["evidence"] if isinstance(row["evidence"], str) else ""
+    cited = "".join(f"<li><code>{_e(reference)}</code></li>" for reference in (parse(evidence) if evidence else []))
     return (f"<p>{_e(row['explanation'])}</p>"
             + (f"<p>Evidence:</p><ul>{cited}</ul>" if cited else "<p>Evidence: none committed (unexplained).</p>"))
 

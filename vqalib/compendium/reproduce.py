@@ -147,7 +147,8 @@ def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | N
     except papermill.PapermillExecutionError as error:
         failed = project_root() / "build" / "failed" / target.name
         failed.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(partial, failed) if partial.exists() else None
+        if partial.exists():
+            os.replace(partial, failed)
         raise NotebookFailed(f"{path.name} failed in cell {error.cell_index + 1} (execution count {error.exec_count}): "
                              f"{error.ename}: {error.evalue}; the partial output is in {failed} ({target} is "
                              f"unchanged); the kernel's log is {log}") from None

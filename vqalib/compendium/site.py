@@ -463,10 +463,11 @@ def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Pa
         (out / "sections" / name).write_text(text, encoding="utf-8")
     for stem in paper_view.compared_stems(figures):
         (out / "papers" / f"{stem}.html").write_text(site_report.paper_page(stem, figures), encoding="utf-8")
-    (out / "report.html").write_text(site_report.report_page(figures), encoding="utf-8")
+    summary = paper_view.summary(figures)  # one read of every compared table, for the index and the report
+    (out / "report.html").write_text(site_report.report_page(summary, figures), encoding="utf-8")
     cards = scorecard_pages(root / "scores", out / "scores")
     (out / "index.html").write_text(index_page(all_sections, states, scorecards=cards,
-                                               opening=site_report.opening(figures)), encoding="utf-8")
+                                               opening=site_report.opening(summary)), encoding="utf-8")
     return out
 
 

@@ -54,22 +54,19 @@ def paper_page(stem: str, figures: Path, *, known: pd.DataFrame | None = None) -
                 nav=[(f"sections/{spec.notebook}.html", "Results of this notebook")])
 
 
-def opening(figures: Path, *, known: pd.DataFrame | None = None) -> str:
+def opening(table: pd.DataFrame) -> str:
     """The top of ``index.html``: where to start, the summary table and figure of every reproduced table, and
     the sources (papers, upstream data at their pinned commits, the provenance record).
 
     Parameters
     ----------
-    figures : Path
-        The folder of saved tables.
-    known : pandas.DataFrame, optional
-        As in :func:`paper_page`.
+    table : pandas.DataFrame
+        :func:`vqalib.compendium.paper_view.summary` of the saved tables.
 
     Returns
     -------
     str
     """
-    table = paper_view.summary(figures, known=known)
     start = ('<section aria-labelledby="start"><h2 id="start">Start here</h2><ul>'
              "<li><strong>Reviewers</strong>: the summary below answers “does it reproduce?” for every paper table; "
              "each table's paper view shows the printed value beside ours, cell by cell, with the reason for every "
@@ -106,12 +103,14 @@ def sources() -> str:
             "figures/PROVENANCE.json</a>.</p></section>")
 
 
-def report_page(figures: Path, *, known: pd.DataFrame | None = None) -> str:
+def report_page(table: pd.DataFrame, figures: Path, *, known: pd.DataFrame | None = None) -> str:
     """``report.html``: the summary and every paper view on one page, explanations as numbered notes (printed by
     :func:`write_pdf`).
 
     Parameters
     ----------
+    table : pandas.DataFrame
+        :func:`vqalib.compendium.paper_view.summary` of the saved tables.
     figures : Path
         The folder of saved tables.
     known : pandas.DataFrame, optional
@@ -121,7 +120,6 @@ def report_page(figures: Path, *, known: pd.DataFrame | None = None) -> str:
     -------
     str
     """
-    table = paper_view.summary(figures, known=known)
     parts = ["<h1>Reproduction report: every paper table, the printed value beside ours</h1>",
              paper_view.summary_html(table, link=lambda s: f"#{s}")]
     for stem in table["stem"]:
