@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from vqalib.core import config
+from vqalib.core.caches import read_entry
 from vqalib.papers.vizwiz_lf import classifier_cv, classifier_fits
 
 
@@ -26,7 +27,7 @@ def test_a_committed_result_is_read_without_fitting_and_only_for_its_own_inputs(
                                    fits_dir=fits, refit=True)
     name = f"{classifier_cv.out_of_fold_key(features, truth, units, folds=folds, params=params)}.npz"
     assert [p.name for p in fits.iterdir()] == [name]  # refit writes the committed file
-    assert (fits / name).read_bytes() == (cache / name).read_bytes()
+    assert (fits / name).read_bytes() == read_entry(cache / name, kind="cross-validation cache")  # the cache's is sealed
     monkeypatch.setenv("VQALIB_NO_MODEL_CALLS", "1")  # from here on a fit would raise
     read = classifier_cv._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=tmp_path / "empty",
                                  fits_dir=fits)

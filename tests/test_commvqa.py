@@ -347,7 +347,7 @@ def test_planted_pickles_in_the_entity_cache_are_never_run(tmp_path, monkeypatch
     for planted in (pickle.dumps(_Planted(marker)), b'{"key": "x", "entities": "not entities"}'):
         stored.write_bytes(planted)
         legacy.write_bytes(pickle.dumps(_Planted(marker)))  # where joblib.Memory used to keep entities
-        with pytest.warns(UserWarning, match="ignoring unreadable entity cache file " + re.escape(str(stored))):
+        with pytest.warns(UserWarning, match="discarding entity cache entry " + re.escape(str(stored))):
             again = entities.entity_mentions(texts, cache=cache, progress=False)
         assert not marker.exists()
         assert again == first

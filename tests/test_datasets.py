@@ -1,5 +1,4 @@
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -147,55 +146,39 @@ def test_a_partial_file_of_a_live_fetch_is_not_swept(tmp_path):
     assert fetch.remove_stale_parts(target) == [live] and not live.exists()
 
 
-# A fetch in a real child process copying from a mirror file that is a FIFO: the parent writes part of
-# expert.json into it and then holds it open, so the child sits mid-copy with a partial .part file.
-FETCH_CHILD = ("import sys; from pathlib import Path; from vqalib.core.fetch import fetch; "
-               "fetch(['vizwiz-lf/expert.json'], data_dir=Path(sys.argv[1]), mirror=Path(sys.argv[2]), "
-               "progress=False)")
+# A fetch in a real child process whose copy stalls after 200,000 bytes (a slow mirror: the child's
+# shutil.copyfileobj writes that much, then sleeps), so it sits mid-copy with a partial .part file. A FIFO
+# used to stand in for the slow mirror; a mirror file that is not a regular file is now refused at once.
+FETCH_CHILD = ("import shutil, sys, time; from pathlib import Path; from vqalib.core.fetch import fetch\n"
+               "def stall(src, dst, length=0):\n    dst.write(src.read(200_000)); dst.flush(); time.sleep(3600)\n"
+               "shutil.copyfileobj = stall\n"
+               "fetch(['vizwiz-lf/expert.json'], data_dir=Path(sys.argv[1]), mirror=Path(sys.argv[2]), progress=False)")
 
 
 def _fetch_stuck_mid_copy(tmp_path: Path, data_dir: Path):
-    """(child process, write end of the FIFO, data folder) once the child has written part of the file."""
+    """(child process, data folder) once the child has written part of the file."""
     key = "vizwiz-lf/expert.json"
     mirror, out = tmp_path / "slow-mirror", tmp_path / "raw"
     (mirror / "vizwiz-lf").mkdir(parents=True)
-    os.mkfifo(mirror / key)
+    (mirror / key).write_bytes((data_dir / key).read_bytes())
     # a shell that starts jobs with `&` leaves SIGINT ignored in them and their children: give the child the
     # default disposition, as an interactive fetch has, whatever launched pytest
     child = subprocess.Popen([sys.executable, "-c", FETCH_CHILD, str(out), str(mirror)], cwd=PROJECT,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
-    while True:  # the write end opens once the child opened the FIFO for reading
-        try:
-            writer = os.open(mirror / key, os.O_WRONLY | os.O_NONBLOCK)
-            break
-        except OSError:
-            assert child.poll() is None, child.communicate()
-            assert time.monotonic() < deadline, "the child never opened the mirror file"
-            time.sleep(0.05)
-    os.set_blocking(writer, True)
-    # more than one 64 KiB read of shutil.copyfileobj: written until the child waits for the rest
-    os.write(writer, (data_dir / key).read_bytes()[:200_000])
-    while not [p for p in (out / "vizwiz-lf").glob("*.part") if p.stat().st_size > 0]:
+    while not any(p.stat().st_size > 0 for p in (out / "vizwiz-lf").glob("*.part")):
         assert child.poll() is None, child.communicate()
         assert time.monotonic() < deadline, "the child wrote no partial file"
         time.sleep(0.05)
-    return child, writer, out
+    return child, out
 
 
-needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="a FIFO stands in for a slow mirror (POSIX)")
-
-
-@needs_fifo
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_fetch_interrupted_by_a_signal_removes_its_partial_file(tmp_path, data_dir, sig):
-    child, writer, out = _fetch_stuck_mid_copy(tmp_path, data_dir)
-    try:
-        child.send_signal(sig)
-        _, stderr = child.communicate(timeout=60)
-    finally:
-        os.close(writer)
+    child, out = _fetch_stuck_mid_copy(tmp_path, data_dir)
+    child.send_signal(sig)
+    _, stderr = child.communicate(timeout=60)
     assert child.returncode != 0
     if sig == signal.SIGTERM:
         assert child.returncode == 128 + signal.SIGTERM
@@ -207,15 +190,11 @@ def test_fetch_interrupted_by_a_signal_removes_its_partial_file(tmp_path, data_d
     assert [p.name for p in (out / "vizwiz-lf").iterdir()] == ["expert.json"]
 
 
-@needs_fifo
 def test_fetch_killed_with_sigkill_leaves_a_part_file_that_the_next_fetch_removes(tmp_path, data_dir):
     key = "vizwiz-lf/expert.json"
-    child, writer, out = _fetch_stuck_mid_copy(tmp_path, data_dir)
-    try:
-        child.kill()
-        child.communicate(timeout=60)
-    finally:
-        os.close(writer)
+    child, out = _fetch_stuck_mid_copy(tmp_path, data_dir)
+    child.kill()
+    child.communicate(timeout=60)
     assert child.returncode == -signal.SIGKILL
     left = list((out / "vizwiz-lf").iterdir())
     assert len(left) == 1 and left[0].name.startswith(".expert.json.") and left[0].suffix == ".part"

@@ -1,3 +1,4 @@
+import io
 import pickle
 from pathlib import Path
 
@@ -216,14 +217,16 @@ def test_planted_pickles_in_the_metric_cache_are_never_run(tmp_path):
     legacy = cache / "joblib" / "vqalib" / "metrics" / "_score_texts" / ("0" * 32) / "output.pkl"
     legacy.parent.mkdir(parents=True)
     legacy.write_bytes(pickle.dumps(_Planted(marker)))  # where joblib.Memory used to keep scores
-    with pytest.warns(UserWarning, match="ignoring unreadable metric cache file") as caught:
+    with pytest.warns(UserWarning, match="discarding metric cache entry") as caught:
         second = table4.score_pairs(_pairs(), metrics=("rouge", "meteor_nltk"), cache_dir=cache, progress=False)
     assert not marker.exists()
     pd.testing.assert_frame_equal(first, second)
     named = " ".join(str(w.message) for w in caught)
     assert all(str(path) in named for path in stored)
+    from vqalib.core.caches import read_entry
+
     for path in stored:  # replaced by real score arrays
-        with np.load(path, allow_pickle=False) as data:
+        with np.load(io.BytesIO(read_entry(path, kind="x")), allow_pickle=False) as data:
             assert data["vectors"].dtype == np.float64
 
 

@@ -23,6 +23,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -36,7 +37,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from vqalib.core.data_registry import REGISTRY, DataFile, DataIntegrityError, spec_for, verify_file
-from vqalib.core.io import default_data_dir, sha256_of
+from vqalib.core.io import NotRegularFile, default_data_dir, open_regular, sha256_of
 
 
 class FetchError(RuntimeError):
@@ -52,6 +53,9 @@ class FetchError(RuntimeError):
 
 
 PART_SUFFIX = ".part"
+# limits of one upstream file: the largest release file is a few MB, so these only stop a runaway server
+MAX_DOWNLOAD_BYTES = 1 << 30
+DOWNLOAD_DEADLINE = 1800.0
 
 
 def _part_pattern(target: Path) -> str:
@@ -78,7 +82,7 @@ def remove_stale_parts(target: Path) -> list[Path]:
     removed = []
     for part in sorted(Path(target).parent.glob(_part_pattern(Path(target)))):
         try:
-            fd = os.open(part, os.O_RDONLY)
+            fd = os.open(part, os.O_RDONLY | os.O_NONBLOCK)  # a pipe planted there must not block
         except FileNotFoundError:
             continue
         try:
@@ -104,14 +108,20 @@ def _copy_or_download(spec: DataFile, *, source: Path | None, target: Path, prog
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released when the process ends, however
         with os.fdopen(handle, "wb") as out:
             if source is not None:
-                with open(source, "rb") as src:
+                with open_regular(source, what="data mirror file", max_bytes=MAX_DOWNLOAD_BYTES) as src:
                     shutil.copyfileobj(src, out)
             else:
+                started, size = time.monotonic(), 0
                 with urllib.request.urlopen(spec.url, timeout=60) as response:
                     total = int(response.headers.get("Content-Length") or 0) or None
                     with tqdm(total=total, unit="B", unit_scale=True, desc=spec.key,
                               disable=not progress, leave=False) as bar:
                         for block in iter(lambda: response.read(1 << 16), b""):
+                            size += len(block)
+                            if size > MAX_DOWNLOAD_BYTES or time.monotonic() - started > DOWNLOAD_DEADLINE:
+                                raise OSError(f"stopped after {size:,} bytes and {time.monotonic() - started:.0f} s: "
+                                              f"over the cap of {MAX_DOWNLOAD_BYTES:,} bytes or "
+                                              f"{DOWNLOAD_DEADLINE:.0f} s for one file")
                             out.write(block)
                             bar.update(len(block))
         verify_file(tmp, expected=spec.sha256, name=f"{spec.key} (from {source or spec.url})")
@@ -160,11 +170,14 @@ def _clean_exit_on_termination():
 
 def _fetch_one(spec: DataFile, *, target: Path, mirror: Path | None, progress: bool) -> tuple[dict, str | None]:
     """(row of the fetch table, problem message or None) for one registered file."""
-    if target.exists() and sha256_of(target) == spec.sha256:
-        return {"key": spec.key, "action": "present", "source": str(target)}, None
     source = Path(mirror) / spec.key if mirror is not None else None
     origin = str(source) if source is not None else spec.url
     failed = {"key": spec.key, "action": "failed", "source": origin}
+    try:
+        if target.exists() and sha256_of(target) == spec.sha256:
+            return {"key": spec.key, "action": "present", "source": str(target)}, None
+    except NotRegularFile as err:  # a pipe or folder where the file belongs: not replaced behind the user's back
+        return {**failed, "source": str(target)}, f"{spec.key}: {err}; remove it and fetch again"
     if source is not None and not source.exists():
         return failed, f"{spec.key}: not in the data mirror {mirror} (looked for {source})"
     try:
@@ -177,6 +190,8 @@ def _fetch_one(spec: DataFile, *, target: Path, mirror: Path | None, progress: b
         return failed, f"{spec.key}: {what} (HTTP {err.code} {err.reason}) at {spec.url}"
     except urllib.error.URLError as err:
         return failed, f"{spec.key}: download failed ({err.reason}) from {spec.url}"
+    except NotRegularFile as err:
+        return failed, f"{spec.key}: {err}"
     except OSError as err:
         return failed, f"{spec.key}: could not be copied or downloaded from {origin}: {err}"
     return {"key": spec.key, "action": "copied" if source else "downloaded", "source": origin}, None

@@ -4,6 +4,10 @@ Paths: :func:`project_root` (the checkout), :func:`default_data_dir` (``$VQALIB_
 ``<project>/data/raw``), :func:`cache_root` (``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``) and
 :func:`default_mirror` (``$VQALIB_DATA_MIRROR``), all read through :mod:`vqalib.core.config`.
 
+Outside files: :func:`open_regular` and :func:`read_regular` open a file only when it is a regular file (a named
+pipe, device, socket or folder is refused at once by :class:`NotRegularFile`, never waited on), optionally up to a
+size cap.
+
 Writing: :func:`write_atomic` writes through a temporary file and a rename, so a reader, or a crash,
 never meets half a file. Hashing: :func:`sha256_of`.
 
@@ -25,6 +29,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,6 +45,74 @@ MIRROR_ENV = "VQALIB_DATA_MIRROR"
 
 class DataFormatError(ValueError):
     """A data file cannot be parsed, or an entry lacks a field or has a wrong type."""
+
+
+class NotRegularFile(DataFormatError):
+    """A path the project would read is a named pipe, device, socket or folder, or is over a size cap."""
+
+
+def file_kind(mode: int) -> str:
+    """What a ``st_mode`` names, for error messages ("a named pipe (FIFO)", "a directory", ...).
+
+    Parameters
+    ----------
+    mode : int
+        ``os.stat_result.st_mode``.
+    """
+    kinds = ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def open_regular(path: str | Path, *, what: str = "file", max_bytes: int | None = None):
+    """Open ``path`` for binary reading only when it is a regular file of at most ``max_bytes``, else raise
+    :class:`NotRegularFile` naming it. Opened with ``O_NONBLOCK`` (a pipe without a writer would hold the reader
+    for ever) and checked with ``fstat`` on the handle, so a path swapped after a check cannot slip through.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (``FileNotFoundError`` when absent).
+    what : str, default "file"
+        What the file is, for the error ("run file", "ratings file", ...).
+    max_bytes : int, optional
+        The largest size accepted.
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except IsADirectoryError:
+        raise NotRegularFile(f"{path}: cannot read this {what}: it is a directory, not a regular file") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(f"{path}: cannot read this {what}: it is {file_kind(info.st_mode)}, not a regular file")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise NotRegularFile(f"{path}: cannot read this {what}: {info.st_size:,} bytes, over the cap of {max_bytes:,}")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | Path, *, what: str = "file", max_bytes: int | None = None) -> bytes:
+    """The bytes of ``path`` read through :func:`open_regular` (a file growing past ``max_bytes`` is refused too).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    what : str, default "file"
+        What the file is, for the error.
+    max_bytes : int, optional
+        The largest size accepted.
+    """
+    with open_regular(path, what=what, max_bytes=max_bytes) as handle:
+        data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+    if max_bytes is not None and len(data) > max_bytes:
+        raise NotRegularFile(f"{path}: cannot read this {what}: over the cap of {max_bytes:,} bytes")
+    return data
 
 
 # --- project paths -------------------------------------------------------------------------
@@ -87,7 +160,7 @@ def default_mirror() -> Path | None:
 # --- hashing and atomic writes ---------------------------------------------------------------
 
 def sha256_of(path: Path) -> str:
-    """The SHA-256 of a file's bytes, read in 1 MiB blocks.
+    """The SHA-256 of a regular file's bytes, read in 1 MiB blocks (a pipe or folder: :class:`NotRegularFile`).
 
     Parameters
     ----------
@@ -100,7 +173,7 @@ def sha256_of(path: Path) -> str:
         The hex digest (64 lowercase hex digits).
     """
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_regular(path, what="file to hash") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -233,7 +306,7 @@ def read_json(path: Path) -> object:
         The parsed document (any top-level type; callers check it).
     """
     path = Path(path)
-    data = path.read_bytes()
+    data = read_regular(path, what="JSON file")
     if not data.strip():
         raise DataFormatError(f"{path}: top level: the file is empty ({len(data)} bytes); expected JSON")
     try:
@@ -311,7 +384,7 @@ def read_csv_text(path: Path, *, required: tuple[str, ...] = (), sep: str = ",")
     import pandas as pd  # imported here: the rest of this module needs only the standard library
 
     path = Path(path)
-    data = path.read_bytes()
+    data = read_regular(path, what="CSV file")
     if not data.strip():
         raise DataFormatError(f"{path}: line 1 (header): the file is empty ({len(data)} bytes); "
                               "expected a header line and data rows")

@@ -5,10 +5,12 @@
 A store is a folder of ``shard-<hash>.npz`` files, each holding ``keys`` (SHA-256 hex digests as
 64-byte strings) and ``vectors`` (float64, one row per key). Shards are only ever added, each
 written atomically under a name derived from its keys, so concurrent writers (two notebooks of
-``make reproduce``) never overwrite each other. Files are read with ``allow_pickle=False``: a
-cache file is data, never code; a file that is not exactly such a pair of arrays (a pickle, an
-object array, a truncated write) is skipped with a warning naming it, and its rows are computed
-again.
+``make reproduce``) never overwrite each other. Each shard is a sealed entry of
+:mod:`vqalib.core.caches` (its SHA-256 checked when read), read with ``allow_pickle=False``: a
+cache file is data, never code; a file that fails its seal (truncated, edited, planted, not a regular
+file) or is not exactly such a pair of arrays (a pickle, an object array) is discarded with a warning
+naming it, and its rows are computed again. A shard that cannot be written (full disk) warns; the
+computed rows are still returned.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -49,23 +50,28 @@ class ShardStore:
 
     def read(self) -> dict[str, np.ndarray]:
         """Every stored row, by key."""
+        from vqalib.core.caches import discard, read_entry
+
         store: dict[str, np.ndarray] = {}
         for shard in sorted(self.folder.glob("shard-*.npz")):
+            payload = read_entry(shard, kind=self.kind)
+            if payload is None:
+                continue
             try:
-                with np.load(shard, allow_pickle=False) as data:
+                with np.load(io.BytesIO(payload), allow_pickle=False) as data:
                     keys, vectors = data["keys"], data["vectors"]
                 if keys.dtype != np.dtype("S64") or vectors.dtype != np.float64 or vectors.ndim != 2 \
                         or len(keys) != len(vectors):
                     raise ValueError(f"keys {keys.dtype}, vectors {vectors.dtype} {vectors.shape}")
             except Exception as err:  # whatever the file holds, it was only read as arrays
-                warnings.warn(f"ignoring unreadable {self.kind} file {shard} ({type(err).__name__}: {err}); "
-                              "its rows are computed again", stacklevel=3)
+                discard(shard, kind=self.kind, why=f"not a shard of keys and float64 rows ({type(err).__name__}: {err})")
                 continue
             store.update(zip((k.decode() for k in keys), vectors))
         return store
 
     def write(self, keys: list[str], vectors: np.ndarray) -> None:
-        """Add ``vectors`` (one float64 row per key) as a new shard; nothing is written when ``keys`` is empty.
+        """Add ``vectors`` (one float64 row per key) as a new sealed shard; nothing is written when ``keys`` is
+        empty, and a shard the disk refuses is only warned about (:func:`vqalib.core.caches.write_entry`).
 
         Parameters
         ----------
@@ -74,7 +80,7 @@ class ShardStore:
         vectors : ndarray
             One row per key, stored as float64.
         """
-        from vqalib.core.io import write_atomic
+        from vqalib.core.caches import write_entry
 
         if not keys:
             return
@@ -82,7 +88,7 @@ class ShardStore:
         names = np.array(keys, dtype="S64")
         np.savez(buffer, keys=names, vectors=np.asarray(vectors, dtype=np.float64).reshape(len(keys), -1))
         shard = hashlib.sha256(names.tobytes()).hexdigest()[:16]
-        write_atomic(self.folder / f"shard-{shard}.npz", buffer.getvalue())
+        write_entry(self.folder / f"shard-{shard}.npz", buffer.getvalue(), kind=self.kind)
 
     def rows(self, keys: list[str], compute) -> np.ndarray:
         """The rows of ``keys`` (aligned, repeats allowed): stored ones read, the distinct missing ones

@@ -26,7 +26,9 @@ _NATIVE_GENSIM_SUFFIXES = (".kv", ".model", ".pkl", ".pickle")  # gensim's SaveL
 def _word2vec_file(path: Path) -> Path:
     """``path`` if it may be read as word2vec text or binary; a gensim native file (a pickle, by
     its suffix or its first byte) raises: unpickling a file can run code."""
-    with open(path, "rb") as handle:
+    from vqalib.core.io import open_regular
+
+    with open_regular(path, what=f"word-vector file (${WORD_VECTORS_ENV})") as handle:  # a pipe: refused, not waited on
         pickled = handle.read(1) == b"\x80"  # pickle protocols 2-5 start with PROTO
     if path.suffix in _NATIVE_GENSIM_SUFFIXES or pickled:
         raise ValueError(

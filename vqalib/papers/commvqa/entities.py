@@ -71,15 +71,18 @@ def ner_model_identity(model: str = SPACY_MODEL) -> str:
 
 
 def _read_entity_chunk(path: Path, key: str, n: int) -> list[tuple[tuple[str, str], ...]] | None:
-    """A cached chunk of :func:`entity_mentions` (JSON), or None (with a warning naming the file)
-    when the file is not exactly that: a cache file is parsed as JSON data, never unpickled or run."""
+    """A cached chunk of :func:`entity_mentions` (a sealed JSON entry of :mod:`vqalib.core.caches`), or None
+    (discarded with a warning naming the file) when the file is not exactly that: a cache file is parsed as JSON
+    data, never unpickled or run."""
     import json
-    import warnings
 
-    if not path.exists():
+    from vqalib.core.caches import discard, read_entry
+
+    payload = read_entry(path, kind="entity cache")
+    if payload is None:
         return None
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        stored = json.loads(payload.decode("utf-8"))
         rows = stored["entities"]
         if stored["key"] != key or not isinstance(rows, list) or len(rows) != n:
             raise ValueError("another key or length")
@@ -90,8 +93,7 @@ def _read_entity_chunk(path: Path, key: str, n: int) -> list[tuple[tuple[str, st
             out.append(tuple((label, text) for label, text in row))
         return out
     except Exception as err:  # whatever the file holds, it was only parsed as JSON
-        warnings.warn(f"ignoring unreadable entity cache file {path} ({type(err).__name__}: {err}); "
-                      "recomputing it", stacklevel=3)
+        discard(path, kind="entity cache", why=f"{type(err).__name__}: {err}")
         return None
 
 
@@ -122,7 +124,7 @@ def entity_mentions(texts: list[str], *, model: str = SPACY_MODEL, cache: Path |
     import hashlib
     import json
 
-    from vqalib.core.io import write_atomic
+    from vqalib.core.caches import write_entry
 
     texts = [t if isinstance(t, str) else "" for t in texts]  # a missing answer has no entities
     folder = Path(cache or cache_root("commvqa")) / "entities"
@@ -137,7 +139,7 @@ def entity_mentions(texts: list[str], *, model: str = SPACY_MODEL, cache: Path |
         if entities is None:
             entities = _entities(chunk, model)
             record = {"key": key, "model": identity, "entities": [[list(e) for e in row] for row in entities]}
-            write_atomic(path, json.dumps(record).encode("utf-8"))
+            write_entry(path, json.dumps(record).encode("utf-8"), kind="entity cache")
         found.update(zip(chunk, entities))
     return [found[t] for t in texts]
 

@@ -1,17 +1,21 @@
 """CommVQA Table 1 scores of one protocol (:class:`ProtocolScores`) and their on-disk cache
 (§5, Table 1): a content key over every reference, candidate, setting and scorer version;
 Parquet tables and an ``.npz`` of bootstrap values (no pickle), written atomically under
-``<cache>/commvqa/table1/<key>/``.
+``<cache>/commvqa/table1/<key>/`` with a ``SHA256SUMS`` manifest (:mod:`vqalib.core.caches`): a folder
+whose files are missing, truncated or edited is discarded with a warning naming it and scored again.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from vqalib.core.caches import discard, verify_manifest, write_manifest
 
 @dataclass
 class ProtocolScores:
@@ -27,7 +31,7 @@ class ProtocolScores:
     resamples: dict = field(default_factory=dict)
 
 
-PROTOCOL_CACHE_VERSION = "1"  # bump when the scoring code changes what it returns
+PROTOCOL_CACHE_VERSION = "2"  # bump when the scoring code changes what it returns
 
 
 def protocol_cache_key(inputs: pd.DataFrame, **settings) -> str:
@@ -66,8 +70,8 @@ def save_protocol_scores(folder: Path, scored: ProtocolScores) -> None:
     """Write a protocol's scores as Parquet tables and its bootstrap values as ``.npz`` (no pickle), into a
     temporary folder renamed into place, so a reader never meets half a result (CommVQA Table 1).
 
-    On an ``OSError`` the temporary folder is removed; when ``folder`` exists by then (another process
-    wrote it first) that copy is kept, else the error is raised.
+    On an ``OSError`` (a full disk) the temporary folder is removed and, unless another process wrote
+    ``folder`` first, a warning names it: the caller keeps the scores it computed.
 
     Parameters
     ----------
@@ -79,18 +83,22 @@ def save_protocol_scores(folder: Path, scored: ProtocolScores) -> None:
     import shutil
     import tempfile
 
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    tmp.chmod(0o755)  # mkdtemp's 0700 would hide a shared cache from its other users
+    tmp = None
     try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        tmp.chmod(0o755)  # mkdtemp's 0700 would hide a shared cache from its other users
         for name in _PROTOCOL_FRAMES:
             getattr(scored, name).to_parquet(tmp / f"{name}.parquet", index=False)
         np.savez(tmp / "resamples.npz", **{"|".join(k): v for k, v in scored.resamples.items()})
+        write_manifest(tmp)
         os.replace(tmp, folder)
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if not folder.exists():
-            raise
+    except OSError as err:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if not folder.is_dir():
+            warnings.warn(f"could not write CommVQA Table 1 cache entry {folder} ({type(err).__name__}: {err}); "
+                          "the scores are used but not cached", stacklevel=2)
 
 
 def load_protocol_scores(folder: Path, *, protocol: str) -> ProtocolScores | None:
@@ -106,11 +114,21 @@ def load_protocol_scores(folder: Path, *, protocol: str) -> ProtocolScores | Non
     Returns
     -------
     ProtocolScores or None
-        None unless all three Parquet tables exist; ``resamples.npz`` is read without pickle.
+        None when the folder does not exist, or when its files fail their manifest or cannot be read as
+        tables and arrays (then the folder is discarded with a warning naming it); ``resamples.npz`` is read
+        without pickle.
     """
-    if not all((folder / f"{name}.parquet").is_file() for name in _PROTOCOL_FRAMES):
+    if not folder.exists():
         return None
-    frames = {name: pd.read_parquet(folder / f"{name}.parquet") for name in _PROTOCOL_FRAMES}
-    with np.load(folder / "resamples.npz", allow_pickle=False) as arrays:
-        resamples = {tuple(k.split("|")): arrays[k] for k in arrays.files}
-    return ProtocolScores(protocol=protocol, resamples=resamples, **frames)
+    names = (*(f"{name}.parquet" for name in _PROTOCOL_FRAMES), "resamples.npz")
+    problem = verify_manifest(folder, names=names)
+    if problem is None:
+        try:
+            frames = {name: pd.read_parquet(folder / f"{name}.parquet") for name in _PROTOCOL_FRAMES}
+            with np.load(folder / "resamples.npz", allow_pickle=False) as arrays:
+                resamples = {tuple(k.split("|")): arrays[k] for k in arrays.files}
+            return ProtocolScores(protocol=protocol, resamples=resamples, **frames)
+        except Exception as err:  # a file that matches its hash but is not a table: only ever read as data
+            problem = f"{type(err).__name__}: {err}"
+    discard(folder, kind="CommVQA Table 1 cache", why=problem)
+    return None

@@ -145,13 +145,23 @@ def out_of_fold_key(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame
     return digest.hexdigest()[:32]
 
 
-def _read_out_of_fold(path: Path, shapes: list[tuple]) -> tuple | None:
+def _read_out_of_fold(path: Path, shapes: list[tuple], *, sealed: bool) -> tuple | None:
     """The four arrays of a stored result, or None when the file is missing or not exactly what its
-    name promises (read without pickle; a bad file is reported and left unused)."""
-    if not path.exists():
+    name promises (read without pickle; a bad file is reported and left unused). ``sealed``: a cache
+    entry, checked against its seal (:mod:`vqalib.core.caches`); else a committed file (git checks it)."""
+    from vqalib.core.caches import read_entry
+
+    if sealed:
+        payload = read_entry(path, kind="cross-validation cache")
+        if payload is None:
+            return None
+        source = io.BytesIO(payload)
+    elif not path.exists():
         return None
+    else:
+        source = path
     try:
-        with np.load(path, allow_pickle=False) as stored:
+        with np.load(source, allow_pickle=False) as stored:
             found = tuple(stored[n] for n in _OOF_NAMES)
         if [a.shape for a in found] == shapes:
             return found
@@ -176,6 +186,7 @@ def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *
     with ``refit`` the result is also written to ``fits_dir``. ``key``: :func:`out_of_fold_key` of these
     inputs when the caller has it already (it hashes every feature).
     """
+    from vqalib.core.caches import write_entry
     from vqalib.core.io import cache_root, write_atomic
 
     name = f"{key or out_of_fold_key(features, truth, units, folds=folds, params=params)}.npz"
@@ -183,8 +194,8 @@ def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *
     shapes = [truth.shape, truth.shape, (len(units),), (len(folds), truth.shape[1])]
     if not refit:
         committed = [Path(fits_dir) / name] if fits_dir is not None and config.get(REFIT_ENV) != "1" else []
-        for path in (*committed, cache_path):
-            found = _read_out_of_fold(path, shapes)
+        for path, sealed in (*((c, False) for c in committed), (cache_path, True)):
+            found = _read_out_of_fold(path, shapes, sealed=sealed)
             if found is not None:
                 return found
     config.model_call(f"{params['kind']} classifier cross-validation ({len(folds)} folds)")
@@ -200,8 +211,9 @@ def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *
         thresholds[fold] = model.thresholds
     buffer = io.BytesIO()
     np.savez(buffer, probabilities=probabilities, predicted=predicted, fold_of=fold_of, thresholds=thresholds)
-    for path in (cache_path, *([Path(fits_dir) / name] if refit and fits_dir is not None else [])):
-        write_atomic(path, buffer.getvalue())
+    write_entry(cache_path, buffer.getvalue(), kind="cross-validation cache")
+    if refit and fits_dir is not None:
+        write_atomic(Path(fits_dir) / name, buffer.getvalue())
     return probabilities, predicted, fold_of, thresholds
 
 

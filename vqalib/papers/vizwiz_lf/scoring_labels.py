@@ -117,25 +117,27 @@ def classifier_labels(frame: pd.DataFrame, *, splitter: str = "auto", cache_dir:
         :func:`~vqalib.papers.vizwiz_lf.labelling.label_answers`' sentences (``question_id``, ``answer_index``,
         ``sentence_index``, ``sentence``, ``roles``, ``info_sources``).
     """
-    from vqalib.core.io import cache_root, write_atomic
+    from vqalib.core.caches import discard, read_entry, write_entry
+    from vqalib.core.io import cache_root
     from vqalib.papers.vizwiz_lf.labelling import label_answers
 
     path = cache_root("vizwiz-lf", "labels") / f"{_labels_key(frame, splitter=splitter)}.json"
-    if path.exists():
+    payload = read_entry(path, kind="label cache")
+    if payload is not None:
         try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
+            rows = json.loads(payload.decode("utf-8"))
             cached = pd.DataFrame(rows, columns=["question_id", "answer_index", "sentence_index", "sentence", "roles",
                                                  "info_sources"])
             for column in ("roles", "info_sources"):
                 cached[column] = cached[column].map(tuple)
             return cached
-        except (OSError, ValueError, TypeError):  # a damaged entry is recomputed and replaced
-            pass
+        except (ValueError, TypeError) as err:  # sealed but not our rows: recomputed and replaced
+            discard(path, kind="label cache", why=f"not label rows ({err})")
     sentences, _ = label_answers(frame, splitter=splitter, cache_dir=cache_dir)
     columns = ["question_id", "answer_index", "sentence_index", "sentence", "roles", "info_sources"]
     records = [[int(r[0]), int(r[1]), int(r[2]), str(r[3]), list(r[4]), list(r[5])]
                for r in sentences[columns].itertuples(index=False)]
-    write_atomic(path, json.dumps(records, ensure_ascii=False).encode("utf-8"))
+    write_entry(path, json.dumps(records, ensure_ascii=False).encode("utf-8"), kind="label cache")
     return sentences[columns]
 
 

@@ -1,0 +1,62 @@
+"""Outside files are opened only when regular (vqalib.core.io.open_regular): a named pipe, a folder or a file
+over a cap is refused at once with the path and what it is, never waited on."""
+
+import os
+
+import pytest
+
+from vqalib.core import io
+
+
+def test_a_regular_file_is_read(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"abc")
+    assert io.read_regular(path, what="test file") == b"abc"
+    assert io.read_regular(path, what="test file", max_bytes=3) == b"abc"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "too large"])
+def test_what_is_not_a_regular_file_is_refused_by_name(tmp_path, kind):
+    path = tmp_path / "x"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.write_bytes(b"x" * 10)
+    expected = {"fifo": "named pipe", "folder": "directory", "too large": "over the cap of 5"}[kind]
+    with pytest.raises(io.NotRegularFile, match=f"{path}: cannot read this test file: .*{expected}"):
+        io.read_regular(path, what="test file", max_bytes=5)
+
+
+def test_strict_readers_and_hashing_refuse_a_pipe(tmp_path):
+    path = tmp_path / "data.json"
+    os.mkfifo(path)
+    for read in (io.read_json, io.read_csv_text, io.sha256_of):
+        with pytest.raises(io.NotRegularFile, match="named pipe"):
+            read(path)
+
+
+def test_fetch_names_a_pipe_in_the_mirror_and_in_the_data_folder(tmp_path):
+    from vqalib.core import fetch
+    from vqalib.core.data_registry import REGISTRY
+
+    spec = REGISTRY[0]
+    mirror, data = tmp_path / "mirror", tmp_path / "data"
+    (mirror / spec.key).parent.mkdir(parents=True)
+    os.mkfifo(mirror / spec.key)
+    with pytest.raises(fetch.FetchError, match="named pipe"):
+        fetch.fetch([spec.key], data_dir=data, mirror=mirror, progress=False)
+    (data / spec.key).parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(data / spec.key)
+    with pytest.raises(fetch.FetchError, match="named pipe"):
+        fetch.fetch([spec.key], data_dir=data, mirror=mirror, progress=False)
+
+
+def test_word_vectors_that_are_a_pipe_are_refused_by_name(tmp_path, monkeypatch):
+    from vqalib.papers.afgv import vectors
+
+    path = tmp_path / "vectors.txt"
+    os.mkfifo(path)
+    with pytest.raises(io.NotRegularFile, match="word-vector file .*named pipe"):
+        vectors.load_word_vectors(str(path))
