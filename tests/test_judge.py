@@ -3,11 +3,17 @@ a real local HTTP server, a tiny local LM."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
+import http.server
 import json
 import math
+import os
 import socket
+import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +21,7 @@ import pandas as pd
 import pytest
 
 from conftest import completion, openai_server
+from vqalib.core.caches import seal, unseal
 from vqalib.core.io import DataFormatError, cache_root
 from vqalib.core.judge import backends, batch, cache, parsing, prompts as judge_prompts, settings
 
@@ -41,6 +48,11 @@ def items_frame(n: int) -> pd.DataFrame:
 
 def cache_files(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.json"))
+
+
+def stored(path: Path) -> dict:
+    """A judge cache entry's JSON (after its seal is checked)."""
+    return json.loads(unseal(path.read_bytes()))
 
 
 # --- OpenAI-compatible backend against a real server -------------------------------------------
@@ -200,8 +212,7 @@ def test_cache_file_has_no_credentials_in_the_url(server, tmp_path):
     judge = cache.CachedJudge(backend(server, base_url=url), cache_dir=tmp_path)
     judge.complete(MESSAGES)
     [path] = cache_files(tmp_path)
-    stored = json.loads(path.read_text(encoding="utf-8"))
-    assert stored["request"]["endpoint"] == server.url and "s3cret" not in path.read_text(encoding="utf-8")
+    assert stored(path)["request"]["endpoint"] == server.url and "s3cret" not in path.read_text(encoding="utf-8")
 
 
 def test_unparseable_reply_not_cached_and_asked_again(server, tmp_path):
@@ -548,11 +559,217 @@ def test_lave_reference_end_to_end(server, tmp_path, data_dir):
                                                           "Candidate answer: 'soup'\nOutput:")
 
 
+# --- reply size cap and error objects in a 200 --------------------------------------------------
+
+@contextlib.contextmanager
+def streaming_server(total: int, *, declare_length: bool):
+    """A chat endpoint answering every POST with ``total`` bytes of one endless JSON string, made on the fly (never
+    held in memory); yields (base URL, record) where ``record["sent"]`` is how many bytes the server wrote before
+    the client hung up, ``record["requests"]`` the POSTs seen and ``record["done"]`` an Event set when it stopped."""
+    record = {"sent": 0, "requests": 0, "done": threading.Event()}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            record["requests"] += 1
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if declare_length:
+                self.send_header("Content-Length", str(total))
+            self.end_headers()
+            head = b'{"choices": [{"message": {"content": "'
+            block, sent = head + b"x" * (65536 - len(head)), 0
+            try:
+                while sent < total:
+                    self.wfile.write(block)
+                    sent += len(block)
+                    block = b"x" * 65536
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading and hung up
+            finally:
+                record["sent"] = sent
+                record["done"].set()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", record
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.mark.parametrize("declare_length", [False, True])
+def test_a_200_mb_reply_is_stopped_at_the_default_cap_and_not_cached(tmp_path, declare_length):
+    """Must show: a 200 MB body (streamed, or declared by Content-Length) is read no further than the 1 MiB cap,
+    raises status ``too large`` naming the cap and its setting, is not retried and leaves nothing in the cache."""
+    total = 200 * 1024 * 1024
+    with streaming_server(total, declare_length=declare_length) as (url, record):
+        chat = backends.OpenAIChatBackend(base_url=url, model="judge-model", timeout=5.0, max_retries=2)
+        judge = cache.CachedJudge(chat, cache_dir=tmp_path)
+        with pytest.raises(backends.JudgeError) as info:
+            judge.complete(MESSAGES)
+        assert record["done"].wait(60), "the server never noticed the client leave"
+    assert info.value.status == "too large" and not info.value.fatal
+    message = str(info.value)
+    assert "over the cap of 1,048,576 bytes" in message and "VQALIB_JUDGE_MAX_REPLY_BYTES" in message
+    assert f"{url}/chat/completions" in message and "judge-model" in message
+    assert record["requests"] == 1  # not retried: the same request would bring the same body
+    # the client hung up: the server got rid of far less than the body (socket buffers take a few MB)
+    assert record["sent"] < total // 4, record["sent"]
+    assert cache_files(tmp_path) == [] and judge.stats() == {"calls": 1, "cache_hits": 0}
+
+
+def test_too_large_and_error_object_replies_counted_per_item(server, tmp_path, capsys):
+    """Must show: a reply over the cap and a 200 whose JSON is an ``error`` object (an object or a string) get their
+    own statuses, with the server's words in the error, are not counted as empty, are not retried, and the batch
+    goes on; only the rated reply is cached."""
+    server.script.extend([
+        (200, completion("The candidate is right. " * 100 + "Rating: 3"), 0),
+        (200, {"error": {"message": "The model is overloaded", "type": "server_error", "code": 503}}, 0),
+        (200, {"error": "upstream provider timed out"}, 0),
+        (200, completion("Right.\nRating: 3"), 0),
+    ])
+    judge = cache.CachedJudge(backend(server, max_reply_bytes=1000), cache_dir=tmp_path)
+    out = batch.lave(items_frame(4), judge=judge, progress=False)
+    assert list(out["judge_status"]) == ["too large", "server error", "server error", "parsed"]
+    assert out.attrs["lave"]["counts"] == {"too large": 1, "server error": 2, "parsed": 1}
+    assert out["score"].isna().tolist() == [True, True, True, False] and list(out["rationale"][:3]) == [""] * 3
+    assert len(server.seen) == 4
+    printed = capsys.readouterr().out
+    assert "1 of 4 replies rated, 3 not (2 server error, 1 too large; left out of the mean)" in printed
+    assert len(cache_files(tmp_path)) == 1
+
+
+@pytest.mark.parametrize("payload, words", [
+    ({"error": {"message": "The model is overloaded", "type": "server_error", "code": 503}},
+     "'The model is overloaded (type server_error, code 503)'"),
+    ({"error": "upstream provider timed out"}, "'upstream provider timed out'"),
+    ({"error": {"code": "quota"}, "choices": []}, "'{\"code\": \"quota\"} (code quota)'"),
+])
+def test_an_error_object_in_a_200_names_the_servers_message(server, payload, words):
+    server.script.append((200, payload, 0))
+    with pytest.raises(backends.JudgeError) as info:
+        backend(server).complete(MESSAGES)
+    assert info.value.status == "server error" and not info.value.fatal
+    assert "is an error, not a completion" in str(info.value) and words in str(info.value)
+    assert len(server.seen) == 1
+
+
+def test_a_long_error_reply_keeps_its_http_status_and_is_retried(server):
+    """The cap bounds what is read of an error body too, without turning a 503 into ``too large``."""
+    server.script.extend([(503, {"error": "busy " * 2000}, 0)] * 3)
+    with pytest.raises(backends.JudgeError, match="HTTP 503: ") as info:
+        backend(server, max_reply_bytes=1000, max_retries=2).complete(MESSAGES)
+    assert info.value.status == "http 503" and len(server.seen) == 3
+
+
+# --- the cache verified when read, and a cache that cannot be written ------------------------------
+
+def _entry(request, text="Rating: 3") -> bytes:
+    return json.dumps({"request": request, "text": text}).encode()
+
+
+OTHER_REQUEST = {"backend": "openai", "endpoint": "http://elsewhere/v1", "model": "judge-model", "prompt": None,
+                 "messages": [{"role": "user", "content": "Is the sky green?"}], "temperature": 0.0,
+                 "max_tokens": 256, "seed": None}
+BAD_ENTRIES = {  # name: (what is planted in the entry's place, given the request; what the warning says)
+    "another request, sealed": (lambda r: seal(_entry(OTHER_REQUEST)), "stored request is not the request"),
+    "another request, unsealed": (lambda r: _entry(OTHER_REQUEST), "stored request is not the request"),
+    "edited after sealing": (lambda r: seal(_entry(r, "Rating: 1")).replace(b"Rating: 1", b"Rating: 3"),
+                             "content changed since it was written"),
+    "not JSON": (lambda r: seal(b'{"request": '), "not UTF-8 JSON"),
+    "not an object": (lambda r: seal(b"[1, 2]"), "not a JSON object"),
+    "text not a string": (lambda r: seal(json.dumps({"request": r, "text": 3}).encode()), "text is not a non-empty"),
+    "empty text": (lambda r: seal(_entry(r, "")), "text is not a non-empty"),
+    "text over the cap": (lambda r: seal(_entry(r, "x" * 2000 + " Rating: 3")), "over the reply cap of 1,000 bytes"),
+    "folder": ("folder", "directory"),
+    "named pipe": ("fifo", "named pipe"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_ENTRIES))
+def test_a_bad_entry_is_discarded_with_a_warning_and_the_model_asked_again(server, tmp_path, kind):
+    """Must show: an entry that is planted, damaged, too large or not a regular file is never served: the judge
+    warns naming the file and why, deletes it and stores the model's new reply in its place."""
+    plant, why = BAD_ENTRIES[kind]
+    judge = cache.CachedJudge(backend(server, max_reply_bytes=1000), cache_dir=tmp_path)
+    request = judge.request_key(MESSAGES, temperature=0.0, max_tokens=256)
+    path = judge._path(request)
+    if plant == "folder":
+        path.mkdir()
+    elif plant == "fifo":
+        os.mkfifo(path)
+    else:
+        path.write_bytes(plant(request))
+    server.script.append((200, completion("Asked again. Rating: 1"), 0))
+    with pytest.warns(UserWarning, match=f"judge cache entry {path}: .*{why}") as caught:
+        assert judge.complete(MESSAGES) == "Asked again. Rating: 1"
+    assert len(server.seen) == 1 and judge.stats() == {"calls": 1, "cache_hits": 0}
+    assert len([w for w in caught if str(path) in str(w.message)]) == 1
+    assert path.is_file() and stored(path) == {"request": request, "text": "Asked again. Rating: 1"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert judge.complete(MESSAGES) == "Asked again. Rating: 1" and len(server.seen) == 1  # now a clean hit
+
+
+def test_an_entry_from_before_seals_is_still_served_when_its_request_matches(server, tmp_path):
+    """A judge reply cost a paid call: an unsealed entry holding exactly this request is served, silently."""
+    judge = cache.CachedJudge(backend(server), cache_dir=tmp_path)
+    request = judge.request_key(MESSAGES, temperature=0.0, max_tokens=256)
+    judge._path(request).write_bytes(_entry(request, "Stored long ago. Rating: 2"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert judge.complete(MESSAGES) == "Stored long ago. Rating: 2"
+    assert server.seen == [] and judge.stats() == {"calls": 0, "cache_hits": 1}
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
+def test_a_cache_that_cannot_be_written_warns_and_the_batch_keeps_its_replies(server, tmp_path, monkeypatch, capsys,
+                                                                              code):
+    """Must show: a full disk or read-only folder (OSError from the atomic write) does not end the batch or lose the
+    reply: the judge warns naming the file, scores the items and says in its summary what was not stored."""
+    from vqalib.core import caches as core_caches
+
+    def refuse(target, data):
+        raise OSError(code, os.strerror(code), str(target))
+
+    monkeypatch.setattr(core_caches, "write_atomic", refuse)
+    server.script.extend([(200, completion("Right.\nRating: 3"), 0), (200, completion("Wrong.\nRating: 1"), 0)])
+    judge = cache.CachedJudge(backend(server), cache_dir=tmp_path)
+    paths = [judge._path(judge.request_key(judge_prompts.lave_messages(question=f"q{i}", reference="r",
+                                                                       candidate=f"c{i}"),
+                                           temperature=0.0, max_tokens=256, prompt="vizwiz-lf")) for i in range(2)]
+    with pytest.warns(UserWarning) as caught:
+        out = batch.lave(items_frame(2), judge=judge, progress=False)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2 and all(f"could not write judge cache entry {path}" in message and os.strerror(code)
+                                      in message for path, message in zip(paths, messages)), messages
+    assert list(out["judge_status"]) == ["parsed", "parsed"] and list(out["score"]) == [1.0, 0.0]
+    assert cache_files(tmp_path) == [] and judge.not_stored == 2
+    assert "2 calls, 0 cache hits, 2 replies not cached (cache not writable)" in capsys.readouterr().out
+
+
+def test_a_cache_folder_that_cannot_be_made_warns_and_runs_uncached(server, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")  # a file where the cache folder's parent should be
+    with pytest.warns(UserWarning, match=f"cannot make the folder {blocker / 'judge'}.*running uncached"):
+        judge = cache.CachedJudge(backend(server), cache_dir=blocker / "judge")
+    assert judge.complete(MESSAGES) == judge.complete(MESSAGES) == "Rating: 3"
+    assert len(server.seen) == 2 and judge.stats() == {"calls": 2, "cache_hits": 0}
+    assert judge.summary().endswith(f"(cache off: {blocker / 'judge'} could not be made)")
+
+
 # --- configuration ----------------------------------------------------------------------------
 
 JUDGE_VARS = ("VQALIB_JUDGE_BASE_URL", "VQALIB_JUDGE_MODEL", "VQALIB_JUDGE_API_KEY", "OPENAI_API_KEY",
               "VQALIB_JUDGE_TIMEOUT", "VQALIB_JUDGE_DEADLINE", "VQALIB_JUDGE_MAX_RETRY_AFTER",
-              "VQALIB_JUDGE_PROMPT", "VQALIB_JUDGE_UNPARSEABLE", "VQALIB_JUDGE_HF_MODEL", "VQALIB_JUDGE_DEVICE",
+              "VQALIB_JUDGE_MAX_REPLY_BYTES", "VQALIB_JUDGE_PROMPT", "VQALIB_JUDGE_UNPARSEABLE",
+              "VQALIB_JUDGE_HF_MODEL", "VQALIB_JUDGE_DEVICE",
               "VQALIB_CACHE_DIR")
 
 
@@ -572,8 +789,14 @@ def test_judge_from_env_unset(clean_env, tmp_path):
 
 
 def test_settings_defaults_and_errors(clean_env):
-    assert [settings.setting(name) for name in ("timeout", "deadline", "max_retry_after", "prompt", "unparseable")] == \
-        [settings.DEFAULT_TIMEOUT, settings.DEFAULT_DEADLINE, settings.MAX_RETRY_AFTER, "vizwiz-lf", "drop"]
+    names = ("timeout", "deadline", "max_retry_after", "max_reply_bytes", "prompt", "unparseable")
+    assert [settings.setting(name) for name in names] == [settings.DEFAULT_TIMEOUT, settings.DEFAULT_DEADLINE,
+                                                          settings.MAX_RETRY_AFTER, 1048576, "vizwiz-lf", "drop"]
+    for bad in ("0", "1.5", "1MB"):
+        clean_env.setenv("VQALIB_JUDGE_MAX_REPLY_BYTES", bad)
+        with pytest.raises(ValueError, match=f"VQALIB_JUDGE_MAX_REPLY_BYTES='{bad}': must be a whole number"):
+            settings.setting("max_reply_bytes")
+    clean_env.delenv("VQALIB_JUDGE_MAX_REPLY_BYTES")
     clean_env.setenv("VQALIB_JUDGE_DEADLINE", "-1")
     with pytest.raises(ValueError, match="VQALIB_JUDGE_DEADLINE='-1': must be a positive number"):
         settings.setting("deadline")
@@ -592,12 +815,14 @@ def test_judge_from_env_openai(clean_env, tmp_path, server):
     clean_env.setenv("VQALIB_JUDGE_TIMEOUT", "7.5")
     clean_env.setenv("VQALIB_JUDGE_DEADLINE", "42")
     clean_env.setenv("VQALIB_JUDGE_MAX_RETRY_AFTER", "5")
+    clean_env.setenv("VQALIB_JUDGE_MAX_REPLY_BYTES", "4096")
     clean_env.setenv("VQALIB_CACHE_DIR", str(tmp_path))
     judge = cache.judge_from_env()
     assert isinstance(judge, cache.CachedJudge)
     assert isinstance(judge.backend, backends.OpenAIChatBackend) and isinstance(judge.backend, backends.JudgeBackend)
     assert (judge.backend.model, judge.backend.timeout, judge.backend.base_url) == ("gpt-test", 7.5, server.url)
     assert (judge.backend.deadline, judge.backend.max_retry_after) == (42.0, 5.0)
+    assert judge.backend.max_reply_bytes == judge.max_reply_bytes == 4096
     assert judge.cache_dir == tmp_path / "judge"
     judge.complete(MESSAGES)
     assert server.seen[0]["auth"] == "Bearer sk-fallback"

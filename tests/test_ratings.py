@@ -238,3 +238,133 @@ def test_correctness_table_from_the_first_real_study():
     table = ratings.correctness_table([simulated, real])
     assert table.columns[0] == "study" and table["study"].eq(real.label).all()
     pd.testing.assert_frame_equal(table.drop(columns="study"), ratings.per_answer_correctness(real.ratings))
+
+
+# --- large files full of errors, out-of-range integers, files that are not regular ----------------------
+
+def _many_error_rows() -> list[str]:
+    """3,000 rows: 10 participants x 100 questions x 3 sources, with 750 cross-row errors of known place.
+
+    Block ``b`` (participant ``P<b // 100>``, question ``b % 100 + 1``) is on lines ``2 + 3b`` to ``4 + 3b``.
+    ``b % 10 == 1``: ranks 1, 1, 3 (one rank problem); ``b % 10 == 2``: GPT-4V rated twice (one repeat, one rank
+    problem); participant P5's odd blocks name group S+I, not B+I (3 group problems each); participant P9 gives
+    every question the next category (3 category problems per block).
+    """
+    rows = [",".join(ratings.COLUMNS)]
+    for b in range(1000):
+        participant, question = b // 100, b % 100 + 1
+        group = ratings.GROUPS[participant % 4]
+        if participant == 5 and b % 2:
+            group = "S+I"
+        category = ratings.CATEGORIES[(question + (participant == 9)) % 4]
+        sources = ["GPT-4V", "GPT-4V", "Expert"] if b % 10 == 2 else list(ratings.SOURCES)
+        ranks = [1, 1, 3] if b % 10 == 1 else [1, 2, 3]
+        rows += [f"P{participant},{group},{question},{category},{source},{rank},1,2,3,1"
+                 for source, rank in zip(sources, ranks)]
+    return rows
+
+
+def test_a_file_with_many_errors_reports_every_one_by_line_and_column(tmp_path):
+    """Must show: all 750 cross-row problems of a 3,000-row file are reported, each at its own line and column
+    with its message, in line order (the checks run once per column, not once per failing row)."""
+    path = tmp_path / "many.csv"
+    path.write_text("\n".join(_many_error_rows()) + "\n")
+    with pytest.raises(RatingsFileError) as error:
+        ratings.load_ratings(path)
+    problems = error.value.problems
+    assert len(problems) == 750 and [p[0] for p in problems] == sorted(p[0] for p in problems)
+    counts = pd.Series([p[1] for p in problems]).value_counts().to_dict()
+    assert counts == {"question_category": 300, "rank": 200, "group": 150, "source": 100}
+    assert {p[0] for p in problems if p[1] == "source"} == {3 + 3 * b for b in range(1000) if b % 10 == 2}
+    by_place = {(line, column): message for line, column, message in problems}
+    # block 12 (P0, question 13): GPT-4V rated twice on lines 38 and 39, so its ranks are not a permutation either
+    assert by_place[(39, "source")] == ("participant 'P0' rated the GPT-4V answer to question 13 again "
+                                        "(first on line 38)")
+    assert by_place[(40, "rank")] == ("participant 'P0', question 13: the ranks [1, 2, 3] of sources ['Expert', "
+                                      "'GPT-4V', 'GPT-4V'] are not 1, 2, 3 over ['GPT-4V', 'Gemini', 'Expert'] "
+                                      "(lines 38, 39, 40)")
+    assert by_place[(7, "rank")].endswith("the ranks [1, 1, 3] of sources ['Expert', 'GPT-4V', 'Gemini'] are not "
+                                          "1, 2, 3 over ['GPT-4V', 'Gemini', 'Expert'] (lines 5, 6, 7)")
+    # block 501 (P5's first odd block), lines 1505-1507; P5 first named its group on line 1502
+    assert by_place[(1505, "group")] == "participant_id 'P5' has group 'S+I' here but 'B+I' on line 1502"
+    # block 900 (P9, question 1), lines 2702-2704; question 1 was first on line 2, as Description
+    assert by_place[(2702, "question_category")] == ("question_id 1 has question_category 'Reading' here but "
+                                                     "'Description' on line 2")
+    assert "750 problem(s)" in str(error.value) and "and 725 more problem(s)" in str(error.value)
+
+
+def test_a_file_with_many_bad_values_reports_every_cell(tmp_path):
+    rows = _many_error_rows()
+    for i in range(1, len(rows), 2):  # every other data row: fluency 7
+        rows[i] = rows[i].rsplit(",", 1)[0] + ",7"
+    path = tmp_path / "sevens.csv"
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(RatingsFileError) as error:
+        ratings.load_ratings(path)
+    assert error.value.problems == [(line, "fluency", "rating 7 is out of range 1-3") for line in range(2, 3002, 2)]
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("12345678901234567890123", "12345678901234567890123"),
+    (str(2 ** 63), str(2 ** 63)),
+    ("0" * 5 + str(2 ** 64), "0" * 5 + str(2 ** 64)),
+    ("7" * 5000, "7" * 40 + "... (5000 digits)"),  # past the 4,300 digits int() accepts
+])
+def test_an_out_of_range_question_id_is_named_not_an_overflow(tmp_path, value, shown):
+    """Must show: a question id too large for int64 is a DataFormatError naming file, line, column, value and what
+    is allowed (the typing of the column raised a bare OverflowError)."""
+    from vqalib.core.io import DataFormatError
+
+    path = _valid_with(tmp_path, b"B01,B,227,Description,GPT-4V", f"B01,B,{value},Description,GPT-4V".encode())
+    with pytest.raises(DataFormatError) as error:
+        ratings.load_ratings(path)
+    [(line, column, message)] = error.value.problems
+    assert (line, column) == (5, "question_id")
+    assert f"{path}, line 5, column 'question_id': question id {shown} is out of range: a positive integer up to " \
+           f"{2 ** 63 - 1} is allowed" in str(error.value)
+
+
+def test_the_largest_int64_question_id_is_typed_then_found_outside_the_release(tmp_path):
+    largest = 2 ** 63 - 1
+    path = _valid_with(tmp_path, b"B01,B,227,Description,GPT-4V", f"B01,B,{largest},Description,GPT-4V".encode())
+    with pytest.raises(RatingsFileError) as error:
+        ratings.load_ratings(path)
+    [message] = [m for line, column, m in error.value.problems if (line, column) == (5, "question_id")]
+    assert message.startswith(f"question id {largest} is not in the VizWiz-LF release (600 ids, 1-600)")
+
+
+def test_huge_ranks_and_ratings_are_named_too(tmp_path):
+    huge = "12345678901234567890123"
+    path = _valid_with(tmp_path, b"B01,B,227,Description,GPT-4V,2,2,2,3,3",
+                       f"B01,B,227,Description,GPT-4V,{huge},2,{huge},3,3".encode())
+    with pytest.raises(RatingsFileError) as error:
+        ratings.load_ratings(path)
+    assert error.value.problems == [(5, "rank", f"rank {huge} is out of range 1-3"),
+                                    (5, "helpfulness", f"rating {huge} is out of range 1-3")]
+
+
+def test_a_ratings_path_that_is_a_pipe_or_a_folder_is_refused_by_name(tmp_path):
+    """A named pipe would block a reader for ever: it is refused at once, as a folder is."""
+    import os
+    import threading
+
+    from vqalib.core.io import NotRegularFile
+
+    pipe, folder = tmp_path / "ratings.csv", tmp_path / "folder.csv"
+    os.mkfifo(pipe)
+    folder.mkdir()
+    outcome = {}
+
+    def load(path):
+        try:
+            ratings.load_ratings(path)
+        except NotRegularFile as err:
+            outcome[path] = str(err)
+
+    for path in (pipe, folder):
+        reader = threading.Thread(target=load, args=(path,), daemon=True)
+        reader.start()
+        reader.join(60)  # a safety net only: the refusal is immediate
+        assert not reader.is_alive(), f"load_ratings blocked on {path}"
+    assert outcome[pipe] == f"{pipe}: cannot read this ratings file: it is a named pipe (FIFO), not a regular file"
+    assert outcome[folder] == f"{folder}: cannot read this ratings file: it is a directory, not a regular file"

@@ -6,8 +6,8 @@ One concept per module:
   "Models, caches and runs"), read by :func:`~vqalib.core.judge.settings.setting`;
 * :mod:`~vqalib.core.judge.backends` — :class:`JudgeError`, the :class:`JudgeBackend` protocol, the
   OpenAI-compatible HTTP backend with its retry waits and the local ``transformers`` backend;
-* :mod:`~vqalib.core.judge.cache` — :class:`CachedJudge` (content-addressed JSON reply cache) and
-  :func:`judge_from_env`;
+* :mod:`~vqalib.core.judge.cache` — :class:`CachedJudge` (content-addressed JSON reply cache, each entry
+  verified when read) and :func:`judge_from_env`;
 * :mod:`~vqalib.core.judge.prompts` — the LAVE prompts (VizWiz-LF Table 17 and mair-lab/lave's
   reference prompt); their texts are data, ``prompts/lave.json``, loaded by name;
 * :mod:`~vqalib.core.judge.parsing` — :func:`parse_lave_reply`, reading the 1-3 rating of a reply;

@@ -2,8 +2,8 @@
 
 :class:`JudgeError` names a failed call as LAVE's per-item ``judge_status`` does; a
 :class:`JudgeBackend` is a chat model: :class:`OpenAIChatBackend`, an OpenAI-compatible HTTP
-server (hosted APIs, vLLM, Ollama's ``/v1``) with deadlines and retries (:func:`retry_wait`), or
-:class:`TransformersBackend`, a local ``transformers`` causal LM. Settings come from
+server (hosted APIs, vLLM, Ollama's ``/v1``) with deadlines, retries (:func:`retry_wait`) and a cap on
+the reply body it reads, or :class:`TransformersBackend`, a local ``transformers`` causal LM. Settings come from
 :mod:`vqalib.core.judge.settings`.
 """
 
@@ -22,20 +22,24 @@ import requests
 import urllib3
 
 from vqalib.core import config
-from vqalib.core.judge.settings import (API_KEY_ENV, BASE_URL_ENV, DEFAULT_DEADLINE, DEFAULT_TIMEOUT, DEVICE_ENV,
-                                        HF_MODEL_ENV, MAX_RETRY_AFTER, MODEL_ENV, setting)
+from vqalib.core.judge.settings import (API_KEY_ENV, BASE_URL_ENV, DEFAULT_DEADLINE, DEFAULT_MAX_REPLY_BYTES,
+                                        DEFAULT_TIMEOUT, DEVICE_ENV, HF_MODEL_ENV, MAX_REPLY_BYTES_ENV,
+                                        MAX_RETRY_AFTER, MODEL_ENV, setting)
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 # the endpoint, key or model is wrong: every other item would fail the same way
 FATAL_STATUSES = (401, 403, 404)
+READ_SIZE = 65536  # bytes asked of the socket per read of a reply body
 
 
 class JudgeError(RuntimeError):
     """The judge model could not be reached or refused the request.
 
     ``status`` names the failure as LAVE's per-item ``judge_status`` does (``timeout``,
-    ``connection error``, ``non-json``, ``http <code>``); ``fatal`` marks failures that every
-    further request would meet too (wrong key, URL or model), which end a batch.
+    ``connection error``, ``non-json``, ``too large``: a body over the reply cap, ``server error``:
+    an HTTP 2xx whose JSON is an ``error`` object instead of a completion, ``http <code>``);
+    ``fatal`` marks failures that every further request would meet too (wrong key, URL or model),
+    which end a batch.
     """
 
     def __init__(self, message: str, *, status: str = "error", fatal: bool = False) -> None:
@@ -113,6 +117,24 @@ def retry_wait(*, attempt: int, backoff_factor: float, retry_after: str | None =
     return min(max(wait, 0.0), max_retry_after)
 
 
+def _declared_length(response: Any) -> int:
+    """The reply's ``Content-Length`` as a number, -1 when absent or unreadable."""
+    value = response.headers.get("Content-Length", "").strip()
+    return int(value) if re.fullmatch(r"[0-9]+", value) else -1
+
+
+def _error_message(error: Any) -> str:
+    """The server's words from the ``error`` member of a reply (an object or a string), cut to 300 characters."""
+    if isinstance(error, dict):
+        message = error.get("message")
+        detail = ", ".join(f"{k} {error[k]}" for k in ("type", "code") if error.get(k) not in (None, ""))
+        text = (str(message) if message not in (None, "") else json.dumps(error, ensure_ascii=False)) + (
+            f" ({detail})" if detail else "")
+    else:
+        text = str(error)
+    return repr(text[:300])
+
+
 def _without_userinfo(url: str) -> str:
     """``url`` without ``user:password@`` (it is written into cache files)."""
     parts = urllib.parse.urlsplit(url)
@@ -131,7 +153,10 @@ class OpenAIChatBackend:
     attempts. Timeouts, connection errors and the statuses in :data:`RETRY_STATUSES` are retried
     up to ``max_retries`` times after :func:`retry_wait` (``Retry-After`` capped at
     ``max_retry_after``); a retry that could not finish before the deadline is not started.
-    ``sleep`` and ``clock`` are injectable so tests need not wait.
+    A body is read up to ``max_reply_bytes``: a 2xx reply longer than that (or declaring a longer
+    ``Content-Length``) is stopped while streaming and raises status ``too large``, not retried;
+    an error reply longer than that keeps its status, only its text is cut. ``sleep`` and
+    ``clock`` are injectable so tests need not wait.
     """
 
     name = "openai"
@@ -139,7 +164,8 @@ class OpenAIChatBackend:
     def __init__(self, *, base_url: str, model: str, api_key: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT, deadline: float = DEFAULT_DEADLINE, max_retries: int = 4,
                  backoff_factor: float = 0.5, max_retry_after: float = MAX_RETRY_AFTER,
-                 sleep: Callable[[float], Any] = time.sleep, clock: Callable[[], float] = time.monotonic) -> None:
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES, sleep: Callable[[float], Any] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.timeout = timeout
@@ -147,6 +173,7 @@ class OpenAIChatBackend:
         self.max_retries = max_retries
         self.backoff_factor = backoff_factor
         self.max_retry_after = max_retry_after
+        self.max_reply_bytes = max_reply_bytes
         self.sleep = sleep
         self.clock = clock
         self.session = requests.Session()
@@ -161,36 +188,45 @@ class OpenAIChatBackend:
     @classmethod
     def from_env(cls) -> OpenAIChatBackend:
         """The backend named by ``VQALIB_JUDGE_BASE_URL``/``_MODEL``/``_API_KEY``/``_TIMEOUT``/
-        ``_DEADLINE``/``_MAX_RETRY_AFTER``."""
+        ``_DEADLINE``/``_MAX_RETRY_AFTER``/``_MAX_REPLY_BYTES``."""
         base_url, model = config.get(BASE_URL_ENV), config.get(MODEL_ENV)
         if not base_url or not model:
             raise JudgeError(f"{BASE_URL_ENV} and {MODEL_ENV} must both be set")
         api_key = config.get(API_KEY_ENV) or config.get("OPENAI_API_KEY")
         return cls(base_url=base_url, model=model, api_key=api_key, timeout=setting("timeout"),
-                   deadline=setting("deadline"), max_retry_after=setting("max_retry_after"))
+                   deadline=setting("deadline"), max_retry_after=setting("max_retry_after"),
+                   max_reply_bytes=setting("max_reply_bytes"))
 
-    def _attempt(self, url: str, body: bytes, *, remaining: float) -> tuple[int, Any, bytes]:
+    def _attempt(self, url: str, body: bytes, *, remaining: float) -> tuple[int, Any, bytes, bool]:
         """One POST, cut off after ``remaining`` seconds however the server behaves.
 
         requests' timeout is per socket read, so a server trickling bytes never trips it: the
         request runs in a worker thread that the caller stops waiting for at the deadline (the
-        worker then leaves at its next chunk or read timeout). Returns (status, headers, body).
+        worker then leaves at its next chunk or read timeout). The body is read up to
+        ``max_reply_bytes`` (decoded bytes), so memory stays bounded whatever the server sends.
+        Returns (status, headers, body, over the cap).
         """
         box: dict[str, Any] = {}
         done, cancel = threading.Event(), threading.Event()
         read_timeout = min(self.timeout, remaining)
+        cap = self.max_reply_bytes
 
         def work() -> None:
             try:
                 with self.session.post(url, data=body, headers={"Content-Type": "application/json"},
                                        timeout=(read_timeout, read_timeout), stream=True) as response:
-                    chunks = []
-                    while not cancel.is_set():
-                        chunk = response.raw.read1(65536, decode_content=True)
+                    chunks, size = [], 0
+                    # a 2xx body declared over the cap is refused before any of it is read
+                    over = 200 <= response.status_code < 300 and _declared_length(response) > cap
+                    while not over and not cancel.is_set():
+                        chunk = response.raw.read1(READ_SIZE, decode_content=True)
                         if not chunk:
                             break
+                        size += len(chunk)
+                        over = size > cap
                         chunks.append(chunk)
-                    box["result"] = (response.status_code, response.headers, b"".join(chunks))
+                    # leaving the block closes the connection: the rest of a long body is never read
+                    box["result"] = (response.status_code, response.headers, b"".join(chunks), over)
             except Exception as error:  # noqa: BLE001 - handed to the caller
                 box["error"] = error
             finally:
@@ -221,14 +257,20 @@ class OpenAIChatBackend:
         try:
             content = payload["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
-            return ""  # JSON but no completion text: counted as empty by the caller
-        return content if isinstance(content, str) else ""
+            content = None
+        # some servers and proxies answer 200 with an error object in place of the completion
+        if content is None and isinstance(payload, dict) and payload.get("error") not in (None, "", {}):
+            raise JudgeError(f"judge reply from {url} (model {self.model}) is an error, not a completion: "
+                             f"{_error_message(payload['error'])}", status="server error")
+        return content if isinstance(content, str) else ""  # JSON without completion text: counted as empty
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
         """One chat completion (a LAVE rationale and rating); "" when the reply has no text.
 
         Raises :class:`JudgeError` (with ``status``) when no reply arrives before the deadline,
-        the server keeps failing, answers with a client error, or returns a body that is not JSON.
+        the server keeps failing, answers with a client error, or returns a body that is not JSON
+        (``non-json``), is over ``max_reply_bytes`` (``too large``) or holds an ``error`` object
+        instead of a completion (``server error``); none of these three is retried.
 
         Parameters
         ----------
@@ -256,13 +298,17 @@ class OpenAIChatBackend:
                 raise JudgeError(f"{where}: no reply within the deadline of {self.deadline:g} s", status="timeout")
             retry_after = None
             try:
-                code, headers, data = self._attempt(url, body, remaining=remaining)
+                code, headers, data, over = self._attempt(url, body, remaining=remaining)
             except JudgeError as error:
                 if error.status == "timeout" and self.clock() >= deadline_at:
                     raise JudgeError(f"{where}: {error}", status="timeout") from error
                 failure = JudgeError(f"{where} failed after {attempt + 1} attempt(s): {error}", status=error.status)
             else:
                 if 200 <= code < 300:
+                    if over:  # the same request would bring the same body: not retried, counted per item
+                        raise JudgeError(f"{where}: the reply body is over the cap of {self.max_reply_bytes:,} "
+                                         f"bytes ({MAX_REPLY_BYTES_ENV}); reading stopped there, nothing cached",
+                                         status="too large")
                     return self._reply_text(data, url=url)  # a non-JSON body is not retried: counted per item
                 snippet = data.decode("utf-8", errors="replace")[:200]
                 failure = JudgeError(f"{where} failed after {attempt + 1} attempt(s): HTTP {code}: {snippet}",

@@ -58,13 +58,16 @@ def lave(items: pd.DataFrame, *, judge: CachedJudge, prompt: str | None = None, 
     behaviour behind this compendium's numbers so far; VizWiz-LF does not say what it did, and
     its prompt demands ``Rating: X``. ``reference`` scores them as rating 2 (0.5), as mair-lab/lave
     does for any generation not ending in 1, 2 or 3, so means are comparable with published LAVE
-    numbers. Under both, items whose call brought no text (empty reply, non-JSON body, timeout,
-    connection or HTTP failure) keep a missing score: they are not the judge's verdict.
+    numbers. Under both, items whose call brought no text (empty reply, non-JSON body, a body over
+    the reply cap, an error object in place of a completion, timeout, connection or HTTP failure)
+    keep a missing score: they are not the judge's verdict.
 
     Adds ``rationale`` (the reply, "" when none), ``rating`` (Int64: the rating read, NA when
     none), ``score`` (what enters the mean under the policy), ``status`` (``ok`` | ``unparseable``:
     ``ok`` exactly when a rating was read) and ``judge_status`` (``parsed``, ``unparseable:
-    <reason>``, ``empty``, ``non-json``, ``timeout``, ``connection error``, ``http <code>``).
+    <reason>``, ``empty``, ``non-json``, ``too large`` (a body over ``VQALIB_JUDGE_MAX_REPLY_BYTES``),
+    ``server error`` (an HTTP 2xx holding an ``error`` object, not a completion), ``timeout``,
+    ``connection error``, ``http <code>``).
     ``.attrs["lave"]`` holds the prompt, the policy and the count of each ``judge_status``.
     A failure every further call would meet too (HTTP 401, 403, 404), or
     ``max_consecutive_failures`` failed calls in a row, ends the batch with :class:`JudgeError`;

@@ -4,20 +4,38 @@
 content-addressed JSON cache (one file per request, named by the SHA-256 of the canonical request
 key: backend, endpoint, model, prompt variant, messages, generation settings) under
 ``cache_root("judge")``; :func:`judge_from_env` builds the judge the ``VQALIB_JUDGE_*``
-variables configure.
+variables configure. Entries are sealed and verified when read (:mod:`vqalib.core.caches`;
+ARCHITECTURE.md, "Caches verified when read"): the cache is data another user or process may have
+placed, so an entry is served only when it is a regular file whose stored request is this request and
+whose text is a reply within the reply cap (``VQALIB_JUDGE_MAX_REPLY_BYTES``); a cache that cannot be
+written costs calls, never replies.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from pathlib import Path
 from typing import Callable
 
 from vqalib.core import config
-from vqalib.core.io import cache_root, write_atomic
+from vqalib.core.caches import SEAL_PREFIX, CorruptEntry, discard, unseal, write_entry
+from vqalib.core.io import NotRegularFile, cache_root, read_regular
 from vqalib.core.judge.backends import JudgeBackend, OpenAIChatBackend, TransformersBackend
-from vqalib.core.judge.settings import BASE_URL_ENV, HF_MODEL_ENV, MODEL_ENV
+from vqalib.core.judge.settings import BASE_URL_ENV, HF_MODEL_ENV, MAX_REPLY_BYTES_ENV, MODEL_ENV, setting
+
+KIND = "judge cache"  # how warnings name this cache
+
+
+def _canonical(request: object) -> str:
+    """The request as the one JSON text its cache key is the SHA-256 of."""
+    return json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _size(text: str) -> int:
+    """UTF-8 bytes of ``text`` (a lone surrogate, which a JSON escape can produce, counted as 3)."""
+    return len(text.encode("utf-8", errors="surrogatepass"))
 
 
 class CachedJudge:
@@ -28,14 +46,33 @@ class CachedJudge:
     (temperature, max_tokens, the backend's seed). Empty replies are never stored, nor replies
     that ``accept`` rejects (LAVE: replies without a readable rating), so a later run asks again;
     a stored reply that ``accept`` rejects is not served either.
+
+    Every entry is checked when read: a regular file, its seal matching its content (an entry
+    written before seals has none and is judged by the rest), holding JSON whose ``request`` is the
+    current request (so the key recomputed from it is the file's name) and whose ``text`` is a
+    non-empty string of at most ``max_reply_bytes`` (default the backend's cap, else
+    ``VQALIB_JUDGE_MAX_REPLY_BYTES``). Anything else (damaged, planted, a folder or pipe in its
+    place, too large) is deleted, best effort, with a warning naming the file and why
+    (:func:`vqalib.core.caches.discard`), and the model is asked again. When the folder cannot be
+    made the judge warns and runs uncached; when an entry cannot be written (full disk, read-only
+    folder) it warns naming the file, returns the reply and counts it in :meth:`summary`.
     """
 
-    def __init__(self, backend: JudgeBackend, *, cache_dir: str | Path) -> None:
+    def __init__(self, backend: JudgeBackend, *, cache_dir: str | Path, max_reply_bytes: int | None = None) -> None:
         self.backend = backend
+        self.max_reply_bytes = int(max_reply_bytes or getattr(backend, "max_reply_bytes", None)
+                                   or setting("max_reply_bytes"))
         self.cache_dir = Path(cache_dir)
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self.enabled = True  # False: the folder could not be made, nothing is read or stored
         self.calls = 0
         self.cache_hits = 0
+        self.not_stored = 0
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            self.enabled = False
+            warnings.warn(f"judge cache: cannot make the folder {self.cache_dir} ({error}); running uncached, "
+                          "so every judge reply is asked for and none is stored", stacklevel=2)
 
     def request_key(self, messages: list[dict], *, temperature: float, max_tokens: int,
                     prompt: str | None = None) -> dict:
@@ -62,15 +99,65 @@ class CachedJudge:
                 "model": self.backend.model, "prompt": prompt, "messages": messages, "temperature": temperature,
                 "max_tokens": max_tokens, "seed": getattr(self.backend, "seed", None)}
 
-    def _path(self, request: dict) -> Path:
-        canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return self.cache_dir / f"{hashlib.sha256(canonical.encode('utf-8')).hexdigest()}.json"
+    def _path(self, request: object) -> Path:
+        digest = hashlib.sha256(_canonical(request).encode("utf-8", errors="surrogatepass")).hexdigest()
+        return self.cache_dir / f"{digest}.json"
+
+    def _read(self, path: Path, request: dict) -> str | None:
+        """The stored reply to ``request`` when ``path`` holds exactly that, else None (bad entries discarded)."""
+        canonical = _canonical(request)
+        # JSON may spell a character in up to 6 bytes; anything longer cannot hold a reply within the cap
+        limit = 6 * (self.max_reply_bytes + _size(canonical)) + 1024
+        try:
+            data = read_regular(path, what=f"{KIND} entry", max_bytes=limit)
+        except FileNotFoundError:
+            return None  # not asked before
+        except (NotRegularFile, OSError) as error:  # a pipe, a folder, over the limit, unreadable
+            discard(path, kind=KIND, why=str(error).removeprefix(f"{path}: "))
+            return None
+        if data.startswith(SEAL_PREFIX):
+            try:
+                data = unseal(data)
+            except CorruptEntry as error:
+                discard(path, kind=KIND, why=str(error))
+                return None
+        # else an entry written before seals: still served when its request checks out below, because a
+        # judge reply costs a paid call and a hosted model may not give the same reply again
+        try:
+            entry = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as error:
+            entry, why = None, f"not UTF-8 JSON ({type(error).__name__}: {str(error)[:120]})"
+        else:
+            why = "not a JSON object with 'request' and 'text'"
+        if isinstance(entry, dict):
+            stored, text = entry.get("request"), entry.get("text")
+            if stored is None or _canonical(stored) != canonical or self._path(stored) != path:
+                why = "its stored request is not the request its file name is the key of"
+            elif not isinstance(text, str) or not text:
+                why = "its text is not a non-empty string"
+            elif _size(text) > self.max_reply_bytes:
+                why = f"its text is over the reply cap of {self.max_reply_bytes:,} bytes ({MAX_REPLY_BYTES_ENV})"
+            else:
+                return text
+        discard(path, kind=KIND, why=why)
+        return None
+
+    def _store(self, path: Path, request: dict, text: str) -> None:
+        """Write a sealed entry; a disk that refuses it (full, read-only) is warned about and counted, never raised."""
+        entry = {"request": request, "text": text}
+        try:
+            data = json.dumps(entry, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate from a JSON escape: escaped, it reads back the same
+            data = json.dumps(entry).encode("ascii")
+        if not write_entry(path, data, kind=KIND):
+            self.not_stored += 1
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256,
                  prompt: str | None = None, accept: Callable[[str], bool] | None = None) -> str:
         """The backend's reply to ``messages``, from the cache when this exact request was answered
         before with a reply ``accept`` takes; ``prompt`` names the prompt variant for the key.
-        Backend failures (:class:`JudgeError`) propagate and leave the cache untouched.
+        Backend failures (:class:`JudgeError`) propagate and leave the cache untouched; a bad entry is
+        discarded with a warning and a write failure warned about (see the class), never raised.
 
         Parameters
         ----------
@@ -92,19 +179,17 @@ class CachedJudge:
             The reply, cached or new (a new one may be empty or rejected by ``accept``: returned, not stored).
         """
         request = self.request_key(messages, temperature=temperature, max_tokens=max_tokens, prompt=prompt)
-        path = self._path(request)
-        try:
-            text = json.loads(path.read_text(encoding="utf-8"))["text"]
-            if isinstance(text, str) and text and (accept is None or accept(text)):
+        path = self._path(request) if self.enabled else None
+        if path is not None:
+            text = self._read(path, request)
+            if text is not None and (accept is None or accept(text)):
                 self.cache_hits += 1
                 return text
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # absent or damaged: ask the model again
         self.calls += 1
         config.model_call(f"LLM judge {self.backend.name}:{self.backend.model}")
         text = self.backend.complete(messages, temperature=temperature, max_tokens=max_tokens)
-        if text and (accept is None or accept(text)):
-            write_atomic(path, json.dumps({"request": request, "text": text}, ensure_ascii=False).encode("utf-8"))
+        if path is not None and text and _size(text) <= self.max_reply_bytes and (accept is None or accept(text)):
+            self._store(path, request, text)
         return text
 
     def stats(self) -> dict[str, int]:
@@ -112,8 +197,12 @@ class CachedJudge:
         return {"calls": self.calls, "cache_hits": self.cache_hits}
 
     def summary(self) -> str:
-        """One line such as ``judge openai:gpt-4o: 120 calls, 240 cache hits``."""
-        return f"judge {self.backend.name}:{self.backend.model}: {self.calls} calls, {self.cache_hits} cache hits"
+        """One line such as ``judge openai:gpt-4o: 120 calls, 240 cache hits`` (then the replies the cache
+        could not store, or that it is off)."""
+        line = f"judge {self.backend.name}:{self.backend.model}: {self.calls} calls, {self.cache_hits} cache hits"
+        if not self.enabled:
+            return f"{line} (cache off: {self.cache_dir} could not be made)"
+        return f"{line}, {self.not_stored} replies not cached (cache not writable)" if self.not_stored else line
 
 
 def judge_from_env(*, cache_dir: str | Path | None = None) -> CachedJudge | None:

@@ -6,8 +6,8 @@ policies for replies without a rating. :func:`setting` is the single place that 
 optional variables, through :mod:`vqalib.core.config`:
 ``VQALIB_JUDGE_BASE_URL`` + ``VQALIB_JUDGE_MODEL`` (+ ``VQALIB_JUDGE_API_KEY`` or
 ``OPENAI_API_KEY``, ``VQALIB_JUDGE_TIMEOUT``, ``VQALIB_JUDGE_DEADLINE``,
-``VQALIB_JUDGE_MAX_RETRY_AFTER``), or ``VQALIB_JUDGE_HF_MODEL`` (+ ``VQALIB_JUDGE_DEVICE``);
-``VQALIB_JUDGE_PROMPT``, ``VQALIB_JUDGE_UNPARSEABLE``; cache in ``VQALIB_CACHE_DIR``.
+``VQALIB_JUDGE_MAX_RETRY_AFTER``, ``VQALIB_JUDGE_MAX_REPLY_BYTES``), or ``VQALIB_JUDGE_HF_MODEL``
+(+ ``VQALIB_JUDGE_DEVICE``); ``VQALIB_JUDGE_PROMPT``, ``VQALIB_JUDGE_UNPARSEABLE``; cache in ``VQALIB_CACHE_DIR``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ API_KEY_ENV = "VQALIB_JUDGE_API_KEY"
 TIMEOUT_ENV = "VQALIB_JUDGE_TIMEOUT"
 DEADLINE_ENV = "VQALIB_JUDGE_DEADLINE"
 MAX_RETRY_AFTER_ENV = "VQALIB_JUDGE_MAX_RETRY_AFTER"
+MAX_REPLY_BYTES_ENV = "VQALIB_JUDGE_MAX_REPLY_BYTES"
 HF_MODEL_ENV = "VQALIB_JUDGE_HF_MODEL"
 DEVICE_ENV = "VQALIB_JUDGE_DEVICE"
 PROMPT_ENV = "VQALIB_JUDGE_PROMPT"
@@ -36,6 +37,8 @@ ENABLE_HINT = (
 DEFAULT_TIMEOUT = 60.0  # seconds one socket read (or the connect) may block
 DEFAULT_DEADLINE = 300.0  # seconds one judge call may take in all, attempts and waits included
 MAX_RETRY_AFTER = 60.0  # longest wait a server's Retry-After (or the backoff) can impose between attempts
+# largest reply body read: a LAVE reply is a few hundred bytes, so 1 MiB only stops a runaway or hostile server
+DEFAULT_MAX_REPLY_BYTES = 1_048_576
 
 # VizWiz-LF Table 17 (the paper's adaptation) or mair-lab/lave's own prompt
 LAVE_PROMPTS = ("vizwiz-lf", "lave-reference")
@@ -61,6 +64,16 @@ def _nonnegative_float(value: str) -> float:
     return number
 
 
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError("must be a whole number of bytes >= 1") from None
+    if number < 1:
+        raise ValueError("must be a whole number of bytes >= 1")
+    return number
+
+
 def _choice(choices: tuple[str, ...]) -> Callable[[str], str]:
     def parse(value: str) -> str:
         if value not in choices:
@@ -74,6 +87,7 @@ SETTINGS: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
     "timeout": (TIMEOUT_ENV, DEFAULT_TIMEOUT, _positive_float),
     "deadline": (DEADLINE_ENV, DEFAULT_DEADLINE, _positive_float),
     "max_retry_after": (MAX_RETRY_AFTER_ENV, MAX_RETRY_AFTER, _nonnegative_float),
+    "max_reply_bytes": (MAX_REPLY_BYTES_ENV, DEFAULT_MAX_REPLY_BYTES, _positive_int),
     "prompt": (PROMPT_ENV, DEFAULT_PROMPT, _choice(LAVE_PROMPTS)),
     "unparseable": (UNPARSEABLE_ENV, DEFAULT_UNPARSEABLE, _choice(UNPARSEABLE_POLICIES)),
 }
@@ -88,13 +102,13 @@ def setting(name: str) -> Any:
     Parameters
     ----------
     name : str
-        A key of :data:`SETTINGS`: ``timeout``, ``deadline``, ``max_retry_after``, ``prompt`` or
-        ``unparseable``.
+        A key of :data:`SETTINGS`: ``timeout``, ``deadline``, ``max_retry_after``, ``max_reply_bytes``,
+        ``prompt`` or ``unparseable``.
 
     Returns
     -------
     Any
-        The parsed value (a float of seconds, or one of the allowed names), else the default.
+        The parsed value (a float of seconds, an int of bytes, or one of the allowed names), else the default.
     """
     variable, default, parse = SETTINGS[name]
     raw = config.get(variable)

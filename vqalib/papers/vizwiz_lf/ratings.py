@@ -36,9 +36,10 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from vqalib.core.io import DataFormatError
+from vqalib.core.io import DataFormatError, read_regular
 from vqalib.papers.vizwiz_lf.loading import vizwiz_lf_question_ids
 
 GROUPS: tuple[str, ...] = ("B", "B+I", "S", "S+I")
@@ -53,6 +54,7 @@ CORRECTNESS_GROUP = "S+I"   # the group whose `plausibility` column holds Correc
 SIMULATED = "SIMULATED"
 MAX_LISTED_PROBLEMS = 25
 RELEASE = "the VizWiz-LF release"
+INT64_MAX = 2 ** 63 - 1  # the typed frame holds question ids as int64
 
 
 class RatingsFileError(DataFormatError):
@@ -81,10 +83,12 @@ def load_ratings(path: str | Path, *, question_ids: Collection[int] | None = Non
     the column of every problem: bytes that are not UTF-8, an empty file or one with a
     header only, a missing column, a value outside its allowed set, a question id that is
     not in the VizWiz-LF release, a rating or rank that is not an integer 1-3 (an empty
-    cell included), a duplicated (participant, question, source), a participant in two
-    groups, a question in two categories, or a (participant, question) whose ranks are not
-    1, 2, 3 over the three sources. Nothing is dropped or repaired; blank lines are skipped.
-    A UTF-8 byte-order mark is ignored.
+    cell included), a question id too large for a 64-bit integer, a duplicated (participant,
+    question, source), a participant in two groups, a question in two categories, or a
+    (participant, question) whose ranks are not 1, 2, 3 over the three sources. Nothing is
+    dropped or repaired; blank lines are skipped. A UTF-8 byte-order mark is ignored. A path
+    that is not a regular file (a named pipe, a device, a folder) is refused at once with
+    :class:`~vqalib.core.io.NotRegularFile`, never waited on.
 
     Parameters
     ----------
@@ -103,7 +107,7 @@ def load_ratings(path: str | Path, *, question_ids: Collection[int] | None = Non
     """
     path = Path(path)
     name = str(path)
-    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    data = read_regular(path, what="ratings file").removeprefix(b"\xef\xbb\xbf")
     if not data.strip():
         raise RatingsFileError(name, [(1, None, f"the file is empty ({len(data)} bytes); a header line naming "
                                                 f"the columns {list(COLUMNS)} is required")])
@@ -194,15 +198,26 @@ def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = No
         raise RatingsFileError(name, [(1, c, "required column missing") for c in missing])
     problems: list[tuple[int | None, str | None, str]] = []
 
+    lines_array = line.to_numpy()
+
     def flag(mask: pd.Series, column: str, message) -> None:
-        for i in mask[mask].index:
-            problems.append((int(line[i]), column, message(text.at[i, column])))
+        # positions, not per-row lookups: the cost stays linear however many rows fail
+        where = np.flatnonzero(mask.to_numpy(dtype=bool))
+        values = text[column].to_numpy()[where]
+        problems.extend((int(n), column, message(v)) for n, v in zip(lines_array[where], values))
 
     flag(text["participant_id"].eq(""), "participant_id", lambda v: "empty participant id")
     for column, allowed in (("group", GROUPS), ("question_category", CATEGORIES), ("source", SOURCES)):
         flag(~text[column].isin(allowed), column, lambda v, a=allowed: f"{v!r} is not one of {list(a)}")
-    flag(~text["question_id"].str.fullmatch(r"[0-9]+") | text["question_id"].str.fullmatch(r"0+"),
+    digits = text["question_id"].str.fullmatch(r"[0-9]+")
+    flag(~digits | text["question_id"].str.fullmatch(r"0+"),
          "question_id", lambda v: f"{v!r} is not a positive integer question id")
+    # past int64 the typing below would end in a bare OverflowError; compared as text (digit strings of one
+    # length order as numbers), since int() refuses strings of over 4,300 digits
+    significant = text["question_id"].str.lstrip("0")
+    flag(digits & (significant.str.len().gt(19) | (significant.str.len().eq(19) & significant.gt(str(INT64_MAX)))),
+         "question_id", lambda v: f"question id {v if len(v) <= 40 else v[:40] + f'... ({len(v)} digits)'} is out "
+                                  f"of range: a positive integer up to {INT64_MAX} is allowed")
     for column in ("rank", *RATING_COLUMNS):
         what = "rank" if column == "rank" else "rating"
         flag(~text[column].str.fullmatch(r"[0-9]+"), column,
@@ -218,9 +233,10 @@ def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = No
     if question_ids is not None:
         known = frozenset(int(q) for q in question_ids)
         span = f"{len(known)} ids, {min(known)}-{max(known)}" if known else "no ids"
-        for i in typed.index[~typed["question_id"].isin(known)]:
-            problems.append((int(line[i]), "question_id", f"question id {typed.at[i, 'question_id']} is not in "
-                             f"{ids_from} ({span}); ratings must be of the release's questions"))
+        unknown = np.flatnonzero(~typed["question_id"].isin(known).to_numpy(dtype=bool))
+        problems.extend((int(n), "question_id", f"question id {q} is not in {ids_from} ({span}); ratings must be of "
+                         "the release's questions")
+                        for n, q in zip(lines_array[unknown], typed["question_id"].to_numpy()[unknown]))
     problems += _design_problems(typed, line)
     if problems:
         raise RatingsFileError(name, sorted(problems, key=lambda p: (p[0] or 0, p[1] or "")))
@@ -228,29 +244,40 @@ def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = No
 
 
 def _design_problems(typed: pd.DataFrame, line: pd.Series) -> list[tuple[int, str, str]]:
-    """Cross-row rules: unique answers, one group per participant, one category per question, ranks 1-3."""
+    """Cross-row rules: unique answers, one group per participant, one category per question, ranks 1-3.
+
+    One pass per rule over whole columns (grouped transforms, then plain lists), never a frame
+    lookup per failing row, so a file with errors in most rows still takes linear time.
+    """
     problems = []
+    lines = line.to_numpy()
+    participant = typed["participant_id"].tolist()
+    question = typed["question_id"].tolist()
+    source = typed["source"].tolist()
     key = ["participant_id", "question_id", "source"]
-    for i in typed.index[typed.duplicated(key, keep="first")]:
-        first = line[typed.index[(typed[key] == typed.loc[i, key]).all(axis=1)][0]]
-        problems.append((int(line[i]), "source", f"participant {typed.at[i, 'participant_id']!r} rated the "
-                         f"{typed.at[i, 'source']} answer to question {typed.at[i, 'question_id']} again "
-                         f"(first on line {first})"))
+    first_of_key = line.groupby([typed[k] for k in key], sort=False).transform("first").to_numpy()
+    for i in np.flatnonzero(typed.duplicated(key, keep="first").to_numpy()):
+        problems.append((int(lines[i]), "source", f"participant {participant[i]!r} rated the {source[i]} answer to "
+                         f"question {question[i]} again (first on line {first_of_key[i]})"))
     for owner, column in (("participant_id", "group"), ("question_id", "question_category")):
         first_value = typed.groupby(owner, sort=False)[column].transform("first")
-        first_line = line.groupby(typed[owner], sort=False).transform("first")
-        for i in typed.index[typed[column] != first_value]:
-            problems.append((int(line[i]), column, f"{owner} {typed.at[i, owner]!r} has {column} "
-                             f"{typed.at[i, column]!r} here but {first_value[i]!r} on line {first_line[i]}"))
+        first_line = line.groupby(typed[owner], sort=False).transform("first").to_numpy()
+        owners, values, firsts = typed[owner].tolist(), typed[column].tolist(), first_value.tolist()
+        for i in np.flatnonzero((typed[column] != first_value).to_numpy()):
+            problems.append((int(lines[i]), column, f"{owner} {owners[i]!r} has {column} {values[i]!r} here but "
+                             f"{firsts[i]!r} on line {first_line[i]}"))
     by_block = typed.groupby(["participant_id", "question_id"], sort=False)
     complete = (by_block["source"].transform("size").eq(len(SOURCES)) & by_block["source"].transform("nunique").eq(
         len(SOURCES)) & by_block["rank"].transform("nunique").eq(3))   # ranks are 1-3 already: a permutation
-    for (participant, question), block in typed[~complete].groupby(["participant_id", "question_id"], sort=False):
-        block = typed[(typed["participant_id"] == participant) & (typed["question_id"] == question)]
-        problems.append((int(line[block.index[-1]]), "rank",
-                         f"participant {participant!r}, question {question}: the ranks {sorted(block['rank'])} of "
-                         f"sources {sorted(block['source'])} are not 1, 2, 3 over {list(SOURCES)} "
-                         f"(lines {', '.join(str(int(line[i])) for i in block.index)})"))
+    blocks: dict[tuple, list[int]] = {}  # (participant, question) -> row positions, blocks in order of first row
+    for i in np.flatnonzero(~complete.to_numpy()):
+        blocks.setdefault((participant[i], question[i]), []).append(int(i))
+    rank = typed["rank"].tolist()
+    for (who, which), rows in blocks.items():
+        problems.append((int(lines[rows[-1]]), "rank",
+                         f"participant {who!r}, question {which}: the ranks {sorted(rank[i] for i in rows)} of "
+                         f"sources {sorted(source[i] for i in rows)} are not 1, 2, 3 over {list(SOURCES)} "
+                         f"(lines {', '.join(str(int(lines[i])) for i in rows)})"))
     return problems
 
 
