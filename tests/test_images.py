@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import warnings
 import zipfile
 from pathlib import Path
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import bomb_png, local_file_server, route_server, streamed_body
-from vqalib.runner.images import DEFAULT_MAX_BYTES, IMAGE_MAX_BYTES_ENV, ImageError, ImageStore, commvqa_source, gqa_source
+from vqalib.runner.image_sources import commvqa_source, gqa_source
+from vqalib.runner.images import DEFAULT_MAX_BYTES, IMAGE_MAX_BYTES_ENV, ImageError, ImageStore
 
 HTML = b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>Please sign in.</body></html>"
 HUGE = 300 * 2**20  # a 300 MB body
@@ -237,3 +239,107 @@ def test_image_limits_from_the_environment_are_checked(monkeypatch, tmp_path):
         ImageStore(cache_dir=tmp_path)
     monkeypatch.setenv(IMAGE_MAX_BYTES_ENV, "1000")
     assert ImageStore(cache_dir=tmp_path).max_bytes == 1000
+
+
+# --- the download deadline and a cache that cannot be written ----------------------------------------
+
+def trickle(data: bytes, *, every: float, headers_too: bool = False):
+    """A route sending ``data`` two bytes at a time every ``every`` seconds (each read well within any timeout);
+    with ``headers_too`` the status line and headers trickle as well. Stops when the client leaves."""
+    def respond(handler) -> None:
+        head = (b"HTTP/1.0 200 OK\r\nContent-Type: image/png\r\nContent-Length: %d\r\n\r\n" % len(data))
+        slow = head + data if headers_too else data
+        try:
+            if not headers_too:
+                handler.wfile.write(head)
+                handler.wfile.flush()
+            for k in range(0, len(slow), 2):
+                handler.wfile.write(slow[k:k + 2])
+                handler.wfile.flush()
+                threading.Event().wait(every)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        handler.close_connection = True
+    return respond
+
+
+def download_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "vqalib image download"]
+
+
+@pytest.mark.parametrize("headers_too", [False, True], ids=["body", "headers"])
+def test_a_trickling_download_is_cut_at_the_deadline_and_nothing_cached(headers_too, good_png, tmp_path, monkeypatch):
+    """2 bytes/s, each read far within the 5 s timeout: without a deadline one image would hold the run for minutes."""
+    monkeypatch.setenv("VQALIB_IMAGE_DEADLINE", "1.5")
+    with route_server({"/slow.png": trickle(good_png, every=1.0, headers_too=headers_too)}) as server:
+        url = f"{server.url}/slow.png"
+        store = ImageStore(cache_dir=tmp_path / "cache", timeout=5)
+        assert store.deadline == 1.5  # from VQALIB_IMAGE_DEADLINE
+        started = time.monotonic()
+        with pytest.raises(ImageError) as refused:
+            store.load(url)
+        assert time.monotonic() - started < 15  # the deadline, not len(good_png) / 2 seconds
+        message = str(refused.value)
+        assert message.startswith(f"{url}: download not finished within the deadline of 1.5 s (VQALIB_IMAGE_DEADLINE")
+        assert "nothing cached" in message
+        assert store.late == 1 and store.downloads == 0 and cache_files(tmp_path / "cache") == []
+        for _ in range(200):  # the abandoned reader stops at its next read and leaves nothing either
+            if not download_threads():
+                break
+            threading.Event().wait(0.05)
+        assert not download_threads() and cache_files(tmp_path / "cache") == []
+
+
+def test_the_deadline_setting_is_checked(monkeypatch, tmp_path):
+    for bad in ("0", "-1", "soon", "nan", "inf"):
+        monkeypatch.setenv("VQALIB_IMAGE_DEADLINE", bad)
+        with pytest.raises(ValueError, match=f"VQALIB_IMAGE_DEADLINE='{bad}': expected a positive finite number"):
+            ImageStore(cache_dir=tmp_path)
+    monkeypatch.delenv("VQALIB_IMAGE_DEADLINE")
+    assert ImageStore(cache_dir=tmp_path).deadline == 120.0
+
+
+def test_an_unwritable_cache_warns_naming_it_and_the_image_is_still_used(server, tmp_path):
+    base, hits = server
+    (tmp_path / "blocker").write_text("a file where the cache folder should be")
+    cache = tmp_path / "blocker" / "cache"  # mkdir fails (not a directory), whoever runs the test
+    store = ImageStore(cache_dir=cache)
+    with pytest.warns(RuntimeWarning, match=rf"image cache {cache} cannot be written .*used without being cached"):
+        loaded = store.load(f"{base}/good.png")
+    assert loaded.image.size == (40, 30) and store.uncached == 1 and store.downloads == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once per store, not once per image
+        assert store.load(f"{base}/good.png").sha256 == loaded.sha256
+    assert store.uncached == 2 and hits["/good.png"] >= 2
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_FSIZE and EFBIG as on Linux")
+def test_a_full_disk_while_caching_keeps_the_image(tmp_path):
+    """A real write failure in the middle of the body: a child process may write files of at most 1000 bytes
+    (RLIMIT_FSIZE; the kernel answers EFBIG, as it answers ENOSPC on a full disk). The image is used, whole, and
+    the warning names the cache; nothing half-written is left in it."""
+    from PIL import Image
+
+    Image.effect_noise((64, 64), 50).convert("RGB").save(tmp_path / "noise.png")
+    data = (tmp_path / "noise.png").read_bytes()
+    assert len(data) > 5000
+    script = (
+        "import hashlib, resource, sys, warnings\n"
+        "from vqalib.runner.images import ImageStore\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))\n"
+        "store = ImageStore(cache_dir=sys.argv[2])\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    loaded = store.load(sys.argv[1])\n"
+        "print(loaded.sha256, loaded.image.size, store.uncached, store.downloads)\n"
+        "print(*[str(w.message) for w in seen], sep='\\n')\n")
+    with route_server({"/noise.png": ("image/png", data)}) as served:
+        done = subprocess.run([sys.executable, "-c", script, f"{served.url}/noise.png", str(tmp_path / "cache")],
+                              capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr[-3000:]
+    first, warning = done.stdout.splitlines()[:2]
+    import hashlib
+
+    assert first == f"{hashlib.sha256(data).hexdigest()} (64, 64) 1 0"
+    assert warning.startswith(f"image cache {tmp_path / 'cache'} cannot be written ([Errno 27] File too large)")
+    assert cache_files(tmp_path / "cache") == []

@@ -374,7 +374,8 @@ def test_interrupted_run_resumes_without_loss_or_duplicates(files, tmp_path):
 
 REPO = Path(__file__).resolve().parents[1]
 # image reads wait as long as a test's gate is closed
-CHILD_ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VQALIB_IMAGE_TIMEOUT": "600"}
+CHILD_ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VQALIB_IMAGE_TIMEOUT": "600",
+             "VQALIB_IMAGE_DEADLINE": "600"}
 
 
 def question_file(path: Path, images: list[str]) -> Path:
@@ -621,6 +622,38 @@ def test_hostile_images_in_a_cli_run_become_error_records_and_resume_completes(f
     assert len(finals) == 8 and finals.loc["2", "kind"] == "answer"
 
 
+def test_a_trickling_image_becomes_an_error_record_and_an_unwritable_cache_keeps_the_answers(files, tmp_path,
+                                                                                              monkeypatch, capsys):
+    """In a real CLI run: a server sending 2 bytes/s is cut at VQALIB_IMAGE_DEADLINE, and that question becomes a
+    counted image error naming the URL and the setting; a cache that cannot be written (a file where its folder should
+    be) is warned about once, naming it, and the downloaded images are answered, not lost with the batch."""
+    from test_images import trickle
+
+    monkeypatch.setenv("VQALIB_IMAGE_DEADLINE", "1.5")
+    (tmp_path / "blocker").write_text("not a folder")
+    cache = tmp_path / "blocker" / "images"
+    routes = {"/good.png": ("image/png", files["good"].read_bytes()),
+              "/slow.png": trickle(files["good"].read_bytes(), every=1.0)}
+    with route_server(routes) as server:
+        images = [f"{server.url}/good.png", f"{server.url}/slow.png", str(files["good"])]
+        out = tmp_path / "late.jsonl"
+        args = ["run", "--model", "tiny-blip", "--strategy", "vanilla", "--dataset", "table", "--questions",
+                str(question_file(tmp_path / "questions.csv", images)), "--out", str(out), "--device", "cpu",
+                "--no-progress", "--threads", "1", "--image-cache", str(cache)]
+        started = time.monotonic()
+        with pytest.warns(RuntimeWarning, match=rf"image cache {cache} cannot be written"):
+            assert cli.main(args) == 0
+        assert time.monotonic() - started < 120  # one image may take the deadline, not len / 2 seconds
+    assert "3 questions written (3 records), 0 already finished, errors: image 1" in capsys.readouterr().out
+    records = {int(r["item_id"]): r for r in raw_lines(out)}
+    assert records[0]["kind"] == records[2]["kind"] == "answer"  # the downloaded image was used uncached
+    assert records[0]["image_sha256"] == records[2]["image_sha256"]
+    error = records[1]["error"]
+    assert error["stage"] == "image" and error["message"].startswith(
+        f"{server.url}/slow.png: download not finished within the deadline of 1.5 s (VQALIB_IMAGE_DEADLINE")
+    assert not cache.exists()
+
+
 BAD_VALUES = [
     (["--shard", "a/b"], "argument --shard: shard 'a/b': expected i/n, two whole numbers with 0 <= i < n (e.g. 0/4)"),
     (["--shard", "2/2"], "argument --shard: shard '2/2': expected i/n with 0 <= i < n (for n = 2: i from 0 to 1)"),
@@ -631,6 +664,7 @@ BAD_VALUES = [
     (["--judge", "gpt"], "argument --judge: expected env, none or test:N"),
     (["--questions", "/nonexistent/q.csv"], "argument --questions: no such file: '/nonexistent/q.csv'"),
     (["--out", "."], "argument --out: '.' is a folder"),
+    (["--out", os.devnull], f"argument --out: '{os.devnull}' is a character device, not a regular file"),
     (["--questions", None], "argument --questions: required with --dataset table"),
 ]
 

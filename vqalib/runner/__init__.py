@@ -10,9 +10,13 @@ module per concept, and every name is imported from its own module (this package
 - :mod:`~vqalib.runner.models`: loading models with transformers' own classes, test models;
 - :mod:`~vqalib.runner.judges`: the self-consistency judge (VizWiz-LF Table 24);
 - :mod:`~vqalib.runner.questions`: question loaders (VizWiz-LF §3, CommVQA §5, AFGV tiers);
+- :mod:`~vqalib.runner.question_tables`: reading and checking a ``--questions`` table;
+- :mod:`~vqalib.runner.images`: opening image sources, the download cache and its limits;
+- :mod:`~vqalib.runner.image_downloads`: downloads with a per-read timeout, an overall deadline and a size cap;
+- :mod:`~vqalib.runner.image_sources`: image names turned into sources, only inside ``--images``;
 - :mod:`~vqalib.runner.answering`: the records of one question under one strategy;
-- :mod:`~vqalib.runner.runfiles`: run-file format, resume and repair, sharding;
-- :mod:`~vqalib.runner.locks`: one writer per run file;
+- :mod:`~vqalib.runner.runfiles`: run-file format, resume and repair, one (model, strategy) per file, sharding;
+- :mod:`~vqalib.runner.locks`: one writer per run file (keyed by its inode);
 - :mod:`~vqalib.runner.engines`: the plain and Ray engines (:func:`~vqalib.runner.engines.run_generation`);
 - :mod:`~vqalib.runner.handoff`: what the notebooks read (:func:`~vqalib.runner.handoff.discover_runs`,
   :func:`~vqalib.runner.handoff.load_run`);

@@ -4,27 +4,33 @@
 resumable, sharded with ``--shard``, on Ray with ``--engine ray``); ``models`` prints the registry
 (VizWiz-LF A.1.3 / Table 25, CommVQA A.3, AFGV); ``runs`` lists run files with their counts (what the
 notebooks for VizWiz-LF Tables 5/26, AFGV Table 1 and CommVQA Table 1 find). Bad option values stop
-with an argparse error naming the option and the expected form (exit status 2); a run file held by
-another run stops with exit status 75 (:data:`vqalib.runner.locks.LOCK_REFUSED_EXIT`).
+with an argparse error naming the option and the expected form (exit status 2), as does a
+``--questions`` or ``--out`` that is a named pipe, folder or device; a run file held by another run
+stops with exit status 75 (:data:`vqalib.runner.locks.LOCK_REFUSED_EXIT`); a question table that fails
+its checks (:mod:`vqalib.runner.question_tables`) or a run file of another model or strategy (without
+``--mixed-run-file``) stops with ``error: ...`` naming the file (exit status 1).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
+import stat
 import sys
 from pathlib import Path
 
 import pandas as pd
 
+from vqalib.core.io import DataFormatError, file_kind
 from vqalib.runner.engines import run_generation
 from vqalib.runner.handoff import discover_runs
 from vqalib.runner.locks import LOCK_REFUSED_EXIT, RunLockedError
 from vqalib.runner.models import DEVICE_ENV
 from vqalib.runner.questions import DATASETS, load_items
 from vqalib.runner.registry import REGISTRY, registry_frame
-from vqalib.runner.runfiles import parse_shard
+from vqalib.runner.runfiles import MixedRunFileError, parse_shard
 from vqalib.runner.strategies import STRATEGIES
 
 
@@ -63,7 +69,19 @@ def _judge_option(text: str) -> str:
     raise argparse.ArgumentTypeError(f"expected env, none or test:N (N a draw index, or fail, garbage), got {text!r}")
 
 
+def _kind(text: str) -> str | None:
+    """What ``text`` names when it is not a regular file ("a named pipe (FIFO)", ...); None for a file or nothing."""
+    try:
+        mode = os.stat(text).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else file_kind(mode)
+
+
 def _existing_file_option(text: str) -> str:
+    kind = _kind(text)
+    if kind:  # a pipe would hold the read for ever
+        raise argparse.ArgumentTypeError(f"{text!r} is {kind}, not a regular file")
     if not Path(text).is_file():
         raise argparse.ArgumentTypeError(f"no such file: {text!r}")
     return text
@@ -78,6 +96,10 @@ def _existing_path_option(text: str) -> str:
 def _out_option(text: str) -> str:
     if Path(text).is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a folder; expected a run file path such as runs/<name>.jsonl")
+    kind = _kind(text)
+    if kind:
+        raise argparse.ArgumentTypeError(f"{text!r} is {kind}, not a regular file; expected a run file path such as "
+                                         f"runs/<name>.jsonl")
     return text
 
 
@@ -94,12 +116,18 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--dataset", required=True, choices=DATASETS)
     run.add_argument("--out", required=True, type=_out_option,
                      help="run file, e.g. runs/llava-1.5-13b_vanilla_vizwiz-lf.jsonl (one writer at a time)")
+    run.add_argument("--mixed-run-file", action="store_true",
+                     help="allow appending to an --out that holds answers of another model or strategy (refused "
+                          "by default: the notebooks read a run file as one model under one strategy)")
     run.add_argument("--wait", nargs="?", type=_seconds_option, const=math.inf, default=0.0, metavar="SECONDS",
                      help="if another run is writing --out, wait for it (up to SECONDS; no value: as long as it "
                           "takes) instead of stopping with exit status 75")
     run.add_argument("--questions", type=_existing_file_option,
-                     help="question table for --dataset afgv/table (CSV, JSONL or Parquet)")
-    run.add_argument("--images", type=_existing_path_option, help="CommVQA images.zip/folder or GQA images folder")
+                     help="question table for --dataset afgv/table (CSV, JSONL, JSON or Parquet; table: question, "
+                          "image, question_id or item_id; afgv: question_id, tier, question, image_id or image); "
+                          "checked before the model loads")
+    run.add_argument("--images", type=_existing_path_option,
+                     help="CommVQA images.zip/folder or GQA images folder (image names are looked up only inside it)")
     run.add_argument("--limit", type=_count_option, help="first N questions only")
     run.add_argument("--shard", default="0/1", type=_shard_option, metavar="I/N",
                      help="this process's share of the questions, 0 <= I < N (give each shard its own --out)")
@@ -136,14 +164,19 @@ def run_command(args: argparse.Namespace, *, parser: argparse.ArgumentParser) ->
     Returns
     -------
     int
-        The exit status: 0, or :data:`~vqalib.runner.locks.LOCK_REFUSED_EXIT` when another run holds ``--out``.
+        The exit status: 0; :data:`~vqalib.runner.locks.LOCK_REFUSED_EXIT` when another run holds ``--out``; 1 when
+        the question table fails its checks, ``--out`` is not a regular file, or holds another (model, strategy).
     """
     if args.dataset in ("afgv", "table") and not args.questions:
         parser.error(f"argument --questions: required with --dataset {args.dataset} (a CSV/JSONL/Parquet table)")
     if args.threads:
         import torch
         torch.set_num_threads(args.threads)
-    items = load_items(args.dataset, questions=args.questions, images=args.images)
+    try:
+        items = load_items(args.dataset, questions=args.questions, images=args.images)
+    except (DataFormatError, ValueError) as error:  # named file, row and field: no traceback needed
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     try:
         summary = run_generation(items, model=args.model, strategy=args.strategy, dataset=args.dataset,
                                  out=args.out, judge=args.judge if STRATEGIES[args.strategy].uses_judge else None,
@@ -151,10 +184,14 @@ def run_command(args: argparse.Namespace, *, parser: argparse.ArgumentParser) ->
                                  shard=args.shard, engine=args.engine, max_new_tokens=args.max_new_tokens,
                                  retry_errors=args.retry_errors, progress=not args.no_progress,
                                  fsync=not args.no_fsync, ray_address=args.ray_address, replicas=args.replicas,
-                                 ray_batch_size=args.ray_batch_size, image_cache=args.image_cache, wait=args.wait)
+                                 ray_batch_size=args.ray_batch_size, image_cache=args.image_cache, wait=args.wait,
+                                 mixed_run_file=args.mixed_run_file)
     except RunLockedError as error:
         print(f"error: {error}", file=sys.stderr)
         return LOCK_REFUSED_EXIT
+    except (MixedRunFileError, DataFormatError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     print(summary.line())
     return 0
 

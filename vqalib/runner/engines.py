@@ -25,7 +25,8 @@ from vqalib.runner.answering import RunContext, answer_item
 from vqalib.runner.judges import make_judge
 from vqalib.runner.locks import RunLock
 from vqalib.runner.models import VLM, build_model, default_device
-from vqalib.runner.runfiles import RunWriter, encode_block, item_key, parse_shard, repair_run, select_items
+from vqalib.runner.runfiles import (RunWriter, check_one_run, encode_block, item_key, parse_shard, repair_run,
+                                    select_items)
 from vqalib.runner.strategies import STRATEGIES
 
 
@@ -67,7 +68,8 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
                    shard: str = "0/1", engine: str = "plain", max_new_tokens: int | None = None,
                    retry_errors: bool = False, progress: bool = True, fsync: bool = True,
                    ray_address: str | None = None, replicas: int | None = None, ray_batch_size: int = 8,
-                   image_cache: str | Path | None = None, wait: float | bool = 0.0) -> RunSummary:
+                   image_cache: str | Path | None = None, wait: float | bool = 0.0,
+                   mixed_run_file: bool = False) -> RunSummary:
     """Generate answers for ``items`` and append them to ``out`` (VizWiz-LF §3/§7, CommVQA §5, AFGV).
 
     Resumes: questions already finished in ``out`` are skipped (errors too, unless
@@ -75,9 +77,13 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
     Data; ``model`` and ``judge`` must then be a registry key and a judge name (``env``,
     ``test:N``) so each replica can build its own.
 
-    One process writes ``out`` at a time (:class:`RunLock`, held from the repair to the last
-    write): another run on the same file raises :class:`RunLockedError` naming it, or, with
-    ``wait`` seconds (``True`` or ``math.inf``: no limit), waits for it and then skips what it finished.
+    One process writes ``out`` at a time (:class:`RunLock` on the file's inode, held from the repair
+    to the last write): another run on the same file, under any name, raises :class:`RunLockedError`
+    naming it, or, with ``wait`` seconds (``True`` or ``math.inf``: no limit), waits for it and then
+    skips what it finished. ``out`` holds one (model, strategy): a file holding another raises
+    :class:`~vqalib.runner.runfiles.MixedRunFileError` before the model is loaded, unless
+    ``mixed_run_file``; an ``out`` that is not a regular file raises
+    :class:`~vqalib.core.io.NotRegularFile`.
 
     Parameters
     ----------
@@ -127,6 +133,8 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
         The image download cache; default :func:`vqalib.runner.images.default_cache_dir`.
     wait : float or bool, default 0.0
         Seconds to wait for another run holding ``out`` (0: refuse at once; ``True`` or ``math.inf``: no limit).
+    mixed_run_file : bool, default False
+        Allow appending to a run file that holds answers of another model or strategy.
 
     Returns
     -------
@@ -153,6 +161,8 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
     # held from the repair to the last write: no other process appends meanwhile, or cuts what this one wrote
     with RunLock(out, wait=wait, on_wait=lambda message: print(message, file=sys.stderr, flush=True)) as lock:
         scan = repair_run(out, lock=lock)
+        if not mixed_run_file:
+            check_one_run(scan.records, path=out, model=key, strategy=strategy)
         done = {k for k, kind in scan.finished.items() if not (retry_errors and kind == "error")}
         chosen = select_items(items, limit=limit, shard=shard_pair)
         pending = [row for row in chosen.to_dict("records")

@@ -4,11 +4,21 @@ Notebooks 05, 06 and 08 use :func:`discover_runs` and :func:`load_run` to fill t
 VizWiz-LF Tables 5 and 26 and Fig. 3 (notebook 05), AFGV Table 1 (notebook 06) and CommVQA
 Table 1 (notebook 08) from the runner's output.
 
+Every file is read only if it is a regular file: :func:`discover_runs` skips anything else under the
+runs folder (a named pipe, a folder named ``*.jsonl``) with a warning naming it, and :func:`load_run`
+refuses it by name (:class:`~vqalib.core.io.NotRegularFile`); neither ever waits on a pipe. Records
+are checked against the run-file schema (:data:`REQUIRED_FIELDS`, ``runs/README.md``): a record that
+lacks a required field or holds one of the wrong type is skipped, and never silently: each is counted
+in a :class:`~vqalib.core.validation.ValidationReport` naming the file, the line and the problem
+(``load_run(...).attrs["report"]``, the ``skipped_records`` column of :func:`discover_runs`) and
+announced in a warning, so the notebooks go on with the valid records.
+
 Configuration: ``VQALIB_RUNS_DIR`` (default ``<project>/runs``) for :func:`discover_runs`.
 """
 
 from __future__ import annotations
 
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
@@ -16,10 +26,17 @@ from typing import Iterable
 import pandas as pd
 
 from vqalib.core import config
-from vqalib.core.io import project_root
-from vqalib.runner.runfiles import scan_run
+from vqalib.core.io import NotRegularFile, json_type, project_root
+from vqalib.core.validation import ValidationReport
+from vqalib.runner.runfiles import ScanResult, scan_run
 
 RUNS_DIR_ENV = "VQALIB_RUNS_DIR"
+# the fields every consumer of run records relies on (notebooks 05, 06, 08; vqalib score), and their JSON types
+REQUIRED_FIELDS = {"item_key": (str,), "item_records": (int,), "dataset": (str,), "item_id": (str,),
+                   "question_id": (str, int, type(None)), "question": (str,), "model": (str,), "strategy": (str,),
+                   "kind": (str,), "final": (bool,), "answer": (str, type(None))}
+KINDS = ("answer", "draw", "aggregate", "error")
+CHECK = "run record"  # the check's name in the validation report
 
 
 def default_runs_dir() -> Path:
@@ -55,13 +72,90 @@ def latest_blocks(records: list[dict]) -> dict[str, list[dict]]:
     return latest
 
 
+def record_problems(record: dict) -> list[str]:
+    """What is wrong with one run record against the schema (``runs/README.md``); empty when it is valid.
+
+    Parameters
+    ----------
+    record : dict
+        One parsed line of a run file.
+
+    Returns
+    -------
+    list of str
+        E.g. ``lacks required field 'question_id'``, ``field 'final' is a string, expected a boolean``, ``an error
+        record without error.stage``.
+    """
+    problems = []
+    for name, kinds in REQUIRED_FIELDS.items():
+        if name not in record:
+            problems.append(f"lacks required field {name!r}")
+        elif not isinstance(record[name], kinds) or (isinstance(record[name], bool) and bool not in kinds):
+            expected = " or ".join(json_type(kind()) if kind is not type(None) else "null" for kind in kinds)
+            problems.append(f"field {name!r} is {json_type(record[name])}, expected {expected}")
+    if isinstance(record.get("kind"), str) and record["kind"] not in KINDS:
+        problems.append(f"field 'kind' is {record['kind']!r}, expected one of {', '.join(KINDS)}")
+    if record.get("kind") == "error" and not (isinstance(record.get("error"), dict)
+                                              and isinstance(record["error"].get("stage"), str)):
+        problems.append("an error record without error.stage")
+    return problems
+
+
+def checked_blocks(path: str | Path, *, report: ValidationReport) -> tuple[dict[str, list[dict]], ScanResult]:
+    """Each question's latest block of one run file (:func:`latest_blocks`) with the records that fail
+    :func:`record_problems` left out and counted in ``report`` (the model rows of VizWiz-LF Tables 5/26, CommVQA
+    Table 1, AFGV Table 1 never see them).
+
+    Parameters
+    ----------
+    path : str or Path
+        The run file (:func:`~vqalib.runner.runfiles.scan_run`: a path that is not a regular file raises
+        :class:`~vqalib.core.io.NotRegularFile`).
+    report : ValidationReport
+        Gets one count per skipped record: file, check ``run record``, the problem, action ``record skipped``, and
+        the line as example.
+
+    Returns
+    -------
+    tuple
+        ``item_key`` -> the question's valid records of its latest block, and the file's scan (every complete
+        record, its damaged lines).
+    """
+    scan = scan_run(path)
+    line_of = {id(record): line for record, line in zip(scan.records, scan.lines)}
+    kept: dict[str, list[dict]] = {}
+    for key, block in latest_blocks(scan.records).items():
+        valid = []
+        for record in block:
+            problems = record_problems(record)
+            if problems:
+                report.add(file=str(path), check=CHECK, detail="; ".join(problems), action="record skipped",
+                           example=f"line {line_of.get(id(record), '?')}")
+            else:
+                valid.append(record)
+        if valid:
+            kept[key] = valid
+    return kept, scan
+
+
+def _warn_skipped(path: str | Path, report: ValidationReport) -> int:
+    skipped = report.total(check=CHECK, file=str(path))
+    if skipped:
+        shown = "; ".join(f"{', '.join(report.examples.get(key, []))}: {key[2]}" for key in report.counts
+                          if key[0] == str(path) and key[1] == CHECK)
+        warnings.warn(f"run file {path}: {skipped} record(s) skipped, not read: {shown[:1500]}", RuntimeWarning,
+                      stacklevel=3)
+    return skipped
+
+
 def load_run(path: str | Path | Iterable[str | Path], *, finals_only: bool = False) -> pd.DataFrame:
     """The records of one run file (or several, e.g. shards) as a table (input of VizWiz-LF Tables 5/26,
     CommVQA Table 1, AFGV Table 1).
 
     Incomplete questions and damaged lines are left out; when a question appears twice (a
     rerun with ``--retry-errors``) its later records win. ``finals_only`` keeps one row per
-    question: its answer, aggregate or error.
+    question: its answer, aggregate or error. A record failing the schema check is skipped, counted
+    and warned about (:func:`checked_blocks`).
 
     Parameters
     ----------
@@ -74,18 +168,24 @@ def load_run(path: str | Path | Iterable[str | Path], *, finals_only: bool = Fal
     -------
     pandas.DataFrame
         One row per record with the record's fields and ``run_file``; empty when there are none.
+        ``attrs["report"]`` is the :class:`~vqalib.core.validation.ValidationReport` of skipped records and
+        ``attrs["skipped_records"]`` their count. A path that is not a regular file raises
+        :class:`~vqalib.core.io.NotRegularFile` naming it.
     """
     paths = [path] if isinstance(path, (str, Path)) else list(path)
     groups: dict[str, list[dict]] = {}  # item_key -> its latest complete block of records
+    report = ValidationReport()
     for p in paths:
-        for key, block in latest_blocks(scan_run(p).records).items():
+        blocks, _ = checked_blocks(p, report=report)
+        _warn_skipped(p, report)
+        for key, block in blocks.items():
             groups.pop(key, None)  # re-insert: a later file's block wins and moves last
             groups[key] = [{**r, "run_file": str(p)} for r in block]
     frame = pd.DataFrame([r for block in groups.values() for r in block])
-    if frame.empty:
-        return frame
-    if finals_only:
+    if not frame.empty and finals_only:
         frame = frame[frame["final"]].reset_index(drop=True)
+    frame.attrs["report"] = report
+    frame.attrs["skipped_records"] = report.total(check=CHECK)
     return frame
 
 
@@ -94,7 +194,10 @@ def discover_runs(runs_dir: str | Path | None = None) -> pd.DataFrame:
     (how notebooks 05, 06 and 08 find model outputs for VizWiz-LF Tables 5/26, AFGV Table 1, CommVQA Table 1).
 
     ``records`` counts every complete record line; ``answers`` and ``errors`` count each question's
-    latest outcome, so they add up to ``questions`` even when a question was written again.
+    latest outcome, so they add up to ``questions`` even when a question was written again;
+    ``skipped_records`` counts records that fail the schema check (:func:`checked_blocks`, with a
+    warning naming the file and lines). A path that is not a regular file (a named pipe, a folder) is
+    skipped with a warning naming it, never read.
 
     Parameters
     ----------
@@ -109,25 +212,33 @@ def discover_runs(runs_dir: str | Path | None = None) -> pd.DataFrame:
     runs_dir = Path(runs_dir) if runs_dir is not None else default_runs_dir()
     rows = []
     for path in sorted(runs_dir.glob("**/*.jsonl")):
-        scan = scan_run(path)
-        frame = pd.DataFrame(scan.records)
-        # outcomes of each question's latest block: a question written twice counts once
-        latest = pd.DataFrame([r for block in latest_blocks(scan.records).values() for r in block])
+        report = ValidationReport()
+        try:
+            blocks, scan = checked_blocks(path, report=report)
+        except NotRegularFile as error:
+            warnings.warn(f"{error}: skipped (a run file must be a regular file)", RuntimeWarning, stacklevel=2)
+            continue
+        except FileNotFoundError:  # removed since the listing
+            continue
+        skipped = _warn_skipped(path, report)
+        valid = [r for block in blocks.values() for r in block]
 
         def values(column: str) -> str:
-            return ",".join(sorted(map(str, frame[column].dropna().unique()))) if column in frame else ""
-        finals = latest[latest["final"]] if not latest.empty else latest
-        errors = finals[finals["kind"] == "error"] if not latest.empty else latest
-        stages = errors["error"].map(lambda e: e["stage"]).value_counts().to_dict() if not errors.empty else {}
+            return ",".join(sorted({str(r[column]) for r in valid if r.get(column) is not None}))
+        # outcomes of each question's latest block: a question written twice counts once
+        finals = [r for r in valid if r["final"]]
+        errors = [r for r in finals if r["kind"] == "error"]
+        stages = pd.Series([r["error"]["stage"] for r in errors], dtype=object).value_counts().to_dict()
         rows.append({"path": str(path), "name": path.stem, "model": values("model"), "model_id": values("model_id"),
                      "revision": values("revision"), "strategy": values("strategy"), "dataset": values("dataset"),
-                     "test_model": bool(frame["test_model"].any()) if "test_model" in frame else False,
-                     "records": len(scan.records), "questions": len(scan.finished),
-                     "answers": int(len(finals) - len(errors)), "errors": int(len(errors)),
+                     "test_model": any(r.get("test_model") is True for r in valid),
+                     "records": len(scan.records), "questions": len(blocks),
+                     "answers": len(finals) - len(errors), "errors": len(errors),
                      "image_errors": int(stages.get("image", 0)), "model_errors": int(stages.get("model", 0)),
                      "judge_errors": int(stages.get("judge", 0)), "damaged_lines": scan.bad_lines,
+                     "skipped_records": skipped,
                      "modified": datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")})
     columns = ["path", "name", "model", "model_id", "revision", "strategy", "dataset", "test_model", "records",
                "questions", "answers", "errors", "image_errors", "model_errors", "judge_errors", "damaged_lines",
-               "modified"]
+               "skipped_records", "modified"]
     return pd.DataFrame(rows, columns=columns)

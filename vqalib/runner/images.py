@@ -3,7 +3,8 @@ AFGV Methods).
 
 The question files name their images three ways: VizWiz-LF by URL (``image_url``),
 CommVQA by file name inside the authors' ``images.zip``, AFGV/GQA by image id inside the
-GQA images folder. Each becomes one *source* string that :class:`ImageStore` opens:
+GQA images folder. Each becomes one *source* string (:mod:`vqalib.runner.image_sources`) that :class:`ImageStore`
+opens:
 
 - ``http(s)://...``: streamed into a temporary file in the cache folder, decoded, and only
   then renamed into place, with a sidecar ``<file>.json`` recording the URL, SHA-256 and size;
@@ -12,34 +13,39 @@ GQA images folder. Each becomes one *source* string that :class:`ImageStore` ope
 - anything else: a local file path (a GQA ``images/`` folder, a CommVQA folder).
 
 Every source is untrusted data. A body or file larger than the byte cap is refused (a download
-is cut as soon as it passes the cap, so memory stays bounded whatever the server sends); an
+is cut as soon as it passes the cap, so memory stays bounded whatever the server sends); a download
+has a deadline for the whole of it (connect, headers, body), so a server trickling a few bytes a
+second, each read well within the timeout, is cut off too; an
 image with more pixels than the pixel cap is refused from its header, before decoding (a
 "decompression bomb": a few KB of PNG can declare 16000 x 16000 pixels); only regular files are
 opened (a named pipe would block forever, a device never end); only bytes that decode as an
 image are cached, so an HTML page served for an image is refused, never cached, and fetched
 again when the question is retried (``--retry-errors``). A cached entry that does not decode
-(written by an older version) is dropped and fetched again.
+(written by an older version) is dropped and fetched again. A cache that cannot be written (a
+full disk, no permission) costs only the caching: the store warns once, naming the cache folder,
+keeps the body in memory (still at most the byte cap) and uses the image.
 
-A source that cannot be read, is refused or does not decode raises :class:`ImageError`; the
+A source that cannot be read, is refused, does not decode or passes the deadline raises :class:`ImageError`; the
 runner (:func:`vqalib.runner.answering.answer_item`) turns it into an error record for that question (never a crash,
 never a silent skip).
 
 Configuration: ``VQALIB_IMAGE_CACHE`` (download cache; default ``$VQALIB_CACHE_DIR/images``
-or ``<project>/.cache/vqalib/images``), ``VQALIB_IMAGE_TIMEOUT`` (seconds, default 30),
+or ``<project>/.cache/vqalib/images``), ``VQALIB_IMAGE_TIMEOUT`` (seconds one connect or read may
+block, default 30), ``VQALIB_IMAGE_DEADLINE`` (seconds one download may take in all, default 120),
 ``VQALIB_IMAGE_MAX_BYTES`` (byte cap of a download, file or zip member; default 50 MiB),
 ``VQALIB_IMAGE_MAX_PIXELS`` (pixel cap; default Pillow's own ``Image.MAX_IMAGE_PIXELS``,
-89,478,485), ``VQALIB_COMMVQA_IMAGES`` (CommVQA ``images.zip`` or folder),
-``VQALIB_GQA_IMAGES`` (GQA ``images/`` folder).
+89,478,485).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
+import math
 import os
 import stat
-import tempfile
 import threading
 import warnings
 import zipfile
@@ -49,19 +55,20 @@ from pathlib import Path
 from typing import Any
 
 import requests
+import urllib3
 
-from vqalib.core.io import cache_root, write_atomic
+from vqalib.core.io import NotRegularFile, cache_root, file_kind, open_regular, write_atomic
 from vqalib.core import config
+from vqalib.runner.image_downloads import DownloadBody, cut_download, download_session, forget_download
 
 IMAGE_CACHE_ENV = "VQALIB_IMAGE_CACHE"
 IMAGE_TIMEOUT_ENV = "VQALIB_IMAGE_TIMEOUT"
+IMAGE_DEADLINE_ENV = "VQALIB_IMAGE_DEADLINE"
 IMAGE_MAX_BYTES_ENV = "VQALIB_IMAGE_MAX_BYTES"
 IMAGE_MAX_PIXELS_ENV = "VQALIB_IMAGE_MAX_PIXELS"
 DEFAULT_MAX_BYTES = 50 * 2**20  # far above any VizWiz, GQA or CommVQA image
 DEFAULT_MAX_PIXELS = 1024 * 1024 * 1024 // 4 // 3  # Pillow's own MAX_IMAGE_PIXELS default, stated here
 _CHUNK = 1 << 16
-COMMVQA_IMAGES_ENV = "VQALIB_COMMVQA_IMAGES"
-GQA_IMAGES_ENV = "VQALIB_GQA_IMAGES"
 
 
 class ImageError(RuntimeError):
@@ -77,14 +84,22 @@ class LoadedImage:
     source: str
 
 
-def _file_kind(mode: int) -> str:
-    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
-             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-    return next((name for test, name in kinds if test(mode)), "not a regular file")
-
-
 def _megabytes(n: int) -> str:
     return f"{n / 2**20:.1f} MiB"
+
+
+def _seconds(name: str, default: float) -> float:
+    """Setting ``name`` as a positive finite number of seconds, else ``default``; a ValueError names a bad value."""
+    value = config.get(name)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number > 0):
+        raise ValueError(f"{name}={value!r}: expected a positive finite number of seconds")
+    return number
 
 
 def default_cache_dir() -> Path:
@@ -92,68 +107,27 @@ def default_cache_dir() -> Path:
     return config.get_path(IMAGE_CACHE_ENV, cache_root("images"))
 
 
-def commvqa_source(name: str, *, images: str | Path | None) -> str:
-    """The source of CommVQA image ``name`` in ``images`` (``images.zip`` or a folder) (CommVQA §3).
-
-    Parameters
-    ----------
-    name : str
-        The image's file name in the annotations (``image``).
-    images : str or Path or None
-        The authors' ``images.zip`` (a ``.zip`` suffix) or a folder of the images; None raises
-        :class:`ImageError` naming ``--images`` and ``$VQALIB_COMMVQA_IMAGES``.
-
-    Returns
-    -------
-    str
-        ``zip:<images>!<name>`` for an archive, else ``<images>/<name>``.
-    """
-    if images is None:
-        raise ImageError(f"CommVQA image {name!r}: no images location; pass --images path/to/images.zip "
-                         f"or set {COMMVQA_IMAGES_ENV}")
-    images = Path(images)
-    if images.suffix.lower() == ".zip":
-        return f"zip:{images}!{name}"
-    return str(images / name)
-
-
-def gqa_source(image_id: str, *, images: str | Path | None) -> str:
-    """The source of GQA image ``image_id`` (``<images>/<id>.jpg``) (AFGV Methods, GQA images).
-
-    Parameters
-    ----------
-    image_id : str
-        The GQA image id (``imageId`` of the GQA questions).
-    images : str or Path or None
-        The GQA ``images/`` folder; None raises :class:`ImageError` naming ``--images`` and
-        ``$VQALIB_GQA_IMAGES``.
-
-    Returns
-    -------
-    str
-        The image's path (not checked here: a missing file fails when it is loaded).
-    """
-    if images is None:
-        raise ImageError(f"GQA image {image_id!r}: no images folder; pass --images path/to/gqa/images "
-                         f"or set {GQA_IMAGES_ENV}")
-    return str(Path(images) / f"{image_id}.jpg")
-
-
 class ImageStore:
     """Opens image sources; downloads URLs once into a hash-recorded cache (VizWiz-LF §3 images).
 
     ``max_bytes`` and ``max_pixels`` (default ``$VQALIB_IMAGE_MAX_BYTES``, 50 MiB, and
-    ``$VQALIB_IMAGE_MAX_PIXELS``, Pillow's 89,478,485) cap what one source may be. ``downloads``
-    counts bodies cached, ``rejected`` bodies fetched and refused (too large, not an image, too
-    many pixels), ``evicted`` cached entries dropped because they no longer decode.
+    ``$VQALIB_IMAGE_MAX_PIXELS``, Pillow's 89,478,485) cap what one source may be; ``timeout``
+    (``$VQALIB_IMAGE_TIMEOUT``, 30 s) bounds one connect or read of a download, ``deadline``
+    (``$VQALIB_IMAGE_DEADLINE``, 120 s) the whole download. ``downloads`` counts bodies cached,
+    ``uncached`` bodies used without being cached (the cache could not be written), ``rejected``
+    bodies fetched and refused (too large, not an image, too many pixels), ``late`` downloads
+    cut at the deadline, ``evicted`` cached entries dropped because they no longer decode.
     """
 
     def __init__(self, *, cache_dir: str | Path | None = None, timeout: float | None = None,
-                 max_bytes: int | None = None, max_pixels: int | None = None) -> None:
+                 max_bytes: int | None = None, max_pixels: int | None = None, deadline: float | None = None) -> None:
         from PIL import Image
 
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self.timeout = timeout if timeout is not None else float(config.get(IMAGE_TIMEOUT_ENV) or 30.0)
+        self.timeout = float(timeout) if timeout is not None else _seconds(IMAGE_TIMEOUT_ENV, 30.0)
+        self.deadline = float(deadline) if deadline is not None else _seconds(IMAGE_DEADLINE_ENV, 120.0)
+        if not (self.timeout > 0 and self.deadline > 0):
+            raise ValueError(f"timeout ({self.timeout}) and deadline ({self.deadline}) must be > 0 seconds")
         self.max_bytes = int(max_bytes) if max_bytes is not None else config.get_int(IMAGE_MAX_BYTES_ENV,
                                                                                        DEFAULT_MAX_BYTES)
         self.max_pixels = int(max_pixels) if max_pixels is not None else config.get_int(IMAGE_MAX_PIXELS_ENV,
@@ -164,8 +138,11 @@ class ImageStore:
             # Pillow's process-wide check would refuse what this store was told to accept: raise it to match
             Image.MAX_IMAGE_PIXELS = self.max_pixels
         self.downloads = 0
+        self.uncached = 0
         self.rejected = 0
+        self.late = 0
         self.evicted = 0
+        self._warned_cache = False
         self._zips: dict[str, zipfile.ZipFile] = {}
         self._lock = threading.Lock()
         self._session: requests.Session | None = None
@@ -192,28 +169,16 @@ class ImageStore:
     def _read_file(self, path: str | Path, *, source: str, what: str = "image file") -> bytes:
         """A regular file's bytes, at most ``max_bytes``; anything else is an ImageError, never a hang."""
         try:
-            info = os.stat(path)
-        except OSError as error:
-            raise ImageError(f"{source}: cannot read {what} ({error})") from error
-        if not stat.S_ISREG(info.st_mode):
-            raise ImageError(f"{source}: cannot read {what}: {path} is {_file_kind(info.st_mode)}, not a regular file")
-        if info.st_size > self.max_bytes:
-            raise ImageError(f"{source}: {what} of {_megabytes(info.st_size)} is over the "
-                             f"{_megabytes(self.max_bytes)} cap ({IMAGE_MAX_BYTES_ENV})")
-        try:
-            # O_NONBLOCK: should a pipe have replaced the file since the stat, opening it must not wait for a writer
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError as error:
-            raise ImageError(f"{source}: cannot read {what} ({error})") from error
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise ImageError(f"{source}: cannot read {what}: {path} is {_file_kind(info.st_mode)}, "
-                                 f"not a regular file")
-            try:
+            with open_regular(path, what=what) as handle:  # a pipe or device is refused without being waited on
+                size = os.fstat(handle.fileno()).st_size
+                if size > self.max_bytes:
+                    raise ImageError(f"{source}: {what} of {_megabytes(size)} is over the "
+                                     f"{_megabytes(self.max_bytes)} cap ({IMAGE_MAX_BYTES_ENV})")
                 data = handle.read(self.max_bytes + 1)
-            except OSError as error:
-                raise ImageError(f"{source}: cannot read {what} ({error})") from error
+        except NotRegularFile as error:
+            raise ImageError(f"{source}: {error}") from None
+        except OSError as error:
+            raise ImageError(f"{source}: cannot read {what} ({error})") from error
         if len(data) > self.max_bytes:
             raise ImageError(f"{source}: {what} is over the {_megabytes(self.max_bytes)} cap ({IMAGE_MAX_BYTES_ENV})")
         return data
@@ -234,60 +199,126 @@ class ImageStore:
                              f"(delete it and its .json to download again)")
         return data
 
-    def _download(self, url: str) -> tuple[bytes, Any]:
-        """Stream ``url`` into a temporary file (cut past ``max_bytes``), decode it, and only then cache it."""
-        path = self.cached_path(url)
-        if self._session is None:
-            self._session = requests.Session()
+    def _receive(self, url: str, state: dict, cancel: threading.Event, lock: threading.Lock) -> None:
+        """Stream ``url`` into a :class:`DownloadBody` (cut past ``max_bytes``); runs in a worker thread, so the caller
+        can stop waiting at the deadline. Leaves ``state["body"]`` or ``state["error"]``; once ``cancel`` is set (and
+        its connection cut) it stops and leaves nothing behind."""
+        body = None
         try:
-            response = self._session.get(url, timeout=self.timeout, stream=True)
-        except requests.RequestException as error:
-            raise ImageError(f"{url}: download failed ({error})") from error
-        with response:  # closing drops the connection: an unread body is never drained
             try:
-                response.raise_for_status()
+                response = self._session.get(url, timeout=self.timeout, stream=True)
             except requests.RequestException as error:
                 raise ImageError(f"{url}: download failed ({error})") from error
-            content_type = response.headers.get("Content-Type", "no Content-Type")
-            declared = response.headers.get("Content-Length", "")
-            if declared.isdigit() and int(declared) > self.max_bytes:
-                self.rejected += 1
-                raise ImageError(f"{url}: the server announces {_megabytes(int(declared))}, over the "
-                                 f"{_megabytes(self.max_bytes)} cap ({IMAGE_MAX_BYTES_ENV}); not downloaded")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-            try:
-                size = 0
-                with os.fdopen(handle, "wb") as sink:
-                    try:
-                        for chunk in response.iter_content(chunk_size=_CHUNK):
-                            size += len(chunk)
-                            if size > self.max_bytes:  # checked per chunk: memory and disk stay bounded
-                                self.rejected += 1
-                                raise ImageError(f"{url}: body over the {_megabytes(self.max_bytes)} cap "
-                                                 f"({IMAGE_MAX_BYTES_ENV}); download stopped, nothing cached")
-                            sink.write(chunk)
-                    except requests.RequestException as error:
-                        raise ImageError(f"{url}: download failed while reading the body ({error})") from error
-                with open(tmp_name, "rb") as written:
-                    data = written.read()
+            with response:  # closing drops the connection: an unread body is never drained
                 try:
-                    image = self._decode(data, source=url)
-                except ImageError as error:
+                    response.raise_for_status()
+                except requests.RequestException as error:
+                    raise ImageError(f"{url}: download failed ({error})") from error
+                content_type = response.headers.get("Content-Type", "no Content-Type")
+                declared = response.headers.get("Content-Length", "")
+                if declared.isdigit() and int(declared) > self.max_bytes:
                     self.rejected += 1
-                    start = "" if content_type.startswith("image/") else f" starting {data[:32]!r}"
-                    raise ImageError(f"{error} [the server sent {content_type}, {size} bytes{start}; "
-                                     f"not cached]") from error
-                os.chmod(tmp_name, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
-                os.replace(tmp_name, path)
-            finally:
-                Path(tmp_name).unlink(missing_ok=True)
-        self.downloads += 1
-        meta = {"url": url, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
-                "content_type": content_type, "fetched_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-        # the record after the bytes: a crash between them leaves an unrecorded file, which is fetched again
-        write_atomic(path.with_name(path.name + ".json"), json.dumps(meta).encode("utf-8"))
+                    raise ImageError(f"{url}: the server announces {_megabytes(int(declared))}, over the "
+                                     f"{_megabytes(self.max_bytes)} cap ({IMAGE_MAX_BYTES_ENV}); not downloaded")
+                with lock:
+                    if cancel.is_set():
+                        return
+                    body = state["pending"] = DownloadBody(self.cached_path(url))
+                while not cancel.is_set():
+                    try:
+                        # read1: one socket read at a time, so the cancel flag is seen between a trickle's reads
+                        chunk = response.raw.read1(_CHUNK, decode_content=True)
+                    except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as error:
+                        raise ImageError(f"{url}: download failed while reading the body ({error})") from error
+                    if not chunk:
+                        break
+                    if body.size + len(chunk) > self.max_bytes:  # checked per read: memory and disk stay bounded
+                        self.rejected += 1
+                        raise ImageError(f"{url}: body over the {_megabytes(self.max_bytes)} cap "
+                                         f"({IMAGE_MAX_BYTES_ENV}); download stopped, nothing cached")
+                    body.write(chunk)
+                    state["bytes"] = body.size
+            with lock:
+                if not cancel.is_set():
+                    state["body"], state["content_type"], body = body, content_type, None
+        except ImageError as error:
+            state["error"] = error
+        except Exception as error:  # noqa: BLE001 - a failing download is this image's error, never the run's
+            state["error"] = ImageError(f"{url}: download failed ({type(error).__name__}: {error})")
+        finally:
+            forget_download()
+            if body is not None:
+                body.discard()
+
+    def _download(self, url: str) -> tuple[bytes, Any]:
+        """Download ``url`` within the deadline, decode it, and only then cache it (or warn and use it uncached)."""
+        if self._session is None:
+            self._session = download_session()
+        state: dict = {"bytes": 0}
+        cancel, lock = threading.Event(), threading.Lock()
+        worker = threading.Thread(target=self._receive, args=(url, state, cancel, lock), daemon=True,
+                                  name="vqalib image download")
+        worker.start()
+        worker.join(self.deadline)
+        with lock:
+            late = "body" not in state and "error" not in state
+            if late:
+                # its connection is shut, so the worker's read returns now and it keeps nothing; its
+                # temporary file goes now too, so nothing of this download is left in the cache
+                cancel.set()
+                cut_download(worker)
+                if state.get("pending") is not None and state["pending"].tmp is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(state["pending"].tmp)
+        if late:
+            self.late += 1
+            raise ImageError(f"{url}: download not finished within the deadline of {self.deadline:g} s "
+                             f"({IMAGE_DEADLINE_ENV}; {state['bytes']} bytes received); stopped, nothing cached")
+        if "error" in state:
+            raise state["error"]
+        body, content_type = state["body"], state["content_type"]
+        try:
+            try:
+                data = body.data()
+            except OSError as error:
+                raise ImageError(f"{url}: cannot read the downloaded body back ({error})") from error
+            try:
+                image = self._decode(data, source=url)
+            except ImageError as error:
+                self.rejected += 1
+                start = "" if content_type.startswith("image/") else f" starting {data[:32]!r}"
+                raise ImageError(f"{error} [the server sent {content_type}, {len(data)} bytes{start}; "
+                                 f"not cached]") from error
+            self._cache(body, url=url, data=data, content_type=content_type)
+        finally:
+            body.discard()
         return data, image
+
+    def _cache(self, body: DownloadBody, *, url: str, data: bytes, content_type: str) -> None:
+        """Rename a decoded body into the cache and record its hash; a cache that cannot take it is warned about."""
+        path = body.target
+        problem = body.problem
+        if problem is None:
+            try:
+                body.keep()
+                meta = {"url": url, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+                        "content_type": content_type,
+                        "fetched_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                # the record after the bytes: a crash between them leaves an unrecorded file, which is fetched again
+                write_atomic(path.with_name(path.name + ".json"), json.dumps(meta).encode("utf-8"))
+                self.downloads += 1
+                return
+            except OSError as error:
+                problem = error
+                with contextlib.suppress(OSError):  # an unrecorded file is never read: free its space
+                    path.unlink(missing_ok=True)
+        self.uncached += 1
+        if not self._warned_cache:
+            self._warned_cache = True
+            warnings.warn(f"image cache {self.cache_dir} cannot be written ({problem}); {url} and any later image "
+                          f"this cache cannot take are used without being cached (free space, fix the folder's "
+                          f"permissions, or point {IMAGE_CACHE_ENV} / --image-cache elsewhere)",
+                          RuntimeWarning, stacklevel=2)
 
     def _fetch_url(self, url: str) -> tuple[bytes, Any]:
         """The bytes and decoded image of ``url``, from the cache or downloaded (and then cached)."""
@@ -298,8 +329,9 @@ class ImageStore:
             except ImageError:
                 # cached by an older version that kept whatever the server sent (an HTML page): fetch again
                 path = self.cached_path(url)
-                path.unlink(missing_ok=True)
-                path.with_name(path.name + ".json").unlink(missing_ok=True)
+                with contextlib.suppress(OSError):  # a read-only cache keeps it; the download below is used
+                    path.unlink(missing_ok=True)
+                    path.with_name(path.name + ".json").unlink(missing_ok=True)
                 self.evicted += 1
         return self._download(url)
 
@@ -310,7 +342,7 @@ class ImageStore:
                 if archive not in self._zips:
                     info = os.stat(archive)
                     if not stat.S_ISREG(info.st_mode):
-                        raise ImageError(f"{source}: archive {archive} is {_file_kind(info.st_mode)}, "
+                        raise ImageError(f"{source}: archive {archive} is {file_kind(info.st_mode)}, "
                                          f"not a regular file")
                     self._zips[archive] = zipfile.ZipFile(archive)
                 handle = self._zips[archive]

@@ -1,8 +1,12 @@
-"""One writer per run file: an advisory ``flock`` on ``<out>.lock`` (VizWiz-LF §7, CommVQA §5, AFGV runs).
+"""One writer per run file: an advisory ``flock`` on the run file itself (VizWiz-LF §7, CommVQA §5, AFGV runs).
 
-A second run on the same file stops naming the holder (pid, host, start, command; the CLI exits
-with :data:`LOCK_REFUSED_EXIT`) or, with ``--wait``, waits for it. The kernel drops the lock when
-the holder ends, however it ends, so a killed run never blocks the next one.
+The lock is keyed by the file's identity, its inode (``st_dev``, ``st_ino``), not by a name: a symbolic
+link, a hard link or a second path to the same file all meet the same lock, so two writers can never
+append to one file under two names. The holder records itself (pid, host, start, command, inode) in
+``<out>.lock`` beside the name it was given. A second run on the same file stops naming the holder
+(the CLI exits with :data:`LOCK_REFUSED_EXIT`) or, with ``--wait``, waits for it. The kernel drops the
+lock when the holder ends, however it ends, so a killed run never blocks the next one. A run file
+that is not a regular file (a named pipe, a folder, a device) is refused at once, never waited on.
 """
 
 from __future__ import annotations
@@ -12,11 +16,14 @@ import math
 import os
 import shlex
 import socket
+import stat
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from vqalib.core.io import NotRegularFile, file_kind
 
 
 LOCK_REFUSED_EXIT = 75  # sysexits EX_TEMPFAIL: another run holds the file; try again later or --wait
@@ -27,8 +34,8 @@ class RunLockedError(RuntimeError):
 
 
 def run_lock_path(out: str | Path) -> Path:
-    """The lock file of run file ``out``: ``<out>.lock`` beside the real file (symlinks resolved, so two
-    names of one file share one lock).
+    """The holder record of run file ``out``: ``<out>.lock`` beside the real file (symlinks resolved). The lock
+    itself is taken on the run file's inode (:class:`RunLock`), so every name of one file shares it.
 
     Parameters
     ----------
@@ -38,9 +45,45 @@ def run_lock_path(out: str | Path) -> Path:
     Returns
     -------
     Path
-        The absolute path of its lock file.
+        The absolute path of its holder record.
     """
     return Path(os.path.realpath(out) + ".lock")
+
+
+def file_identity(path: str | Path) -> tuple[int, int] | None:
+    """What a run file *is*, whatever it is called: its ``(st_dev, st_ino)`` (links followed).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    tuple of int or None
+        ``(device, inode)``, or None when nothing is there.
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _open_run_file(out: Path) -> int:
+    """A descriptor of run file ``out`` (created if absent) to lock; anything but a regular file is refused."""
+    try:
+        # O_NONBLOCK: a named pipe must not hold the open; read-only: flock needs no write access
+        fd = os.open(out, os.O_RDONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except IsADirectoryError:
+        raise NotRegularFile(f"run file {out}: it is a directory, not a regular file; give a file path such as "
+                             f"runs/<name>.jsonl") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise NotRegularFile(f"run file {out}: it is {file_kind(info.st_mode)}, not a regular file; give a file "
+                             f"path such as runs/<name>.jsonl")
+    return fd
 
 
 def _describe_holder(info: dict | None) -> str:
@@ -53,13 +96,15 @@ def _describe_holder(info: dict | None) -> str:
 class RunLock:
     """An exclusive lock on a run file, so one process at a time appends to and repairs it.
 
-    ``flock`` on ``<out>.lock``: the kernel releases it when the holder ends, however it ends, so a
-    killed run leaves no lock that blocks the next one (its old holder record is simply overwritten).
-    The holder writes its pid, host, start time and command into the lock file for the refusal
-    message. The lock file is never deleted: a process could otherwise lock an unlinked file while
-    another locks its new namesake. ``wait`` (seconds; ``True`` or ``math.inf``: no limit) polls for
-    a busy lock; ``on_wait`` hears once that the run is waiting. POSIX only (``fcntl``); on network
-    file systems the lock is only as good as their lock support.
+    ``flock`` on the run file's own inode (created empty if absent): every name of the file, hard
+    links included, meets the same lock, and the kernel releases it when the holder ends, however it
+    ends, so a killed run leaves no lock that blocks the next one. Once locked, the name is checked to
+    still point at the locked inode (a file renamed over it meanwhile is locked afresh). The holder
+    writes its pid, host, start time, command and inode into ``<out>.lock`` (:func:`run_lock_path`)
+    for the refusal message; a process refused under another name finds the record beside its own
+    name or among the ``*.lock`` files of that folder. ``wait`` (seconds; ``True`` or ``math.inf``:
+    no limit) polls for a busy lock; ``on_wait`` hears once that the run is waiting. POSIX only
+    (``fcntl``); on network file systems the lock is only as good as their lock support.
     """
 
     def __init__(self, out: str | Path, *, wait: float | bool = 0.0, poll: float = 0.2, on_wait: Any = None) -> None:
@@ -68,21 +113,37 @@ class RunLock:
         self.wait = math.inf if wait is True else float(wait)
         self.poll = poll
         self.on_wait = on_wait
+        self.identity: tuple[int, int] | None = None
         self._fd: int | None = None
+        self._record_fd: int | None = None
 
     @property
     def held(self) -> bool:
         return self._fd is not None
 
     def holder(self) -> dict | None:
-        """The holder record in the lock file (None when empty or unreadable)."""
-        try:
-            text = self.path.read_text(encoding="utf-8").strip()
-            return json.loads(text) if text else None
-        except (OSError, ValueError):
-            return None
+        """The holder record of this run file (None when none is found): the record beside this name, else one of
+        the same inode beside another name in the folder (a hard link)."""
+        def read(path: Path) -> dict | None:
+            try:
+                text = path.read_text(encoding="utf-8").strip()
+                return json.loads(text) if text else None
+            except (OSError, ValueError):
+                return None
 
-    def acquire(self) -> RunLock:
+        record = read(self.path)
+        if isinstance(record, dict) and (self.identity is None or "inode" not in record
+                                         or (record.get("device"), record.get("inode")) == self.identity):
+            return record
+        if self.identity is not None:
+            for other in sorted(self.path.parent.glob("*.lock")):
+                found = read(other) if other != self.path and other.is_file() else None
+                if isinstance(found, dict) and (found.get("device"), found.get("inode")) == self.identity:
+                    return found
+        return None
+
+    def _flock(self, fd: int) -> None:
+        """Take the lock on ``fd``, waiting as ``wait`` allows; RunLockedError naming the holder otherwise."""
         import errno
 
         try:
@@ -90,44 +151,63 @@ class RunLock:
         except ImportError:
             raise RunLockedError("run files are locked with fcntl.flock, which this platform lacks "
                                  "(POSIX only: Linux, macOS)") from None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         start = time.monotonic()
         announced = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except OSError as error:
+                if error.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                    raise RunLockedError(f"cannot lock run file {self.out} ({error}); the file system may not "
+                                         f"support locks: use a local --out") from error
+            waited = time.monotonic() - start
+            holder = self.holder()
+            if holder is None and waited < 2.0:
+                time.sleep(0.05)  # the holder locks first and records itself a moment later
+                continue
+            if waited >= self.wait:
+                after = f" after waiting {waited:.0f} s" if self.wait else ""
+                raise RunLockedError(
+                    f"run file {self.out} is being written by another run{after}: {_describe_holder(holder)} "
+                    f"(lock {self.path}). Wait for it with --wait, or give this run its own --out "
+                    f"(one file per shard).")
+            if not announced and self.on_wait is not None:
+                self.on_wait(f"waiting for run file {self.out}: held by {_describe_holder(holder)}")
+                announced = True
+            time.sleep(min(self.poll, max(self.wait - waited, 0.0)))
+
+    def acquire(self) -> RunLock:
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = _open_run_file(self.out)
+            try:
+                info = os.fstat(fd)
+                self.identity = (info.st_dev, info.st_ino)
+                self._flock(fd)
+            except BaseException:
+                os.close(fd)  # closing drops a lock taken just before the failure
+                raise
+            if file_identity(self.out) == self.identity:
+                break
+            os.close(fd)  # the name now points at another file (renamed over it while we waited): lock that one
         try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError as error:
-                    if error.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
-                        raise RunLockedError(f"cannot lock {self.path} for run file {self.out} ({error}); "
-                                             f"the file system may not support locks: use a local --out") from error
-                waited = time.monotonic() - start
-                holder = self.holder()
-                if holder is None and waited < 2.0:
-                    time.sleep(0.05)  # the holder locks first and records itself a moment later
-                    continue
-                if waited >= self.wait:
-                    after = f" after waiting {waited:.0f} s" if self.wait else ""
-                    raise RunLockedError(
-                        f"run file {self.out} is being written by another run{after}: {_describe_holder(holder)} "
-                        f"(lock {self.path}). Wait for it with --wait, or give this run its own --out "
-                        f"(one file per shard).")
-                if not announced and self.on_wait is not None:
-                    self.on_wait(f"waiting for run file {self.out}: held by {_describe_holder(holder)}")
-                    announced = True
-                time.sleep(min(self.poll, max(self.wait - waited, 0.0)))
             record = {"pid": os.getpid(), "host": socket.gethostname(),
                       "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                      "command": shlex.join(getattr(sys, "orig_argv", sys.argv)), "out": str(self.out)}
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, (json.dumps(record) + "\n").encode("utf-8"), 0)
-            os.fsync(fd)
+                      "command": shlex.join(getattr(sys, "orig_argv", sys.argv)), "out": str(self.out),
+                      "device": self.identity[0], "inode": self.identity[1]}
+            record_fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o644)
+            try:
+                os.ftruncate(record_fd, 0)
+                os.pwrite(record_fd, (json.dumps(record) + "\n").encode("utf-8"), 0)
+                os.fsync(record_fd)
+            except BaseException:
+                os.close(record_fd)
+                raise
         except BaseException:
-            os.close(fd)  # closing drops a lock taken just before the failure
+            os.close(fd)
             raise
-        self._fd = fd
+        self._fd, self._record_fd = fd, record_fd
         return self
 
     def release(self) -> None:
@@ -135,9 +215,13 @@ class RunLock:
             return
         import fcntl
 
-        fd, self._fd = self._fd, None
+        fd, record_fd, self._fd, self._record_fd = self._fd, self._record_fd, None, None
         try:
-            os.ftruncate(fd, 0)  # cleared while still held: the next holder's record is never erased
+            if record_fd is not None:
+                try:
+                    os.ftruncate(record_fd, 0)  # cleared while still held: the next holder's record is never erased
+                finally:
+                    os.close(record_fd)
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)

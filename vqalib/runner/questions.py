@@ -3,10 +3,12 @@
 Serves VizWiz-LF §3 and §7 (the 600 questions with their VizWiz image URLs), CommVQA §3 and §5
 (questions with scenario and description, images from the authors' ``images.zip``) and the AFGV
 Methods (one item per question and readability tier with its GQA image), plus ``table`` for any
-question file. A missing image becomes ``missing:<reason>``, which the runner turns into an error
-record of that question.
+question file. A question table is read and checked by :mod:`vqalib.runner.question_tables` (a
+missing column, cell or wrong type stops the load naming file, row and field). A missing image, or
+an image name that would leave the ``--images`` folder (:func:`vqalib.runner.image_sources.image_in_folder`),
+becomes ``missing:<reason>``, which the runner turns into a counted error record of that question.
 
-Configuration: the image variables of :mod:`vqalib.runner.images` (``VQALIB_COMMVQA_IMAGES``,
+Configuration: the image variables of :mod:`vqalib.runner.image_sources` (``VQALIB_COMMVQA_IMAGES``,
 ``VQALIB_GQA_IMAGES``).
 """
 
@@ -20,7 +22,10 @@ import pandas as pd
 from vqalib.core import config
 from vqalib.core import data_registry
 from vqalib.core import io
-from vqalib.runner.images import COMMVQA_IMAGES_ENV, GQA_IMAGES_ENV, ImageError, commvqa_source, gqa_source
+from vqalib.runner.image_sources import (COMMVQA_IMAGES_ENV, GQA_IMAGES_ENV, commvqa_source, gqa_source,
+                                         image_in_folder)
+from vqalib.runner.images import ImageError
+from vqalib.runner.question_tables import check_question_table, describe_row, read_question_table
 
 
 ITEM_COLUMNS = ("item_id", "question_id", "question", "image", "tier", "scenario", "description", "reference")
@@ -31,8 +36,15 @@ def _finish_items(frame: pd.DataFrame) -> pd.DataFrame:
         if column not in frame:
             frame[column] = None
     frame["item_id"] = frame["item_id"].astype(str)
-    if frame["item_id"].duplicated().any():
-        raise ValueError(f"duplicate item ids: {frame.loc[frame['item_id'].duplicated(), 'item_id'].head().tolist()}")
+    # ids as text, a missing one as None (JSON and Parquet tables may hold whole numbers)
+    frame["question_id"] = [None if v is None or (isinstance(v, float) and v != v) else str(v)
+                            for v in frame["question_id"]]
+    repeated = frame["item_id"].duplicated(keep=False)
+    if repeated.any():
+        shown = [f"{item!r} ({', '.join(describe_row(frame, label) for label in labels)})"
+                 for item, labels in frame.index[repeated].groupby(frame.loc[repeated, "item_id"].to_numpy()).items()]
+        raise io.DataFormatError(f"{frame.attrs.get('file', 'question table')}: duplicate item ids: "
+                                 f"{'; '.join(shown[:10])}; each question (and tier) must appear once")
     return frame[list(ITEM_COLUMNS)].reset_index(drop=True)
 
 
@@ -138,31 +150,13 @@ def dataset_items(dataset: str, *, images: str | Path | None = None, question_se
 
         def local(source: str) -> str:
             name = str(source).split("?", 1)[0].rsplit("/", 1)[-1]
-            path = folder / name
-            return str(path.resolve()) if path.is_file() else f"missing:{name} is not in {folder}"
+            try:
+                path = Path(image_in_folder(folder, name))
+            except ImageError as error:
+                return f"missing:{error}"
+            return str(path) if path.is_file() else f"missing:{name} is not in {folder}"
         items = items.assign(image=items["image"].map(local))
     return items.reset_index(drop=True)
-
-
-def read_question_table(path: str | Path) -> pd.DataFrame:
-    """A question table from CSV, JSON lines or Parquet (AFGV rewrites, user question sets).
-
-    Parameters
-    ----------
-    path : str or Path
-        ``.parquet``, ``.jsonl`` (JSON lines), ``.json`` (one JSON document); any other suffix is read as CSV.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The table; CSV cells are read as strings, empty cells as ``""``.
-    """
-    path = Path(path)
-    if path.suffix == ".parquet":
-        return pd.read_parquet(path)
-    if path.suffix in (".jsonl", ".json"):
-        return pd.read_json(path, lines=path.suffix == ".jsonl", dtype=False)
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
 def afgv_items(rewrites: pd.DataFrame, *, images: str | Path | None = None) -> pd.DataFrame:
@@ -170,6 +164,9 @@ def afgv_items(rewrites: pd.DataFrame, *, images: str | Path | None = None) -> p
 
     ``rewrites`` has question_id, tier, question and image_id (join the GQA questions' ``image_id``
     to :func:`vqalib.papers.afgv.rewrite.rewrite_questions`' output) or image; optional answer (ground truth).
+    It is checked first (:func:`vqalib.runner.question_tables.check_question_table`). An ``image_id`` is looked up
+    only inside ``images`` (:func:`vqalib.runner.image_sources.gqa_source`): one that would leave it
+    (``../../secret``, an absolute path, a link pointing out) becomes an image error record naming the id.
     With a ``status`` column, only rows whose text belongs in their tier are asked
     (:data:`vqalib.papers.afgv.tiers.PLACED`): a question left without a simplified or complex rewrite keeps
     its original text there, which must not be scored as that tier. ``attrs["not_placed"]`` counts them.
@@ -190,14 +187,12 @@ def afgv_items(rewrites: pd.DataFrame, *, images: str | Path | None = None) -> p
     """
     from vqalib.papers.afgv.tiers import PLACED
 
+    check_question_table(rewrites, dataset="afgv")
     images = images or config.get(GQA_IMAGES_ENV)
     frame = rewrites.copy()
     placed = frame["status"].isin(PLACED) if "status" in frame else pd.Series(True, index=frame.index)
     frame = frame[placed]
     if "image" not in frame:
-        if "image_id" not in frame:
-            raise ValueError("AFGV rewrites need an image_id (GQA) or image column")
-
         def source(image_id: str) -> str:
             try:
                 return gqa_source(str(image_id), images=images)
@@ -213,7 +208,9 @@ def afgv_items(rewrites: pd.DataFrame, *, images: str | Path | None = None) -> p
 
 
 def table_items(questions: pd.DataFrame) -> pd.DataFrame:
-    """Items from any table with question_id, question, image (path, URL or zip:...) (all papers).
+    """Items from any table with question_id, question, image (path, URL or zip:...) (all papers), checked first
+    (:func:`vqalib.runner.question_tables.check_question_table`: a missing column or cell raises naming file, row and
+    field).
 
     Parameters
     ----------
@@ -227,6 +224,7 @@ def table_items(questions: pd.DataFrame) -> pd.DataFrame:
         One row per question (:data:`ITEM_COLUMNS`); without an ``item_id`` column it is ``question_id``,
         or ``<question_id>/<tier>`` where a tier is given.
     """
+    check_question_table(questions, dataset="table")
     frame = questions.copy()
     if "item_id" not in frame:
         tiers = frame["tier"] if "tier" in frame else pd.Series([None] * len(frame), index=frame.index)
@@ -259,7 +257,9 @@ def load_items(dataset: str, *, questions: str | Path | None = None, images: str
     Returns
     -------
     pandas.DataFrame
-        One row per item with the columns :data:`ITEM_COLUMNS`.
+        One row per item with the columns :data:`ITEM_COLUMNS`. A question table that is not a regular file, not
+        UTF-8, lacks a required column or cell, or repeats an item raises :class:`~vqalib.core.io.DataFormatError`
+        naming the file, row (and line) and field (:mod:`vqalib.runner.question_tables`).
     """
     if dataset == "vizwiz-lf":
         return vizwiz_items(data_dir=data_dir)
@@ -267,5 +267,5 @@ def load_items(dataset: str, *, questions: str | Path | None = None, images: str
         return commvqa_items(images=images, data_dir=data_dir)
     if questions is None:
         raise ValueError(f"--dataset {dataset} needs --questions (a CSV/JSONL/Parquet question table)")
-    table = read_question_table(questions)
+    table = read_question_table(questions)  # a pipe, bad bytes or a broken line stop here, naming file and line
     return afgv_items(table, images=images) if dataset == "afgv" else table_items(table)

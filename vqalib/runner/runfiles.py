@@ -5,21 +5,26 @@ Serves every answer run of VizWiz-LF §3 / §7 / A.4.2, CommVQA §5 and AFGV (sc
 records of one question are written in one write + flush + fsync, so an interrupted run leaves at
 most one incomplete question at the end of the file; a rerun cuts that tail (counting the lines it
 drops) and skips every finished question. ``--shard i/n`` splits the questions by a stable hash of
-their id.
+their id. A run file holds the answers of one model under one prompting strategy: appending another
+(model, strategy) is refused (:func:`check_one_run`) unless asked for (``--mixed-run-file``). Only
+regular files are read or written: a named pipe or device given as a run file is refused at once.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from vqalib.runner.locks import RunLock, run_lock_path
+from vqalib.core.io import NotRegularFile, file_kind, read_regular
+from vqalib.runner.locks import RunLock, file_identity
 
 SCHEMA_VERSION = 1
 
@@ -79,6 +84,7 @@ class ScanResult:
     finished: dict[str, str]  # item_key -> kind of its final record
     good_bytes: int  # the file up to the end of its last complete question
     bad_lines: int  # truncated/undecodable lines and lines of incomplete questions
+    lines: list[int] = field(default_factory=list)  # the 1-based line of each record in ``records``
 
 
 def scan_run(path: str | Path) -> ScanResult:
@@ -87,35 +93,40 @@ def scan_run(path: str | Path) -> ScanResult:
     Parameters
     ----------
     path : str or Path
-        The run file (a missing file reads as empty).
+        The run file (a missing file reads as empty; anything but a regular file raises
+        :class:`~vqalib.core.io.NotRegularFile` naming it, without waiting on a pipe).
 
     Returns
     -------
     ScanResult
-        Complete records, finished item keys, the size up to the last complete question and the
-        number of damaged lines.
+        Complete records with their lines, finished item keys, the size up to the last complete
+        question and the number of damaged lines.
     """
     path = Path(path)
-    if not path.exists():
+    try:
+        data = read_regular(path, what="run file")
+    except FileNotFoundError:
         return ScanResult([], {}, 0, 0)
-    data = path.read_bytes()
     records: list[dict] = []
+    lines: list[int] = []
     finished: dict[str, str] = {}
     group: list[dict] = []
+    group_lines: list[int] = []
     offset = good = bad = 0
 
     def close_group() -> int:
-        nonlocal group
+        nonlocal group, group_lines
         n = len(group)
         if group and len(group) == group[0].get("item_records"):
             records.extend(group)
+            lines.extend(group_lines)
             final = [r for r in group if r.get("final")]
-            finished[group[0]["item_key"]] = final[-1]["kind"] if final else "?"
+            finished[group[0]["item_key"]] = final[-1].get("kind", "?") if final else "?"
             n = 0
-        group = []
+        group, group_lines = [], []
         return n  # lines of an incomplete question
 
-    for line in data.splitlines(keepends=True):
+    for number, line in enumerate(data.splitlines(keepends=True), start=1):
         offset += len(line)
         try:
             if not line.endswith(b"\n"):
@@ -129,11 +140,47 @@ def scan_run(path: str | Path) -> ScanResult:
         if group and record["item_key"] != group[0]["item_key"]:
             bad += close_group()
         group.append(record)
+        group_lines.append(number)
         if len(group) == record.get("item_records"):
             close_group()
             good = offset
     bad += close_group()
-    return ScanResult(records, finished, good, bad)
+    return ScanResult(records, finished, good, bad, lines)
+
+
+class MixedRunFileError(ValueError):
+    """Records of another (model, strategy) would be appended to a run file (refused unless ``--mixed-run-file``)."""
+
+
+def check_one_run(records: list[dict], *, path: str | Path, model: str, strategy: str) -> None:
+    """Refuse to append answers of ``(model, strategy)`` to a run file holding another model or strategy.
+
+    The notebooks read a run file as one model's answers under one prompting strategy (VizWiz-LF Tables 5/26,
+    CommVQA Table 1, AFGV Table 1 rows), so mixing two in one file must be asked for.
+
+    Parameters
+    ----------
+    records : list of dict
+        The file's complete records (:attr:`ScanResult.records`).
+    path : str or Path
+        The run file, for the message.
+    model : str
+        The registry key of the model about to be run.
+    strategy : str
+        The prompting strategy about to be run.
+
+    Returns
+    -------
+    None
+        Raises :class:`MixedRunFileError` naming the file, the (model, strategy) it holds and the new one.
+    """
+    held = sorted({(str(r.get("model")), str(r.get("strategy"))) for r in records} - {(model, strategy)})
+    if held:
+        holds = "; ".join(f"model {m!r} under strategy {s!r}" for m, s in held)
+        raise MixedRunFileError(
+            f"run file {path} holds the answers of {holds}; this run would add model {model!r} under strategy "
+            f"{strategy!r}. A run file holds one model and one prompting strategy (the notebooks read it as one "
+            f"run): give this run its own --out, or pass --mixed-run-file to mix them on purpose.")
 
 
 class RunWriter:
@@ -143,7 +190,21 @@ class RunWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
-        self.handle = open(self.path, "ab")
+        try:
+            # O_NONBLOCK: a named pipe without a reader fails at once (ENXIO) instead of holding the run
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                         0o644)
+        except OSError as error:
+            if error.errno not in (errno.ENXIO, errno.EISDIR):
+                raise
+            raise NotRegularFile(f"run file {self.path}: it is {file_kind(os.stat(self.path).st_mode)}, "
+                                 f"not a regular file") from None
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise NotRegularFile(f"run file {self.path}: it is {file_kind(mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        self.handle = os.fdopen(fd, "ab")
 
     def write(self, block: bytes) -> None:
         """Append one question's block, flush it, and fsync it when ``fsync`` is set.
@@ -188,7 +249,7 @@ def repair_run(path: str | Path, *, lock: RunLock | None = None) -> ScanResult:
             return scan_run(path)
         with RunLock(path) as held:
             return repair_run(path, lock=held)
-    if not lock.held or lock.path != run_lock_path(path):
+    if not lock.held or lock.identity != file_identity(path):  # the same file by inode, whatever its name
         raise ValueError(f"repair_run({str(path)!r}): the lock given is not a held lock of this run file")
     scan = scan_run(path)
     if path.exists() and path.stat().st_size > scan.good_bytes:
