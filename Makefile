@@ -57,7 +57,7 @@ $(LMMS_STAMP): $(STAMP) tests/lmms_eval/requirements.txt
 	$(LMMS_VENV)/bin/python -m pip install --quiet --no-deps -r tests/lmms_eval/requirements.txt
 	touch $@
 
-test-full: data lmms-env  ## slow checks (CI runs them too): notebook smoke runs, lmms-eval's own evaluator, then `make reproduce` must leave git clean
+test-full: data lmms-env  ## slow checks (CI runs them too): notebook smoke runs, reproduce killed at random moments and on a full disk, lmms-eval's own evaluator, then `make reproduce` must leave git clean
 	$(BIN)/python -m pytest -m full
 	$(BIN)/vqalib reproduce
 	# again, warm: served from the caches, any model forward pass or fit would fail the run
@@ -68,6 +68,7 @@ test-full: data lmms-env  ## slow checks (CI runs them too): notebook smoke runs
 
 bench: data  ## time loading + validation and `make reproduce` (2-core machine), write benchmarks/
 	$(BIN)/python benchmarks/bench.py
+	$(BIN)/python benchmarks/ratings_bench.py
 
 # JupyterLab refuses to start as root unless told (containers, CI, cloud notebooks)
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)

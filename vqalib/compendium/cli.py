@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import errno
 import sys
 from pathlib import Path
 
@@ -410,7 +411,18 @@ def main(argv: list[str] | None = None) -> int:
     from vqalib.core import config
 
     config.check()  # a setting's mistake is named before any work starts
-    return args.handler(args)
+    try:
+        return args.handler(args)
+    except OSError as error:
+        if error.errno not in _DISK_ERRORS:
+            raise
+        where = f"{error.filename}: " if error.filename else ""
+        raise SystemExit(f"vqalib {args.command}: stopped: {where}{error.strerror or error}; files already written "
+                         "are complete (every output is written whole), free space or fix permissions and run it "
+                         "again") from None
+
+
+_DISK_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import re
 import time
 from pathlib import Path
@@ -146,12 +147,16 @@ def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | N
                                        log_output=False, request_save_on_cell_execute=False)
     except papermill.PapermillExecutionError as error:
         failed = project_root() / "build" / "failed" / target.name
-        failed.parent.mkdir(parents=True, exist_ok=True)
-        if partial.exists():
-            os.replace(partial, failed)
+        kept = f"the partial output is in {failed}"
+        try:
+            failed.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(partial, failed)  # build/ may be on another file system than notebooks/
+        except OSError as move_error:  # build/ full or read-only: the copy is dropped, the committed file kept
+            partial.unlink(missing_ok=True)
+            kept = f"the partial output could not be kept in {failed} ({move_error.strerror or move_error})"
         raise NotebookFailed(f"{path.name} failed in cell {error.cell_index + 1} (execution count {error.exec_count}): "
-                             f"{error.ename}: {error.evalue}; the partial output is in {failed} ({target} is "
-                             f"unchanged); the kernel's log is {log}") from None
+                             f"{error.ename}: {error.evalue}; {kept} ({target} is unchanged); the kernel's log is "
+                             f"{log}") from None
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
@@ -177,13 +182,31 @@ JOBS_ENV = "VQALIB_REPRODUCE_JOBS"  # notebooks run at once by `make reproduce` 
 TIMES_FILE = "reproduce_times.json"  # build/: each notebook's last time and peak memory (`make bench`, scheduling)
 
 
+_EVENTS = None  # in a worker: the queue of cell events to the parent (set by _start_worker)
+
+
+def _start_worker(events) -> None:
+    """A worker's start: keep the parent's event queue, and die with the parent. A killed ``reproduce`` must not
+    leave a worker writing notebooks behind the next run's lock (Linux: the parent-death signal)."""
+    global _EVENTS
+    _EVENTS = events
+    with contextlib.suppress(Exception):  # not Linux: the pool's own pipes still end a worker at its next task
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before the signal was set
+            os._exit(1)
+
+
 def _run_in_worker(path: str, parameters: dict | None, threads: int | None = None,
-                   events=None, output: str | None = None) -> tuple[float, float, dict]:
+                   output: str | None = None) -> tuple[float, float, dict]:
     """One notebook in a fresh worker process: seconds taken, the peak memory (MB) of its kernel and the
     thread variables its kernel started with. With ``threads``, the kernel's torch and BLAS pools get that
-    many threads (unless the user set them). ``events`` (a queue) receives (name, event) as cells start."""
+    many threads (unless the user set them). The worker's event queue receives (name, event) as cells start."""
     import resource
 
+    events = _EVENTS
     if threads:  # read by the kernel at start-up; the numbers do not depend on it (reproduction contract)
         for name in config.POOL_VARIABLES:
             config.set_default(name, str(threads))
@@ -277,9 +300,11 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
     display = Display(last_cells={n: t.get("cells") for n, t in last.items() if isinstance(t, dict)})
     lock, stop = threading.Lock(), threading.Event()
     context = multiprocessing.get_context("spawn")
-    with context.Manager() as manager, ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context,
-                                                           max_tasks_per_child=1) as pool:
-        events = manager.Queue()
+    # a plain queue handed to each worker at its start, not a Manager: a manager's server process outlives a
+    # killed parent for ever
+    events = context.Queue()
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context, max_tasks_per_child=1,
+                             initializer=_start_worker, initargs=(events,)) as pool:
 
         def pump():  # the workers' cell events -> the display, and the periodic lines
             while not stop.is_set():
@@ -294,16 +319,18 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
-        futures = {pool.submit(_run_in_worker, str(p), parameters, threads, events,
+        futures = {pool.submit(_run_in_worker, str(p), parameters, threads,
                                str(output_dir / p.name) if output_dir else None): p for p in order}
         try:
             for future in as_completed(futures):
                 path = futures[future]
                 try:
                     seconds, peak, pools = future.result()
-                except NotebookFailed as error:
+                except (NotebookFailed, OSError) as error:  # OSError: the worker could not write (a full disk)
                     for other in futures:
                         other.cancel()
+                    if isinstance(error, OSError):
+                        error = f"{path.name}: {error}; the committed notebook and figures are as they were"
                     with lock:
                         display.finish(path.stem, f"[{len(done) + 1}/{len(paths)}] FAILED: {error}")
                     raise SystemExit(f"vqalib reproduce stopped: {error}") from None
@@ -345,10 +372,9 @@ def exclusive(*, wait: bool = False):
             handle.seek(0)
             holder = handle.read().strip() or "another process"
             raise SystemExit(f"another vqalib reproduce holds {path} ({holder}); let it finish, or pass --wait") from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
-        handle.flush()
+        with contextlib.suppress(OSError):  # the holder's name is a courtesy: a full disk must not stop the run
+            os.ftruncate(handle.fileno(), 0)  # unbuffered, so nothing is left to fail when the file closes
+            os.pwrite(handle.fileno(), f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
         yield
 
 
