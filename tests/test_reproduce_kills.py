@@ -2,7 +2,7 @@
 (`make test-full`: real runs in this checkout, which must start with a clean `git status`).
 
 - Kill trials: one uninterrupted run measures its length T; then 20 runs are stopped at seeded random
-  moments in (0, T) by SIGKILL to the whole process group (a crash), SIGKILL to the command alone (its
+  moments in (0, 3T/4) by SIGKILL to the whole process group (a crash), SIGKILL to the command alone (its
   workers must not live on), SIGINT to the group (Ctrl-C) or SIGTERM to the command. After each, every
   process of the run must be gone within 2 minutes (else: a hang) and `git status` must be clean (every
   committed file byte-identical); a last uninterrupted run must leave `git status` clean and
@@ -80,7 +80,7 @@ def test_killing_reproduce_at_random_moments_never_damages_a_committed_file(clea
     rng = random.Random(0)
     trials = []
     for trial in range(TRIALS):
-        at = round(rng.uniform(0.5, length), 1)
+        at = round(rng.uniform(0.5, 0.75 * length), 1)  # a later run is often faster: stop it before it ends
         name, target = STOPS[trial % len(STOPS)]
         process = _start(log)
         try:
@@ -91,10 +91,11 @@ def test_killing_reproduce_at_random_moments_never_damages_a_committed_file(clea
             sig = getattr(signal, name)
             os.killpg(process.pid, sig) if target == "group" else os.kill(process.pid, sig)
         code = process.wait(timeout=300)
+        last_line = (log.read_text(errors="replace").strip().splitlines() or [""])[-1]
         gone = _group_gone(process.pid)
         trials.append({"trial": trial, "at_seconds": at, "signal": name, "sent_to": target,
                        "finished_before": finished_first, "exit_code": code, "all_processes_gone": gone,
-                       "changed_files": _changed(), "log_tail": log.read_text(errors="replace")[-400:]})
+                       "changed_files": _changed(), "last_line": last_line})
     record = {"run_seconds": round(length, 1), "trials": trials}
     (ROOT / "build").mkdir(exist_ok=True)
     (ROOT / "build" / "kill_trials.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

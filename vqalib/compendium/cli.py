@@ -413,6 +413,10 @@ def main(argv: list[str] | None = None) -> int:
     config.check()  # a setting's mistake is named before any work starts
     try:
         return args.handler(args)
+    except KeyboardInterrupt:  # Ctrl-C: said in one line; every output is written whole, so nothing is half-written
+        print(f"vqalib {args.command}: interrupted; files already written are complete, the others are as they "
+              "were", file=sys.stderr)
+        return 130
     except OSError as error:
         if error.errno not in _DISK_ERRORS:
             raise
