@@ -220,3 +220,15 @@ def cv_inputs():
                   encoder="test")
     return (rng.normal(size=(n, width)), (rng.uniform(size=(n, len(taxonomy.ROLES))) < 0.4).astype(int), units,
             classifier.question_folds(units, n_splits=2, seed=0), params)
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Torch on one intra-op thread for a module's tiny models (2 shared cores: more threads only contend); the
+    runner test modules use it for all their tests (``pytestmark``)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -24,16 +24,7 @@ from vqalib.runner.image_sources import commvqa_source, gqa_source
 from vqalib.runner.images import ImageError
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX named pipes")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # 2 shared cores: intra-op threads only contend
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @functools.lru_cache(maxsize=None)

@@ -27,20 +27,11 @@ from vqalib.runner import (engines, handoff, judges, locks, models, questions as
                            runfiles, strategies)
 from vqalib.runner.images import ImageStore
 
+pytestmark = pytest.mark.usefixtures("one_thread")
 VOLATILE = {"seconds", "model_seconds", "started_at", "engine", "shard", "run_file"}
 REQUIRED = {"schema", "dataset", "item_id", "question", "image", "image_sha256", "model", "model_id", "revision",
             "strategy", "item_key", "generation", "kind", "sample", "final", "answer", "item_records", "seconds",
             "error"}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # 2 shared cores: intra-op threads only contend
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
