@@ -59,3 +59,17 @@ def test_format_claimed_but_not_there(tmp_path):
     with pytest.raises(DataFormatError, match=r"not an answers file this reader knows: columns/keys \['question_id', "
                                               r"'text'\]"):
         read_answers(unknown)
+
+
+
+def test_a_json_lines_file_that_is_a_pipe_is_refused_by_name_not_waited_on(tmp_path):
+    """read_json_lines also reads toolkit task data (answer_matching), not only files read_answers checked first."""
+    import os
+
+    from vqalib.core.answer_files import read_json_lines
+    from vqalib.core.io import NotRegularFile
+
+    pipe = tmp_path / "task.jsonl"
+    os.mkfifo(pipe)
+    with pytest.raises(NotRegularFile, match="named pipe"):
+        read_json_lines(pipe)

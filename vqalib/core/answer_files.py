@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.core.io import DataFormatError, read_csv_text, read_json, sha256_of
+from vqalib.core.io import DataFormatError, open_regular, read_csv_text, read_json, read_regular, sha256_of
 
 FORMATS = ("plain", "lmms-eval", "vlmevalkit", "commvqa-results", "vqalib-run")
 COLUMNS = ["line", "item_id", "question_id", "doc_id", "index", "doc_hash", "tier", "condition", "question", "answer"]
@@ -45,7 +45,7 @@ class AnswerSource:
 
 def _first_json_record(path: Path) -> object:
     """The first non-empty line of a JSON-lines file parsed, or the JSON document's first element."""
-    with open(path, "rb") as handle:
+    with open_regular(path, what="answers file") as handle:  # a pipe is refused, not waited on
         head = handle.read(1 << 16)
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()
     if text.startswith("["):
@@ -125,7 +125,10 @@ def detect_format(path: str | Path) -> str:
 
 def _read_excel(path: Path) -> pd.DataFrame:
     try:
-        return pd.read_excel(path, dtype=str, keep_default_na=False)
+        with open_regular(path, what="answers workbook") as handle:
+            return pd.read_excel(handle, dtype=str, keep_default_na=False)
+    except DataFormatError:
+        raise
     except Exception as err:  # openpyxl raises many types for a damaged workbook
         raise DataFormatError(f"{path}: not a readable .xlsx workbook: {type(err).__name__}: {err}") from None
 
@@ -144,7 +147,7 @@ def read_json_lines(path: str | Path) -> list[dict]:
         One object per non-blank line, with ``_line`` (1-based line number) added.
     """
     path = Path(path)
-    data = path.read_bytes()
+    data = read_regular(path, what="JSON-lines file")
     if not data.strip():
         raise DataFormatError(f"{path}: the file is empty ({len(data)} bytes); expected one JSON object per line")
     out = []
@@ -299,8 +302,8 @@ def _toolkit_version(path: Path, fmt: str) -> str | None:
         return None
     for candidate in candidates:
         try:
-            data = json.loads(candidate.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(read_regular(candidate, what="toolkit results file").decode("utf-8"))
+        except (OSError, ValueError):  # NotRegularFile is a ValueError: a pipe beside the answers is skipped
             continue
         stack = [data]
         while stack:
