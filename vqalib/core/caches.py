@@ -102,7 +102,7 @@ def discard(path: Path, *, kind: str, why: str) -> None:
         pass  # a read-only cache: the entry stays and is skipped again next time
 
 
-def read_entry(path: Path, *, kind: str, max_bytes: int | None = None) -> bytes | None:
+def read_entry(path: Path, *, kind: str, max_bytes: int | None = None, unsealed_ok: bool = False) -> bytes | None:
     """The verified payload of the entry at ``path``, or None when there is none or it cannot be trusted
     (discarded with a warning, see the module docstring).
 
@@ -114,6 +114,9 @@ def read_entry(path: Path, *, kind: str, max_bytes: int | None = None) -> bytes 
         Which cache, for the warning.
     max_bytes : int, optional
         The largest entry accepted (larger: discarded).
+    unsealed_ok : bool, default False
+        Return an entry without a seal line as it is (a cache whose older entries predate seals and are checked
+        by their caller otherwise: the judge's paid replies); a seal that does not match is still discarded.
 
     Returns
     -------
@@ -122,7 +125,8 @@ def read_entry(path: Path, *, kind: str, max_bytes: int | None = None) -> bytes 
     """
     path = Path(path)
     try:
-        return unseal(read_regular(path, what=f"{kind} entry", max_bytes=max_bytes))
+        data = read_regular(path, what=f"{kind} entry", max_bytes=max_bytes)
+        return data if unsealed_ok and not data.startswith(SEAL_PREFIX) else unseal(data)
     except FileNotFoundError:
         return None
     except (NotRegularFile, CorruptEntry, OSError) as err:

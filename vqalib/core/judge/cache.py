@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Callable
 
 from vqalib.core import config
-from vqalib.core.caches import SEAL_PREFIX, CorruptEntry, discard, unseal, write_entry
-from vqalib.core.io import NotRegularFile, cache_root, read_regular
+from vqalib.core.caches import discard, read_entry, write_entry
+from vqalib.core.io import cache_root
 from vqalib.core.judge.backends import JudgeBackend, OpenAIChatBackend, TransformersBackend
 from vqalib.core.judge.settings import BASE_URL_ENV, HF_MODEL_ENV, MAX_REPLY_BYTES_ENV, MODEL_ENV, setting
 
@@ -108,21 +108,11 @@ class CachedJudge:
         canonical = _canonical(request)
         # JSON may spell a character in up to 6 bytes; anything longer cannot hold a reply within the cap
         limit = 6 * (self.max_reply_bytes + _size(canonical)) + 1024
-        try:
-            data = read_regular(path, what=f"{KIND} entry", max_bytes=limit)
-        except FileNotFoundError:
-            return None  # not asked before
-        except (NotRegularFile, OSError) as error:  # a pipe, a folder, over the limit, unreadable
-            discard(path, kind=KIND, why=str(error).removeprefix(f"{path}: "))
+        # an entry written before seals is still served when its request checks out below, because a judge
+        # reply costs a paid call and a hosted model may not give the same reply again
+        data = read_entry(path, kind=KIND, max_bytes=limit, unsealed_ok=True)
+        if data is None:  # not asked before, or discarded (a pipe, a folder, over the limit, a broken seal)
             return None
-        if data.startswith(SEAL_PREFIX):
-            try:
-                data = unseal(data)
-            except CorruptEntry as error:
-                discard(path, kind=KIND, why=str(error))
-                return None
-        # else an entry written before seals: still served when its request checks out below, because a
-        # judge reply costs a paid call and a hosted model may not give the same reply again
         try:
             entry = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as error:
