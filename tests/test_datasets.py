@@ -472,3 +472,37 @@ def test_write_atomic_leaves_only_the_target(tmp_path):
     assert target.read_bytes() == b"xyz" and [p.name for p in target.parent.iterdir()] == ["a.bin"]
     io.write_atomic(target, b"new")  # replaces in one step
     assert target.read_bytes() == b"new" and len(list(target.parent.iterdir())) == 1
+
+
+def test_download_stops_at_its_size_cap_and_deadline():
+    """core.fetch.download is the one download loop (upstream files, GQA's questions): a body past the cap, or a
+    download past the deadline, is stopped with an OSError saying which."""
+    import http.server
+    import io as stdio
+    import threading
+
+    body = b"x" * 300_000
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the http.server API
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/x"
+    try:
+        out = stdio.BytesIO()
+        assert fetch.download(url, out, max_bytes=len(body), deadline=60, progress=False) == len(body)
+        assert out.getvalue() == body
+        with pytest.raises(OSError, match="over the cap of 100,000 bytes"):
+            fetch.download(url, stdio.BytesIO(), max_bytes=100_000, deadline=60, progress=False)
+        with pytest.raises(OSError, match="stopped after"):
+            fetch.download(url, stdio.BytesIO(), max_bytes=len(body), deadline=-1, progress=False)
+    finally:
+        server.shutdown()

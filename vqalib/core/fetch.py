@@ -98,6 +98,45 @@ def remove_stale_parts(target: Path) -> list[Path]:
     return removed
 
 
+def download(url: str, out, *, max_bytes: int, deadline: float, desc: str = "download",
+             progress: bool = True) -> int:
+    """Stream ``url`` into the open binary file ``out`` within a size cap and an overall deadline (each socket
+    read also times out after 60 s): the one download loop of the upstream files and GQA's questions.
+
+    Parameters
+    ----------
+    url : str
+        What to download.
+    out : binary file
+        Where the bytes go (the caller writes to a temporary file and renames it when complete).
+    max_bytes : int
+        The most bytes accepted.
+    deadline : float
+        The most seconds the whole download may take.
+    desc : str, default "download"
+        The progress bar's label.
+    progress : bool, default True
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    int
+        The bytes written; past the cap or the deadline an ``OSError`` says which and how far it got.
+    """
+    started, size = time.monotonic(), 0
+    with urllib.request.urlopen(url, timeout=60) as response:
+        total = int(response.headers.get("Content-Length") or 0) or None
+        with tqdm(total=total, unit="B", unit_scale=True, desc=desc, disable=not progress, leave=False) as bar:
+            for block in iter(lambda: response.read(1 << 16), b""):
+                size += len(block)
+                if size > max_bytes or time.monotonic() - started > deadline:
+                    raise OSError(f"{url}: stopped after {size:,} bytes and {time.monotonic() - started:.0f} s: "
+                                  f"over the cap of {max_bytes:,} bytes or {deadline:.0f} s for one file")
+                out.write(block)
+                bar.update(len(block))
+    return size
+
+
 def _copy_or_download(spec: DataFile, *, source: Path | None, target: Path, progress: bool) -> None:
     """Write ``target`` atomically: a locked temporary ``.part`` file, hash-checked, then renamed."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -111,19 +150,8 @@ def _copy_or_download(spec: DataFile, *, source: Path | None, target: Path, prog
                 with open_regular(source, what="data mirror file", max_bytes=MAX_DOWNLOAD_BYTES) as src:
                     shutil.copyfileobj(src, out)
             else:
-                started, size = time.monotonic(), 0
-                with urllib.request.urlopen(spec.url, timeout=60) as response:
-                    total = int(response.headers.get("Content-Length") or 0) or None
-                    with tqdm(total=total, unit="B", unit_scale=True, desc=spec.key,
-                              disable=not progress, leave=False) as bar:
-                        for block in iter(lambda: response.read(1 << 16), b""):
-                            size += len(block)
-                            if size > MAX_DOWNLOAD_BYTES or time.monotonic() - started > DOWNLOAD_DEADLINE:
-                                raise OSError(f"stopped after {size:,} bytes and {time.monotonic() - started:.0f} s: "
-                                              f"over the cap of {MAX_DOWNLOAD_BYTES:,} bytes or "
-                                              f"{DOWNLOAD_DEADLINE:.0f} s for one file")
-                            out.write(block)
-                            bar.update(len(block))
+                download(spec.url, out, max_bytes=MAX_DOWNLOAD_BYTES, deadline=DOWNLOAD_DEADLINE, desc=spec.key,
+                         progress=progress)
         verify_file(tmp, expected=spec.sha256, name=f"{spec.key} (from {source or spec.url})")
         os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a shared data folder from other users
         os.replace(tmp, target)
