@@ -33,7 +33,7 @@ def test_lmms_eval_tasks_are_deterministic_and_carry_the_runner_prompts(tmp_path
     assert [p.stem for p in first] == ["vizwiz_lf_vanilla", "vizwiz_lf_abstention"]
     export_lmms_eval("vizwiz-lf", out=tmp_path / "b")  # a second export, elsewhere: the same bytes but its own path
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
-    assert len(files) == 6 and files == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*")
+    assert len(files) == 7 and files == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*")
                                                if p.is_file())
     for name in files:
         a, b = (tmp_path / "a" / name).read_bytes(), (tmp_path / "b" / name).read_bytes()

@@ -137,6 +137,11 @@ def _classify(args: argparse.Namespace) -> int:
     from vqalib.papers.vizwiz_lf.classifier_fits import check_fits, write_fits
     from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 
+    if args.action == "train" and args.out is not None:
+        from vqalib.core.out_folders import check_out
+        from vqalib.papers.vizwiz_lf.classifier_fits import MODELS
+
+        check_out(args.out, kind=MODELS)  # before the release is loaded: a refused --out costs no wait
     data = load_vizwiz_lf()
     if args.action == "check":
         problems = check_fits(data.sentences, data.answers, seed=args.seed)
@@ -188,16 +193,18 @@ def _score(args: argparse.Namespace) -> int:
     from vqalib.compendium import scorecard_files
     from vqalib.compendium.score import coverage_lines, score
     from vqalib.core.io import DataFormatError
+    from vqalib.core.out_folders import check_out
 
     try:
+        check_out(args.out, kind=scorecard_files.SCORECARD)  # before the scoring: a refused --out costs no wait
         card = score(args.answers, dataset=args.dataset, model=args.model, fmt=args.format,
                      conditions=args.condition, task_data=args.task_data, duplicates=args.duplicates,
                      question_set=args.question_set, n_resamples=args.n_resamples, seed=args.seed,
                      compare=not args.no_compare)
+        page = scorecard_files.write(card, args.out)
     except (DataFormatError, ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    page = scorecard_files.write(card, args.out)
     for line in coverage_lines(card):
         print(line)
     print(f"wrote {len(card.tables)} tables, scorecard.json and {page}")
@@ -410,9 +417,14 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from vqalib.core import config
 
+    from vqalib.core.out_folders import UnsafeOutput
+
     config.check()  # a setting's mistake is named before any work starts
     try:
         return args.handler(args)
+    except UnsafeOutput as error:  # an output folder or file the command did not write: named, nothing touched
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:  # Ctrl-C: said in one line; every output is written whole, so nothing is half-written
         print(f"vqalib {args.command}: interrupted; files already written are complete, the others are as they "
               "were", file=sys.stderr)

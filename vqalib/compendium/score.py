@@ -387,11 +387,12 @@ def import_answers(paths: list[str | Path], *, dataset: str, model: str | None, 
     tuple
         ``(path, coverages)``: the run file and the coverage of each condition (or the one).
     """
-    from vqalib.runner.importing import COMMVQA_STRATEGY, DEFAULT_STRATEGY, import_records, write_run
+    from vqalib.runner.importing import COMMVQA_STRATEGY, DEFAULT_STRATEGY, check_run_out, import_records, write_run
     from vqalib.runner.questions import dataset_items
 
     if dataset not in DATASETS:
         raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
+    check_run_out(out, overwrite=overwrite)  # before the answers are read: a refused --out costs no wait
     conditions = list(conditions or [])
     items = dataset_items(dataset, question_set=question_set, data_dir=data_dir)
     ids = list(items["item_id"].astype(str))

@@ -1,17 +1,16 @@
 """A scorecard on disk: ``scorecard.json``, each table as ``.csv`` and ``.md``, the figure that fits, and ``index.html``.
 
-``scorecard.json`` holds the new model's rows only; the ``.md`` tables and the page set the paper's values and the
-released models' rows (from the table's twin in ``figures/``) beside them. Every file is written whole
-(:func:`vqalib.core.io.write_atomic`), and nothing in it depends on the machine or the time, so scoring the same
-answers twice gives the same files.
+``scorecard.json`` (tagged :data:`FORMAT`) holds the new model's rows only; the ``.md`` tables and the page set the
+paper's values and the released models' rows (from the table's twin in ``figures/``) beside them. The folder is
+written whole and replaces only a scorecard (:func:`vqalib.core.out_folders.replace_folder`); the model's name
+and other user text are escaped for each file (:mod:`vqalib.core.escaping`); nothing in it depends on the machine
+or the time, so scoring the same answers twice gives the same files.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +18,11 @@ import pandas as pd
 from vqalib.compendium.score import Scorecard, coverage_lines
 from vqalib.compendium.scorecard_page import TITLES, figure_for, page_html, stylesheet
 from vqalib.core import report
-from vqalib.core.io import write_atomic
+from vqalib.core.escaping import csv_formula_safe, csv_formula_unquoted, markdown_frame, markdown_text
+from vqalib.core.io import read_regular, write_atomic
+from vqalib.core.out_folders import OutputKind, replace_folder
+
+FORMAT = "vqalib-scorecard/1"  # scorecard.json's "format": the mark of a folder `vqalib score` wrote
 
 # table id -> (the twin's source column, key columns, the value column of our rows, of the twin's)
 BESIDE = {
@@ -92,11 +95,36 @@ def _markdown(frame: pd.DataFrame, *, decimals: int = 4) -> str:
         if pd.api.types.is_float_dtype(shown[column]):
             shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:.{decimals}f}")
     shown = shown.astype(object).where(shown.notna(), "")
-    return shown.to_markdown(index=False)
+    return markdown_frame(shown).to_markdown(index=False)
 
 
 def _write_text(path: Path, text: str) -> None:
     write_atomic(path, text.encode("utf-8"))
+
+
+def _csv(frame: pd.DataFrame) -> str:
+    return csv_formula_safe(frame).to_csv(index=False)
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    return csv_formula_unquoted(pd.read_csv(path, keep_default_na=False, na_values=[""]))
+
+
+def _is_scorecard_json(path: Path) -> bool:
+    """Whether ``path`` is a ``scorecard.json`` of vqalib: its format tag, or the keys of one written before it."""
+    try:
+        data = json.loads(read_regular(path, what="scorecard.json", max_bytes=1 << 28).decode("utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    return data.get("format") == FORMAT or ("format" not in data and {"model", "dataset", "vqalib_version",
+                                                                        "tables"} <= set(data))
+
+
+_WRITES = re.compile(r"(scorecard\.json|index\.html|assets/(site|code)\.css|[\w.-]+\.(csv|md|png|alt\.txt))")
+SCORECARD = OutputKind(what="scorecard", option="vqalib score --out", marker="scorecard.json",
+                       is_marker=_is_scorecard_json, written=lambda name: bool(_WRITES.fullmatch(name)))
 
 
 def card_json(card: Scorecard) -> dict:
@@ -116,7 +144,7 @@ def card_json(card: Scorecard) -> dict:
     tables = {stem: json.loads(frame.to_json(orient="records", double_precision=10))
               for stem, frame in card.tables.items()}
     sources = [{**s, "path": Path(s["path"]).name} for s in card.sources]  # no machine paths: same file everywhere
-    return {"model": card.model, "dataset": card.dataset, "vqalib_version": package_version("vqalib"),
+    return {"format": FORMAT, "model": card.model, "dataset": card.dataset, "vqalib_version": package_version("vqalib"),
             "source": sources[0] if len(sources) == 1 else sources, "coverage": card.coverage,
             "settings": card.settings, "tables": tables}
 
@@ -130,7 +158,8 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
     card : Scorecard
         The scorecard (:func:`vqalib.compendium.score.score`).
     out : str or Path
-        The folder (created, or replaced whole).
+        The folder: created, or replaced whole when it is a scorecard (:data:`SCORECARD`); anything else is refused
+        (:class:`vqalib.core.out_folders.UnsafeOutput`).
     figures_dir : str or Path, optional
         Where the tables' twins are (default the project's ``figures/``).
 
@@ -139,23 +168,18 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
     Path
         ``out/index.html``.
     """
-    final = Path(out)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    # written into a fresh folder beside it, then swapped in: a scorecard is replaced whole, and a file of an earlier
-    # scorecard (a table this one lacks) never lingers
-    out = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-    try:
+    def fill(out: Path) -> None:
         lines = coverage_lines(card)
         _write_text(out / "scorecard.json", json.dumps(card_json(card), indent=2, ensure_ascii=False) + "\n")
         besides = {}
         for stem, frame in card.tables.items():
-            _write_text(out / f"{stem}.csv", frame.to_csv(index=False))
+            _write_text(out / f"{stem}.csv", _csv(frame))
             side = beside(stem, frame, model=card.model, figures_dir=figures_dir)
             besides[stem] = side
             if side is not None:
-                _write_text(out / f"{stem}.beside.csv", side.to_csv(index=False))
-            text = [f"# {TITLES.get(stem, stem)}", "", f"Model: {card.model}; " + "; ".join(lines) + ".", "",
-                    _markdown(frame)]
+                _write_text(out / f"{stem}.beside.csv", _csv(side))
+            text = [f"# {markdown_text(TITLES.get(stem, stem))}", "",
+                    markdown_text(f"Model: {card.model}; " + "; ".join(lines) + "."), "", _markdown(frame)]
             if side is not None:
                 text += ["", "## Beside the released models and the paper", "", _markdown(side, decimals=4)]
             _write_text(out / f"{stem}.md", "\n".join(text) + "\n")
@@ -164,15 +188,10 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
         _write_text(out / "assets" / "site.css", stylesheet())
         _write_text(out / "assets" / "code.css", "")  # the site's code colours: a scorecard shows no code
         _write_text(out / "index.html", page_html(card, besides, figure=figure, depth=0))
-        os.chmod(out, 0o755)  # mkdtemp's 0700 would hide the scorecard from a web server or another user
-        old = final.with_name(f".{final.name}.old")
-        if final.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            final.rename(old)
-        out.rename(final)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+
+    # written into a fresh folder beside it, then swapped in: a scorecard is replaced whole, a file of an earlier
+    # scorecard (a table this one lacks) never lingers, and a folder that is not a scorecard is refused
+    final = replace_folder(out, kind=SCORECARD, fill=fill)
     return final / "index.html"
 
 
@@ -192,11 +211,10 @@ def read(folder: str | Path) -> tuple[Scorecard, dict[str, pd.DataFrame | None],
     folder = Path(folder)
     data = json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
     sources = data["source"] if isinstance(data["source"], list) else [data["source"]]
-    tables = {stem: pd.read_csv(folder / f"{stem}.csv", keep_default_na=False, na_values=[""])
-              for stem in data["tables"]}
+    tables = {stem: _read_csv(folder / f"{stem}.csv") for stem in data["tables"]}
     card = Scorecard(model=data["model"], dataset=data["dataset"], sources=sources, coverage=data["coverage"],
                      tables=tables, settings=data.get("settings", {}))
-    besides = {stem: pd.read_csv(folder / f"{stem}.beside.csv", keep_default_na=False, na_values=[""])
+    besides = {stem: _read_csv(folder / f"{stem}.beside.csv")
                if (folder / f"{stem}.beside.csv").exists() else None for stem in tables}
     alt = folder / "table04_reference_shift.alt.txt"
     figure = ({"png": "table04_reference_shift.png", "alt": alt.read_text(encoding="utf-8").strip()}

@@ -25,11 +25,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.compendium.site_html import MAX_ROWS, NOT_RUN, SITE_TITLE, _badges, _e, html_table, page, status
+from vqalib.compendium.site_html import SITE, MAX_ROWS, NOT_RUN, SITE_TITLE, _badges, _e, html_table, page, status
 from vqalib.core import figure_files
 from vqalib.core import registry
 from vqalib.core import specs
 from vqalib.core.io import project_root
+from vqalib.core.out_folders import replace_folder
 
 CODE_STYLE = "a11y-high-contrast-light"  # accessible-pygments: WCAG AAA code colours
 SAVE_CALL = re.compile(r"\b(?:report\.)?save(?:_figure)?\(")
@@ -427,7 +428,7 @@ def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Pa
     Parameters
     ----------
     out : Path, optional
-        The site folder; deleted first if it exists.
+        The site folder: written beside and swapped in whole; an existing folder must be a site (``SITE``).
     notebooks, figures : Path, optional
         The notebook folder and the saved tables and figures; default ``notebooks/``, ``figures/``.
 
@@ -435,14 +436,20 @@ def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Pa
     -------
     Path
     """
-    from pygments.formatters import HtmlFormatter
-
     root = project_root()
-    out = out or root / "build" / "html"
     notebooks = notebooks or root / "notebooks"
     figures = figures or root / "figures"
-    if out.exists():
-        shutil.rmtree(out)
+    return replace_folder(out or root / "build" / "html", kind=SITE,
+                          fill=lambda fresh: _write_site(fresh, root=root, notebooks=notebooks, figures=figures))
+
+
+def _write_site(out: Path, *, root: Path, notebooks: Path, figures: Path) -> None:
+    """Every page and file of the site, into the empty folder ``out``."""
+    from pygments.formatters import HtmlFormatter
+
+    from vqalib.compendium import paper_view, site_report
+    from vqalib.compendium.scorecard_files import scorecard_pages
+
     for folder in ("notebooks", "sections", "assets", "papers"):
         (out / folder).mkdir(parents=True)
     shutil.copytree(figures, out / "figures", ignore=shutil.ignore_patterns(".*"))
@@ -455,10 +462,6 @@ def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Pa
         (out / "sections" / f"{section.notebook}.html").write_text(text, encoding="utf-8")
         page_html = notebook_page(notebooks / f"{section.notebook}.ipynb", section)
         (out / "notebooks" / f"{section.notebook}.html").write_text(page_html, encoding="utf-8")
-    from vqalib.compendium.scorecard_files import scorecard_pages
-
-    from vqalib.compendium import paper_view, site_report
-
     for name, text in site_report.row_pages(figures, sections=all_sections).items():
         (out / "sections" / name).write_text(text, encoding="utf-8")
     for stem in paper_view.compared_stems(figures):
@@ -468,7 +471,6 @@ def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Pa
     cards = scorecard_pages(root / "scores", out / "scores")
     (out / "index.html").write_text(index_page(all_sections, states, scorecards=cards,
                                                opening=site_report.opening(summary)), encoding="utf-8")
-    return out
 
 
 def check(*, site: Path, out: Path) -> int:

@@ -13,10 +13,22 @@ import pandas as pd
 
 from vqalib.core import report
 from vqalib.core import specs
+from vqalib.core.out_folders import OutputKind
 
 SITE_TITLE = "Accessible VQA research compendium"
 MAX_ROWS = 2000  # rows per page; a longer table continues on further pages (every row is on the site)
 NOT_RUN = "not run"
+SITE_FOLDERS = ("assets", "figures", "notebooks", "papers", "scores", "sections")
+
+
+def _is_site_index(path) -> bool:
+    """Whether ``path`` is the index page of a site :func:`vqalib.compendium.site.build` wrote (its title)."""
+    with open(path, "rb") as handle:
+        return f"<title>{SITE_TITLE}</title>".encode() in handle.read(1 << 16)
+
+
+SITE = OutputKind(what="reviewer site", option="vqalib site build", marker="index.html", is_marker=_is_site_index,
+                  written=lambda name: name in ("index.html", "report.html") or name.split("/")[0] in SITE_FOLDERS)
 
 
 def status(frame: pd.DataFrame, name: str) -> tuple[str, str]:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from vqalib.core.input_limits import (DEPTH_SETTING, LINE_SETTING, limit, line_problem, nesting_line, nesting_problem,
+                                     workbook_problem)
 from vqalib.core.io import DataFormatError, open_regular, read_csv_text, read_json, read_regular, sha256_of
 
 FORMATS = ("plain", "lmms-eval", "vlmevalkit", "commvqa-results", "vqalib-run")
@@ -47,16 +49,52 @@ def _first_json_record(path: Path) -> object:
     """The first non-empty line of a JSON-lines file parsed, or the JSON document's first element."""
     with open_regular(path, what="answers file") as handle:  # a pipe is refused, not waited on
         head = handle.read(1 << 16)
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()
-    if text.startswith("["):
-        return "json-array"
-    for line in text.splitlines():
-        if line.strip():
-            try:
-                return json.loads(line)
-            except ValueError:
-                return None
+        if head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip().startswith("["):
+            return "json-array"
+        handle.seek(0)
+        most = limit(LINE_SETTING)
+        for number, raw in enumerate(iter(lambda: handle.readline(most + 1), b""), start=1):
+            if len(raw) > most:
+                length = len(raw) + sum(len(rest) for rest in _rest_of_line(handle, raw))
+                raise DataFormatError(f"{path}: line {number}: {line_problem(length)}")
+            if raw.strip():
+                return _json_line(path, number, raw, quiet=True)
     return None
+
+
+def _rest_of_line(handle, raw: bytes):
+    """The remaining chunks of a line whose start ``raw`` was read (to measure it without holding it)."""
+    while not raw.endswith(b"\n"):
+        raw = handle.readline(1 << 20)
+        if not raw:
+            return
+        yield raw
+
+
+def _json_line(path: Path, number: int, raw: bytes, *, quiet: bool = False, depth: int | None = None) -> object:
+    """One JSON line parsed, its nesting checked first (:func:`vqalib.core.input_limits.nesting_problem`, up to
+    ``depth``); ``quiet``: None instead of an error for text that is not JSON (format detection)."""
+    deep = nesting_problem(raw, most=depth)
+    if deep:
+        raise DataFormatError(f"{path}: line {number}: {deep}")
+    try:
+        return json.loads(raw.decode("utf-8", errors="replace" if quiet else "strict").lstrip("\ufeff"))
+    except RecursionError:
+        raise DataFormatError(f"{path}: line {number}: JSON nested too deep for the parser") from None
+    except ValueError:
+        if quiet:
+            return None
+        raise
+
+
+def _read_json_document(path: Path) -> object:
+    """A whole JSON document (VLMEvalKit's .json), its nesting checked before it is parsed."""
+    data = read_regular(path, what="JSON file")
+    most = limit(DEPTH_SETTING)
+    deep = nesting_problem(data, most=most)
+    if deep:
+        raise DataFormatError(f"{path}: line {nesting_line(data, most=most)}: {deep}")
+    return read_json(path)
 
 
 def _record_format(record: object) -> str | None:
@@ -109,7 +147,7 @@ def detect_format(path: str | Path) -> str:
     else:
         first = _first_json_record(path)
         if first == "json-array":
-            rows = read_json(path)
+            rows = _read_json_document(path)
             first = rows[0] if isinstance(rows, list) and rows else None
         found = _record_format(first)
         columns = sorted(first) if isinstance(first, dict) else []
@@ -126,6 +164,9 @@ def detect_format(path: str | Path) -> str:
 def _read_excel(path: Path) -> pd.DataFrame:
     try:
         with open_regular(path, what="answers workbook") as handle:
+            bomb = workbook_problem(handle)  # the zip directory only: no sheet is inflated
+            if bomb:
+                raise DataFormatError(f"{path}: {bomb}")
             return pd.read_excel(handle, dtype=str, keep_default_na=False)
     except DataFormatError:
         raise
@@ -152,17 +193,22 @@ def read_json_lines(path: str | Path) -> list[dict]:
         raise DataFormatError(f"{path}: the file is empty ({len(data)} bytes); expected one JSON object per line")
     out = []
     lines = data.split(b"\n")
+    longest, depth = limit(LINE_SETTING), limit(DEPTH_SETTING)  # read once, not per line
     for number, raw in enumerate(lines, start=1):
+        if len(raw) > longest:
+            raise DataFormatError(f"{path}: line {number}: {line_problem(len(raw))}")
         if not raw.strip():
             continue
         try:
-            text = raw.decode("utf-8").lstrip("\ufeff")
+            raw.decode("utf-8")
         except UnicodeDecodeError as err:
             raise DataFormatError(f"{path}: line {number}: not UTF-8 text (byte 0x{raw[err.start]:02x} at byte "
                                   f"column {err.start + 1}); save the file as UTF-8") from None
         try:
-            record = json.loads(text)
+            record = _json_line(path, number, raw, depth=depth)
         except ValueError as err:
+            if isinstance(err, DataFormatError):
+                raise
             last = number == len(lines) or (number == len(lines) - 1 and not lines[-1].strip())
             hint = "; the file looks truncated (an interrupted write?)" if last else ""
             raise DataFormatError(f"{path}: line {number}: not valid JSON ({err}){hint}") from None
@@ -274,7 +320,7 @@ def _vlmevalkit_rows(path: Path) -> list[dict]:
         _require_answer_column(path, table.columns, "prediction")
         records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
     else:  # VLMEvalKit's dump(): a JSON array of row objects
-        data = read_json(path)
+        data = _read_json_document(path)
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise DataFormatError(f"{path}: top level: expected a JSON array of row objects (VLMEvalKit's .json "
                                   f"prediction file), found {type(data).__name__}")

@@ -4,7 +4,8 @@ Serves ``vqalib score`` and ``vqalib import`` (ARCHITECTURE.md, "Scoring any mod
 :func:`vqalib.core.answer_files.read_answers` get their dataset id from the exported task data when a toolkit logged
 only its own row number (:func:`join_task_data`), then are matched to the dataset's ids (:func:`match_answers`):
 an answer to an unknown id, a second answer to one id, a missing or empty answer is counted and listed, never
-dropped silently; a file whose ids match none of the dataset's is refused with the dataset it seems to belong to.
+dropped silently; a file whose ids match none of the dataset's is refused with the dataset it seems to belong to,
+and one whose rows are mostly unknown ids (over ``VQALIB_MAX_UNKNOWN_SHARE``) is stopped before any scoring.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from vqalib.core.answer_files import as_id, read_json_lines
+from vqalib.core.input_limits import UNKNOWN_SETTING, unknown_share
 from vqalib.core.io import DataFormatError, read_csv_text
 
 DUPLICATE_RULES = ("error", "first", "last")
@@ -141,6 +143,13 @@ def match_answers(answers: pd.DataFrame, *, ids: list[str], dataset: str, key: s
                 break
         raise DataFormatError(f"{path}: 0 of {len(given)} ids match {dataset}: {shown}{' …' if given.nunique() > 5 else ''}"
                               f"{hint}")
+    most = unknown_share()
+    if (~inside).mean() > most:  # a file mostly for something else: stopped before any row is scored
+        outside = given[~inside]
+        shown = ", ".join(list(dict.fromkeys(outside.head(1000)))[:5])
+        raise DataFormatError(f"{path}: {len(outside):,} of {len(given):,} rows ({len(outside) / len(given):.1%}) name ids "
+                              f"{dataset} lacks, e.g. {shown}; over the limit of {most:.0%} ({UNKNOWN_SETTING}): is "
+                              "the file for another dataset or question set?")
     unknown = list(dict.fromkeys(given[~inside]))
     frame = answers[inside].assign(**{key: given[inside]})
     repeated = frame[frame[key].duplicated(keep=False)]

@@ -38,6 +38,7 @@ KINDS = {  # kind -> what a value must be
     "existing-folder": "an existing folder",
     "model": "a model name, or an existing local path when it starts with /, ./, ../ or ~",
     "choice": "one of the listed values",
+    "share": "a number greater than 0 and at most 1",
 }
 
 
@@ -55,6 +56,12 @@ _ALL = [
     Setting("VQALIB_REPRODUCE_JOBS", "2", "notebooks `make reproduce` runs at once", kind="int"),
     Setting("VQALIB_REFIT", "unset", "1: refit the classifiers' cross-validation instead of reading its committed result (data/models/cv/)", kind="flag"),
     Setting("VQALIB_NO_MODEL_CALLS", "unset", "1: any model forward pass or fit raises (proves a warm run is served from caches)", kind="flag"),
+    # limits on an answers file (vqalib score / import)
+    Setting("VQALIB_MAX_LINE_BYTES", "16777216", "longest line of a JSON-lines answers or task file", kind="int"),
+    Setting("VQALIB_MAX_JSON_DEPTH", "64", "deepest nesting of a JSON value in an answers file", kind="int"),
+    Setting("VQALIB_MAX_XLSX_BYTES", "268435456", "largest uncompressed size an .xlsx answers workbook may declare", kind="int"),
+    Setting("VQALIB_MAX_XLSX_RATIO", "100", "largest compression ratio of an .xlsx over 1 MiB uncompressed", kind="int"),
+    Setting("VQALIB_MAX_UNKNOWN_SHARE", "0.5", "largest share of answer rows with ids the dataset lacks before scoring stops", kind="share"),
     # models of the analyses
     Setting("VQALIB_BERTSCORE_MODEL", "the packaged all-MiniLM-L6-v2", "BERTScore backbone (Table 4)", kind="model"),
     Setting("VQALIB_BERTSCORE_LAYERS", "4 for the packaged MiniLM", "the layer BERTScore uses", kind="int"),
@@ -160,6 +167,29 @@ def get_int(name: str, default: int, *, minimum: int = 1) -> int:
     return number
 
 
+def get_share(name: str, default: float) -> float:
+    """Setting ``name`` as a share in (0, 1], else ``default``; another value is a ValueError.
+
+    Parameters
+    ----------
+    name : str
+        A variable of :data:`SETTINGS`.
+    default : float
+        What an unset or blank variable gives.
+
+    Returns
+    -------
+    float
+    """
+    value = get(name)
+    if value is None:
+        return default
+    why = _problem(SETTINGS[name], value)
+    if why:
+        raise ValueError(f"{name}={value!r}: {why}")
+    return float(value)
+
+
 def set_default(name: str, value: str) -> None:
     """Give setting ``name`` a value for this process and its children unless the user set one (a
     library reads it: huggingface_hub's offline switch, a kernel's thread pools).
@@ -235,6 +265,13 @@ def _problem(setting: Setting, value: str) -> str | None:
         return "no such folder"
     if kind == "model" and value.startswith(("/", "./", "../", "~")) and not path.exists():
         return "no such local path (a model name without a leading / or . is read from the hub or the package)"
+    if kind == "share":
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not 0 < number <= 1:
+            return "expected a number greater than 0 and at most 1"
     if kind == "choice" and value not in setting.choices:
         return f"expected one of {', '.join(setting.choices)}"
     return None

@@ -338,6 +338,8 @@ def read_json(path: Path) -> object:
 
     try:
         value = json.loads(text, object_pairs_hook=pairs_hook)
+    except RecursionError:
+        raise DataFormatError(f"{path}: JSON nested too deep for the parser") from None
     except json.JSONDecodeError as err:
         raise DataFormatError(
             f"{path}: malformed JSON at line {err.lineno}, column {err.colno} (char {err.pos}): {err.msg}"

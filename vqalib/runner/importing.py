@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.core.io import write_atomic
+import json
+
+from vqalib.core.io import open_regular, write_atomic
+from vqalib.core.out_folders import UnsafeOutput, tracked_files
 from vqalib.runner.runfiles import SCHEMA_VERSION, encode_block, item_key
 
 DEFAULT_STRATEGY = {"vizwiz-lf": "vanilla", "afgv": "short-answer"}
@@ -89,6 +92,42 @@ def write_run(records: list[dict], out: str | Path, *, overwrite: bool = False) 
         ``out``.
     """
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"{out} exists; give another --out or --overwrite")
+    check_run_out(out, overwrite=overwrite)
     return write_atomic(out, b"".join(encode_block([r]) for r in records))
+
+
+def _is_run_file(path: Path) -> bool:
+    """Whether the first line of ``path`` is a run-file record (``schema`` and ``item_key``)."""
+    try:
+        with open_regular(path, what="run file") as handle:
+            record = json.loads(handle.readline(1 << 20))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(record, dict) and "schema" in record and "item_key" in record
+
+
+def check_run_out(out: str | Path, *, overwrite: bool = False) -> None:
+    """Refuse an import's ``--out`` that is not a new path or (with ``overwrite``) an untracked run file.
+
+    Parameters
+    ----------
+    out : str or Path
+        The run file to write.
+    overwrite : bool, default False
+        Whether an existing run file may be replaced.
+    """
+    out = Path(out)
+    refuse = f"vqalib import --out {out}: refused, "
+    if out.is_symlink():
+        raise UnsafeOutput(refuse + "it is a symbolic link; give the file itself")
+    if not out.exists():
+        return
+    if not out.is_file():
+        raise UnsafeOutput(refuse + "it is a folder or not a regular file; give a run file, e.g. runs/NAME.jsonl")
+    if not overwrite:
+        raise FileExistsError(f"{out} exists; give another --out or --overwrite")
+    if not _is_run_file(out):
+        raise UnsafeOutput(refuse + "it is not a run file of vqalib (its first line has no `schema` and `item_key`); "
+                           "--overwrite replaces only a run file")
+    if tracked_files(out):
+        raise UnsafeOutput(refuse + "git tracks it; a committed file is not overwritten by an import")

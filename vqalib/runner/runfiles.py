@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from vqalib.core.input_limits import DEPTH_SETTING, LINE_SETTING, limit, nesting_problem
 from vqalib.core.io import NotRegularFile, file_kind, read_regular
 from vqalib.runner.locks import RunLock, file_identity
 
@@ -126,15 +127,18 @@ def scan_run(path: str | Path) -> ScanResult:
         group, group_lines = [], []
         return n  # lines of an incomplete question
 
+    longest, depth = limit(LINE_SETTING), limit(DEPTH_SETTING)
     for number, line in enumerate(data.splitlines(keepends=True), start=1):
         offset += len(line)
         try:
             if not line.endswith(b"\n"):
                 raise ValueError("truncated last line")
+            if len(line) > longest or nesting_problem(line, most=depth):
+                raise ValueError("over a declared limit (VQALIB_MAX_LINE_BYTES, VQALIB_MAX_JSON_DEPTH)")
             record = json.loads(line)
             if not isinstance(record, dict) or "item_key" not in record:
                 raise ValueError("not a run record")
-        except ValueError:
+        except (ValueError, RecursionError):
             bad += 1 + close_group()
             continue
         if group and record["item_key"] != group[0]["item_key"]:

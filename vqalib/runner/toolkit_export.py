@@ -13,6 +13,9 @@ module writes them, one task per dataset and prompting condition (:data:`TASKS`)
   ``question_id``, ``question`` = the prompt, ``image_path`` or base64 ``image``, ``answer``); "openended" in the
   name makes VLMEvalKit treat it as open-ended VQA.
 
+The folder is new, empty or one an export wrote before (its ``vqalib-export.json``, :data:`EXPORT`): an export
+writes into it and never deletes from it, so one ``$LMUData`` can hold every dataset.
+
 The prompts are built by :func:`vqalib.runner.answering.prompt_for` from the runner's prompt files, so a task and a
 ``vqalib run`` can never ask differently. The output is deterministic: exporting twice gives the same bytes.
 """
@@ -27,8 +30,11 @@ from pathlib import Path
 import pandas as pd
 
 from vqalib.core.contract import package_version
-from vqalib.core.io import write_atomic
+from vqalib.core.io import read_regular, write_atomic
+from vqalib.core.out_folders import OutputKind, check_out
 from vqalib.runner.questions import dataset_items
+
+EXPORT_FORMAT = "vqalib-export/1"
 
 # dataset -> (task name, strategy, AFGV tier or None); strategies that are one model call only
 TASKS = {
@@ -82,6 +88,25 @@ def process_results(doc, results):
         out["words"] = float(len(response.split()))
     return out
 '''
+
+
+def _is_export_marker(path: Path) -> bool:
+    try:
+        return json.loads(read_regular(path, what="export marker", max_bytes=1 << 16)).get("format") == EXPORT_FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+EXPORT = OutputKind(what="toolkit export", option="vqalib export --out", marker="vqalib-export.json",
+                    is_marker=_is_export_marker)
+
+
+def _export_folder(out: str | Path) -> Path:
+    """``out`` checked (:data:`EXPORT`) and marked first, so an interrupted export can be written again."""
+    out = check_out(out, kind=EXPORT)
+    marker = {"format": EXPORT_FORMAT, "written_by": "vqalib export (writes into this folder again, never deletes)"}
+    write_atomic(out / EXPORT.marker, (json.dumps(marker, indent=2) + "\n").encode("utf-8"))
+    return out
 
 
 def task_documents(items: pd.DataFrame, *, strategy: str, tier: str | None = None, family: str = "llava") -> list[dict]:
@@ -143,7 +168,7 @@ def export_lmms_eval(dataset: str, *, out: str | Path, images: str | Path | None
     dataset : {"vizwiz-lf", "commvqa", "afgv"}
         The dataset.
     out : str or Path
-        The folder given to ``lmms-eval --include_path`` (created).
+        The folder given to ``lmms-eval --include_path``: new, empty or an earlier export (:data:`EXPORT`).
     images : str or Path, optional
         Where the images are (:func:`vqalib.runner.questions.dataset_items`).
     family : str, default "llava"
@@ -158,8 +183,9 @@ def export_lmms_eval(dataset: str, *, out: str | Path, images: str | Path | None
     list of Path
         The YAML file of each task.
     """
-    out = Path(out).resolve()
+    check_out(out, kind=EXPORT)  # before the items are read: a refused --out costs no wait
     items = dataset_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
+    out = _export_folder(out).resolve()
     written = []
     for task, strategy, tier in TASKS[dataset]:
         folder = out / task
@@ -181,7 +207,7 @@ def export_vlmevalkit(dataset: str, *, out: str | Path, images: str | Path | Non
     dataset : {"vizwiz-lf", "commvqa", "afgv"}
         The dataset.
     out : str or Path
-        The folder (``$LMUData``; created).
+        The folder (``$LMUData``): new, empty or an earlier export (:data:`EXPORT`).
     images : str or Path, optional
         Where the images are; a local image is given as ``image_path``, any other (a URL) is read through the
         runner's safe loader and embedded as base64 ``image`` (an unreadable one is an error naming the item).
@@ -195,8 +221,9 @@ def export_vlmevalkit(dataset: str, *, out: str | Path, images: str | Path | Non
     """
     from vqalib.runner.images import ImageError, ImageStore
 
-    out = Path(out)
+    check_out(out, kind=EXPORT)  # before the items are read: a refused --out costs no wait
     items = dataset_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
+    out = _export_folder(out)
     store, written = None, []
     for task, strategy, tier in TASKS[dataset]:
         docs = task_documents(items, strategy=strategy, tier=tier, family=family)

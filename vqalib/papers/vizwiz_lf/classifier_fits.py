@@ -12,18 +12,23 @@ a change of data, features or parameters is never served an old result: it is re
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from vqalib.core.out_folders import OutputKind, check_out
 from vqalib.papers.vizwiz_lf.classifier import MODEL_PATHS, SentenceClassifier, train
 from vqalib.papers.vizwiz_lf.classifier_cv import CV_FITS_DIR, CVResult, abstention_agreement, cross_validate
 from vqalib.papers.vizwiz_lf.classifier_features import feature_matrix, sentence_units
 from vqalib.papers.vizwiz_lf.classifier_io import load, save
 
 KINDS = ("role", "info")
+OUT_OF_FOLD_FILE = re.compile(r"[0-9a-f]{32}\.npz")  # cv/<out_of_fold_key>.npz: the only files a refit removes
+MODELS = OutputKind(what="classifier folder", option="vqalib classify train --out", marker=MODEL_PATHS["role"].name,
+                    is_marker=lambda path: True)
 
 
 def cv_metadata(result: CVResult, *, seed: int, agreement: pd.DataFrame | None) -> dict:
@@ -65,7 +70,7 @@ def write_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, out: Path, see
     sentences, answers : pandas.DataFrame
         The VizWiz-LF release (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
     out : Path
-        The model folder (``data/models``).
+        The model folder (``data/models``): new, empty or one holding the role classifier (:data:`MODELS`).
     seed : int
         Seed of folds and fits.
     estimator : str
@@ -78,6 +83,7 @@ def write_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, out: Path, see
     list of Path
         The files written.
     """
+    check_out(out, kind=MODELS)  # a folder of other files is not filled with models, nor cleaned of its .npz
     written, keys = [], set()
     for kind in KINDS:
         result = cross_validate(sentences, answers, kind=kind, seed=seed, estimator=estimator,
@@ -95,7 +101,7 @@ def write_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, out: Path, see
         model.metadata["cross_validation"] = cv_metadata(result, seed=seed, agreement=agreement)
         written.append(save(model, Path(out) / MODEL_PATHS[kind].name))
     for stale in sorted((Path(out) / "cv").glob("*.npz")):
-        if stale.name not in keys:
+        if stale.name not in keys and OUT_OF_FOLD_FILE.fullmatch(stale.name):
             stale.unlink()
     return written
 
