@@ -83,7 +83,7 @@ def test_a_50_mb_line_is_named_as_too_long(tmp_path, capsys):
     path.write_text(json.dumps({"question_id": 1, "answer": "a" * 50_000_000}) + "\n")
     status, err, seconds = _score(path, tmp_path, capsys)
     assert status == 1 and seconds < 10
-    assert "long.jsonl: line 1: the line is too long: 50,000,033 bytes, over the limit of 16,777,216" in err
+    assert "long.jsonl: line 1: the line is too long: 50,000,032 bytes, over the limit of 16,777,216" in err
     assert "VQALIB_MAX_LINE_BYTES" in err and "columns/keys" not in err
 
 

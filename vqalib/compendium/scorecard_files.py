@@ -19,8 +19,8 @@ from vqalib.compendium.score import Scorecard, coverage_lines
 from vqalib.compendium.scorecard_page import TITLES, figure_for, page_html, stylesheet
 from vqalib.core import report
 from vqalib.core.escaping import csv_formula_safe, csv_formula_unquoted, markdown_frame, markdown_text
-from vqalib.core.io import read_regular, write_atomic
-from vqalib.core.out_folders import OutputKind, replace_folder
+from vqalib.core.io import write_atomic
+from vqalib.core.out_folders import OutputKind, json_marker, replace_folder
 
 FORMAT = "vqalib-scorecard/1"  # scorecard.json's "format": the mark of a folder `vqalib score` wrote
 
@@ -112,11 +112,8 @@ def _read_csv(path: Path) -> pd.DataFrame:
 
 def _is_scorecard_json(path: Path) -> bool:
     """Whether ``path`` is a ``scorecard.json`` of vqalib: its format tag, or the keys of one written before it."""
-    try:
-        data = json.loads(read_regular(path, what="scorecard.json", max_bytes=1 << 28).decode("utf-8"))
-    except (OSError, ValueError):
-        return False
-    if not isinstance(data, dict):
+    data = json_marker(path, max_bytes=1 << 28)
+    if data is None:
         return False
     return data.get("format") == FORMAT or ("format" not in data and {"model", "dataset", "vqalib_version",
                                                                         "tables"} <= set(data))

@@ -13,6 +13,7 @@ import pandas as pd
 
 from vqalib.core import report
 from vqalib.core import specs
+from vqalib.core.io import open_regular
 from vqalib.core.out_folders import OutputKind
 
 SITE_TITLE = "Accessible VQA research compendium"
@@ -23,7 +24,7 @@ SITE_FOLDERS = ("assets", "figures", "notebooks", "papers", "scores", "sections"
 
 def _is_site_index(path) -> bool:
     """Whether ``path`` is the index page of a site :func:`vqalib.compendium.site.build` wrote (its title)."""
-    with open(path, "rb") as handle:
+    with open_regular(path, what="site index") as handle:
         return f"<title>{SITE_TITLE}</title>".encode() in handle.read(1 << 16)
 
 

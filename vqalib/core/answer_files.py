@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.core.input_limits import (DEPTH_SETTING, LINE_SETTING, limit, line_problem, nesting_line, nesting_problem,
-                                     workbook_problem)
+from vqalib.core.input_limits import DEPTH_SETTING, LINE_SETTING, limit, line_problem, nesting_problem, workbook_problem
 from vqalib.core.io import DataFormatError, open_regular, read_csv_text, read_json, read_regular, sha256_of
 
 FORMATS = ("plain", "lmms-eval", "vlmevalkit", "commvqa-results", "vqalib-run")
@@ -53,22 +52,23 @@ def _first_json_record(path: Path) -> object:
             return "json-array"
         handle.seek(0)
         most = limit(LINE_SETTING)
-        for number, raw in enumerate(iter(lambda: handle.readline(most + 1), b""), start=1):
-            if len(raw) > most:
-                length = len(raw) + sum(len(rest) for rest in _rest_of_line(handle, raw))
-                raise DataFormatError(f"{path}: line {number}: {line_problem(length)}")
+        for number, raw in enumerate(iter(lambda: handle.readline(most + 2), b""), start=1):
+            if len(raw.removesuffix(b"\n")) > most:  # counted without its newline, as read_json_lines counts it
+                raise DataFormatError(f"{path}: line {number}: {line_problem(_line_length(handle, raw))}")
             if raw.strip():
                 return _json_line(path, number, raw, quiet=True)
     return None
 
 
-def _rest_of_line(handle, raw: bytes):
-    """The remaining chunks of a line whose start ``raw`` was read (to measure it without holding it)."""
+def _line_length(handle, raw: bytes) -> int:
+    """The length, without its newline, of a line whose start ``raw`` was read (measured, not held)."""
+    length = len(raw)
     while not raw.endswith(b"\n"):
         raw = handle.readline(1 << 20)
         if not raw:
-            return
-        yield raw
+            return length
+        length += len(raw)
+    return length - 1
 
 
 def _json_line(path: Path, number: int, raw: bytes, *, quiet: bool = False, depth: int | None = None) -> object:
@@ -85,16 +85,6 @@ def _json_line(path: Path, number: int, raw: bytes, *, quiet: bool = False, dept
         if quiet:
             return None
         raise
-
-
-def _read_json_document(path: Path) -> object:
-    """A whole JSON document (VLMEvalKit's .json), its nesting checked before it is parsed."""
-    data = read_regular(path, what="JSON file")
-    most = limit(DEPTH_SETTING)
-    deep = nesting_problem(data, most=most)
-    if deep:
-        raise DataFormatError(f"{path}: line {nesting_line(data, most=most)}: {deep}")
-    return read_json(path)
 
 
 def _record_format(record: object) -> str | None:
@@ -147,7 +137,7 @@ def detect_format(path: str | Path) -> str:
     else:
         first = _first_json_record(path)
         if first == "json-array":
-            rows = _read_json_document(path)
+            rows = read_json(path, max_depth=limit(DEPTH_SETTING))
             first = rows[0] if isinstance(rows, list) and rows else None
         found = _record_format(first)
         columns = sorted(first) if isinstance(first, dict) else []
@@ -200,15 +190,13 @@ def read_json_lines(path: str | Path) -> list[dict]:
         if not raw.strip():
             continue
         try:
-            raw.decode("utf-8")
+            record = _json_line(path, number, raw, depth=depth)
         except UnicodeDecodeError as err:
             raise DataFormatError(f"{path}: line {number}: not UTF-8 text (byte 0x{raw[err.start]:02x} at byte "
                                   f"column {err.start + 1}); save the file as UTF-8") from None
-        try:
-            record = _json_line(path, number, raw, depth=depth)
+        except DataFormatError:
+            raise
         except ValueError as err:
-            if isinstance(err, DataFormatError):
-                raise
             last = number == len(lines) or (number == len(lines) - 1 and not lines[-1].strip())
             hint = "; the file looks truncated (an interrupted write?)" if last else ""
             raise DataFormatError(f"{path}: line {number}: not valid JSON ({err}){hint}") from None
@@ -320,7 +308,7 @@ def _vlmevalkit_rows(path: Path) -> list[dict]:
         _require_answer_column(path, table.columns, "prediction")
         records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
     else:  # VLMEvalKit's dump(): a JSON array of row objects
-        data = _read_json_document(path)
+        data = read_json(path, max_depth=limit(DEPTH_SETTING))
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise DataFormatError(f"{path}: top level: expected a JSON array of row objects (VLMEvalKit's .json "
                                   f"prediction file), found {type(data).__name__}")

@@ -17,8 +17,8 @@ wrong top-level type raise :class:`DataFormatError` naming the file, the record 
 field, never a bare ``UnicodeDecodeError``, ``KeyError`` or pandas error
 (VizWiz-LF §3, CommVQA §3 inputs; :func:`require_fields` checks a JSON record's fields).
 
-This module imports only the standard library and :mod:`vqalib.core.config` (pandas is imported
-when a CSV file is read), so any module may import it without a cycle.
+This module imports only the standard library and :mod:`vqalib.core.config` (pandas for a CSV file,
+:mod:`vqalib.core.input_limits` for a JSON nesting limit, when used), so it imports without a cycle.
 """
 
 from __future__ import annotations
@@ -287,7 +287,7 @@ def _has_undecoded(text: str) -> bool:
     return any("\udc80" <= ch <= "\udcff" for ch in text)
 
 
-def read_json(path: Path) -> object:
+def read_json(path: Path, *, max_depth: int | None = None) -> object:
     """Parse a JSON file strictly; every problem raises :class:`DataFormatError` naming the file,
     the record and the field (VizWiz-LF §3, CommVQA §3 inputs).
 
@@ -299,6 +299,8 @@ def read_json(path: Path) -> object:
     ----------
     path : Path
         The JSON file.
+    max_depth : int, optional
+        Deepest nesting accepted, checked before parsing (:mod:`vqalib.core.input_limits`, imported only then).
 
     Returns
     -------
@@ -309,6 +311,10 @@ def read_json(path: Path) -> object:
     data = read_regular(path, what="JSON file")
     if not data.strip():
         raise DataFormatError(f"{path}: top level: the file is empty ({len(data)} bytes); expected JSON")
+    if max_depth is not None:
+        from vqalib.core.input_limits import nesting_line, nesting_problem
+        if deep := nesting_problem(data, most=max_depth):
+            raise DataFormatError(f"{path}: line {nesting_line(data, most=max_depth)}: {deep}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:

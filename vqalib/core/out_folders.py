@@ -15,6 +15,7 @@ show it wrote (ARCHITECTURE.md, "Folders a command writes").
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from vqalib.core.io import project_root
+from vqalib.core.io import project_root, read_regular
 
 PARTIAL = ".vqalib-partial"  # inside a folder being written: what a killed write leaves is known to be ours
 SCAN_LIMIT = 10_000  # entries of a marked folder inspected before it is called too big to be one
@@ -43,6 +44,27 @@ class OutputKind:
     marker: str  # the file whose presence (and content) marks the folder as this command's
     is_marker: Callable[[Path], bool]  # the marker file -> whether it is this command's
     written: Callable[[str], bool] | None = None  # a path relative to the folder -> whether the command writes it
+
+
+def json_marker(path: Path, *, max_bytes: int) -> dict | None:
+    """A marker file read as a JSON object, or None when it is not one (or is over ``max_bytes``).
+
+    Parameters
+    ----------
+    path : Path
+        The marker file.
+    max_bytes : int
+        The largest marker read.
+
+    Returns
+    -------
+    dict or None
+    """
+    try:
+        data = json.loads(read_regular(path, what="marker file", max_bytes=max_bytes).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _is_within(inner: Path, outer: Path) -> bool:

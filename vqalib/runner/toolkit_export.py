@@ -30,8 +30,8 @@ from pathlib import Path
 import pandas as pd
 
 from vqalib.core.contract import package_version
-from vqalib.core.io import read_regular, write_atomic
-from vqalib.core.out_folders import OutputKind, check_out
+from vqalib.core.io import write_atomic
+from vqalib.core.out_folders import OutputKind, check_out, json_marker
 from vqalib.runner.questions import dataset_items
 
 EXPORT_FORMAT = "vqalib-export/1"
@@ -90,15 +90,8 @@ def process_results(doc, results):
 '''
 
 
-def _is_export_marker(path: Path) -> bool:
-    try:
-        return json.loads(read_regular(path, what="export marker", max_bytes=1 << 16)).get("format") == EXPORT_FORMAT
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
 EXPORT = OutputKind(what="toolkit export", option="vqalib export --out", marker="vqalib-export.json",
-                    is_marker=_is_export_marker)
+                    is_marker=lambda path: (json_marker(path, max_bytes=1 << 16) or {}).get("format") == EXPORT_FORMAT)
 
 
 def _export_folder(out: str | Path) -> Path:
