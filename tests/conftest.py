@@ -215,7 +215,9 @@ def cv_inputs():
     n = 80
     rng = np.random.default_rng(0)
     width = classifier_features.EMBED_DIM * (2 + len(classifier_features.HIDDEN_LAYERS)) + len(classifier_features.CONTEXT_FEATURES)
-    units = pd.DataFrame({"source": ["A"] * n, "question_id": np.arange(n) // 2})
+    units = pd.DataFrame({"source": ["A"] * n, "question_id": np.arange(n) // 2, "sentence_index": np.arange(n) % 2,
+                          "sentence": [f"sentence {k}" for k in range(n)], "question": "a question?"})
+    units["answer_id"] = "A|" + units["question_id"].astype(str)
     params = dict(kind="role", seed=0, estimator="logreg", exclude_sources=(), tune=False, inner_splits=2,
                   encoder="test")
     return (rng.normal(size=(n, width)), (rng.uniform(size=(n, len(taxonomy.ROLES))) < 0.4).astype(int), units,

@@ -91,6 +91,23 @@ def _engine():
     return "vqalib-progress"
 
 
+def kernel_cpu() -> float | None:
+    """CPU seconds so far of this process's children (a notebook's kernel and the processes it has reaped, such as
+    a METEOR JVM): the per-cell CPU of ``vqalib reproduce``; None where psutil cannot tell.
+
+    Returns
+    -------
+    float or None
+    """
+    try:
+        import psutil
+
+        times = [c.cpu_times() for c in psutil.Process().children(recursive=False)]
+    except Exception:  # noqa: BLE001 (a process gone meanwhile: no CPU figure, the run goes on)
+        return None
+    return sum(t.user + t.system + t.children_user + t.children_system for t in times)
+
+
 def engine_name() -> str:
     """The registered name of the progress engine (registering it once per process).
 
@@ -162,6 +179,7 @@ class Display:
         self.running: dict[str, dict] = {}
         self.shown = 0
         self.cell_seconds: dict[str, list[float]] = {}
+        self.cell_cpu: dict[str, list[float]] = {}  # CPU seconds per cell, where the events carry ``cpu``
 
     def _line(self, name: str, state: dict, now: float) -> str:
         done, total = state["index"], state["total"]
@@ -192,8 +210,9 @@ class Display:
         """
         now = time.monotonic()
         self.running[name] = {"index": 0, "total": 0, "label": "starting the kernel", "start": now,
-                              "cell_start": now, "printed": now}
+                              "cell_start": now, "printed": now, "cpu": None}
         self.cell_seconds[name] = []
+        self.cell_cpu[name] = []
         if self.live:
             self._redraw(now)
         else:
@@ -206,7 +225,7 @@ class Display:
         ----------
         name : str
         event : dict
-            ``{"event": "cell", "index", "total", "label"}``.
+            ``{"event": "cell", "index", "total", "label"}``, optionally ``"cpu"`` (the kernel's CPU seconds so far).
         """
         state = self.running.get(name)
         if state is None:
@@ -214,7 +233,10 @@ class Display:
         now = time.monotonic()
         if event["index"] > 0:
             self.cell_seconds[name].append(now - state["cell_start"])
-        state.update(index=event["index"], total=event["total"], label=event["label"], cell_start=now)
+            if state["cpu"] is not None and event.get("cpu") is not None:
+                self.cell_cpu[name].append(event["cpu"] - state["cpu"])
+        state.update(index=event["index"], total=event["total"], label=event["label"], cell_start=now,
+                     cpu=event.get("cpu"))
         self.refresh()
 
     def refresh(self) -> None:
@@ -228,13 +250,15 @@ class Display:
                 state["printed"] = now
                 self._write(self._line(name, state, now) + "\n")
 
-    def finish(self, name: str, text: str) -> list[float]:
+    def finish(self, name: str, text: str, *, cpu: float | None = None) -> list[float]:
         """A notebook ended: print ``text`` (its summary line) above the live lines.
 
         Parameters
         ----------
         name : str
         text : str
+        cpu : float, optional
+            The kernel's CPU seconds in all (the last cell's share in :attr:`cell_cpu`).
 
         Returns
         -------
@@ -244,6 +268,8 @@ class Display:
         state = self.running.pop(name, None)
         if state is not None and state["total"]:
             self.cell_seconds[name].append(time.monotonic() - state["cell_start"])
+            if state["cpu"] is not None and cpu is not None:
+                self.cell_cpu[name].append(cpu - state["cpu"])
         if self.live and self.shown:
             self._write(f"\x1b[{self.shown}F\x1b[J")
             self.shown = 0

@@ -200,11 +200,14 @@ def _start_worker(events) -> None:
 
 
 def _run_in_worker(path: str, parameters: dict | None, threads: int | None = None,
-                   output: str | None = None) -> tuple[float, float, dict]:
-    """One notebook in a fresh worker process: seconds taken, the peak memory (MB) of its kernel and the
-    thread variables its kernel started with. With ``threads``, the kernel's torch and BLAS pools get that
-    many threads (unless the user set them). The worker's event queue receives (name, event) as cells start."""
+                   output: str | None = None) -> tuple[float, float, dict, float]:
+    """One notebook in a fresh worker process: seconds taken, the peak memory (MB) of its kernel, the
+    thread variables its kernel started with and its CPU seconds. With ``threads``, the kernel's torch and BLAS
+    pools get that many threads (unless the user set them). The worker's event queue receives (name, event) as
+    cells start, each with the kernel's CPU seconds so far."""
     import resource
+
+    from vqalib.compendium.progress import kernel_cpu
 
     events = _EVENTS
     if threads:  # read by the kernel at start-up; the numbers do not depend on it (reproduction contract)
@@ -214,9 +217,10 @@ def _run_in_worker(path: str, parameters: dict | None, threads: int | None = Non
     if events is not None:
         events.put((stem, {"event": "start"}))
     seconds = run_notebook(Path(path), parameters=parameters, output=Path(output) if output else None,
-                           progress=(lambda event: events.put((stem, event))) if events is not None else None)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return seconds, peak, config.snapshot(config.POOL_VARIABLES)
+                           progress=(lambda event: events.put((stem, {**event, "cpu": kernel_cpu()})))
+                           if events is not None else None)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, usage.ru_maxrss / 1024, config.snapshot(config.POOL_VARIABLES), usage.ru_utime + usage.ru_stime
 
 
 def schedule(paths: list[Path], *, last: dict, cold: dict, jobs: int, cores: int) -> tuple[list[Path], int | None]:
@@ -325,7 +329,7 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
             for future in as_completed(futures):
                 path = futures[future]
                 try:
-                    seconds, peak, pools = future.result()
+                    seconds, peak, pools, cpu = future.result()
                 except (NotebookFailed, OSError) as error:  # OSError: the worker could not write (a full disk)
                     for other in futures:
                         other.cancel()
@@ -336,9 +340,10 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
                     raise SystemExit(f"vqalib reproduce stopped: {error}") from None
                 with lock:
                     cells = display.finish(path.stem, f"[{len(done) + 1}/{len(paths)}] {path.name} done in "
-                                                      f"{seconds:.1f} s (kernel peak memory {peak:.0f} MB)")
-                done[path.stem] = {"seconds": round(seconds, 1), "peak_mb": round(peak), "thread_environment": pools,
-                                   "cells": cells}
+                                                      f"{seconds:.1f} s (kernel peak memory {peak:.0f} MB)", cpu=cpu)
+                done[path.stem] = {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "peak_mb": round(peak),
+                                   "thread_environment": pools, "cells": cells,
+                                   "cells_cpu": [round(c, 2) for c in display.cell_cpu.get(path.stem, [])]}
         finally:
             stop.set()
             reader.join()
@@ -429,14 +434,36 @@ def _run_apart(paths: list[Path], *, parameters: dict, jobs: int, folder: str) -
     return timings
 
 
+def model_work(*, data_dir: Path | None = None) -> dict[str, float]:
+    """The notebooks' model work (:func:`vqalib.compendium.model_work.fill_caches`: step name -> seconds) in a fresh
+    process with every core, before the notebooks run; its models' memory goes back when it ends.
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder the notebooks are given (None: the project's).
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from vqalib.compendium.model_work import fill_caches
+
+    print("model work first, once for every notebook (embeddings, metric scores, entities; cached)", flush=True)
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_start_worker, initargs=(None,)) as pool:  # dies with a killed parent
+        return pool.submit(fill_caches, data_dir=data_dir).result()
+
+
 def _run_committed(paths: list[Path], *, parameters: dict | None, jobs: int) -> dict:
-    """The full run of :func:`run`: notebooks in place, ``figures/``, provenance and the README status table."""
+    """The full run of :func:`run`: the model work, then the notebooks in place, ``figures/``, provenance and the
+    README status table."""
     from vqalib.core import contract
 
     figures = project_root() / "figures"
     before = contract.figure_hashes(figures)
     (figures / contract.KEPT_LOG).unlink(missing_ok=True)
     total = time.perf_counter()
+    model_work(data_dir=(parameters or {}).get("data_dir"))
     timings = run_all(paths, parameters=parameters, jobs=jobs)
     kept_log = figures / contract.KEPT_LOG
     if kept_log.exists():  # tables whose model-derived values moved only within tolerance on this machine

@@ -27,7 +27,8 @@ from vqalib.papers.vizwiz_lf.abstention import abstains
 from vqalib.core import config
 from vqalib.papers.vizwiz_lf.classifier import MODEL_DIR, UNTRUSTED_SOURCES, _fit, question_folds
 from vqalib.papers.vizwiz_lf.classifier_features import (
-    _labels, encoder_spec, feature_matrix, label_matrix, sentence_units)
+    FEATURES_VERSION, HIDDEN_LAYERS, PACKAGED_ENCODER, _labels, encoder_spec, feature_matrix, label_matrix,
+    sentence_units)
 
 @dataclass
 class CVResult:
@@ -108,40 +109,52 @@ def random_predictions(train_truth: np.ndarray, n: int, *, rng: np.random.Genera
     return train_truth[rng.integers(0, len(train_truth), size=n)]
 
 
-CV_CACHE_VERSION = "1"  # bump when the fitting changes: cached out-of-fold results are then not reused
+CV_CACHE_VERSION = "2"  # 2: named by the feature inputs. Bump when the fitting changes: stored results are then unused
 CV_FITS_DIR = MODEL_DIR / "cv"  # committed out-of-fold results of the release's cross-validation (Tables 9-10)
 REFIT_ENV = "VQALIB_REFIT"
 _OOF_NAMES = ("probabilities", "predicted", "fold_of", "thresholds")
 
 
-def out_of_fold_key(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *, folds: list,
-                    params: dict) -> str:
+FEATURE_INPUTS = ("answer_id", "sentence_index", "sentence", "question")  # what feature_matrix reads of a unit
+
+
+def out_of_fold_key(units: pd.DataFrame, truth: np.ndarray, *, folds: list, params: dict) -> str:
     """The name of a cross-validation's out-of-fold results (Tables 9-10): a SHA-256 of every input
-    (features, labels, sources, folds, parameters, scikit-learn and numpy versions).
+    (the texts the features are computed from, the encoder's identity and the embedding settings,
+    labels, sources, folds, parameters, scikit-learn and numpy versions).
+
+    The features themselves are not hashed: they are a function of the texts and the encoder
+    (:func:`~vqalib.papers.vizwiz_lf.classifier_features.feature_matrix`), so a stored result is found
+    without embedding a sentence. ``vqalib classify check`` refits from the features and compares.
 
     Parameters
     ----------
-    features : numpy.ndarray
-        :func:`~vqalib.papers.vizwiz_lf.classifier_features.feature_matrix` of ``units``.
+    units : pandas.DataFrame
+        The sentence units (:func:`~vqalib.papers.vizwiz_lf.classifier_features.sentence_units`), with
+        ``source`` and :data:`FEATURE_INPUTS`.
     truth : numpy.ndarray
         :func:`~vqalib.papers.vizwiz_lf.classifier_features.label_matrix` of ``units``.
-    units : pandas.DataFrame
-        The sentence units, with ``source``.
     folds : list of (numpy.ndarray, numpy.ndarray)
         :func:`~vqalib.papers.vizwiz_lf.classifier.question_folds`; only the test rows are hashed.
     params : dict
-        The fitting parameters (``kind``, ``seed``, ``estimator``, ...).
+        The fitting parameters (``kind``, ``seed``, ``estimator``, ``encoder``, ...).
 
     Returns
     -------
     str
         The first 32 hex digits of the digest (it also covers :data:`CV_CACHE_VERSION`).
     """
+    from vqalib.core.encoders import DECIMALS, EMBED_VERSION, model_identity
+
     digest = hashlib.sha256()
-    for array in (features, truth, units["source"].astype(str).to_numpy(dtype="U"),
-                  *[np.asarray(rows) for _, rows in folds]):
+    texts = units[["source", *FEATURE_INPUTS]].astype(str).to_numpy(dtype="U").ravel()
+    digest.update("\x1f".join(texts).encode("utf-8"))
+    for array in (truth, *[np.asarray(rows) for _, rows in folds]):
         digest.update(np.ascontiguousarray(array).tobytes())
-    digest.update(repr((sorted(params.items()), sklearn.__version__, np.__version__, CV_CACHE_VERSION)).encode())
+    spec = params.get("encoder")
+    encoder = model_identity(None if spec in (None, PACKAGED_ENCODER) else spec)[1]
+    digest.update(repr((sorted(params.items()), encoder, HIDDEN_LAYERS, DECIMALS, EMBED_VERSION, FEATURES_VERSION,
+                        sklearn.__version__, np.__version__, CV_CACHE_VERSION)).encode())
     return digest.hexdigest()[:32]
 
 
@@ -171,7 +184,7 @@ def _read_out_of_fold(path: Path, shapes: list[tuple], *, sealed: bool) -> tuple
         return None
 
 
-def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *, folds: list, params: dict,
+def _out_of_fold(features, truth: np.ndarray, units: pd.DataFrame, *, folds: list, params: dict,
                  cache_dir: Path | None = None, fits_dir: Path | None = CV_FITS_DIR, refit: bool = False,
                  key: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Out-of-fold probabilities, decisions, fold of each row and each fold's thresholds (Tables 9-10).
@@ -184,12 +197,13 @@ def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *
     ``.npz`` arrays read without pickle. Fitting is deterministic in float64, so a stored result is
     the one a new fit gives. ``refit`` (or ``VQALIB_REFIT=1`` for the committed ones) fits anew;
     with ``refit`` the result is also written to ``fits_dir``. ``key``: :func:`out_of_fold_key` of these
-    inputs when the caller has it already (it hashes every feature).
+    inputs when the caller has it already. ``features``: the feature matrix, or a function giving it, called
+    only when the fits run (a stored result needs no sentence embedded).
     """
     from vqalib.core.caches import write_entry
     from vqalib.core.io import cache_root, write_atomic
 
-    name = f"{key or out_of_fold_key(features, truth, units, folds=folds, params=params)}.npz"
+    name = f"{key or out_of_fold_key(units, truth, folds=folds, params=params)}.npz"
     cache_path = Path(cache_dir or cache_root("classify-cv")) / name
     shapes = [truth.shape, truth.shape, (len(units),), (len(folds), truth.shape[1])]
     if not refit:
@@ -199,6 +213,7 @@ def _out_of_fold(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *
             if found is not None:
                 return found
     config.model_call(f"{params['kind']} classifier cross-validation ({len(folds)} folds)")
+    features = features() if callable(features) else features
     probabilities = np.zeros(truth.shape)
     predicted = np.zeros(truth.shape, dtype=int)
     fold_of = np.zeros(len(units), dtype=int)
@@ -273,13 +288,13 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
     start = time.perf_counter()
     labels, column, _ = _labels(kind)
     units = sentence_units(sentences, answers).reset_index(drop=True)
-    features = feature_matrix(units, encoder=encoder, cache_dir=cache_dir)
     truth = label_matrix(units, kind=kind)
     spec = encoder_spec(encoder)
     folds = question_folds(units, n_splits=n_splits, seed=seed)
     params = dict(kind=kind, seed=seed, estimator=estimator, exclude_sources=tuple(exclude_sources), tune=tune,
                   inner_splits=inner_splits, encoder=spec)
-    key = out_of_fold_key(features, truth, units, folds=folds, params=params)
+    key = out_of_fold_key(units, truth, folds=folds, params=params)
+    features = lambda: feature_matrix(units, encoder=encoder, cache_dir=cache_dir)  # noqa: E731 (only when fitting)
     probabilities, predicted, fold_of, fold_thresholds = _out_of_fold(features, truth, units, folds=folds,
                                                                        params=params, cache_dir=cache_dir,
                                                                        fits_dir=fits_dir, refit=refit, key=key)

@@ -23,6 +23,7 @@ ENCODER_ENV = "VQALIB_CLASSIFY_ENCODER"  # a local folder or hub name instead of
 HIDDEN_LAYERS: tuple[int, ...] = (2, 4)
 EMBED_DIM = 384
 QUESTION_COMPONENTS = 32
+FEATURES_VERSION = "1"  # bump when feature_matrix changes: stored out-of-fold results are named by its inputs
 CONTEXT_FEATURES: tuple[str, ...] = (
     "relative_position", "is_first", "is_last", "log_n_sentences", "single_sentence", "log_index",
     "cos_question", "cos_previous", "cos_next", "cos_answer_centroid", "log_words",

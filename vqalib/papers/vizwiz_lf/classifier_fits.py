@@ -113,7 +113,7 @@ def _same_model(fresh: SentenceClassifier, stored: SentenceClassifier, features:
 
 
 def check_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, models_dir: Path | None = None,
-               seed: int = 0) -> list[str]:
+               seed: int = 0, estimator: str = "mlp") -> list[str]:
     """Refit what :func:`write_fits` committed and compare (the check CI runs): each out-of-fold file
     must equal a refit byte for byte, no other out-of-fold file may be in ``models_dir/cv``, and each
     final model must give the same thresholds and probabilities on every release sentence.
@@ -126,6 +126,8 @@ def check_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, models_dir: Pa
         The committed model folder; default ``data/models``.
     seed : int
         The seed the committed files were made with.
+    estimator : str
+        The estimator they were made with (``"mlp"``, or ``"logreg"``).
 
     Returns
     -------
@@ -136,10 +138,11 @@ def check_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, models_dir: Pa
     problems, keys = [], set()
     units = sentence_units(sentences, answers)
     features = feature_matrix(units)
+    # the embeddings come from the shared cache (sealed, and the same on every machine); every fit runs anew
     with tempfile.TemporaryDirectory(prefix="vqalib-refit-") as tmp:
         for kind in KINDS:
-            result = cross_validate(sentences, answers, kind=kind, seed=seed, cache_dir=Path(tmp) / "cache",
-                                    fits_dir=Path(tmp), refit=True)
+            result = cross_validate(sentences, answers, kind=kind, seed=seed, estimator=estimator, fits_dir=Path(tmp),
+                                    refit=True)
             name = f"{result.fits_key}.npz"
             keys.add(name)
             committed = models_dir / "cv" / name
@@ -149,7 +152,8 @@ def check_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, models_dir: Pa
             elif committed.read_bytes() != (Path(tmp) / name).read_bytes():
                 problems.append(f"{committed}: differs from a refit ({kind})")
             path = models_dir / MODEL_PATHS[kind].name
-            if not _same_model(train(sentences, answers, kind=kind, seed=seed), load(path), features):
+            if not _same_model(train(sentences, answers, kind=kind, seed=seed, estimator=estimator), load(path),
+                               features):
                 problems.append(f"{path}: a refit gives other thresholds or probabilities ({kind})")
     for stale in sorted((models_dir / "cv").glob("*.npz")):
         if stale.name not in keys:

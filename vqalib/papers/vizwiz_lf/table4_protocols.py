@@ -24,7 +24,7 @@ balanced 120-question design many times to show where the paper's value and our 
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -34,8 +34,9 @@ from tqdm import tqdm
 
 from vqalib.core import registry
 
-from vqalib.papers.vizwiz_lf.table4 import (NO_ANSWER_RULES, answer_sentences_text, evaluation_pairs,
-                                            sample_draws, score_pairs, summarize, table4_rows)
+from vqalib.core.metrics.cache import cached_scores
+from vqalib.papers.vizwiz_lf.table4 import (NO_ANSWER_RULES, _apply_no_answer_rule, answer_sentences_text,
+                                            evaluation_pairs, sample_draws, score_pairs, summarize, table4_rows)
 
 OPTIONS: dict[str, tuple[str, ...]] = {
     "meteor": ("meteor", "meteor_nltk"),
@@ -273,6 +274,22 @@ def cell_means(scores: pd.DataFrame) -> pd.DataFrame:
     return table4_rows(means.rename("mean").reset_index(), implementation={}).drop(columns="implementation")
 
 
+def _pairs_key(protocol: Protocol) -> tuple:
+    """What :func:`protocol_pairs` depends on: two protocols with the same key have the same pairs."""
+    return (protocol.answer_labels, protocol.long_reference,
+            protocol.long_reference == "l_r_prime" and protocol.no_answer == "whole_answer")
+
+
+def _score_once(pair_sets: list[tuple[pd.DataFrame, Protocol]], *, cache_dir: Path | None) -> None:
+    """Score the distinct pairs of many protocols in one call per metric (one PTB tokenizer and one METEOR JVM,
+    not one per protocol), so each protocol's :func:`protocol_scores` then reads the per-pair cache."""
+    for metric in ("rouge", *OPTIONS["meteor"]):
+        frames = [_apply_no_answer_rule(pairs, no_answer=p.no_answer)[1] for pairs, p in pair_sets
+                  if metric in ("rouge", p.meteor)]
+        union = pd.concat(frames)[["reference", "candidate"]].astype(str).drop_duplicates()
+        cached_scores(metric, tuple(union["reference"]), tuple(union["candidate"]), None, cache_dir=cache_dir)
+
+
 def protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd.DataFrame, paper: pd.DataFrame, *,
                   sources: list[str], cache_dir: Path | None = None, progress: bool = True) -> pd.DataFrame:
     """Every protocol of :data:`OPTIONS` scored on all questions, each ROUGE/METEOR cell beside the paper's
@@ -302,12 +319,24 @@ def protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd
     cells = paper_rules(paper[paper["metric"].isin(["ROUGE", "METEOR"]) & paper["paper"].notna()])
     cells = cells[["source", "metric", "reference", "candidate", "paper", "tolerance", "decimals"]]
     rows = []
-    combos = list(itertools.product(*OPTIONS.values()))
-    for values in tqdm(combos, desc="Table 4 protocols", unit="protocol", disable=not progress):
-        protocol = Protocol(*values)
-        pairs = protocol_pairs(answers, sentences, classified, protocol=protocol, sources=sources)
-        means = cell_means(protocol_scores(pairs, protocol=protocol, cache_dir=cache_dir))
-        rows.append(cells.merge(means, how="left").assign(**asdict(protocol)))
+    protocols = [Protocol(*values) for values in itertools.product(*OPTIONS.values())]
+    # the pairs depend on the labels, the long reference and (with l'_r) the whole-answer rule; the scores
+    # on those, the METEOR and the rule; the population only filters: each is built once
+    pairs_of = {}
+    for p in protocols:
+        if _pairs_key(p) not in pairs_of:
+            pairs_of[_pairs_key(p)] = protocol_pairs(answers, sentences, classified, protocol=p, sources=sources)
+    _score_once([(pairs_of[_pairs_key(p)], p) for p in protocols], cache_dir=cache_dir)
+    scored = {}
+    for protocol in tqdm(protocols, desc="Table 4 protocols", unit="protocol", disable=not progress):
+        key = (_pairs_key(protocol), protocol.meteor, protocol.no_answer)
+        if key not in scored:
+            scored[key] = protocol_scores(pairs_of[key[0]], protocol=replace(protocol, population="all"),
+                                          cache_dir=cache_dir)
+        scores = scored[key]
+        if protocol.population == "answerable":
+            scores = scores[scores["answerability"] == "answerable"]
+        rows.append(cells.merge(cell_means(scores), how="left").assign(**asdict(protocol)))
     grid = pd.concat(rows, ignore_index=True)
     grid["diff"] = [round(v, d) for v, d in zip(grid["value"], grid["decimals"])] - grid["paper"]
     grid["within"] = grid["diff"].abs() <= grid["tolerance"] + 1e-9
@@ -398,13 +427,16 @@ def seed_sweep(scores: dict[str, pd.DataFrame], answers: pd.DataFrame, paper: pd
         printed digit, at its two decimals).
     """
     draws = sample_draws(answers, seeds=range(n_draws), per_category=per_category, sources=sources)
+    ids = np.array(draws)  # one row of question ids per draw (each draw takes the same count per category)
     rows = []
     for name, frame in scores.items():
         keys = ["source", "metric", "reference_kind", "candidate_kind"]
         frame = frame[frame["source"].isin(sources)]
         for key, group in frame.groupby(keys, sort=False):
             values = group.set_index("question_id")["score"]
-            matrix = np.array([values.reindex(ids).to_numpy(dtype=float) for ids in draws])
+            # one index matrix: row k holds draw k's scores (NaN for a question without one)
+            positions = values.index.get_indexer(ids.ravel())
+            matrix = np.append(values.to_numpy(dtype=float), np.nan)[positions].reshape(ids.shape)
             with np.errstate(invalid="ignore"):
                 means = np.nanmean(matrix, axis=1) if np.isnan(matrix).any() else matrix.mean(axis=1)
             rows.append({"protocol": name, **dict(zip(keys, key)), "n_draws": len(draws),

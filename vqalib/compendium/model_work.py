@@ -1,0 +1,212 @@
+"""The notebooks' model work, done once before they run: the first stage of ``vqalib reproduce``.
+
+Each step calls the package functions a notebook calls, with the notebook's default parameters, so
+the shared caches (embeddings, per-pair metric scores, named entities, CommVQA Table 1, the Table 4
+protocol grid's pairs) hold every model output the notebooks then ask for:
+
+- VizWiz-LF Table 4 (notebook 03): the (answer, setting) pairs under ROUGE-L, both METEORs and
+  BERTScore, then every scoring protocol of the grid (one PTB tokenizer and one METEOR JVM per metric);
+  notebook 09's scorecard of LLaVA's released answers read back from a CSV file;
+- CommVQA (notebooks 07, 08): the named entities of the human and the model answers, the question
+  embeddings, the answer and description embeddings of Figure 4, Table 1 under both protocols;
+- AFGV (notebook 06): the MiniLM embeddings of the rewrites' intent similarity.
+
+Why a stage: on a cold cache two notebooks running at once each did their own model work, each on half
+the cores, and the longest of them set the wall time. Here each text is embedded and each pair scored
+once, in one process with every core; the notebooks then run warm, two at a time. The classifiers'
+cross-validation needs nothing: its committed results are read without embedding a sentence
+(``vqalib.papers.vizwiz_lf.classifier_cv``). A step a notebook's parameters change (another
+backbone, a smoke run) is not covered: that notebook does its own model work, as before.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+PAPER_SOURCES = ["GPT-4V", "Gemini", "Expert"]  # notebook 03's Table 4 sources
+
+
+def vizwiz_lf_table4(*, data_dir: Path | None = None) -> None:
+    """VizWiz-LF Table 4's metrics on every pair, and on the pairs of every protocol of the grid (notebook 03).
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder (None: the project's).
+    """
+    from vqalib.core import report
+    from vqalib.core.metrics import bertscore
+    from vqalib.papers.vizwiz_lf import classifier_cv, loading, table4, table4_protocols
+
+    data = loading.load_vizwiz_lf(data_dir=data_dir)
+    pairs = table4.evaluation_pairs(data.answers, data.sentences)
+    table4.score_pairs(pairs, metrics=("rouge", "meteor", "meteor_nltk", "bertscore"),
+                       backbone=bertscore.bertscore_backbone(None), progress=False)
+    predictions = classifier_cv.cross_validate(data.sentences, data.answers, kind="role").predictions
+    classified = table4_protocols.classifier_sentences(data.sentences, predictions)
+    paper = report.load_paper_table("vizwiz-lf_table04_automatic_eval", value="value")
+    table4_protocols.protocol_grid(data.answers, data.sentences, classified,
+                                   paper[paper["metric"].isin(["ROUGE", "METEOR"])], sources=PAPER_SOURCES,
+                                   progress=False)
+
+
+def vizwiz_lf_scorecard(*, data_dir: Path | None = None) -> None:
+    """The scorecard of LLaVA's released answers scored as a new model's, read back from a CSV file
+    (notebook 09: its answers' pairs, as written and read again).
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder (None: the project's).
+    """
+    import tempfile
+
+    from vqalib.compendium import score
+    from vqalib.papers.vizwiz_lf import loading
+
+    answers = loading.load_vizwiz_lf(data_dir=data_dir).answers
+    with tempfile.TemporaryDirectory(prefix="vqalib-model-work-") as tmp:
+        path = Path(tmp) / "llava_answers.csv"
+        answers[answers["source"] == "LLaVA"][["question_id", "answer"]].to_csv(path, index=False)
+        score.score([path], dataset="vizwiz-lf", model="LLaVA (scored again)", n_resamples=1000, seed=0,
+                    data_dir=data_dir)
+
+
+def commvqa_text(*, data_dir: Path | None = None) -> None:
+    """CommVQA's named entities (Figures 3, 5) and sentence embeddings (Figures 2, 4) (notebook 07).
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder (None: the project's).
+    """
+    from vqalib.core import config
+    from vqalib.papers.commvqa import context, entities, loading
+
+    config.set_default("HF_HUB_OFFLINE", "1")  # as notebook 07: every model used is local
+    data = loading.load_commvqa(data_dir=data_dir)
+    entities.entity_mentions(list(data.answers["answer"]), progress=False)
+    entities.entity_mentions(list(data.results["generated_answer"]), progress=False)
+    context.embed(list(context.questions_for_classifier(data.annotations)["question"]))
+    context.description_similarity(context.similarity_pairs(data.annotations, data.answers, data.results),
+                                   progress=False)
+
+
+def commvqa_table1(*, data_dir: Path | None = None) -> None:
+    """CommVQA Table 1 under the authors' and the corrected protocol, one METEOR JVM for both (notebook 08).
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder (None: the project's).
+    """
+    from vqalib.core.metrics.meteor import MeteorSession
+    from vqalib.papers.commvqa import loading, table1
+
+    results = loading.load_commvqa(data_dir=data_dir).results
+    with MeteorSession() as meteor:
+        table1.score_protocol(results, protocol="authors", seed=0, meteor=meteor, progress=False)
+        table1.score_protocol(results, protocol="corrected", n_resamples=1000, seed=0, meteor=meteor, progress=False)
+
+
+def afgv_intent(*, data_dir: Path | None = None) -> None:
+    """AFGV's rewrites of the accessibility question sets, with the MiniLM embeddings of their intent
+    similarity (notebook 06).
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder (None: the project's).
+    """
+    from vqalib.papers.afgv import question_sets, rewrite, vectors
+
+    rewrite.rewrite_question_sets(question_sets.accessibility_question_sets(data_dir=data_dir),
+                                  vectors=vectors.load_word_vectors(None), config=rewrite.RewriteConfig(topn=20))
+
+
+STEPS: dict[str, Callable[..., None]] = {  # longest first
+    "VizWiz-LF Table 4 metrics and protocol grid": vizwiz_lf_table4,
+    "CommVQA entities and embeddings": commvqa_text,
+    "VizWiz-LF scorecard of a released model": vizwiz_lf_scorecard,
+    "CommVQA Table 1": commvqa_table1,
+    "AFGV rewrites and intent similarity": afgv_intent,
+}
+
+
+MODEL_SETTINGS = ("VQALIB_DATA_DIR", "VQALIB_BERTSCORE_MODEL", "VQALIB_BERTSCORE_LAYERS", "VQALIB_CLASSIFY_ENCODER",
+                  "VQALIB_SENTENCE_MODEL", "VQALIB_WORD_VECTORS")  # the settings that choose the model work
+
+
+def stage_key(*, data_dir: Path | None = None) -> str:
+    """SHA-256 of everything the model work depends on: vqalib's own files, the installed packages and their
+    versions, the model settings (:data:`MODEL_SETTINGS`) and each data file's name, size and modification time.
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder (None: the project's).
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
+    import hashlib
+    from importlib.metadata import distributions
+
+    from vqalib.core import config
+    from vqalib.core.io import default_data_dir
+
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parents[1]
+    for path in sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(f"{path.relative_to(package)}\0".encode() + path.read_bytes())
+    digest.update(repr(sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())).encode())
+    digest.update(repr(config.snapshot(MODEL_SETTINGS)).encode())
+    data = Path(data_dir or default_data_dir())
+    for path in sorted(p for p in data.rglob("*") if p.is_file()):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(data)}|{stat.st_size}|{stat.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def fill_caches(*, data_dir: Path | None = None, echo: Callable[[str], None] | None = None) -> dict[str, float]:
+    """Run every step of :data:`STEPS` (the notebooks' model work), each printing its time; a step served
+    from the caches takes seconds. When the same code, packages, settings and data filled this cache
+    before (a marker named by :func:`stage_key` under ``$VQALIB_CACHE_DIR/model-work``), nothing runs:
+    the notebooks find their model outputs in the caches (``VQALIB_NO_MODEL_CALLS=1`` proves it).
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder the notebooks read (None: the project's).
+    echo : callable, optional
+        Where each step's line goes (default: printed at once).
+
+    Returns
+    -------
+    dict of str to float
+        Step name -> wall seconds.
+    """
+    import json
+
+    from vqalib.core.io import cache_root, write_atomic
+
+    echo = echo or (lambda line: print(line, flush=True))
+    marker = cache_root("model-work") / f"{stage_key(data_dir=data_dir)[:32]}.json"
+    if marker.is_file():
+        echo(f"  model work: done before for this code, data and settings ({marker.name}); the caches serve it")
+        return {}
+    seconds = {}
+    for name, step in STEPS.items():
+        start = time.perf_counter()
+        step(data_dir=data_dir)
+        seconds[name] = round(time.perf_counter() - start, 1)
+        echo(f"  model work: {name} in {seconds[name]:.1f} s")
+    try:  # a cache that cannot be written (full disk, read-only) only means the next run checks again
+        write_atomic(marker, json.dumps(seconds, indent=1).encode("utf-8"))
+    except OSError as error:
+        echo(f"  model work: could not record {marker} ({error}); the next run reads the caches again")
+    return seconds
