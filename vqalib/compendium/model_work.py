@@ -154,6 +154,7 @@ def stage_key(*, data_dir: Path | None = None) -> str:
         64 hexadecimal digits.
     """
     import hashlib
+    import sys
     from importlib.metadata import distributions
 
     from vqalib.core import config
@@ -163,7 +164,8 @@ def stage_key(*, data_dir: Path | None = None) -> str:
     package = Path(__file__).resolve().parents[1]
     for path in sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         digest.update(f"{path.relative_to(package)}\0".encode() + path.read_bytes())
-    digest.update(repr(sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())).encode())
+    installed = [p for p in sys.path if "site-packages" in p]  # not the current folder: the key must not follow it
+    digest.update(repr(sorted({f"{d.metadata['Name']}=={d.version}" for d in distributions(path=installed)})).encode())
     digest.update(repr(config.snapshot(MODEL_SETTINGS)).encode())
     data = Path(data_dir or default_data_dir())
     for path in sorted(p for p in data.rglob("*") if p.is_file()):
