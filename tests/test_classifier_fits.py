@@ -57,14 +57,13 @@ def test_the_committed_files_are_plain_arrays():
 
 def test_check_passes_on_what_train_wrote_and_names_each_problem(small, tmp_path):
     sentences, answers = small
-    # logistic regression: the check's logic, not the MLP fits that `vqalib classify check` runs in CI
-    written = classifier_fits.write_fits(sentences, answers, out=tmp_path, estimator="logreg", echo=lambda _: None)
+    written = classifier_fits.write_fits(sentences, answers, out=tmp_path, echo=lambda _: None)
     assert {p.parent.name for p in written} == {"cv", tmp_path.name} and len(written) == 4
-    assert classifier_fits.check_fits(sentences, answers, models_dir=tmp_path, estimator="logreg") == []
+    assert classifier_fits.check_fits(sentences, answers, models_dir=tmp_path) == []
     [first, second] = sorted((tmp_path / "cv").glob("*.npz"))
     first.write_bytes(second.read_bytes())  # a result that is not what a refit gives
     (tmp_path / "cv" / ("0" * 32 + ".npz")).write_bytes(second.read_bytes())  # a stale one
-    problems = classifier_fits.check_fits(sentences, answers, models_dir=tmp_path, estimator="logreg")
+    problems = classifier_fits.check_fits(sentences, answers, models_dir=tmp_path)
     assert len(problems) == 2
     assert any(str(first) in p and "differs from a refit" in p for p in problems)
     assert any("0" * 32 in p and "stale" in p for p in problems)

@@ -30,7 +30,7 @@ from vqalib.core.io import project_root
 pytestmark = pytest.mark.full
 
 ROOT = project_root()
-TRIALS = 20
+TRIALS = 12  # three per kind of stop: each trial is a partial warm run, CI time grows with it
 STOPS = (("SIGKILL", "group"), ("SIGKILL", "command"), ("SIGINT", "group"), ("SIGTERM", "command"))
 
 
