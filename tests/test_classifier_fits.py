@@ -23,18 +23,18 @@ def small(vizwiz):
 def test_a_committed_result_is_read_without_fitting_and_only_for_its_own_inputs(tmp_path, monkeypatch, cv_inputs):
     features, truth, units, folds, params = cv_inputs
     fits, cache = tmp_path / "fits", tmp_path / "cache"
-    fitted = classifier_cv._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=cache,
+    fitted = classifier_cv._out_of_fold(lambda: features, truth, units, folds=folds, params=params, cache_dir=cache,
                                    fits_dir=fits, refit=True)
     name = f"{classifier_cv.out_of_fold_key(units, truth, folds=folds, params=params)}.npz"
     assert [p.name for p in fits.iterdir()] == [name]  # refit writes the committed file
     assert (fits / name).read_bytes() == read_entry(cache / name, kind="cross-validation cache")  # the cache's is sealed
     monkeypatch.setenv("VQALIB_NO_MODEL_CALLS", "1")  # from here on a fit would raise
-    read = classifier_cv._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=tmp_path / "empty",
+    read = classifier_cv._out_of_fold(lambda: features, truth, units, folds=folds, params=params, cache_dir=tmp_path / "empty",
                                  fits_dir=fits)
     assert all(np.array_equal(a, b) for a, b in zip(fitted, read))
     changed = units.assign(sentence=units["sentence"].where(units.index > 0, "another sentence"))
     with pytest.raises(config.ModelCallForbidden):  # other inputs, other name: the committed file is not theirs
-        classifier_cv._out_of_fold(features, truth, changed, folds=folds, params=params, cache_dir=tmp_path / "empty",
+        classifier_cv._out_of_fold(lambda: features, truth, changed, folds=folds, params=params, cache_dir=tmp_path / "empty",
                               fits_dir=fits)
     asked = []  # a stored result is read without computing the features
     read = classifier_cv._out_of_fold(lambda: asked.append(1), truth, units, folds=folds, params=params,
@@ -42,7 +42,7 @@ def test_a_committed_result_is_read_without_fitting_and_only_for_its_own_inputs(
     assert not asked and all(np.array_equal(a, b) for a, b in zip(fitted, read))
     monkeypatch.setenv("VQALIB_REFIT", "1")  # the committed file is ignored: refitted
     with pytest.raises(config.ModelCallForbidden):
-        classifier_cv._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=tmp_path / "empty",
+        classifier_cv._out_of_fold(lambda: features, truth, units, folds=folds, params=params, cache_dir=tmp_path / "empty",
                               fits_dir=fits)
 
 

@@ -235,7 +235,7 @@ def test_planted_pickle_in_the_cross_validation_cache_is_never_run(tmp_path, cv_
     object array, in its place is ignored with a warning naming it and recomputed."""
     features, truth, units, folds, params = cv_inputs
     cache, marker = tmp_path / "cv", tmp_path / "ran"
-    first = classifier_cv._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=cache)
+    first = classifier_cv._out_of_fold(lambda: features, truth, units, folds=folds, params=params, cache_dir=cache)
     [stored] = list(cache.glob("*.npz"))
     for planted in (_planted(marker), None):
         if planted is None:  # an .npz whose array is a pickled object
@@ -243,7 +243,7 @@ def test_planted_pickle_in_the_cross_validation_cache_is_never_run(tmp_path, cv_
         else:
             stored.write_bytes(planted)
         with pytest.warns(UserWarning, match=re.escape(str(stored))):
-            again = classifier_cv._out_of_fold(features, truth, units, folds=folds, params=params, cache_dir=cache)
+            again = classifier_cv._out_of_fold(lambda: features, truth, units, folds=folds, params=params, cache_dir=cache)
         assert not marker.exists()
         assert all(np.array_equal(a, b) for a, b in zip(first, again))
 

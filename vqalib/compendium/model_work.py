@@ -174,6 +174,24 @@ def stage_key(*, data_dir: Path | None = None) -> str:
     return digest.hexdigest()
 
 
+def marker_path(*, data_dir: Path | None = None) -> Path:
+    """The marker :func:`fill_caches` writes once its steps ran: ``$VQALIB_CACHE_DIR/model-work/<key>.json``
+    (:func:`stage_key`); while it exists, the steps are skipped.
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder (None: the project's).
+
+    Returns
+    -------
+    Path
+    """
+    from vqalib.core.io import cache_root
+
+    return cache_root("model-work") / f"{stage_key(data_dir=data_dir)[:32]}.json"
+
+
 def fill_caches(*, data_dir: Path | None = None, echo: Callable[[str], None] | None = None) -> dict[str, float]:
     """Run every step of :data:`STEPS` (the notebooks' model work), each printing its time; a step served
     from the caches takes seconds. When the same code, packages, settings and data filled this cache
@@ -194,10 +212,10 @@ def fill_caches(*, data_dir: Path | None = None, echo: Callable[[str], None] | N
     """
     import json
 
-    from vqalib.core.io import cache_root, write_atomic
+    from vqalib.core.io import write_atomic
 
     echo = echo or (lambda line: print(line, flush=True))
-    marker = cache_root("model-work") / f"{stage_key(data_dir=data_dir)[:32]}.json"
+    marker = marker_path(data_dir=data_dir)
     if marker.is_file():
         echo(f"  model work: done before for this code, data and settings ({marker.name}); the caches serve it")
         return {}

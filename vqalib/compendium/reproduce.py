@@ -446,9 +446,11 @@ def model_work(*, data_dir: Path | None = None) -> dict[str, float]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from vqalib.compendium.model_work import fill_caches
+    from vqalib.compendium.model_work import fill_caches, marker_path
 
     print("model work first, once for every notebook (embeddings, metric scores, entities; cached)", flush=True)
+    if marker_path(data_dir=data_dir).is_file():  # nothing to run: no process to start and import models in
+        return fill_caches(data_dir=data_dir)
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_start_worker, initargs=(None,)) as pool:  # dies with a killed parent
         return pool.submit(fill_caches, data_dir=data_dir).result()

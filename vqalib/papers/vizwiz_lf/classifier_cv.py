@@ -14,6 +14,7 @@ import io
 import time
 import warnings
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -184,7 +185,7 @@ def _read_out_of_fold(path: Path, shapes: list[tuple], *, sealed: bool) -> tuple
         return None
 
 
-def _out_of_fold(features, truth: np.ndarray, units: pd.DataFrame, *, folds: list, params: dict,
+def _out_of_fold(features: Callable[[], np.ndarray], truth: np.ndarray, units: pd.DataFrame, *, folds: list, params: dict,
                  cache_dir: Path | None = None, fits_dir: Path | None = CV_FITS_DIR, refit: bool = False,
                  key: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Out-of-fold probabilities, decisions, fold of each row and each fold's thresholds (Tables 9-10).
@@ -197,8 +198,8 @@ def _out_of_fold(features, truth: np.ndarray, units: pd.DataFrame, *, folds: lis
     ``.npz`` arrays read without pickle. Fitting is deterministic in float64, so a stored result is
     the one a new fit gives. ``refit`` (or ``VQALIB_REFIT=1`` for the committed ones) fits anew;
     with ``refit`` the result is also written to ``fits_dir``. ``key``: :func:`out_of_fold_key` of these
-    inputs when the caller has it already. ``features``: the feature matrix, or a function giving it, called
-    only when the fits run (a stored result needs no sentence embedded).
+    inputs when the caller has it already. ``features``: a function giving the feature matrix, called only
+    when the fits run (a stored result needs no sentence embedded).
     """
     from vqalib.core.caches import write_entry
     from vqalib.core.io import cache_root, write_atomic
@@ -213,7 +214,7 @@ def _out_of_fold(features, truth: np.ndarray, units: pd.DataFrame, *, folds: lis
             if found is not None:
                 return found
     config.model_call(f"{params['kind']} classifier cross-validation ({len(folds)} folds)")
-    features = features() if callable(features) else features
+    features = features()
     probabilities = np.zeros(truth.shape)
     predicted = np.zeros(truth.shape, dtype=int)
     fold_of = np.zeros(len(units), dtype=int)

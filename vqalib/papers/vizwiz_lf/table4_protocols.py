@@ -252,7 +252,12 @@ def protocol_scores(pairs: pd.DataFrame, *, protocol: Protocol, cache_dir: Path 
     scores = score_pairs(pairs, metrics=("rouge", protocol.meteor), no_answer=protocol.no_answer,
                          cache_dir=cache_dir, progress=False)
     scores["metric"] = scores["metric"].replace({"meteor_nltk": "meteor"})
-    if protocol.population == "answerable":
+    return _in_population(scores, protocol.population)
+
+
+def _in_population(scores: pd.DataFrame, population: str) -> pd.DataFrame:
+    """The scores of a :class:`Protocol`'s population: every answer, or the answerable questions' only."""
+    if population == "answerable":
         scores = scores[scores["answerability"] == "answerable"]
     return scores.reset_index(drop=True)
 
@@ -283,9 +288,9 @@ def _pairs_key(protocol: Protocol) -> tuple:
 def _score_once(pair_sets: list[tuple[pd.DataFrame, Protocol]], *, cache_dir: Path | None) -> None:
     """Score the distinct pairs of many protocols in one call per metric (one PTB tokenizer and one METEOR JVM,
     not one per protocol), so each protocol's :func:`protocol_scores` then reads the per-pair cache."""
+    scorable = [(_apply_no_answer_rule(pairs, no_answer=p.no_answer)[1], p.meteor) for pairs, p in pair_sets]
     for metric in ("rouge", *OPTIONS["meteor"]):
-        frames = [_apply_no_answer_rule(pairs, no_answer=p.no_answer)[1] for pairs, p in pair_sets
-                  if metric in ("rouge", p.meteor)]
+        frames = [rows for rows, meteor in scorable if metric in ("rouge", meteor)]
         union = pd.concat(frames)[["reference", "candidate"]].astype(str).drop_duplicates()
         cached_scores(metric, tuple(union["reference"]), tuple(union["candidate"]), None, cache_dir=cache_dir)
 
@@ -322,20 +327,15 @@ def protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd
     protocols = [Protocol(*values) for values in itertools.product(*OPTIONS.values())]
     # the pairs depend on the labels, the long reference and (with l'_r) the whole-answer rule; the scores
     # on those, the METEOR and the rule; the population only filters: each is built once
-    pairs_of = {}
+    pairs_of, unfiltered = {}, {}  # pairs key -> pairs; score key -> a protocol of population "all"
     for p in protocols:
         if _pairs_key(p) not in pairs_of:
             pairs_of[_pairs_key(p)] = protocol_pairs(answers, sentences, classified, protocol=p, sources=sources)
-    _score_once([(pairs_of[_pairs_key(p)], p) for p in protocols], cache_dir=cache_dir)
-    scored = {}
+        unfiltered.setdefault((_pairs_key(p), p.meteor, p.no_answer), replace(p, population="all"))
+    _score_once([(pairs_of[key[0]], p) for key, p in unfiltered.items()], cache_dir=cache_dir)
+    scored = {key: protocol_scores(pairs_of[key[0]], protocol=p, cache_dir=cache_dir) for key, p in unfiltered.items()}
     for protocol in tqdm(protocols, desc="Table 4 protocols", unit="protocol", disable=not progress):
-        key = (_pairs_key(protocol), protocol.meteor, protocol.no_answer)
-        if key not in scored:
-            scored[key] = protocol_scores(pairs_of[key[0]], protocol=replace(protocol, population="all"),
-                                          cache_dir=cache_dir)
-        scores = scored[key]
-        if protocol.population == "answerable":
-            scores = scores[scores["answerability"] == "answerable"]
+        scores = _in_population(scored[(_pairs_key(protocol), protocol.meteor, protocol.no_answer)], protocol.population)
         rows.append(cells.merge(cell_means(scores), how="left").assign(**asdict(protocol)))
     grid = pd.concat(rows, ignore_index=True)
     grid["diff"] = [round(v, d) for v, d in zip(grid["value"], grid["decimals"])] - grid["paper"]
