@@ -20,6 +20,14 @@ from vqalib.papers.vizwiz_lf import classifier, classifier_features, loading, ta
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``stage`` first, ``model_outputs`` last: `make test` runs two workers (pytest-xdist,
+    work stealing), so one starts the full notebook run, whose first stage is most of the suite's model
+    work, at once, and the tests that read the same model outputs come late and find them cached."""
+    rank = {"stage": 0, "model_outputs": 2}
+    items.sort(key=lambda item: min((rank[m.name] for m in item.iter_markers() if m.name in rank), default=1))
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """data/raw with every registered file, fetched from $VQALIB_DATA_MIRROR (or upstream) if absent."""

@@ -254,6 +254,7 @@ def test_score_protocol_on_the_fixture(small):
     pd.testing.assert_frame_equal(corrected.scores, again.scores)
 
 
+@pytest.mark.model_outputs
 def test_authors_protocol_reproduces_paper_table1(data_dir):
     """The 40 released cells (four models x two prompts x five metrics; CLIPScore needs the images) under the
     authors' protocol, at the paper's three decimals: 39 equal, BLIP-2 contextual BLEU-4 the known exception."""

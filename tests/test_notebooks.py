@@ -34,6 +34,7 @@ def test_notebook_smoke_run(path, tmp_path, data_dir):
         assert png.with_name(png.stem + ".alt.txt").exists()
 
 
+@pytest.mark.stage
 @pytest.mark.notebook
 def test_full_run_reproduces_the_committed_figures(tmp_path, data_dir, monkeypatch):
     """The reproduction contract: a full run of every notebook gives the committed figures/, exactly for
@@ -125,6 +126,7 @@ def test_reproduce_rejects_unknown_selection():
         reproduce.run(only=["99"])
 
 
+@pytest.mark.model_outputs
 @pytest.mark.notebook
 def test_notebooks_05_06_08_fill_not_run_rows_from_runner_output(tmp_path, data_dir, monkeypatch):
     """The VLM runner hand-off: runs become Table 5/26 rows, Fig. 3, AFGV tier accuracy and CommVQA Table 1 rows."""
