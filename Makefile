@@ -39,10 +39,12 @@ data-gqa: setup  ## online only: download GQA's balanced questions (AFGV's quest
 reproduce: data  ## run every notebook in place with papermill and rewrite figures/
 	$(BIN)/vqalib reproduce
 
-# two pytest-xdist workers stealing work: the full notebook run (collected first) on one, the rest on the other
+# two pytest-xdist workers stealing work; the notebooks' model work is done first, once, with every core
+# (skipped when `make reproduce` did it), so no two tests compute the same model outputs at once
 PYTEST_WORKERS ?= -n 2 --dist worksteal
 
 test: data  ## run the test suite: unit tests and one full notebook run checked against figures/ (tiered)
+	$(BIN)/vqalib reproduce --model-work
 	$(BIN)/python -m pytest $(PYTEST_WORKERS)
 
 LMMS_VENV := build/lmms-venv
@@ -61,7 +63,7 @@ $(LMMS_STAMP): $(STAMP) tests/lmms_eval/requirements.txt
 	touch $@
 
 test-full: data lmms-env  ## slow checks (CI runs them too): notebook smoke runs, reproduce killed at random moments and on a full disk, lmms-eval's own evaluator, then `make reproduce` must leave git clean
-	$(BIN)/python -m pytest -m full $(PYTEST_WORKERS)
+	$(BIN)/python -m pytest -m full
 	# warm after `make test` (its full notebook run proves the notebooks make no model call after the model work)
 	$(BIN)/vqalib reproduce
 	$(BIN)/vqalib clean

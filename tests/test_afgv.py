@@ -120,6 +120,7 @@ def test_tier_rule_places_only_rewrites_that_move_fk_and_counts_the_rest():
         tables.readability_table(placed.replace({"status": {"original": "kept"}}))
 
 
+@pytest.mark.model_outputs
 def test_no_rewrite_out_of_order_on_the_accessibility_questions(accessibility_rewrites):
     """No placed complex rewrite has FK <= its original's, no simplified one FK >= it."""
     rewrites = pd.concat(accessibility_rewrites.values(), ignore_index=True)
@@ -140,6 +141,7 @@ def test_no_rewrite_out_of_order_on_the_accessibility_questions(accessibility_re
         assert table.loc["simplified", "left_out_no_rewrite_lowers_fk"] == (r["status"] == "no rewrite lowers FK").sum()
 
 
+@pytest.mark.model_outputs
 def test_tier_ordering_on_the_accessibility_questions(accessibility_rewrites):
     for name, r in accessibility_rewrites.items():
         table = tables.readability_table(r).set_index("tier")
@@ -414,3 +416,16 @@ def test_afgv_package_layout():
     for name in modules:
         assert importlib.import_module(f"{package.__name__}.{name}").__doc__, name
     assert tiers.place_in_tiers.__module__ == "vqalib.papers.afgv.tiers"
+
+
+def test_rewrites_are_cached_by_content_and_read_back_as_computed(vectors, tmp_path, monkeypatch):
+    questions = pd.DataFrame({"question_id": [1, 2], "question": ["What colour is this shirt?", "Is the stove on?"]})
+    first = rewrite.rewrite_questions(questions, vectors=vectors, progress=False, cache_dir=tmp_path)
+    monkeypatch.setattr(rewrite, "_rewrite_questions", lambda *a, **k: pytest.fail("computed again"))
+    pd.testing.assert_frame_equal(rewrite.rewrite_questions(questions, vectors=vectors, progress=False,
+                                                            cache_dir=tmp_path), first, check_exact=True)
+    monkeypatch.undo()
+    rewrite.rewrite_questions(questions, vectors=vectors, config=rewrite.RewriteConfig(topn=5), progress=False,
+                              cache_dir=tmp_path)
+    rewrite.rewrite_questions(questions.assign(question_id=[1, 3]), vectors=vectors, progress=False, cache_dir=tmp_path)
+    assert len(list(tmp_path.iterdir())) == 3  # another setting, another question: each its own entry

@@ -36,3 +36,14 @@ def test_the_key_follows_the_model_settings(tmp_path, monkeypatch):
     assert model_work.stage_key(data_dir=tmp_path) != before
     monkeypatch.delenv("VQALIB_BERTSCORE_MODEL")
     assert model_work.stage_key(data_dir=tmp_path) == before
+
+
+def test_reproduce_model_work_runs_only_the_stage(tmp_path, monkeypatch, capsys):
+    """`vqalib reproduce --model-work` (`make test` runs it before its workers): the stage and nothing else."""
+    from vqalib.compendium import cli, reproduce
+
+    calls = []
+    monkeypatch.setattr(reproduce, "model_work", lambda **kw: calls.append(kw) or {})
+    monkeypatch.setattr(reproduce, "run", lambda **kw: calls.append("notebooks"))
+    assert cli.main(["reproduce", "--model-work"]) == 0
+    assert calls == [{}]

@@ -98,7 +98,7 @@ def test_a_smoke_run_writes_only_under_build(tmp_path):
     watched = [root / "README.md", root / "notebooks" / "01_dataset_stats.ipynb",
                *sorted((root / "figures").glob("*"))]
     before = {p: p.read_bytes() for p in watched}
-    reproduce.run(only=["01"], parameters={"smoke": True}, jobs=1)
+    reproduce.run(only=["01"], parameters={"smoke": True}, jobs=1, wait=True)  # the lock test may hold it now
     assert {p: p.read_bytes() for p in watched} == before
     assert (root / "build" / "smoke" / "notebooks" / "01_dataset_stats.ipynb").exists()
     assert (root / "build" / "smoke" / "figures" / "vizwiz-lf_table01_word_counts.csv").exists()

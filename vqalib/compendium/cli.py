@@ -81,6 +81,11 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise SystemExit(f"--jobs {args.jobs}: give at least 1 notebook at once")
+    if args.model_work:
+        from vqalib.compendium.reproduce import model_work
+
+        model_work()
+        return 0
     run(only=args.only, parameters={"smoke": True} if args.smoke else None, jobs=args.jobs, wait=args.wait)
     return 0
 
@@ -315,13 +320,16 @@ def build_parser() -> argparse.ArgumentParser:
                  reads="notebooks/, data/raw/, data/paper/, data/models/, runs/, the caches of $VQALIB_CACHE_DIR",
                  writes="notebooks/ (outputs), figures/ (tables, figures, PROVENANCE.json), the README status table, "
                         "build/reproduce_times.json, build/provenance.json; with --only or --smoke: build/partial/ or "
-                        "build/smoke/ only")
+                        "build/smoke/ only; with --model-work: the caches only")
     r.add_argument("--only", nargs="*", help="notebook name prefixes, e.g. 01 02 (a partial run: writes under "
                    "build/partial/, never the committed files)")
     r.add_argument("--smoke", action="store_true", help="pass smoke=True (small, fast run; writes under build/smoke/)")
     r.add_argument("--wait", action="store_true", help="wait for a reproduce already running in this checkout "
                    "instead of refusing")
     r.add_argument("--jobs", type=int, default=None, help="notebooks at once (default $VQALIB_REPRODUCE_JOBS or 2)")
+    r.add_argument("--model-work", action="store_true", help="only the first stage: fill the caches with the "
+                   "notebooks' model work (skipped when done for this code, data and settings); `make test` runs it "
+                   "before its two workers share it")
 
     c = _command(commands, "check", _check, help="compare a fresh figures folder with the committed one (tiered)",
                  reads="FRESH and --against (default figures/); the table registry's tolerances",

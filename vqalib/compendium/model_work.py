@@ -8,8 +8,10 @@ protocol grid's pairs) hold every model output the notebooks then ask for:
   BERTScore, then every scoring protocol of the grid (one PTB tokenizer and one METEOR JVM per metric);
   notebook 09's scorecard of LLaVA's released answers read back from a CSV file;
 - CommVQA (notebooks 07, 08): the named entities of the human and the model answers, the question
-  embeddings, the answer and description embeddings of Figure 4, Table 1 under both protocols;
-- AFGV (notebook 06): the MiniLM embeddings of the rewrites' intent similarity.
+  embeddings, the answer and description embeddings of Figure 4, Table 1 under both protocols and the
+  BLEU variants of the authors' protocol;
+- AFGV (notebook 06): the rewrites (nearest neighbours in the word vectors) and the MiniLM embeddings of
+  their intent similarity.
 
 Why a stage: on a cold cache two notebooks running at once each did their own model work, each on half
 the cores, and the longest of them set the wall time. Here each text is embedded and each pair scored
@@ -95,7 +97,8 @@ def commvqa_text(*, data_dir: Path | None = None) -> None:
 
 
 def commvqa_table1(*, data_dir: Path | None = None) -> None:
-    """CommVQA Table 1 under the authors' and the corrected protocol, one METEOR JVM for both (notebook 08).
+    """CommVQA Table 1 under the authors' and the corrected protocol, one METEOR JVM for both, and the BLEU
+    variants of the authors' protocol (notebook 08).
 
     Parameters
     ----------
@@ -103,12 +106,13 @@ def commvqa_table1(*, data_dir: Path | None = None) -> None:
         The data folder (None: the project's).
     """
     from vqalib.core.metrics.meteor import MeteorSession
-    from vqalib.papers.commvqa import loading, table1
+    from vqalib.papers.commvqa import loading, protocols, table1
 
     results = loading.load_commvqa(data_dir=data_dir).results
     with MeteorSession() as meteor:
         table1.score_protocol(results, protocol="authors", seed=0, meteor=meteor, progress=False)
         table1.score_protocol(results, protocol="corrected", n_resamples=1000, seed=0, meteor=meteor, progress=False)
+    protocols.bleu_variants(results, model="BLIP-2", condition="contextual")
 
 
 def afgv_intent(*, data_dir: Path | None = None) -> None:

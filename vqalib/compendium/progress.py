@@ -108,6 +108,53 @@ def kernel_cpu() -> float | None:
     return sum(t.user + t.system + t.children_user + t.children_system for t in times)
 
 
+def kernel_peak_mb() -> float | None:
+    """The largest peak resident memory (MB, Linux ``VmHWM``) of this process's live children: a notebook's kernel,
+    sampled at each of its cells by ``vqalib reproduce``; None where it cannot be read.
+
+    Returns
+    -------
+    float or None
+    """
+    try:
+        import psutil
+
+        peaks = []
+        for child in psutil.Process().children(recursive=False):
+            with open(f"/proc/{child.pid}/status", encoding="ascii") as status:
+                peaks += [int(line.split()[1]) / 1024 for line in status if line.startswith("VmHWM:")]
+    except Exception:  # noqa: BLE001 (not Linux, or the kernel gone meanwhile)
+        return None
+    return max(peaks, default=None)
+
+
+class KernelMeter:
+    """A notebook's kernel as ``vqalib reproduce`` measures it from its worker process (which runs several
+    notebooks, one after another): CPU seconds and peak memory."""
+
+    def __init__(self) -> None:
+        import resource
+
+        self._before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self._peaks: list[float] = []
+
+    def sample(self) -> float | None:
+        """At a cell's start: keep the kernel's peak memory so far; return its CPU seconds so far."""
+        peak = kernel_peak_mb()
+        if peak is not None:
+            self._peaks.append(peak)
+        return kernel_cpu()
+
+    def result(self) -> tuple[float, float]:
+        """After the kernel ended: (peak MB, CPU seconds of the processes reaped since the meter started). Without
+        a sample, the peak is that of every kernel this worker ran (an upper bound)."""
+        import resource
+
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = usage.ru_utime + usage.ru_stime - self._before.ru_utime - self._before.ru_stime
+        return max(self._peaks, default=usage.ru_maxrss / 1024), cpu
+
+
 def engine_name() -> str:
     """The registered name of the progress engine (registering it once per process).
 

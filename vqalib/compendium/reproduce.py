@@ -9,10 +9,12 @@ per running notebook and quiet kernels (:mod:`vqalib.compendium.progress`). The 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
-import shutil
 import re
+import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -168,10 +170,8 @@ def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | N
 def _read_times(path: Path) -> dict:
     """The last run's times (``build/reproduce_times.json``); a file that does not parse is ignored with a
     warning (it is rewritten at the end of this run)."""
-    if not path.exists():
-        return {}
     try:
-        times = json.loads(path.read_text(encoding="utf-8"))
+        times = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (ValueError, UnicodeDecodeError):
         print(f"warning: {path} does not parse; ignored (this run rewrites it)", flush=True)
         return {}
@@ -180,8 +180,6 @@ def _read_times(path: Path) -> dict:
 
 JOBS_ENV = "VQALIB_REPRODUCE_JOBS"  # notebooks run at once by `make reproduce` (default 2: the machine's cores)
 TIMES_FILE = "reproduce_times.json"  # build/: each notebook's last time and peak memory (`make bench`, scheduling)
-
-
 _EVENTS = None  # in a worker: the queue of cell events to the parent (set by _start_worker)
 
 
@@ -201,13 +199,11 @@ def _start_worker(events) -> None:
 
 def _run_in_worker(path: str, parameters: dict | None, threads: int | None = None,
                    output: str | None = None) -> tuple[float, float, dict, float]:
-    """One notebook in a fresh worker process: seconds taken, the peak memory (MB) of its kernel, the
+    """One notebook in a worker process: seconds taken, the peak memory (MB) of its kernel, the
     thread variables its kernel started with and its CPU seconds. With ``threads``, the kernel's torch and BLAS
     pools get that many threads (unless the user set them). The worker's event queue receives (name, event) as
     cells start, each with the kernel's CPU seconds so far."""
-    import resource
-
-    from vqalib.compendium.progress import kernel_cpu
+    from vqalib.compendium.progress import KernelMeter
 
     events = _EVENTS
     if threads:  # read by the kernel at start-up; the numbers do not depend on it (reproduction contract)
@@ -216,11 +212,17 @@ def _run_in_worker(path: str, parameters: dict | None, threads: int | None = Non
     stem = Path(path).stem
     if events is not None:
         events.put((stem, {"event": "start"}))
+    meter = KernelMeter()
+
+    def progress(event: dict) -> None:  # each cell: the kernel's CPU so far (and its peak memory, kept)
+        cpu = meter.sample()
+        if events is not None:
+            events.put((stem, {**event, "cpu": cpu}))
+
     seconds = run_notebook(Path(path), parameters=parameters, output=Path(output) if output else None,
-                           progress=(lambda event: events.put((stem, {**event, "cpu": kernel_cpu()})))
-                           if events is not None else None)
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return seconds, usage.ru_maxrss / 1024, config.snapshot(config.POOL_VARIABLES), usage.ru_utime + usage.ru_stime
+                           progress=progress)
+    peak, cpu = meter.result()
+    return seconds, peak, config.snapshot(config.POOL_VARIABLES), cpu
 
 
 def schedule(paths: list[Path], *, last: dict, cold: dict, jobs: int, cores: int) -> tuple[list[Path], int | None]:
@@ -259,12 +261,9 @@ def schedule(paths: list[Path], *, last: dict, cold: dict, jobs: int, cores: int
 
 def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
             output_dir: Path | None = None, record_times: bool = True) -> dict[str, dict]:
-    """Execute ``paths`` (independent notebooks: none reads another's output), ``jobs`` at a time, each in a
-    fresh process; show each running notebook's cell (:class:`vqalib.compendium.progress.Display`) and print one
-    line per notebook as it finishes; return {name: {seconds, peak_mb,
-    thread_environment}} (the pool variables the kernel started with). Order and threads come from
-    :func:`schedule` (longest expected first, so the workers finish together). Outputs do not depend on
-    ``jobs``: every model-derived value is identical across thread counts (reproduction contract).
+    """Execute ``paths`` (independent notebooks), ``jobs`` at a time, each in a fresh kernel (worker processes are
+    reused); show each running notebook's cell (:class:`vqalib.compendium.progress.Display`), one line per finished
+    notebook. Order and threads: :func:`schedule`. Outputs do not depend on ``jobs`` (reproduction contract).
 
     The first failing notebook cancels those not started and stops the run (``SystemExit`` with
     :class:`NotebookFailed`'s message: notebook, cell, error, partial output, kernel log); otherwise the times and
@@ -290,7 +289,6 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
     """
     import multiprocessing
     import queue as queues
-    import threading
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     from vqalib.compendium.progress import Display
@@ -307,7 +305,9 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
     # a plain queue handed to each worker at its start, not a Manager: a manager's server process outlives a
     # killed parent for ever
     events = context.Queue()
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context, max_tasks_per_child=1,
+    # workers are reused: a fresh process per notebook cost its start and imports (about 3 s) between notebooks;
+    # each notebook still gets a fresh kernel
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context,
                              initializer=_start_worker, initargs=(events,)) as pool:
 
         def pump():  # the workers' cell events -> the display, and the periodic lines
@@ -466,6 +466,8 @@ def _run_committed(paths: list[Path], *, parameters: dict | None, jobs: int) -> 
     (figures / contract.KEPT_LOG).unlink(missing_ok=True)
     total = time.perf_counter()
     model_work(data_dir=(parameters or {}).get("data_dir"))
+    # the provenance record reads torch's build: imported while the kernels run, not after them (about 2 s)
+    threading.Thread(target=importlib.import_module, args=("torch",), daemon=True).start()
     timings = run_all(paths, parameters=parameters, jobs=jobs)
     kept_log = figures / contract.KEPT_LOG
     if kept_log.exists():  # tables whose model-derived values moved only within tolerance on this machine

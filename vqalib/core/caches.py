@@ -160,6 +160,173 @@ def write_entry(path: Path, payload: bytes, *, kind: str) -> bool:
         return False
 
 
+def _frame_digest(frame) -> str:
+    """SHA-256 of a table's columns, dtypes, index and values (pandas' row hashes; a column of lists or
+    other unhashable values by the JSON of each value)."""
+    import json
+
+    import pandas as pd
+
+    digest = hashlib.sha256(json.dumps([[str(c), str(t)] for c, t in frame.dtypes.items()]).encode("utf-8"))
+    digest.update(pd.util.hash_pandas_object(frame.index).to_numpy().tobytes())
+    for column in frame.columns:
+        try:
+            digest.update(pd.util.hash_pandas_object(frame[column], index=False).to_numpy().tobytes())
+        except TypeError:
+            digest.update(json.dumps([repr(v) if not isinstance(v, (list, tuple, str, int, float)) else v
+                                      for v in frame[column]], ensure_ascii=False, default=repr).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def content_key(*, code: tuple[str, ...] = (), packages: tuple[str, ...] = (), **inputs) -> str:
+    """SHA-256 naming a computed table by everything it is computed from: the ``inputs`` (tables by their
+    content, anything else as JSON), the source files of the ``code`` modules (a change to them is a new
+    key) and the versions of pandas and the ``packages``.
+
+    Parameters
+    ----------
+    code : tuple of str
+        Importable module names whose source the result depends on.
+    packages : tuple of str
+        Installed distributions whose version the result depends on.
+    **inputs
+        The inputs: tables (``pandas.DataFrame``), numeric arrays, or JSON-serializable values (tuples as lists).
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
+    import importlib
+    import importlib.metadata
+    import json
+
+    import pandas as pd
+
+    digest = hashlib.sha256()
+    for name in sorted(code):
+        digest.update(f"{name}\0".encode() + Path(importlib.import_module(name).__file__).read_bytes())
+    versions = {name: importlib.metadata.version(name) for name in sorted({"pandas", *packages})}
+    import numpy as np
+
+    tables = {k: _frame_digest(v) for k, v in inputs.items() if isinstance(v, pd.DataFrame)}
+    tables |= {k: hashlib.sha256(f"{v.dtype.str}{v.shape}".encode() + np.ascontiguousarray(v).tobytes()).hexdigest()
+               for k, v in inputs.items() if isinstance(v, np.ndarray) and v.dtype != object}
+    plain = {k: v for k, v in inputs.items() if k not in tables}
+    digest.update(json.dumps({"packages": versions, "inputs": plain, "tables": tables}, sort_keys=True,
+                             ensure_ascii=False, default=list).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def cached_frame(path: Path, *, kind: str, compute):
+    """The table stored at ``path`` (:func:`read_frame`), else ``compute()``, stored there (:func:`write_frame`)
+    and returned; name ``path`` by a :func:`content_key`.
+
+    Parameters
+    ----------
+    path : Path
+        The entry's file.
+    kind : str
+        Which cache, for warnings.
+    compute : callable
+        Returns the table (a pandas.DataFrame with a default index) when there is no entry.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    cached = read_frame(path, kind=kind)
+    if cached is not None:
+        return cached
+    frame = compute()
+    write_frame(path, frame, kind=kind)
+    return frame
+
+
+def _frame_from_payload(payload: bytes):
+    """The table of a :func:`write_frame` payload: a JSON line naming its ``object`` columns and how each writes a
+    missing value (None or NaN), then Parquet."""
+    import io
+    import json
+
+    import pandas as pd
+
+    import numpy as np
+
+    head, _, body = payload.partition(b"\n")
+    frame = pd.read_parquet(io.BytesIO(body))
+    for column, missing in json.loads(head)["object_columns"].items():  # Parquet gives None for a missing value
+        values = frame[column].astype(object)
+        frame[column] = values.where(values.notna(), np.nan) if missing == "nan" else values
+    return frame
+
+
+def read_frame(path: Path, *, kind: str):
+    """The table stored by :func:`write_frame` at ``path`` (verified, read as Parquet), or None when there is
+    none or it cannot be trusted (discarded with a warning, see the module docstring).
+
+    Parameters
+    ----------
+    path : Path
+        The entry's file.
+    kind : str
+        Which cache, for the warning.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+    """
+    payload = read_entry(path, kind=kind)
+    if payload is None:
+        return None
+    try:
+        return _frame_from_payload(payload)
+    except Exception as err:  # sealed but not a table (another writer's format): only ever read as data
+        discard(Path(path), kind=kind, why=f"{type(err).__name__}: {err}")
+        return None
+
+
+def write_frame(path: Path, frame, *, kind: str) -> bool:
+    """Store ``frame`` as a sealed Parquet entry at ``path`` (dtypes kept, categoricals and mixed ``object``
+    columns too; no pickle), only when it reads back equal, values and dtypes (else a warning: not cached).
+
+    Parameters
+    ----------
+    path : Path
+        The entry's file.
+    frame : pandas.DataFrame
+        The table, with a default (range) index.
+    kind : str
+        Which cache, for the warning.
+
+    Returns
+    -------
+    bool
+        As :func:`write_entry`; False too when the table would not read back equal.
+    """
+    import io
+    import json
+
+    import pandas as pd
+
+    buffer = io.BytesIO()
+    objects = [c for c in frame.columns if frame[c].dtype == object]  # None and NaN: equal to equals(), not here
+    missing = {str(c): "nan" if any(isinstance(v, float) for v in frame[c][frame[c].isna()]) else "none"
+               for c in objects}
+    buffer.write(json.dumps({"object_columns": missing}).encode())
+    buffer.write(b"\n")
+    frame.to_parquet(buffer, index=False)
+    payload = buffer.getvalue()
+    back = _frame_from_payload(payload)
+    if not (back.equals(frame) and back.dtypes.equals(frame.dtypes) and back.columns.equals(frame.columns)
+            and frame.index.equals(pd.RangeIndex(len(frame)))
+            and all(back[c].map(type).equals(frame[c].map(type)) for c in objects)):
+        warnings.warn(f"{kind} entry {path}: the table does not read back equal from Parquet; it is used but not "
+                      "cached", stacklevel=2)
+        return False
+    return write_entry(path, payload, kind=kind)
+
+
 def write_manifest(folder: Path) -> None:
     """Write ``SHA256SUMS`` in ``folder``: the SHA-256 of every other file in it (one line each, sorted), so
     :func:`verify_manifest` can check the folder as one entry.

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -152,9 +153,23 @@ class RewriteConfig:
     frequency: str = "wordfreq"  # candidate tie-break frequency: "wordfreq" (zipf) or "corpus"
 
 
+_REWRITE_CODE = ("vqalib.papers.afgv.rewrite", "vqalib.papers.afgv.readability", "vqalib.papers.afgv.tiers",
+                 "vqalib.papers.afgv.vectors")  # the code a cached rewrite table depends on
+
+
+def _vectors_digest(vectors) -> str:
+    """SHA-256 of a word-vector space: every key, in order, and every value."""
+    import hashlib
+
+    digest = hashlib.sha256("\0".join(vectors.index_to_key).encode("utf-8"))
+    digest.update(np.ascontiguousarray(vectors.vectors).tobytes())
+    return digest.hexdigest()
+
+
 def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig = RewriteConfig(),
-                      frequencies: Counter | None = None, progress: bool = True) -> pd.DataFrame:
-    """Simplified and complex rewrites of each question (AFGV pipeline, Fig. 1).
+                      frequencies: Counter | None = None, progress: bool = True,
+                      cache_dir: Path | None = None) -> pd.DataFrame:
+    """Simplified and complex rewrites of each question (AFGV pipeline, Fig. 1), cached by content.
 
     ``questions`` has ``question_id`` and ``question``. Returns one row per (question,
     tier) with the rewrite, the target and replacement words, FK grade, syllables and words;
@@ -175,6 +190,10 @@ def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig
         Target frequencies (default: :func:`corpus_frequencies` of ``questions``).
     progress : bool, default True
         Show a progress bar over the questions.
+    cache_dir : Path, optional
+        Where the rewrites are cached, by a SHA-256 of the questions, the vectors, the settings, the
+        rewrite code and the text packages' versions (default ``$VQALIB_CACHE_DIR/afgv/rewrites``); a
+        stored table is read back as computed (Parquet, verified when read).
 
     Returns
     -------
@@ -183,6 +202,21 @@ def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig
         categorical): ``original``, ``target``, ``question``, ``replacement``, ``fk_grade``,
         ``syllables``, ``words``, ``status``, and the ``rejected_*`` columns of :func:`place_in_tiers`.
     """
+    from vqalib.core.caches import cached_frame, content_key
+    from vqalib.core.io import cache_root
+
+    key = content_key(code=_REWRITE_CODE, packages=("textstat", "wordfreq", "nltk", "numpy"),
+                      questions=questions[["question_id", "question"]].reset_index(drop=True),
+                      vectors=_vectors_digest(vectors), config=vars(config),
+                      frequencies=None if frequencies is None else sorted(frequencies.items()))
+    return cached_frame(Path(cache_dir or cache_root("afgv", "rewrites")) / f"{key[:32]}.parquet", kind="rewrite cache",
+                        compute=lambda: _rewrite_questions(questions, vectors=vectors, config=config,
+                                                           frequencies=frequencies, progress=progress))
+
+
+def _rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig, frequencies: Counter | None,
+                       progress: bool) -> pd.DataFrame:
+    """:func:`rewrite_questions` without its cache."""
     from tqdm import tqdm
 
     textstat = textstat_module()

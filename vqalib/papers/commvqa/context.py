@@ -171,8 +171,23 @@ def pairwise_accuracy(embeddings: np.ndarray, contexts: pd.Series | list[str], *
     -------
     pandas.DataFrame
         ``context_a``, ``context_b``, ``n_questions``, ``accuracy`` (mean over folds), ``fold_sd`` and
-        ``majority_share`` (share of the larger context of the pair).
+        ``majority_share`` (share of the larger context of the pair); cached by content
+        (``$VQALIB_CACHE_DIR/commvqa/pairwise-accuracy``).
     """
+    from vqalib.core.caches import cached_frame, content_key
+    from vqalib.core.io import cache_root
+
+    key = content_key(code=("vqalib.papers.commvqa.context",), packages=("numpy", "scikit-learn", "scipy"),
+                      embeddings=np.asarray(embeddings), contexts=[str(c) for c in contexts], n_splits=n_splits,
+                      seed=seed)
+    return cached_frame(cache_root("commvqa", "pairwise-accuracy") / f"{key[:32]}.parquet",
+                        kind="context classifier cache",
+                        compute=lambda: _pairwise_accuracy(embeddings, contexts, n_splits=n_splits, seed=seed,
+                                                           progress=progress))
+
+
+def _pairwise_accuracy(embeddings: np.ndarray, contexts, *, n_splits: int, seed: int, progress: bool) -> pd.DataFrame:
+    """:func:`pairwise_accuracy` without its cache."""
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from threadpoolctl import threadpool_limits
 

@@ -213,11 +213,26 @@ def bleu_variants(results: pd.DataFrame, *, model: str, condition: str, subset_s
     Returns
     -------
     pandas.DataFrame
-        ``model``, ``condition``, ``variant``, ``BLEU-1`` and ``BLEU-4``, one row per variant.
+        ``model``, ``condition``, ``variant``, ``BLEU-1`` and ``BLEU-4``, one row per variant (cached by content
+        under ``$VQALIB_CACHE_DIR/commvqa/bleu-variants``: the rows, the settings, this code, pycocoevalcap).
     """
-    from pycocoevalcap.bleu.bleu import Bleu
+    from vqalib.core.caches import cached_frame, content_key
+    from vqalib.core.io import cache_root
 
     part = results[(results["model"] == model) & (results["condition"] == condition)]
+    key = content_key(code=("vqalib.papers.commvqa.protocols", "vqalib.core.metrics.tokenize"),
+                      packages=("pycocoevalcap",), part=part.reset_index(drop=True), model=model, condition=condition,
+                      subset_seeds=list(subset_seeds), fraction=fraction)
+    return cached_frame(cache_root("commvqa", "bleu-variants") / f"{key[:32]}.parquet", kind="BLEU variants cache",
+                        compute=lambda: _bleu_variants(part, model=model, condition=condition,
+                                                       subset_seeds=subset_seeds, fraction=fraction))
+
+
+def _bleu_variants(part: pd.DataFrame, *, model: str, condition: str, subset_seeds: tuple[int, ...],
+                   fraction: float) -> pd.DataFrame:
+    """:func:`bleu_variants` of one file's rows, without the cache."""
+    from pycocoevalcap.bleu.bleu import Bleu
+
     authors = tokenize_inputs(protocol_inputs(part, protocol="authors"))
     corrected = tokenize_inputs(protocol_inputs(part, protocol="corrected"))
     nan_text = tokenize_inputs(protocol_inputs(part, protocol="authors").assign(

@@ -110,9 +110,20 @@ def random_baseline(unanswerable: np.ndarray, *, n_draws: int = 1000, seed: int 
     -------
     pandas.DataFrame
         Three rows (``model`` "Random", ``variant``: the expectation, the mean and the SD of the
-        draws) with the :data:`METRICS` columns.
+        draws) with the :data:`METRICS` columns; cached by content (``$VQALIB_CACHE_DIR/vizwiz-lf``).
     """
+    from vqalib.core.caches import cached_frame, content_key
+    from vqalib.core.io import cache_root
+
     gold = np.asarray(unanswerable, dtype=bool)
+    key = content_key(code=("vqalib.papers.vizwiz_lf.abstention",), packages=("numpy", "scikit-learn"), gold=gold,
+                      n_draws=n_draws, seed=seed)
+    return cached_frame(cache_root("vizwiz-lf", "random-baseline") / f"{key[:32]}.parquet", kind="random baseline cache",
+                        compute=lambda: _random_baseline(gold, n_draws=n_draws, seed=seed))
+
+
+def _random_baseline(gold: np.ndarray, *, n_draws: int, seed: int) -> pd.DataFrame:
+    """:func:`random_baseline` without its cache."""
     p = float(gold.mean())
     expected = {"abs-acc": p * p + (1 - p) * (1 - p), "abs-prec": p, "abs-recall": p, "abs-f1": p, "abs-%": 100 * p}
     rng = np.random.default_rng(seed)

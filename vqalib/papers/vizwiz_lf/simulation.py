@@ -280,8 +280,22 @@ def design_rejection_rates(*, seeds, effect_scale: float = 1.0, alpha: float = 0
     Returns
     -------
     DataFrame
-        The rates of each condition, named in ``condition``.
+        The rates of each condition, named in ``condition`` (cached by content: ``$VQALIB_CACHE_DIR/vizwiz-lf``).
     """
+    from vqalib.core.caches import cached_frame, content_key
+    from vqalib.core.io import cache_root
+
+    seeds = [int(s) for s in seeds]
+    key = content_key(code=("vqalib.papers.vizwiz_lf.simulation", "vqalib.papers.vizwiz_lf.human_eval",
+                            "vqalib.papers.vizwiz_lf.ratings"), packages=("numpy", "scipy", "statsmodels"),
+                      seeds=seeds, effect_scale=effect_scale, alpha=alpha, settings=kwargs)
+    return cached_frame(cache_root("vizwiz-lf", "simulation") / f"{key[:32]}.parquet", kind="simulation cache",
+                        compute=lambda: _design_rejection_rates(seeds=seeds, effect_scale=effect_scale, alpha=alpha,
+                                                                **kwargs))
+
+
+def _design_rejection_rates(*, seeds, effect_scale: float, alpha: float, **kwargs) -> pd.DataFrame:
+    """:func:`design_rejection_rates` without its cache."""
     conditions = {"no source effects": dict(effect_scale=0.0),
                   "no source effects, answer_sd 0.3": dict(effect_scale=0.0, answer_sd=0.3),
                   f"default effects x {effect_scale:g}": dict(effect_scale=effect_scale)}
