@@ -186,7 +186,8 @@ def content_key(*, code: tuple[str, ...] = (), packages: tuple[str, ...] = (), *
     Parameters
     ----------
     code : tuple of str
-        Importable module names whose source the result depends on.
+        Importable modules whose source the result depends on; a package stands for every module in it
+        (``"vqalib"``: any change to the package's code is a new key).
     packages : tuple of str
         Installed distributions whose version the result depends on.
     **inputs
@@ -205,7 +206,11 @@ def content_key(*, code: tuple[str, ...] = (), packages: tuple[str, ...] = (), *
 
     digest = hashlib.sha256()
     for name in sorted(code):
-        digest.update(f"{name}\0".encode() + Path(importlib.import_module(name).__file__).read_bytes())
+        module = importlib.import_module(name)
+        files = ([Path(module.__file__)] if not hasattr(module, "__path__")
+                 else sorted(f for folder in module.__path__ for f in Path(folder).rglob("*.py")))
+        for path in files:
+            digest.update(f"{name}:{path.name}\0".encode() + path.read_bytes())
     versions = {name: importlib.metadata.version(name) for name in sorted({"pandas", *packages})}
     import numpy as np
 

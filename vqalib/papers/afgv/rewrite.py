@@ -153,10 +153,6 @@ class RewriteConfig:
     frequency: str = "wordfreq"  # candidate tie-break frequency: "wordfreq" (zipf) or "corpus"
 
 
-_REWRITE_CODE = ("vqalib.papers.afgv.rewrite", "vqalib.papers.afgv.readability", "vqalib.papers.afgv.tiers",
-                 "vqalib.papers.afgv.vectors")  # the code a cached rewrite table depends on
-
-
 def _vectors_digest(vectors) -> str:
     """SHA-256 of a word-vector space: every key, in order, and every value."""
     import hashlib
@@ -192,7 +188,7 @@ def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig
         Show a progress bar over the questions.
     cache_dir : Path, optional
         Where the rewrites are cached, by a SHA-256 of the questions, the vectors, the settings, the
-        rewrite code and the text packages' versions (default ``$VQALIB_CACHE_DIR/afgv/rewrites``); a
+        vqalib's code and the text packages' versions (default ``$VQALIB_CACHE_DIR/afgv/rewrites``); a
         stored table is read back as computed (Parquet, verified when read).
 
     Returns
@@ -205,7 +201,7 @@ def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
 
-    key = content_key(code=_REWRITE_CODE, packages=("textstat", "wordfreq", "nltk", "numpy"),
+    key = content_key(code=("vqalib",), packages=("textstat", "wordfreq", "nltk", "numpy"),
                       questions=questions[["question_id", "question"]].reset_index(drop=True),
                       vectors=_vectors_digest(vectors), config=vars(config),
                       frequencies=None if frequencies is None else sorted(frequencies.items()))

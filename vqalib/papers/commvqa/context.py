@@ -177,7 +177,7 @@ def pairwise_accuracy(embeddings: np.ndarray, contexts: pd.Series | list[str], *
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
 
-    key = content_key(code=("vqalib.papers.commvqa.context",), packages=("numpy", "scikit-learn", "scipy"),
+    key = content_key(code=("vqalib",), packages=("numpy", "scikit-learn", "scipy"),
                       embeddings=np.asarray(embeddings), contexts=[str(c) for c in contexts], n_splits=n_splits,
                       seed=seed)
     return cached_frame(cache_root("commvqa", "pairwise-accuracy") / f"{key[:32]}.parquet",

@@ -214,13 +214,13 @@ def bleu_variants(results: pd.DataFrame, *, model: str, condition: str, subset_s
     -------
     pandas.DataFrame
         ``model``, ``condition``, ``variant``, ``BLEU-1`` and ``BLEU-4``, one row per variant (cached by content
-        under ``$VQALIB_CACHE_DIR/commvqa/bleu-variants``: the rows, the settings, this code, pycocoevalcap).
+        under ``$VQALIB_CACHE_DIR/commvqa/bleu-variants``: the rows, the settings, vqalib's code, pycocoevalcap).
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
 
     part = results[(results["model"] == model) & (results["condition"] == condition)]
-    key = content_key(code=("vqalib.papers.commvqa.protocols", "vqalib.core.metrics.tokenize"),
+    key = content_key(code=("vqalib",),
                       packages=("pycocoevalcap",), part=part.reset_index(drop=True), model=model, condition=condition,
                       subset_seeds=list(subset_seeds), fraction=fraction)
     return cached_frame(cache_root("commvqa", "bleu-variants") / f"{key[:32]}.parquet", kind="BLEU variants cache",

@@ -116,7 +116,7 @@ def random_baseline(unanswerable: np.ndarray, *, n_draws: int = 1000, seed: int 
     from vqalib.core.io import cache_root
 
     gold = np.asarray(unanswerable, dtype=bool)
-    key = content_key(code=("vqalib.papers.vizwiz_lf.abstention",), packages=("numpy", "scikit-learn"), gold=gold,
+    key = content_key(code=("vqalib",), packages=("numpy", "scikit-learn"), gold=gold,
                       n_draws=n_draws, seed=seed)
     return cached_frame(cache_root("vizwiz-lf", "random-baseline") / f"{key[:32]}.parquet", kind="random baseline cache",
                         compute=lambda: _random_baseline(gold, n_draws=n_draws, seed=seed))

@@ -286,8 +286,7 @@ def design_rejection_rates(*, seeds, effect_scale: float = 1.0, alpha: float = 0
     from vqalib.core.io import cache_root
 
     seeds = [int(s) for s in seeds]
-    key = content_key(code=("vqalib.papers.vizwiz_lf.simulation", "vqalib.papers.vizwiz_lf.human_eval",
-                            "vqalib.papers.vizwiz_lf.ratings"), packages=("numpy", "scipy", "statsmodels"),
+    key = content_key(code=("vqalib",), packages=("numpy", "scipy", "statsmodels"),
                       seeds=seeds, effect_scale=effect_scale, alpha=alpha, settings=kwargs)
     return cached_frame(cache_root("vizwiz-lf", "simulation") / f"{key[:32]}.parquet", kind="simulation cache",
                         compute=lambda: _design_rejection_rates(seeds=seeds, effect_scale=effect_scale, alpha=alpha,

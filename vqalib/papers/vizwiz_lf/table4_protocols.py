@@ -319,23 +319,18 @@ def protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd
     pandas.DataFrame
         One row per protocol × cell: the options, ``source``, ``metric``, ``reference``, ``candidate``, ``value``
         (full-set mean), ``paper``, ``diff`` (value at the decimals of the paper's column minus paper) and ``within``
-        (|diff| within the registry's Table 4 rule, :func:`paper_rules`). Cached by content (the inputs, this
-        code and the metrics' code and packages) beside the score cache.
+        (|diff| within the registry's Table 4 rule, :func:`paper_rules`). Cached by content (the inputs, vqalib's
+        code, the metrics' packages) beside the score cache.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
 
-    key = content_key(code=_GRID_CODE, packages=("pycocoevalcap", "nltk", "numpy"), answers=answers,
+    key = content_key(code=("vqalib",), packages=("pycocoevalcap", "nltk", "numpy"), answers=answers,
                       sentences=sentences, classified=classified, paper=paper, sources=list(sources))
     return cached_frame(Path(cache_dir or cache_root("metrics")) / "table4-protocol-grid" / f"{key[:32]}.parquet",
                         kind="Table 4 protocol grid cache",
                         compute=lambda: _protocol_grid(answers, sentences, classified, paper, sources=sources,
                                                        cache_dir=cache_dir, progress=progress))
-
-
-_GRID_CODE = ("vqalib.papers.vizwiz_lf.table4_protocols", "vqalib.papers.vizwiz_lf.table4", "vqalib.core.metrics.rouge",
-              "vqalib.core.metrics.meteor", "vqalib.core.metrics.meteor_nltk", "vqalib.core.metrics.tokenize",
-              "vqalib.core.metrics.registry")  # the code a cached grid depends on
 
 
 def _protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd.DataFrame, paper: pd.DataFrame, *,
