@@ -113,13 +113,27 @@ def reproduce(cache: Path, *, forbid_model_calls: bool = False, refit: bool = Fa
     return seconds, {name: times[name] for name in sorted(times) if (ROOT / "notebooks" / f"{name}.ipynb").exists()}
 
 
+class _Echoed(list):
+    """A list of result lines that prints each line as it is added."""
+
+    def append(self, line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+        super().append(line)
+
+    def __iadd__(self, lines):
+        for line in lines:
+            self.append(line)
+        return self
+
+
 def reproduce_lines(*, from_scratch: bool = True) -> list[str]:
     """Cold (every cache emptied; the committed fitted artefacts of data/models/ read, as a fresh clone
     reads them), then warm, then, with ``from_scratch``, cold again with the committed cross-validation
     results ignored (``VQALIB_REFIT=1``): every model call of the compendium made."""
     measured = floor()
     work = sum(measured["floor"].values())
-    lines = [f"model-work floor: {work:.0f} s (" + ", ".join(f"{k} {v:.0f} s" for k, v in measured["floor"].items())
+    lines = _Echoed()  # each line printed as it is measured: a later failure does not lose it
+    lines += [f"model-work floor: {work:.0f} s (" + ", ".join(f"{k} {v:.0f} s" for k, v in measured["floor"].items())
              + f"); the first stage of `vqalib reproduce` around it: {measured['stage']:.0f} s ("
              + ", ".join(f"{k} {v:.0f} s" for k, v in measured["steps"].items()) + ")"]
     runs = [("cold (caches emptied)", {}), ("warm (VQALIB_NO_MODEL_CALLS=1: any model call would fail the run)",
@@ -156,6 +170,8 @@ def _embed(n: int, *, one_by_one: bool) -> dict:
 
 
 def embed_lines(sizes: list[int]) -> list[str]:
+    if not sizes:  # `--sizes` with none: the embedding service is not measured
+        return []
     lines, runs = [], {n: _embed(n, one_by_one=False) for n in sizes}
     for n, r in runs.items():
         lines.append(f"embedding service, {n} distinct texts: {r['cold']:.1f} s cold ({n / r['cold']:.0f} texts/s, "
