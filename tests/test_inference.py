@@ -31,3 +31,14 @@ def test_mean_ci_is_the_t_interval_and_handles_no_spread():
     one = inference.mean_ci([1.0])
     assert one[0] == 1.0 and math.isnan(one[1]) and one[2] == one[3] == 1.0
     assert all(math.isnan(x) for x in inference.mean_ci([]))
+
+
+def test_bootstrap_mean_cis_are_scipys_bit_for_bit():
+    rng = np.random.default_rng(1)
+    samples = [rng.random(n) for n in (2, 9, 9, 600, 600, 31)] + [rng.integers(0, 3, 50).astype(float)]
+    got = inference.bootstrap_mean_cis(samples, n_resamples=400, confidence=0.9, seed=4)
+    for sample, (low, high) in zip(samples, got):
+        ci = scistats.bootstrap((sample,), np.mean, n_resamples=400, confidence_level=0.9, method="percentile",
+                                random_state=np.random.default_rng(4)).confidence_interval
+        assert (low, high) == (ci.low, ci.high)  # exactly: one index matrix per size, the same draws
+    assert inference.bootstrap_mean_cis([], n_resamples=10).shape == (0, 2)

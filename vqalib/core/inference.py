@@ -1,5 +1,6 @@
-"""Statistical helpers the three papers' analyses share: the t interval of a mean and significance
-marks, written once here so that every paper's analysis computes them the same way.
+"""Statistical helpers the three papers' analyses share: the t interval of a mean, percentile bootstrap
+intervals of many means at once and significance marks, written once here so that every paper's analysis
+computes them the same way.
 
 Each paper prints its own marks, so the levels are a parameter: VizWiz-LF Fig. 2 and CommVQA Fig. 4 use
 ``***``/``**``/``*`` at .001/.01/.05 (:data:`THREE_LEVELS`; Fig. 4 writes "n.s." otherwise), VizWiz-LF
@@ -64,3 +65,44 @@ def mean_ci(values, *, confidence: float = 0.95) -> tuple[float, float, float, f
     else:
         lo = hi = mean
     return mean, sd, float(lo), float(hi)
+
+
+def bootstrap_mean_cis(samples: list[np.ndarray], *, n_resamples: int = 1000, confidence: float = 0.95,
+                       seed: int = 0) -> np.ndarray:
+    """Percentile bootstrap intervals of the mean of many samples at once (VizWiz-LF Table 4, the scorecard's
+    paired differences): for each sample exactly what ``scipy.stats.bootstrap((sample,), np.mean,
+    method="percentile", random_state=np.random.default_rng(seed))`` returns, bit for bit.
+
+    scipy draws one index matrix ``default_rng(seed).integers(0, n, (n_resamples, n))`` per sample, so every
+    sample of the same size ``n`` gets the same matrix: here it is drawn once per size, and the intervals of
+    all samples are ``scipy.stats.quantile`` along the last axis of one (samples, resamples) array of means.
+
+    Parameters
+    ----------
+    samples : list of numpy.ndarray
+        One-dimensional float samples, each with at least two values.
+    n_resamples : int, default 1000
+        Bootstrap resamples.
+    confidence : float, default 0.95
+        Coverage of the two-sided interval.
+    seed : int, default 0
+        Seed of each sample's generator.
+
+    Returns
+    -------
+    numpy.ndarray of shape (len(samples), 2)
+        Lower and upper bound per sample.
+    """
+    out = np.full((len(samples), 2), np.nan)
+    alpha = np.asarray((1 - confidence) / 2)
+    interval = np.stack((alpha, 1 - alpha), axis=-1)  # as scipy forms it
+    by_size: dict[int, list[int]] = {}
+    for i, sample in enumerate(samples):
+        by_size.setdefault(len(sample), []).append(i)
+    for n, members in by_size.items():
+        index = np.random.default_rng(seed).integers(0, n, (n_resamples, n), dtype=np.int64)
+        # each sample's (resamples, n) draws averaged along the last axis, as scipy does: the same bits (a 3-D
+        # mean over all samples at once adds in another order)
+        means = np.stack([np.asarray(samples[i], dtype=float)[index].mean(axis=-1) for i in members])
+        out[members] = scistats.quantile(means, interval, axis=-1)
+    return out

@@ -32,7 +32,7 @@ from vqalib.core.metrics.bertscore import Backbone, bertscore_backbone
 from vqalib.core.metrics.cache import cached_scores
 from vqalib.core.metrics.registry import metric as metric_spec
 from vqalib.core.metrics.lexical_overlap import DEFAULT_LEXICAL_OVERLAP, LEXICAL_OVERLAP_DEFINITIONS, lexical_overlap
-from vqalib.core.inference import TWO_LEVELS, star_mark
+from vqalib.core.inference import TWO_LEVELS, bootstrap_mean_cis, star_mark
 
 SETTINGS: tuple[tuple[str, str], ...] = (("s_r", "l_c"), ("s_r", "l_c_prime"), ("l_r", "l_c"), ("l_r", "l_c_prime"))
 METRIC_NAMES = {  # our metric id -> the paper's column name (Table 4)
@@ -262,8 +262,9 @@ def summarize(scores: pd.DataFrame, *, by: tuple[str, ...] = ("source", "metric"
               n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """Mean score per group with a percentile bootstrap CI over answers (Table 4, full set).
 
-    Uses ``scipy.stats.bootstrap`` with a generator seeded per call, so reruns are
-    identical. Missing scores (the ``exclude`` rule) are left out and not counted in ``n``.
+    Each group's interval is ``scipy.stats.bootstrap``'s with a generator seeded ``seed``, computed for all
+    groups at once (:func:`vqalib.core.inference.bootstrap_mean_cis`), so reruns are identical. Missing scores
+    (the ``exclude`` rule) are left out and not counted in ``n``.
 
     Parameters
     ----------
@@ -284,18 +285,18 @@ def summarize(scores: pd.DataFrame, *, by: tuple[str, ...] = ("source", "metric"
         The ``by`` columns, ``n``, ``mean``, ``ci_low`` and ``ci_high`` (both the mean when the
         scores do not vary).
     """
-    rows = []
+    rows, varying = [], []
     for key, group in scores.groupby(list(by), sort=False):
         values = group["score"].dropna().to_numpy(dtype=float)
         row = dict(zip(by, key if isinstance(key, tuple) else (key,)))
         row.update(n=len(values), mean=float(values.mean()) if len(values) else float("nan"))
+        row.update(ci_low=row["mean"], ci_high=row["mean"])
         if len(values) > 1 and np.ptp(values) > 0:
-            ci = scistats.bootstrap((values,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
-                                    method="percentile", random_state=np.random.default_rng(seed)).confidence_interval
-            row.update(ci_low=float(ci.low), ci_high=float(ci.high))
-        else:
-            row.update(ci_low=row["mean"], ci_high=row["mean"])
+            varying.append((len(rows), values))
         rows.append(row)
+    intervals = bootstrap_mean_cis([v for _, v in varying], n_resamples=n_resamples, confidence=confidence, seed=seed)
+    for (i, _), (low, high) in zip(varying, intervals):
+        rows[i].update(ci_low=float(low), ci_high=float(high))
     return pd.DataFrame(rows)
 
 
