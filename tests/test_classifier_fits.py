@@ -14,8 +14,8 @@ from vqalib.papers.vizwiz_lf import classifier_cv, classifier_fits
 
 @pytest.fixture(scope="module")
 def small(vizwiz):
-    """Every source's answers to 30 questions: real sentences, fast fits."""
-    keep = sorted(vizwiz.answers["question_id"].unique())[:30]
+    """Every source's answers to 15 questions (three per outer fold): real sentences, fast fits."""
+    keep = sorted(vizwiz.answers["question_id"].unique())[:15]
     return (vizwiz.sentences[vizwiz.sentences["question_id"].isin(keep)].reset_index(drop=True),
             vizwiz.answers[vizwiz.answers["question_id"].isin(keep)].reset_index(drop=True))
 

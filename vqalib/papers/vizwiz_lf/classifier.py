@@ -139,20 +139,31 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         SentenceClassifier
             ``self``, fitted.
         """
-        labels, _, _ = _labels(self.kind)
-        thresholds = np.full(len(labels), 0.5)
+        plan = self._plan(groups, n=len(X))
+        return self._from_fits(Y, plan, _fit_pipelines(X, Y, plan, estimator=self.estimator, seed=self.seed))
+
+    def _plan(self, groups, *, n: int) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """The pipeline fits :meth:`fit` makes on ``n`` rows: (train rows, held-out rows) per inner fold when
+        ``tune``, then the final fit on every row (held-out None)."""
+        plan: list[tuple[np.ndarray, np.ndarray | None]] = []
         if self.tune:
             if groups is None:
                 raise ValueError("tune=True needs groups (question ids) for the inner folds")
-            held_out = np.zeros((len(X), len(labels)))
-            inner = question_folds(pd.DataFrame({"question_id": np.asarray(groups)}), n_splits=self.inner_splits,
+            plan += question_folds(pd.DataFrame({"question_id": np.asarray(groups)}), n_splits=self.inner_splits,
                                    seed=self.seed)
-            for train, test in inner:
-                pipeline = make_pipeline(estimator=self.estimator, seed=self.seed).fit(X[train], Y[train])
-                held_out[test] = _probabilities(pipeline, X[test], n_labels=len(labels))
+        return [*plan, (np.arange(n), None)]
+
+    def _from_fits(self, Y: np.ndarray, plan: list, fits: list) -> SentenceClassifier:
+        """Fitted state from the results of :meth:`_plan`'s fits: thresholds tuned on the inner folds'
+        held-out probabilities, the final pipeline."""
+        labels, _, _ = _labels(self.kind)
+        thresholds = np.full(len(labels), 0.5)
+        if self.tune:
+            held_out = np.zeros((len(Y), len(labels)))
+            for (_, test), probabilities in zip(plan[:-1], fits[:-1]):
+                held_out[test] = probabilities
             thresholds = tune_thresholds(held_out, Y)
-        pipeline = make_pipeline(estimator=self.estimator, seed=self.seed).fit(X, Y)
-        return self._set_fitted(labels=labels, pipeline=pipeline, thresholds=thresholds,
+        return self._set_fitted(labels=labels, pipeline=fits[-1], thresholds=thresholds,
                                 min_labels=1 if self.kind == "role" else 0, metadata={})
 
     def _set_fitted(self, *, labels, pipeline, thresholds, min_labels, metadata) -> SentenceClassifier:
@@ -319,14 +330,49 @@ def question_folds(units: pd.DataFrame, *, n_splits: int = 5, seed: int = 0) -> 
     return [(train, test) for train, test in splitter.split(np.zeros(len(units)), groups=units["question_id"])]
 
 
-def _fit(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, *, kind: str, seed: int, estimator: str,
-         exclude_sources: tuple[str, ...], tune: bool, inner_splits: int, encoder: str) -> SentenceClassifier:
-    """Fit on the trusted rows; thresholds from grouped inner folds of the same rows."""
+def _fit_one(X: np.ndarray, Y: np.ndarray, rows: np.ndarray, held_out: np.ndarray | None, *, estimator: str,
+             seed: int):
+    """One pipeline fit on ``X[rows]``: the fitted pipeline, or its rounded probabilities on ``X[held_out]``."""
+    pipeline = make_pipeline(estimator=estimator, seed=seed).fit(X[rows], Y[rows])
+    return pipeline if held_out is None else _probabilities(pipeline, X[held_out], n_labels=Y.shape[1])
+
+
+def _fit_pipelines(X: np.ndarray, Y: np.ndarray, tasks: list, *, estimator: str, seed: int) -> list:
+    """Every (rows, held-out rows) fit of ``tasks`` in joblib worker processes, one per core, each with an equal
+    share of the BLAS threads: a float64 MLP fit keeps two BLAS threads only two-thirds busy (batches of 200
+    rows), and the fits are independent. Rounded probabilities make the results independent of the split."""
+    import os
+
+    n_jobs = min(len(tasks), os.cpu_count() or 1)
+    if n_jobs <= 1:
+        return [_fit_one(X, Y, rows, held_out, estimator=estimator, seed=seed) for rows, held_out in tasks]
+    from joblib import Parallel, delayed
+
+    return Parallel(n_jobs=n_jobs)(delayed(_fit_one)(X, Y, rows, held_out, estimator=estimator, seed=seed)
+                                   for rows, held_out in tasks)
+
+
+def _fit_row_sets(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, row_sets: list, *, kind: str,
+                  seed: int, estimator: str, exclude_sources: tuple[str, ...], tune: bool, inner_splits: int,
+                  encoder: str) -> list[SentenceClassifier]:
+    """One classifier per set of rows (the final model, or each cross-validation fold), fitted on the set's
+    trusted rows as :meth:`SentenceClassifier.fit` does; the fits of all sets in one batch of workers."""
     trusted = ~units["source"].isin(exclude_sources).to_numpy()
-    rows = np.flatnonzero(trusted)
-    model = SentenceClassifier(kind, estimator=estimator, seed=seed, tune=tune, inner_splits=inner_splits,
-                               encoder=encoder)
-    return model.fit(features[rows], truth[rows], groups=units["question_id"].to_numpy()[rows])
+    questions = units["question_id"].to_numpy()
+    planned, tasks = [], []
+    for rows in map(np.asarray, row_sets):
+        rows = rows[trusted[rows]]
+        model = SentenceClassifier(kind, estimator=estimator, seed=seed, tune=tune, inner_splits=inner_splits,
+                                   encoder=encoder)
+        plan = model._plan(questions[rows], n=len(rows))
+        planned.append((model, rows, plan))
+        tasks += [(rows[train], None if test is None else rows[test]) for train, test in plan]
+    fits = _fit_pipelines(features, truth, tasks, estimator=estimator, seed=seed)
+    models, start = [], 0
+    for model, rows, plan in planned:
+        models.append(model._from_fits(truth[rows], plan, fits[start:start + len(plan)]))
+        start += len(plan)
+    return models
 
 
 def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role", seed: int = 0,
@@ -371,8 +417,8 @@ def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role",
     truth = label_matrix(units, kind=kind)
     spec = encoder_spec(encoder)
     config.model_call(f"{kind} classifier training")
-    model = _fit(features, truth, units, kind=kind, seed=seed, estimator=estimator,
-                 exclude_sources=tuple(exclude_sources), tune=tune, inner_splits=inner_splits, encoder=spec)
+    [model] = _fit_row_sets(features, truth, units, [np.arange(len(units))], kind=kind, seed=seed, estimator=estimator,
+                           exclude_sources=tuple(exclude_sources), tune=tune, inner_splits=inner_splits, encoder=spec)
     fitted = units[~units["source"].isin(exclude_sources)]
     model.metadata = {
         "paper": "VizWiz-LF (Huh et al., COLM 2024), §4 and Appendix A.2.2, Tables 9-10",

@@ -26,7 +26,7 @@ from sklearn.metrics import cohen_kappa_score, f1_score
 
 from vqalib.papers.vizwiz_lf.abstention import abstains
 from vqalib.core import config
-from vqalib.papers.vizwiz_lf.classifier import MODEL_DIR, UNTRUSTED_SOURCES, _fit, question_folds
+from vqalib.papers.vizwiz_lf.classifier import MODEL_DIR, UNTRUSTED_SOURCES, _fit_row_sets, question_folds
 from vqalib.papers.vizwiz_lf.classifier_features import (
     FEATURES_VERSION, HIDDEN_LAYERS, PACKAGED_ENCODER, _labels, encoder_spec, feature_matrix, label_matrix,
     sentence_units)
@@ -219,8 +219,8 @@ def _out_of_fold(features: Callable[[], np.ndarray], truth: np.ndarray, units: p
     predicted = np.zeros(truth.shape, dtype=int)
     fold_of = np.zeros(len(units), dtype=int)
     thresholds = np.zeros((len(folds), truth.shape[1]))
-    for fold, (train_rows, test_rows) in enumerate(folds):
-        model = _fit(features[train_rows], truth[train_rows], units.iloc[train_rows], **params)
+    models = _fit_row_sets(features, truth, units.reset_index(drop=True), [train for train, _ in folds], **params)
+    for fold, ((_, test_rows), model) in enumerate(zip(folds, models)):
         probabilities[test_rows] = model.predict_proba(features[test_rows])
         predicted[test_rows] = model.decide(probabilities[test_rows])
         fold_of[test_rows] = fold
