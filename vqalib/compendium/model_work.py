@@ -4,34 +4,86 @@ Each step calls the package functions a notebook calls, with the notebook's defa
 the shared caches (embeddings, per-pair metric scores, named entities, CommVQA Table 1, the Table 4
 protocol grid's pairs) hold every model output the notebooks then ask for:
 
-- VizWiz-LF Table 4 (notebook 03): the (answer, setting) pairs under ROUGE-L, both METEORs and
-  BERTScore, then every scoring protocol of the grid (one PTB tokenizer and one METEOR JVM per metric);
-  notebook 09's scorecard of LLaVA's released answers read back from a CSV file;
-- CommVQA (notebooks 07, 08): the named entities of the human and the model answers, the question
-  embeddings, the answer and description embeddings of Figure 4, Table 1 under both protocols and the
-  BLEU variants of the authors' protocol;
+- VizWiz-LF Table 4 (notebook 03): the (answer, setting) pairs under ROUGE-L and both METEORs, and under
+  BERTScore (in two halves by question), then every scoring protocol of the grid (one PTB tokenizer and one
+  METEOR JVM per metric); notebook 09's scorecard of LLaVA's released answers read back from a CSV file;
+- CommVQA (notebooks 07, 08): the named entities of the human and the model answers, the answer and
+  description embeddings of Figure 4 (in four parts), the question embeddings, Table 1 under both protocols
+  and the BLEU variants of the authors' protocol;
 - AFGV (notebook 06): the rewrites (nearest neighbours in the word vectors) and the MiniLM embeddings of
   their intent similarity.
 
 Why a stage: on a cold cache two notebooks running at once each did their own model work, each on half
 the cores, and the longest of them set the wall time. Here each text is embedded and each pair scored
-once, in one process with every core; the notebooks then run warm, two at a time. The classifiers'
-cross-validation needs nothing: its committed results are read without embedding a sentence
-(``vqalib.papers.vizwiz_lf.classifier_cv``). A step a notebook's parameters change (another
-backbone, a smoke run) is not covered: that notebook does its own model work, as before.
+once. Why steps on workers: half of this work runs on one core (the METEOR JVM, the PTB tokenizer, spaCy,
+pycocoevalcap's Python scorers, pandas), half is torch, which runs as fast on one thread per worker as on
+two threads in one process; so :func:`fill_caches` hands the steps to one worker per core, each with its
+share of the threads, longest ready step first, a step after the steps whose caches it reads (``after``),
+and the big torch steps come in parts that workers share. The parts do not change a number: embeddings
+and BERTScore are float64 rounded to 1e-6, the same in any batch (:mod:`vqalib.core.encoders`). The
+classifiers' cross-validation needs nothing: its committed results are read without embedding a sentence
+(``vqalib.papers.vizwiz_lf.classifier_cv``). A step a notebook's parameters change (another backbone, a
+smoke run) is not covered: that notebook does its own model work, as before.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass
 from pathlib import Path
 
 PAPER_SOURCES = ["GPT-4V", "Gemini", "Expert"]  # notebook 03's Table 4 sources
+BERTSCORE_PARTS = 2  # VizWiz-LF Table 4's BERTScore pairs, split by question
+DESCRIPTION_PARTS = 4  # CommVQA Figure 4's distinct texts
 
 
-def vizwiz_lf_table4(*, data_dir: Path | None = None) -> None:
-    """VizWiz-LF Table 4's metrics on every pair, and on the pairs of every protocol of the grid (notebook 03).
+def _table4_pairs(data_dir: Path | None):
+    """The VizWiz-LF release and Table 4's (answer, setting) pairs, as notebook 03 forms them."""
+    from vqalib.papers.vizwiz_lf import loading, table4
+
+    data = loading.load_vizwiz_lf(data_dir=data_dir)
+    return data, table4.evaluation_pairs(data.answers, data.sentences)
+
+
+def vizwiz_lf_table4_lexical(*, data_dir: Path | None = None) -> None:
+    """VizWiz-LF Table 4's ROUGE-L and both METEORs on every pair (notebook 03).
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder (None: the project's).
+    """
+    from vqalib.papers.vizwiz_lf import table4
+
+    _, pairs = _table4_pairs(data_dir)
+    table4.score_pairs(pairs, metrics=("rouge", "meteor", "meteor_nltk"), progress=False)
+
+
+def vizwiz_lf_table4_bertscore(*, data_dir: Path | None = None, part: int = 0, parts: int = 1) -> None:
+    """VizWiz-LF Table 4's BERTScore on the pairs of every ``parts``-th question from the ``part``-th (notebook 03):
+    a question's references and answers stay in one part, so no text is embedded twice.
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder (None: the project's).
+    part, parts : int
+        Which share of the questions, of how many.
+    """
+    from vqalib.core.metrics import bertscore
+    from vqalib.papers.vizwiz_lf import table4
+
+    _, pairs = _table4_pairs(data_dir)
+    questions = sorted(pairs["question_id"].unique())[part::parts]
+    table4.score_pairs(pairs[pairs["question_id"].isin(questions)], metrics=("bertscore",),
+                       backbone=bertscore.bertscore_backbone(None), progress=False)
+
+
+def vizwiz_lf_protocol_grid(*, data_dir: Path | None = None) -> None:
+    """VizWiz-LF Table 4's grid of scoring protocols on every question (notebook 03).
 
     Parameters
     ----------
@@ -39,13 +91,9 @@ def vizwiz_lf_table4(*, data_dir: Path | None = None) -> None:
         The data folder (None: the project's).
     """
     from vqalib.core import report
-    from vqalib.core.metrics import bertscore
-    from vqalib.papers.vizwiz_lf import classifier_cv, loading, table4, table4_protocols
+    from vqalib.papers.vizwiz_lf import classifier_cv, table4_protocols
 
-    data = loading.load_vizwiz_lf(data_dir=data_dir)
-    pairs = table4.evaluation_pairs(data.answers, data.sentences)
-    table4.score_pairs(pairs, metrics=("rouge", "meteor", "meteor_nltk", "bertscore"),
-                       backbone=bertscore.bertscore_backbone(None), progress=False)
+    data, _ = _table4_pairs(data_dir)
     predictions = classifier_cv.cross_validate(data.sentences, data.answers, kind="role").predictions
     classified = table4_protocols.classifier_sentences(data.sentences, predictions)
     paper = report.load_paper_table("vizwiz-lf_table04_automatic_eval", value="value")
@@ -76,24 +124,60 @@ def vizwiz_lf_scorecard(*, data_dir: Path | None = None) -> None:
                     data_dir=data_dir)
 
 
-def commvqa_text(*, data_dir: Path | None = None) -> None:
-    """CommVQA's named entities (Figures 3, 5) and sentence embeddings (Figures 2, 4) (notebook 07).
+def commvqa_entities(*, data_dir: Path | None = None) -> None:
+    """CommVQA's named entities of the human and the model answers (Figures 3, 5; notebook 07).
 
     Parameters
     ----------
     data_dir : Path, optional
         The data folder (None: the project's).
     """
-    from vqalib.core import config
-    from vqalib.papers.commvqa import context, entities, loading
+    from vqalib.papers.commvqa import entities, loading
 
-    config.set_default("HF_HUB_OFFLINE", "1")  # as notebook 07: every model used is local
     data = loading.load_commvqa(data_dir=data_dir)
     entities.entity_mentions(list(data.answers["answer"]), progress=False)
     entities.entity_mentions(list(data.results["generated_answer"]), progress=False)
-    context.embed(list(context.questions_for_classifier(data.annotations)["question"]))
-    context.description_similarity(context.similarity_pairs(data.annotations, data.answers, data.results),
-                                   progress=False)
+
+
+def _similarity_pairs(data_dir: Path | None):
+    """CommVQA's annotations and Figure 4's (answer, description) pairs, as notebook 07 forms them."""
+    from vqalib.core import config
+    from vqalib.papers.commvqa import context, loading
+
+    config.set_default("HF_HUB_OFFLINE", "1")  # as notebook 07: every model used is local
+    data = loading.load_commvqa(data_dir=data_dir)
+    return data.annotations, context.similarity_pairs(data.annotations, data.answers, data.results)
+
+
+def commvqa_description_embeddings(*, data_dir: Path | None = None, part: int = 0, parts: int = 1) -> None:
+    """Every ``parts``-th distinct text of CommVQA Figure 4 from the ``part``-th, embedded (notebook 07).
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder (None: the project's).
+    part, parts : int
+        Which share of the texts, of how many.
+    """
+    from vqalib.papers.commvqa import context
+
+    _, pairs = _similarity_pairs(data_dir)
+    context.embed(sorted(set(map(str, context.description_texts(pairs))))[part::parts], progress=False)
+
+
+def commvqa_similarity(*, data_dir: Path | None = None) -> None:
+    """CommVQA's question embeddings (Figure 2) and Figure 4's description similarity (notebook 07).
+
+    Parameters
+    ----------
+    data_dir : Path, optional
+        The data folder (None: the project's).
+    """
+    from vqalib.papers.commvqa import context
+
+    annotations, pairs = _similarity_pairs(data_dir)
+    context.embed(list(context.questions_for_classifier(annotations)["question"]), progress=False)
+    context.description_similarity(pairs, progress=False)
 
 
 def commvqa_table1(*, data_dir: Path | None = None) -> None:
@@ -130,13 +214,34 @@ def afgv_intent(*, data_dir: Path | None = None) -> None:
                                   vectors=vectors.load_word_vectors(None), config=rewrite.RewriteConfig(topn=20))
 
 
-STEPS: dict[str, Callable[..., None]] = {  # longest first
-    "VizWiz-LF Table 4 metrics and protocol grid": vizwiz_lf_table4,
-    "CommVQA entities and embeddings": commvqa_text,
-    "VizWiz-LF scorecard of a released model": vizwiz_lf_scorecard,
-    "CommVQA Table 1": commvqa_table1,
-    "AFGV rewrites and intent similarity": afgv_intent,
-}
+@dataclass(frozen=True)
+class Step:
+    """One step of the model work: ``run(data_dir=...)``, the steps whose caches it reads (``after``: it starts
+    once they are done) and about how many seconds it takes on one core (the longest ready step starts first)."""
+
+    name: str
+    run: Callable[..., None]
+    after: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+
+_LEXICAL = "VizWiz-LF Table 4 ROUGE-L and METEOR pairs"
+_BERTSCORE = [f"VizWiz-LF Table 4 BERTScore pairs ({k + 1} of {BERTSCORE_PARTS})" for k in range(BERTSCORE_PARTS)]
+_DESCRIPTIONS = [f"CommVQA Figure 4 embeddings ({k + 1} of {DESCRIPTION_PARTS})" for k in range(DESCRIPTION_PARTS)]
+STEPS: list[Step] = [  # in an order that runs them one after another (a step after the steps it reads)
+    Step(_LEXICAL, vizwiz_lf_table4_lexical, seconds=70),
+    *[Step(name, functools.partial(vizwiz_lf_table4_bertscore, part=k, parts=BERTSCORE_PARTS), seconds=110 / BERTSCORE_PARTS)
+      for k, name in enumerate(_BERTSCORE)],
+    Step("VizWiz-LF Table 4 protocol grid", vizwiz_lf_protocol_grid, after=(_LEXICAL,), seconds=35),
+    Step("VizWiz-LF scorecard of a released model", vizwiz_lf_scorecard, after=(_LEXICAL, *_BERTSCORE), seconds=25),
+    Step("CommVQA named entities", commvqa_entities, seconds=40),
+    *[Step(name, functools.partial(commvqa_description_embeddings, part=k, parts=DESCRIPTION_PARTS),
+           seconds=280 / DESCRIPTION_PARTS) for k, name in enumerate(_DESCRIPTIONS)],
+    Step("CommVQA question embeddings and description similarity", commvqa_similarity, after=tuple(_DESCRIPTIONS),
+         seconds=15),
+    Step("CommVQA Table 1", commvqa_table1, seconds=80),
+    Step("AFGV rewrites and intent similarity", afgv_intent, seconds=45),
+]
 
 
 MODEL_SETTINGS = ("VQALIB_DATA_DIR", "VQALIB_BERTSCORE_MODEL", "VQALIB_BERTSCORE_LAYERS", "VQALIB_CLASSIFY_ENCODER",
@@ -196,7 +301,8 @@ def marker_path(*, data_dir: Path | None = None) -> Path:
     return cache_root("model-work") / f"{stage_key(data_dir=data_dir)[:32]}.json"
 
 
-def fill_caches(*, data_dir: Path | None = None, echo: Callable[[str], None] | None = None) -> dict[str, float]:
+def fill_caches(*, data_dir: Path | None = None, echo: Callable[[str], None] | None = None,
+                pool: Executor | None = None) -> dict[str, float]:
     """Run every step of :data:`STEPS` (the notebooks' model work), each printing its time; a step served
     from the caches takes seconds. When the same code, packages, settings and data filled this cache
     before (a marker named by :func:`stage_key` under ``$VQALIB_CACHE_DIR/model-work``), nothing runs:
@@ -208,6 +314,10 @@ def fill_caches(*, data_dir: Path | None = None, echo: Callable[[str], None] | N
         The data folder the notebooks read (None: the project's).
     echo : callable, optional
         Where each step's line goes (default: printed at once).
+    pool : concurrent.futures.Executor, optional
+        Worker processes (one per core, each with its share of the threads: ``vqalib reproduce``): a step
+        starts on a worker as soon as the steps it reads are done, the longest first. None: one after another
+        in this process (``make bench`` times the floor so).
 
     Returns
     -------
@@ -224,13 +334,47 @@ def fill_caches(*, data_dir: Path | None = None, echo: Callable[[str], None] | N
         echo(f"  model work: done before for this code, data and settings ({marker.name}); the caches serve it")
         return {}
     seconds = {}
-    for name, step in STEPS.items():
-        start = time.perf_counter()
-        step(data_dir=data_dir)
-        seconds[name] = round(time.perf_counter() - start, 1)
-        echo(f"  model work: {name} in {seconds[name]:.1f} s")
+
+    def finished(step: Step, taken: float) -> None:
+        seconds[step.name] = round(taken, 1)
+        echo(f"  model work: {step.name} in {taken:.1f} s")
+
+    if pool is None:
+        for step in STEPS:
+            finished(step, _timed(step.run, data_dir))
+    else:
+        _run_on(pool, data_dir=data_dir, finished=finished)
     try:  # a cache that cannot be written (full disk, read-only) only means the next run checks again
         write_atomic(marker, json.dumps(seconds, indent=1).encode("utf-8"))
     except OSError as error:
         echo(f"  model work: could not record {marker} ({error}); the next run reads the caches again")
     return seconds
+
+
+def _timed(run: Callable[..., None], data_dir: Path | None) -> float:
+    """Seconds ``run(data_dir=...)`` takes (in a worker: a step)."""
+    start = time.perf_counter()
+    run(data_dir=data_dir)
+    return time.perf_counter() - start
+
+
+def _run_on(pool: Executor, *, data_dir: Path | None, finished: Callable[[Step, float], None]) -> None:
+    """Every step on ``pool``: those whose ``after`` steps are done are submitted, longest first; the first step
+    that fails cancels the rest and raises."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    pending, done, running = list(STEPS), set(), {}
+    try:
+        while pending or running:
+            ready = sorted((s for s in pending if set(s.after) <= done), key=lambda s: -s.seconds)
+            for step in ready:
+                pending.remove(step)
+                running[pool.submit(_timed, step.run, data_dir)] = step
+            completed, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in completed:
+                step = running.pop(future)
+                finished(step, future.result())
+                done.add(step.name)
+    finally:
+        for future in running:
+            future.cancel()

@@ -183,11 +183,13 @@ TIMES_FILE = "reproduce_times.json"  # build/: each notebook's last time and pea
 _EVENTS = None  # in a worker: the queue of cell events to the parent (set by _start_worker)
 
 
-def _start_worker(events) -> None:
-    """A worker's start: keep the parent's event queue, and die with the parent. A killed ``reproduce`` must not
-    leave a worker writing notebooks behind the next run's lock (Linux: the parent-death signal)."""
+def _start_worker(events, threads: int | None = None) -> None:
+    """A worker's start: keep the parent's event queue, size its thread pools (before torch is imported), die with
+    the parent: a killed ``reproduce`` leaves no worker behind the next run's lock (Linux: parent-death signal)."""
     global _EVENTS
     _EVENTS = events
+    for name in config.POOL_VARIABLES if threads else ():  # unless the user set them
+        config.set_default(name, str(threads))
     with contextlib.suppress(Exception):  # not Linux: the pool's own pipes still end a worker at its next task
         import ctypes
         import signal
@@ -261,13 +263,10 @@ def schedule(paths: list[Path], *, last: dict, cold: dict, jobs: int, cores: int
 
 def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
             output_dir: Path | None = None, record_times: bool = True) -> dict[str, dict]:
-    """Execute ``paths`` (independent notebooks), ``jobs`` at a time, each in a fresh kernel (worker processes are
-    reused); show each running notebook's cell (:class:`vqalib.compendium.progress.Display`), one line per finished
-    notebook. Order and threads: :func:`schedule`. Outputs do not depend on ``jobs`` (reproduction contract).
-
-    The first failing notebook cancels those not started and stops the run (``SystemExit`` with
-    :class:`NotebookFailed`'s message: notebook, cell, error, partial output, kernel log); otherwise the times and
-    per-cell times are merged into ``build/reproduce_times.json`` (the next run's ``last`` and estimates).
+    """Execute ``paths`` (independent notebooks), ``jobs`` at a time (order, threads: :func:`schedule`), each in a
+    fresh kernel, showing each one's cell (:class:`vqalib.compendium.progress.Display`). Outputs do not depend on
+    ``jobs``. The first failing notebook cancels the rest and stops the run (``SystemExit``: :class:`NotebookFailed`'s
+    message); else times and per-cell times are merged into ``build/reproduce_times.json``.
 
     Parameters
     ----------
@@ -302,11 +301,9 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
     display = Display(last_cells={n: t.get("cells") for n, t in last.items() if isinstance(t, dict)})
     lock, stop = threading.Lock(), threading.Event()
     context = multiprocessing.get_context("spawn")
-    # a plain queue handed to each worker at its start, not a Manager: a manager's server process outlives a
-    # killed parent for ever
+    # a plain queue handed to each worker at its start, not a Manager: its server outlives a killed parent
     events = context.Queue()
-    # workers are reused: a fresh process per notebook cost its start and imports (about 3 s) between notebooks;
-    # each notebook still gets a fresh kernel
+    # workers are reused (a fresh process per notebook cost about 3 s); each notebook still gets a fresh kernel
     with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context,
                              initializer=_start_worker, initargs=(events,)) as pool:
 
@@ -434,14 +431,16 @@ def _run_apart(paths: list[Path], *, parameters: dict, jobs: int, folder: str) -
     return timings
 
 
-def model_work(*, data_dir: Path | None = None) -> dict[str, float]:
-    """The notebooks' model work (:func:`vqalib.compendium.model_work.fill_caches`: step name -> seconds) in a fresh
-    process with every core, before the notebooks run; its models' memory goes back when it ends.
+def model_work(*, data_dir: Path | None = None, jobs: int | None = None) -> dict[str, float]:
+    """The notebooks' model work before they run (:func:`vqalib.compendium.model_work.fill_caches`: step -> seconds)
+    on ``jobs`` fresh workers sharing the cores; their models' memory goes back when they end.
 
     Parameters
     ----------
     data_dir : Path, optional
         The data folder the notebooks are given (None: the project's).
+    jobs : int, optional
+        Worker processes; default ``$VQALIB_REPRODUCE_JOBS``, else 2.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -451,9 +450,11 @@ def model_work(*, data_dir: Path | None = None) -> dict[str, float]:
     print("model work first, once for every notebook (embeddings, metric scores, entities; cached)", flush=True)
     if marker_path(data_dir=data_dir).is_file():  # nothing to run: no process to start and import models in
         return fill_caches(data_dir=data_dir)
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_start_worker, initargs=(None,)) as pool:  # dies with a killed parent
-        return pool.submit(fill_caches, data_dir=data_dir).result()
+    jobs = jobs or config.get_int(JOBS_ENV, 2)
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_start_worker, initargs=(None, threads)) as pool:  # die with a killed parent
+        return fill_caches(data_dir=data_dir, pool=pool)
 
 
 def _run_committed(paths: list[Path], *, parameters: dict | None, jobs: int) -> dict:
@@ -465,7 +466,7 @@ def _run_committed(paths: list[Path], *, parameters: dict | None, jobs: int) -> 
     before = contract.figure_hashes(figures)
     (figures / contract.KEPT_LOG).unlink(missing_ok=True)
     total = time.perf_counter()
-    model_work(data_dir=(parameters or {}).get("data_dir"))
+    model_work(data_dir=(parameters or {}).get("data_dir"), jobs=jobs)
     # the provenance record reads torch's build: imported while the kernels run, not after them (about 2 s)
     threading.Thread(target=importlib.import_module, args=("torch",), daemon=True).start()
     timings = run_all(paths, parameters=parameters, jobs=jobs)

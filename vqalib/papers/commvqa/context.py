@@ -276,14 +276,35 @@ def description_similarity(pairs: pd.DataFrame, *, model: str | None = None, cac
     pandas.DataFrame
         ``pairs`` with a float ``similarity`` column.
     """
-    have = pairs["answer"].notna() & pairs["answer"].astype(str).str.strip().ne("")
+    have = _has_answer(pairs)
     sims = pd.Series(np.nan, index=pairs.index)
     if have.any():
-        texts = list(pairs.loc[have, "answer"].astype(str)) + list(pairs.loc[have, "description"])
-        emb = embed(texts, model=model, cache_dir=cache_dir, progress=progress)
+        emb = embed(description_texts(pairs), model=model, cache_dir=cache_dir, progress=progress)
         n = int(have.sum())
         sims[have] = np.einsum("ij,ij->i", emb[:n].astype(np.float64), emb[n:].astype(np.float64))
     return pairs.assign(similarity=sims)
+
+
+def _has_answer(pairs: pd.DataFrame) -> pd.Series:
+    """Pairs whose answer is there and not blank (Figure 4)."""
+    return pairs["answer"].notna() & pairs["answer"].astype(str).str.strip().ne("")
+
+
+def description_texts(pairs: pd.DataFrame) -> list[str]:
+    """The texts :func:`description_similarity` embeds (CommVQA Figure 4): every present answer, then their
+    descriptions, in pair order.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        :func:`similarity_pairs` output.
+
+    Returns
+    -------
+    list of str
+    """
+    have = _has_answer(pairs)
+    return list(pairs.loc[have, "answer"].astype(str)) + list(pairs.loc[have, "description"])
 
 
 def similarity_summary(similarity: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
