@@ -29,8 +29,14 @@ def pages(out: Path) -> dict[str, BeautifulSoup]:
             for p in sorted(out.rglob("*.html"))}
 
 
-def test_every_page_has_landmarks_a_skip_link_a_real_title_and_nothing_from_other_hosts(built):
-    for name, soup in pages(built).items():
+@pytest.fixture(scope="module")
+def soups(built) -> dict[str, BeautifulSoup]:
+    """Every page of the built site, parsed once for the tests that read them (they do not change them)."""
+    return pages(built)
+
+
+def test_every_page_has_landmarks_a_skip_link_a_real_title_and_nothing_from_other_hosts(soups):
+    for name, soup in soups.items():
         assert soup.html["lang"] == "en", name
         assert soup.find("meta", attrs={"name": "viewport"}), name
         h1 = soup.find_all("h1")
@@ -54,8 +60,7 @@ def test_notebook_pages_are_titled_by_their_h1(built):
         assert soup.h1.get_text(strip=True) == title
 
 
-def test_every_table_is_an_accessible_html_table_linked_both_ways_with_its_notebook_cell(built):
-    soups = pages(built)
+def test_every_table_is_an_accessible_html_table_linked_both_ways_with_its_notebook_cell(soups):
     for csv in sorted(FIGURES.glob("*.csv")):
         spec = registry.table(csv.stem)
         section = soups[f"sections/{spec.notebook}.html"]
@@ -77,8 +82,7 @@ def test_every_table_is_an_accessible_html_table_linked_both_ways_with_its_noteb
         assert soups["index.html"].find("a", href=f"sections/{spec.notebook}.html#table-{csv.stem}"), csv.name
 
 
-def test_figures_have_a_short_alt_and_a_long_description_linked_not_repeated(built):
-    soups = pages(built)
+def test_figures_have_a_short_alt_and_a_long_description_linked_not_repeated(soups):
     for png in sorted(FIGURES.glob("*.png")):
         spec = registry.figure(png.stem)
         long = (FIGURES / f"{png.stem}.alt.txt").read_text(encoding="utf-8").strip()
@@ -93,8 +97,7 @@ def test_figures_have_a_short_alt_and_a_long_description_linked_not_repeated(bui
             assert soups[page].find("a", href=f"../figures/{png.name}")  # full size
 
 
-def test_not_run_and_simulated_tables_are_labelled(built):
-    soups = pages(built)
+def test_not_run_and_simulated_tables_are_labelled(soups):
     index = soups["index.html"]
     for csv in sorted(FIGURES.glob("*.csv")):
         frame = pd.read_csv(csv)
@@ -110,8 +113,8 @@ def test_not_run_and_simulated_tables_are_labelled(built):
             assert item.find(class_="badge-result"), csv.name
 
 
-def test_index_is_organised_by_paper_then_section(built):
-    index = pages(built)["index.html"]
+def test_index_is_organised_by_paper_then_section(built, soups):
+    index = soups["index.html"]
     papers = [h.get_text() for h in index.find_all("h2")]
     assert [p.split(":")[0] for p in papers] == ["Start here", "Does it reproduce?", "Sources", *specs.PAPERS,
                                                   "Scorecards"]
