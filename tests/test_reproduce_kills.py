@@ -1,8 +1,8 @@
 """A `vqalib reproduce` killed at any moment, or running out of disk, never damages a committed file
 (`make test-full`: real runs in this checkout, which must start with a clean `git status`).
 
-- Kill trials: one uninterrupted run measures its length T; then 20 runs are stopped at seeded random
-  moments in (0, 3T/4) by SIGKILL to the whole process group (a crash), SIGKILL to the command alone (its
+- Kill trials: one uninterrupted run (git status clean after it) measures its length T; then TRIALS runs are
+  stopped at seeded random moments in (0, 3T/4) by SIGKILL to the whole process group (a crash), SIGKILL to the command alone (its
   workers must not live on), SIGINT to the group (Ctrl-C) or SIGTERM to the command. After each, every
   process of the run must be gone within 2 minutes (else: a hang) and `git status` must be clean (every
   committed file byte-identical); a last uninterrupted run must leave `git status` clean and
