@@ -2,12 +2,11 @@
 (`make test-full`: real runs in this checkout, which must start with a clean `git status`).
 
 - Kill trials: one uninterrupted run (git status clean after it) measures its length T; then TRIALS runs are
-  stopped at seeded random moments in (0, 3T/4) by SIGKILL to the whole process group (a crash), SIGKILL to the command alone (its
-  workers must not live on), SIGINT to the group (Ctrl-C) or SIGTERM to the command. After each, every
-  process of the run must be gone within 2 minutes (else: a hang) and `git status` must be clean (every
-  committed file byte-identical); a last uninterrupted run must leave `git status` clean and
-  `figures/PROVENANCE.json` as committed. The outcome of every trial is written to
-  `build/kill_trials.json`.
+  stopped at seeded random moments in (0, 3T/4) by SIGKILL to the whole process group (a crash), SIGKILL to
+  the command alone (its workers must not live on), SIGINT to the group (Ctrl-C) or SIGTERM to the command.
+  After each, every process of the run must be gone within 2 minutes (else: a hang) and `git status` must be
+  clean (every committed file byte-identical); a last uninterrupted run must leave `git status` clean and
+  `figures/PROVENANCE.json` as committed. The outcome of every trial is written to `build/kill_trials.json`.
 - Full disk: `figures/`, `notebooks/` and `build/` in turn on a tmpfs filled to the last byte (as root;
   elsewhere skipped with the reason); the run must end (named error or success) and leave every committed
   file as it was.
