@@ -20,25 +20,28 @@ def test_ptb_tokenize_keeps_texts_aligned_across_line_breaks():
     assert tokenize.ptb_tokenize(texts) == ["line one still one", "two parts here", "plain text", "a b"]
 
 
-def test_rouge_and_meteor_bounds():
-    refs = ["the car is red", "pasta sauce"]
-    cands = ["the car is red", "a photo of a dog"]
-    rouge = metrics_rouge.rouge_l(refs, cands)
-    assert rouge[0] == pytest.approx(1.0) and rouge[1] == 0.0
-    met = meteor.meteor(refs, cands)
-    assert met[0] > 0.9 and met[1] == 0.0
-    nltk = meteor_nltk.meteor_nltk(refs, cands)
-    assert nltk[0] > 0.9 and nltk[1] == 0.0
-
-
-def test_meteor_equals_pycocoevalcap_compute_score():
+@pytest.fixture(scope="module")
+def pycocoevalcap_meteor():
+    """pycocoevalcap's own METEOR (one JVM for the tests that compare with it)."""
     from pycocoevalcap.meteor.meteor import Meteor
 
-    refs, cands = ["the car is red", "pasta sauce", "a man named bob"], ["the red car", "sauce", ""]
     reference = Meteor()
-    _, expected = reference.compute_score({i: [r] for i, r in enumerate(refs)}, {i: [c] for i, c in enumerate(cands)})
+    yield reference
     del reference
-    assert meteor.meteor(refs, cands).tolist() == [float(x) for x in expected]
+
+
+def test_rouge_and_meteor_bounds_and_meteor_equals_pycocoevalcap_compute_score(pycocoevalcap_meteor):
+    refs = ["the car is red", "pasta sauce", "the car is red", "pasta sauce", "a man named bob"]
+    cands = ["the car is red", "a photo of a dog", "the red car", "sauce", ""]
+    rouge = metrics_rouge.rouge_l(refs[:2], cands[:2])
+    assert rouge[0] == pytest.approx(1.0) and rouge[1] == 0.0
+    nltk = meteor_nltk.meteor_nltk(refs[:2], cands[:2])
+    assert nltk[0] > 0.9 and nltk[1] == 0.0
+    met = meteor.meteor(refs, cands)  # one session for every pair
+    assert met[0] > 0.9 and met[1] == 0.0
+    _, expected = pycocoevalcap_meteor.compute_score({i: [r] for i, r in enumerate(refs[2:])},
+                                                     {i: [c] for i, c in enumerate(cands[2:])})
+    assert met[2:].tolist() == [float(x) for x in expected]
 
 
 METEOR_REFS = [["a red shirt", "the shirt is red"], ["a man", "a man named bob"], ["paris", "it is paris france"],
@@ -46,13 +49,9 @@ METEOR_REFS = [["a red shirt", "the shirt is red"], ["a man", "a man named bob"]
 METEOR_CANDS = ["the shirt is red", "", "it is in paris", "she is eating an apple"]
 
 
-def test_meteor_session_equals_compute_score_and_pools_exactly():
-    from pycocoevalcap.meteor.meteor import Meteor
-
-    reference = Meteor()
-    expected, expected_seg = reference.compute_score({i: r for i, r in enumerate(METEOR_REFS)},
-                                                     {i: [c] for i, c in enumerate(METEOR_CANDS)})
-    del reference
+def test_meteor_session_equals_compute_score_and_pools_exactly(pycocoevalcap_meteor):
+    expected, expected_seg = pycocoevalcap_meteor.compute_score({i: r for i, r in enumerate(METEOR_REFS)},
+                                                                {i: [c] for i, c in enumerate(METEOR_CANDS)})
     with meteor.MeteorSession() as session:
         stats = session.statistics(METEOR_CANDS, METEOR_REFS)
         score, segments = session.evaluate(stats)
