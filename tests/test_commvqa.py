@@ -552,3 +552,16 @@ def test_interaction_facts_are_the_papers_quantity(small):
     assert out.loc[("CV47", "benchmark"), "relation"] == "same"
     assert out.loc[("CV47", "benchmark"), "paper"] == -2.22 and out.loc[("CV48", "benchmark"), "paper"] == 0.67
     assert not pd.isna(out.loc[("CV47", "benchmark"), "within_tolerance"])  # judged, not only shown
+
+
+def test_the_ner_identity_is_spacys_package_version_or_a_folders_meta(tmp_path):
+    import json
+
+    import spacy
+
+    from vqalib.papers.commvqa import entities
+
+    assert entities.ner_model_identity() == (f"{entities.SPACY_MODEL}=={spacy.util.get_package_version(entities.SPACY_MODEL)}"
+                                             f"|spacy=={spacy.__version__}|{entities.NER_CACHE_VERSION}")
+    (tmp_path / "meta.json").write_text(json.dumps({"lang": "en", "name": "tiny_ner", "version": "0.1.0"}))
+    assert entities.ner_model_identity(str(tmp_path)).startswith(f"{tmp_path}==en_tiny_ner-0.1.0|spacy==")

@@ -127,14 +127,11 @@ def context_classifier(embeddings: np.ndarray, contexts: pd.Series | list[str], 
         (in :data:`~vqalib.papers.commvqa.names.CONTEXTS` order).
     """
     from sklearn.metrics import confusion_matrix
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
-
-    from threadpoolctl import threadpool_limits
+    from sklearn.model_selection import StratifiedKFold
 
     labels = np.asarray(contexts)
     folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
-    with threadpool_limits(1):  # small dense fits: BLAS threads only add overhead (40x on 2 busy cores)
-        predicted = cross_val_predict(_classifier(seed), embeddings, labels, cv=folds)
+    predicted = _context_predictions(embeddings, labels, n_splits=n_splits, seed=seed)
     correct = predicted == labels
     fold_acc = [correct[test].mean() for _, test in folds.split(embeddings, labels)]
     classes = [c for c in CONTEXTS if c in set(labels)]
@@ -147,6 +144,28 @@ def context_classifier(embeddings: np.ndarray, contexts: pd.Series | list[str], 
                                                    alternative="greater").pvalue}])
     confusion = pd.DataFrame(confusion_matrix(labels, predicted, labels=classes), index=classes, columns=classes)
     return summary, confusion
+
+
+def _context_predictions(embeddings: np.ndarray, labels: np.ndarray, *, n_splits: int, seed: int) -> np.ndarray:
+    """The out-of-fold predictions of :func:`context_classifier`, cached by content
+    (``$VQALIB_CACHE_DIR/commvqa/context-classifier``): 20 folds of logistic regression take seconds."""
+    from vqalib.core.caches import cached_frame, content_key
+    from vqalib.core.io import cache_root
+
+    def compute() -> pd.DataFrame:
+        from sklearn.model_selection import StratifiedKFold, cross_val_predict
+        from threadpoolctl import threadpool_limits
+
+        folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+        with threadpool_limits(1):  # small dense fits: BLAS threads only add overhead (40x on 2 busy cores)
+            return pd.DataFrame({"predicted": cross_val_predict(_classifier(seed), embeddings, labels, cv=folds)})
+
+    key = content_key(code=("vqalib",), packages=("numpy", "scikit-learn", "scipy"),
+                      embeddings=np.asarray(embeddings), contexts=[str(c) for c in labels], n_splits=n_splits,
+                      seed=seed)
+    frame = cached_frame(cache_root("commvqa", "context-classifier") / f"{key[:32]}.parquet",
+                         kind="context classifier cache", compute=compute)
+    return frame["predicted"].to_numpy(dtype=object)
 
 
 def pairwise_accuracy(embeddings: np.ndarray, contexts: pd.Series | list[str], *, n_splits: int = 20,

@@ -110,6 +110,35 @@ def random_predictions(train_truth: np.ndarray, n: int, *, rng: np.random.Genera
     return train_truth[rng.integers(0, len(train_truth), size=n)]
 
 
+def _random_f1(truth: np.ndarray, folds: list, masks: dict[str, np.ndarray], *, labels: tuple[str, ...], seed: int,
+               n_random: int, cache_dir: Path | None = None) -> pd.DataFrame:
+    """The Random baseline's F1 table per subset (``label``, ``f1`` as the mean over ``n_random`` seeded draws from
+    each fold's training labels, ``support``, ``subset``; Tables 9-10), cached by content
+    (``<cache_dir>/random``, by default ``$VQALIB_CACHE_DIR/classify-cv/random``): its F1 tables took seconds in every
+    notebook that cross-validates."""
+    from vqalib.core.caches import cached_frame, content_key
+    from vqalib.core.io import cache_root
+
+    def compute() -> pd.DataFrame:
+        rng = np.random.default_rng(seed)
+        randoms = np.zeros((n_random, *truth.shape), dtype=int)
+        for train_rows, test_rows in folds:
+            for k in range(n_random):
+                randoms[k, test_rows] = random_predictions(truth[train_rows], len(test_rows), rng=rng)
+        tables = []
+        for subset, mask in masks.items():
+            draws = [f1_table(truth[mask], r[mask], labels=labels) for r in randoms]
+            tables.append(draws[0].assign(f1=np.mean([d["f1"] for d in draws], axis=0), subset=subset))
+        return pd.concat(tables, ignore_index=True)
+
+    key = content_key(code=("vqalib",), packages=("numpy", "scikit-learn"), truth=np.asarray(truth),
+                      tests=[np.asarray(test).tolist() for _, test in folds],  # a fold's training rows: the rest
+                      masks={k: np.asarray(v, dtype=int).tolist() for k, v in masks.items()}, labels=list(labels),
+                      seed=seed, n_random=n_random)
+    return cached_frame(Path(cache_dir or cache_root("classify-cv")) / "random" / f"{key[:32]}.parquet",
+                        kind="Random baseline cache", compute=compute)
+
+
 CV_CACHE_VERSION = "2"  # 2: named by the feature inputs. Bump when the fitting changes: stored results are then unused
 CV_FITS_DIR = MODEL_DIR / "cv"  # committed out-of-fold results of the release's cross-validation (Tables 9-10)
 REFIT_ENV = "VQALIB_REFIT"
@@ -148,8 +177,10 @@ def out_of_fold_key(units: pd.DataFrame, truth: np.ndarray, *, folds: list, para
     from vqalib.core.encoders import DECIMALS, EMBED_VERSION, model_identity
 
     digest = hashlib.sha256()
-    texts = units[["source", *FEATURE_INPUTS]].astype(str).to_numpy(dtype="U").ravel()
-    digest.update("\x1f".join(texts).encode("utf-8"))
+    columns = [units[name].astype(str).tolist() for name in ("source", *FEATURE_INPUTS)]
+    # row by row, each value as str: the bytes of the frame's values read row-major (a 2-D to_numpy(dtype="U") of
+    # Arrow strings gave the same in 18x the time)
+    digest.update("\x1f".join(str(value) for row in zip(*columns) for value in row).encode("utf-8"))
     for array in (truth, *[np.asarray(rows) for _, rows in folds]):
         digest.update(np.ascontiguousarray(array).tobytes())
     spec = params.get("encoder")
@@ -300,21 +331,16 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
                                                                        params=params, cache_dir=cache_dir,
                                                                        fits_dir=fits_dir, refit=refit, key=key)
     thresholds = [{"fold": fold, **dict(zip(labels, row))} for fold, row in enumerate(fold_thresholds)]
-    rng = np.random.default_rng(seed)
-    randoms = np.zeros((n_random, *truth.shape), dtype=int)
-    for train_rows, test_rows in folds:
-        for k in range(n_random):
-            randoms[k, test_rows] = random_predictions(truth[train_rows], len(test_rows), rng=rng)
     trusted = ~units["source"].isin(exclude_sources).to_numpy()
+    masks = {subset: mask for subset, mask in (("all", np.ones(len(units), dtype=bool)), ("trusted sources", trusted))
+             if subset == "all" or not mask.all()}
+    randoms = _random_f1(truth, folds, masks, labels=labels, seed=seed, n_random=n_random, cache_dir=cache_dir)
     name = f"MiniLM + context ({estimator})"
     tables = []
-    for subset, mask in (("all", np.ones(len(units), dtype=bool)), ("trusted sources", trusted)):
-        if subset != "all" and mask.all():
-            continue
+    for subset, mask in masks.items():
         for model_name, pred in ((name, predicted), ("Majority", majority_predictions(len(units), kind=kind))):
             tables.append(f1_table(truth[mask], pred[mask], labels=labels).assign(model=model_name, subset=subset))
-        draws = [f1_table(truth[mask], r[mask], labels=labels) for r in randoms]
-        random_table = draws[0].assign(f1=np.mean([d["f1"] for d in draws], axis=0))
+        random_table = randoms[randoms["subset"] == subset].drop(columns="subset").reset_index(drop=True)
         tables.append(random_table.assign(model=f"Random (mean of {n_random})", subset=subset))
     scores = pd.concat(tables, ignore_index=True)[["model", "subset", "label", "f1", "support"]]
     by_source = []
