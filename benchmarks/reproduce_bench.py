@@ -198,7 +198,11 @@ if __name__ == "__main__":
     import platform
     from datetime import datetime, timezone
 
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     lines = run(sizes=args.sizes, skip_reproduce=args.skip_reproduce, from_scratch=not args.no_from_scratch)
+    lines.append(f"code at `{commit or 'unknown'}`; load average (1, 5, 15 min) {load_before} at the start, "
+                 + " ".join(f"{x:.2f}" for x in os.getloadavg()) + " at the end (this run's own work included)")
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     print(f"machine: {machine}\n" + "\n".join(lines))
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
