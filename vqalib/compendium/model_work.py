@@ -339,11 +339,14 @@ def fill_caches(*, data_dir: Path | None = None, echo: Callable[[str], None] | N
         seconds[step.name] = round(taken, 1)
         echo(f"  model work: {step.name} in {taken:.1f} s")
 
+    start = time.perf_counter()
     if pool is None:
         for step in STEPS:
             finished(step, _timed(step.run, data_dir))
     else:
         _run_on(pool, data_dir=data_dir, finished=finished)
+    echo(f"  model work: every step done in {time.perf_counter() - start:.1f} s "
+         f"({'on workers' if pool is not None else 'one after another'})")
     try:  # a cache that cannot be written (full disk, read-only) only means the next run checks again
         write_atomic(marker, json.dumps(seconds, indent=1).encode("utf-8"))
     except OSError as error:
