@@ -42,7 +42,9 @@ def run() -> list[str]:
         total = 0.0
         for kind in ("role", "info"):
             start = time.perf_counter()
-            result = classifier_cv.cross_validate(data.sentences, data.answers, kind=kind, cache_dir=cache)
+            # fits_dir=None: fit the folds, not read the committed out-of-fold results
+            result = classifier_cv.cross_validate(data.sentences, data.answers, kind=kind, cache_dir=cache,
+                                                  fits_dir=None)
             cv = time.perf_counter() - start
             start = time.perf_counter()
             classifier.train(data.sentences, data.answers, kind=kind, cache_dir=cache)

@@ -163,7 +163,7 @@ def reproduce_lines(*, from_scratch: bool = True) -> list[str]:
                 ratio += f"; its first stage (the model work, on one worker per core) {stage:.0f} s"
             lines.append(f"`make reproduce` {label}: {seconds:.0f} s wall{ratio} ({per}); figures and notebooks "
                          + ("byte-identical to the committed ones" if not dirty else f"CHANGED: {dirty}"))
-            lines.append(f"  its slowest cells (wall / CPU s): " + "; ".join(
+            lines.append("  its slowest cells (wall / CPU s): " + "; ".join(
                 f"{name} " + ", ".join(f"cell {i + 1} {c:.1f}/{cpu[i] if i < len(cpu) else float('nan'):.1f}"
                                        for i, c in sorted(enumerate(t.get("cells") or []), key=lambda x: -x[1])[:3])
                 for name, t in sorted(times.items()) for cpu in [t.get("cells_cpu") or []]))
