@@ -113,7 +113,7 @@ def main() -> None:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     text = (f"\n## {stamp} ({platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}): "
             f"fresh clone of `{commit}`, {where}, one step after another on this machine\n\n"
-            + "".join(f"- {line}\n" for line in lines))
+            + "".join(f"  - {line.strip()}\n" if line.startswith(" ") else f"- {line}\n" for line in lines))
     with open(ROOT / "benchmarks" / "results.md", "a", encoding="utf-8") as out:
         out.write(text)
     for folder in folders:
