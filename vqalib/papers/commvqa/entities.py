@@ -62,19 +62,14 @@ def ner_model_identity(model: str = SPACY_MODEL) -> str:
         ``<model>==<version>|spacy==<spaCy version>|<NER_CACHE_VERSION>`` (version ``None`` when unknown).
     """
     import json
-    from importlib import metadata
 
-    def installed(name: str) -> str | None:  # spaCy's get_package_version, without importing spaCy (3 s)
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return None
+    from vqalib.core.contract import package_version  # spaCy's get_package_version, without importing spaCy (3 s)
 
-    version = installed(model)
+    version = package_version(model)
     if version is None and (Path(model) / "meta.json").is_file():
         meta = json.loads((Path(model) / "meta.json").read_text(encoding="utf-8"))
         version = f"{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}"
-    return f"{model}=={version}|spacy=={installed('spacy')}|{NER_CACHE_VERSION}"
+    return f"{model}=={version}|spacy=={package_version('spacy')}|{NER_CACHE_VERSION}"
 
 
 def _read_entity_chunk(path: Path, key: str, n: int) -> list[tuple[tuple[str, str], ...]] | None:
