@@ -106,7 +106,7 @@ def main() -> None:
     lines = readme_order(checkout, env=env, log=folders[0] / "log.txt", bench=args.bench)
     if args.ci:
         folders.append(Path(tempfile.mkdtemp(prefix="vqalib-ci-")))
-        ci_checkout, ci_commit = clone(folders[1])
+        ci_checkout, _ = clone(folders[1])
         lines += ci_run(ci_checkout, env=env, log=folders[1] / "log.txt")
         print(lines[-1], flush=True)
     where = " ".join(f"{k}={v}" for k, v in extra.items()) or "default kernels and threads"
