@@ -67,7 +67,7 @@ $(LMMS_STAMP): $(STAMP) tests/lmms_eval/requirements.txt
 	$(LMMS_VENV)/bin/python -m pip install --quiet --no-deps -r tests/lmms_eval/requirements.txt
 	touch $@
 
-test-full: data lmms-env  ## slow checks (CI runs them too): notebook smoke runs, reproduce killed at random moments and on a full disk, lmms-eval's own evaluator; the uninterrupted `vqalib reproduce` runs among them must leave git clean
+test-full: data lmms-env  ## slow checks (CI runs them too): notebook smoke runs (the runner hand-off among them), runner runs in subprocesses and on Ray, whole released CommVQA files scored, the classifier refit check, reproduce killed at random moments and on a full disk, lmms-eval's own evaluator; the uninterrupted `vqalib reproduce` runs among them must leave git clean
 	$(BIN)/python -m pytest -m full
 	# the kill trials' first and last runs are full `vqalib reproduce` runs in place (warm after `make test`): git
 	# status must be clean after them; this names every cell that moved, if any

@@ -55,6 +55,7 @@ def test_the_committed_files_are_plain_arrays():
             assert stored["probabilities"].dtype == np.float64 and stored["fold_of"].max() == 4
 
 
+@pytest.mark.full  # three refits of both classifiers: beside `vqalib classify check` in `make test-full`
 def test_check_passes_on_what_train_wrote_and_names_each_problem(small, tmp_path):
     sentences, answers = small
     written = classifier_fits.write_fits(sentences, answers, out=tmp_path, echo=lambda _: None)

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from vqalib.core import report
+from vqalib.core.metrics.meteor import MeteorSession
 from vqalib.core.io import DataFormatError, read_csv_text
 from vqalib.papers.commvqa import (entities, facts as commvqa_facts, loading, names, protocols, table1, table1_cache,
                                    table1_runs, text as commvqa_text)
@@ -241,8 +242,10 @@ def test_protocol_scores_are_cached_by_content_and_come_back_bit_identical(small
 
 
 def test_score_protocol_on_the_fixture(small):
-    authors = table1.score_protocol(small.results, protocol="authors", progress=False)
-    corrected = table1.score_protocol(small.results, protocol="corrected", n_resamples=50, progress=False)
+    with MeteorSession() as meteor:  # one JVM for both protocols, as notebook 08
+        authors = table1.score_protocol(small.results, protocol="authors", meteor=meteor, progress=False)
+        corrected = table1.score_protocol(small.results, protocol="corrected", n_resamples=50, meteor=meteor,
+                                          progress=False)
     a = authors.scores.set_index("metric")
     sub = authors.subsets.groupby("metric")["value"].mean()
     assert np.allclose(a.loc[list(sub.index), "value"], sub)

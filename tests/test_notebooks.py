@@ -128,7 +128,7 @@ def test_reproduce_rejects_unknown_selection():
         reproduce.run(only=["99"])
 
 
-@pytest.mark.model_outputs
+@pytest.mark.full
 @pytest.mark.notebook
 def test_notebooks_05_06_08_fill_not_run_rows_from_runner_output(tmp_path, data_dir, monkeypatch):
     """The VLM runner hand-off: runs become Table 5/26 rows, Fig. 3, AFGV tier accuracy and CommVQA Table 1 rows."""

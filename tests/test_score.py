@@ -106,6 +106,7 @@ def test_a_new_answer_is_labelled_by_the_final_classifier(llava, tmp_path):
     assert again.read_bytes() == out.read_bytes()  # nothing of the machine or the time in the page
 
 
+@pytest.mark.full  # a whole released file under both protocols (tokenizer and METEOR JVMs)
 def test_commvqa_authors_csv_gives_the_released_row(tmp_path):
     from vqalib.core import data_registry
 
@@ -120,6 +121,7 @@ def test_commvqa_authors_csv_gives_the_released_row(tmp_path):
     assert (corrected["ci_low"] <= corrected["value"]).all() and (corrected["value"] <= corrected["ci_high"]).all()
 
 
+@pytest.mark.full  # two whole released files under both protocols (tokenizer and METEOR JVMs)
 def test_commvqa_both_conditions_by_item_id_give_the_context_effect(tmp_path):
     from vqalib.papers.commvqa.loading import load_commvqa
 

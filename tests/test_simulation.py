@@ -94,6 +94,7 @@ def test_simulated_study_labels_everything():
     assert "SIMULATED" in human_eval.figure2_summary_text(analysis, study=study.title("x"))
 
 
+@pytest.mark.full
 @pytest.mark.notebook
 def test_notebook_marks_every_simulated_output_and_handles_a_real_file(tmp_path, data_dir):
     out = tmp_path / "figures"

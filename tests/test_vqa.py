@@ -382,6 +382,7 @@ def wait_until(condition, *, what: str, log: Path | None = None, timeout: float 
         time.sleep(0.01)
 
 
+@pytest.mark.full  # CLI runs in subprocesses, one killed: with the two-writer trials in `make test-full`
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_killed_subprocess_resumes_without_loss_or_duplicates(files, tmp_path):
     """SIGKILL a real CLI run midway, rerun the same command: the file equals an uninterrupted run's."""
@@ -455,6 +456,7 @@ def _blocks(records: list[dict]):
         start = end
 
 
+@pytest.mark.full  # CLI runs in subprocesses: with the two-writer trials in `make test-full`
 def test_one_writer_per_run_file_others_are_refused_naming_it_or_wait(files, tmp_path):
     """Real CLI processes on one --out: while one writes, another shard and an identical run are refused with the
     holder named (exit 75); with --wait a run waits, then skips what the first finished: nothing lost or doubled."""
@@ -738,6 +740,7 @@ def test_cli_runs_resumes_and_lists(files, tmp_path, capsys):
     assert cli.main(["models"]) == 0 and "llava-hf/llava-1.5-13b-hf" in capsys.readouterr().out
 
 
+@pytest.mark.full  # starts a local Ray cluster
 def test_ray_engine_writes_the_same_records_as_the_plain_engine(files, tmp_path):
     ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'ray[data]' to test --engine ray")
     items = make_items(3, files["good"])
