@@ -200,3 +200,14 @@ for f in [int(x) for x in args.folds.split(",")]:
         b = f1_score(Y[test][tr][:, cols], pred[tr][:, cols], average="weighted", zero_division=0)
         per = f1_score(Y[test][:, cols], pred[:, cols], average=None, zero_division=0)
         print(f"fold {f} {name}: all {a:.3f} trusted {b:.3f} per {np.round(per, 2)}", flush=True)
+
+done = ~np.isnan(oof).any(axis=1)
+if len(args.folds.split(",")) > 1:  # pooled over the folds run (all five: the cross-validated score)
+    pred = decide(oof[done])
+    tr = trusted[done]
+    for name, cols in (("roles", slice(0, nr)), ("info", slice(nr, None))):
+        a = f1_score(Y[done][:, cols], pred[:, cols], average="weighted", zero_division=0)
+        b = f1_score(Y[done][tr][:, cols], pred[tr][:, cols], average="weighted", zero_division=0)
+        per = f1_score(Y[done][:, cols], pred[:, cols], average=None, zero_division=0)
+        print(f"pooled {name} ({int(done.sum())} sentences): all {a:.3f} trusted {b:.3f} per {np.round(per, 2)}",
+              flush=True)
