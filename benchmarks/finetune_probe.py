@@ -161,6 +161,17 @@ def decide(p):
     return out
 
 
+def report(label, rows):
+    """Weighted F1 (all sources, without GPT-4V) and per-label F1 of the out-of-fold predictions of ``rows``."""
+    pred = decide(oof[rows])
+    tr = trusted[rows]
+    for name, cols in (("roles", slice(0, nr)), ("info", slice(nr, None))):
+        a = f1_score(Y[rows][:, cols], pred[:, cols], average="weighted", zero_division=0)
+        b = f1_score(Y[rows][tr][:, cols], pred[tr][:, cols], average="weighted", zero_division=0)
+        per = f1_score(Y[rows][:, cols], pred[:, cols], average=None, zero_division=0)
+        print(f"{label} {name}: all {a:.3f} trusted {b:.3f} per {np.round(per, 2)}", flush=True)
+
+
 oof = np.full(Y.shape, np.nan)
 for f in [int(x) for x in args.folds.split(",")]:
     train, test = folds[f]
@@ -193,21 +204,8 @@ for f in [int(x) for x in args.folds.split(",")]:
     with torch.inference_mode():
         for rows in batches(test, 128, False):
             oof[rows] = torch.sigmoid(model(rows)).numpy()
-    pred = decide(oof[test])
-    tr = trusted[test]
-    for name, cols in (("roles", slice(0, nr)), ("info", slice(nr, None))):
-        a = f1_score(Y[test][:, cols], pred[:, cols], average="weighted", zero_division=0)
-        b = f1_score(Y[test][tr][:, cols], pred[tr][:, cols], average="weighted", zero_division=0)
-        per = f1_score(Y[test][:, cols], pred[:, cols], average=None, zero_division=0)
-        print(f"fold {f} {name}: all {a:.3f} trusted {b:.3f} per {np.round(per, 2)}", flush=True)
+    report(f"fold {f}", test)
 
 done = ~np.isnan(oof).any(axis=1)
 if len(args.folds.split(",")) > 1:  # pooled over the folds run (all five: the cross-validated score)
-    pred = decide(oof[done])
-    tr = trusted[done]
-    for name, cols in (("roles", slice(0, nr)), ("info", slice(nr, None))):
-        a = f1_score(Y[done][:, cols], pred[:, cols], average="weighted", zero_division=0)
-        b = f1_score(Y[done][tr][:, cols], pred[tr][:, cols], average="weighted", zero_division=0)
-        per = f1_score(Y[done][:, cols], pred[:, cols], average=None, zero_division=0)
-        print(f"pooled {name} ({int(done.sum())} sentences): all {a:.3f} trusted {b:.3f} per {np.round(per, 2)}",
-              flush=True)
+    report(f"pooled ({int(done.sum())} sentences)", done)
