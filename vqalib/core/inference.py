@@ -1,5 +1,5 @@
 """Statistical helpers the three papers' analyses share: the t interval of a mean, percentile bootstrap
-intervals of many means at once and significance marks, written once here so that every paper's analysis
+intervals of many means at once, grouped bootstrap intervals of multi-label F1 and significance marks, written once here so that every paper's analysis
 computes them the same way.
 
 Each paper prints its own marks, so the levels are a parameter: VizWiz-LF Fig. 2 and CommVQA Fig. 4 use
@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 from scipy import stats as scistats
 
 THREE_LEVELS: tuple[tuple[float, str], ...] = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
@@ -106,3 +107,53 @@ def bootstrap_mean_cis(samples: list[np.ndarray], *, n_resamples: int = 1000, co
         means = np.stack([np.asarray(samples[i], dtype=float)[index].mean(axis=-1) for i in members])
         out[members] = scistats.quantile(means, interval, axis=-1)
     return out
+
+
+def grouped_f1_intervals(truth: np.ndarray, predicted: np.ndarray, *, groups, labels: tuple[str, ...], n_boot: int = 1000,
+                 confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Percentile bootstrap intervals of per-label and support-weighted F1 of multi-label predictions, resampling
+    whole groups (VizWiz-LF Tables 9-10: sentences grouped by question).
+
+    A group's rows are drawn together; F1 is computed from the resampled true-positive, false-positive and
+    false-negative counts (0 where a label has none), the average weighted by support as scikit-learn's
+    ``f1_score(average="weighted")``.
+
+    Parameters
+    ----------
+    truth, predicted : numpy.ndarray of shape (n_rows, n_labels)
+        0/1 true and predicted labels.
+    groups : array-like of shape (n_rows,)
+        The group of each row.
+    labels : tuple of str
+        Names of the label columns, then one for the weighted average.
+    n_boot : int, default 1000
+        Number of resamples.
+    confidence : float, default 0.95
+        Coverage of the interval.
+    seed : int, default 0
+        Seed of the resampling.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``name`` (``labels``), ``ci_low``, ``ci_high``.
+    """
+    truth, predicted = np.asarray(truth, dtype=np.int64), np.asarray(predicted, dtype=np.int64)
+    codes, uniques = pd.factorize(pd.Series(np.asarray(groups)), sort=True)
+    counts = np.zeros((len(uniques), truth.shape[1], 3), dtype=np.int64)  # per question: tp, fp, fn
+    np.add.at(counts[:, :, 0], codes, truth & predicted)
+    np.add.at(counts[:, :, 1], codes, (1 - truth) & predicted)
+    np.add.at(counts[:, :, 2], codes, truth & (1 - predicted))
+    rng = np.random.default_rng(seed)
+    draws = np.stack([np.bincount(rng.integers(0, len(uniques), len(uniques)), minlength=len(uniques))
+                      for _ in range(n_boot)])
+    tp, fp, fn = (np.einsum("bq,ql->bl", draws, counts[:, :, k]) for k in range(3))
+    denominator = 2 * tp + fp + fn
+    f1 = np.divide(2 * tp, denominator, out=np.zeros(tp.shape), where=denominator > 0)
+    support = tp + fn
+    total = support.sum(axis=1)
+    weighted = np.divide((f1 * support).sum(axis=1), total, out=np.zeros(n_boot), where=total > 0)
+    values = np.column_stack([f1, weighted])
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail], axis=0)
+    return pd.DataFrame({"name": list(labels), "ci_low": low, "ci_high": high})

@@ -26,6 +26,7 @@ from sklearn.metrics import cohen_kappa_score, f1_score
 
 from vqalib.papers.vizwiz_lf.abstention import abstains
 from vqalib.core import config
+from vqalib.core.inference import grouped_f1_intervals
 from vqalib.papers.vizwiz_lf.classifier import MODEL_DIR, UNTRUSTED_SOURCES, _fit_row_sets, question_folds
 from vqalib.papers.vizwiz_lf.classifier_features import (
     FEATURES_VERSION, HIDDEN_LAYERS, PACKAGED_ENCODER, _labels, encoder_spec, feature_matrix, label_matrix,
@@ -35,7 +36,7 @@ from vqalib.papers.vizwiz_lf.classifier_features import (
 class CVResult:
     """Cross-validated scores (Tables 9-10 layout), per-source scores, out-of-fold predictions."""
 
-    scores: pd.DataFrame  # model, subset, label, f1, support (label "Weighted average" included)
+    scores: pd.DataFrame  # model, subset, label, f1, ci_low, ci_high (the classifier's), support; "Weighted average" included
     by_source: pd.DataFrame  # source, model, weighted_f1, n_sentences
     predictions: pd.DataFrame  # one row per sentence: ids, fold, labels, predicted, p_<label>
     thresholds: pd.DataFrame  # fold x label
@@ -338,11 +339,16 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
     name = f"MiniLM + context ({estimator})"
     tables = []
     for subset, mask in masks.items():
-        for model_name, pred in ((name, predicted), ("Majority", majority_predictions(len(units), kind=kind))):
-            tables.append(f1_table(truth[mask], pred[mask], labels=labels).assign(model=model_name, subset=subset))
+        mine = f1_table(truth[mask], predicted[mask], labels=labels).merge(
+            grouped_f1_intervals(truth[mask], predicted[mask], groups=units["question_id"][mask],
+                                 labels=(*labels, "Weighted average"), seed=seed).rename(columns={"name": "label"}),
+            on="label")
+        tables.append(mine.assign(model=name, subset=subset))
+        tables.append(f1_table(truth[mask], majority_predictions(len(units), kind=kind)[mask], labels=labels)
+                      .assign(model="Majority", subset=subset))
         random_table = randoms[randoms["subset"] == subset].drop(columns="subset").reset_index(drop=True)
         tables.append(random_table.assign(model=f"Random (mean of {n_random})", subset=subset))
-    scores = pd.concat(tables, ignore_index=True)[["model", "subset", "label", "f1", "support"]]
+    scores = pd.concat(tables, ignore_index=True)[["model", "subset", "label", "f1", "ci_low", "ci_high", "support"]]
     by_source = []
     for source, rows in units.groupby("source", sort=False).indices.items():
         for model_name, pred in ((name, predicted), ("Majority", majority_predictions(len(units), kind=kind))):
