@@ -72,7 +72,8 @@ test-full: data lmms-env  ## slow checks (CI runs them too): notebook smoke runs
 	# the kill trials' first and last runs are full `vqalib reproduce` runs in place (warm after `make test`): git
 	# status must be clean after them; this names every cell that moved, if any
 	$(BIN)/vqalib clean
-	# the committed fitted artefacts (data/models/: final classifiers, cross-validation results) equal a refit
+	# the committed fitted artefacts (data/models/: final classifiers, cross-validation results) equal a refit, and
+	# the fine-tuned classifier's committed weights give its committed probabilities on the declared sample
 	$(BIN)/vqalib classify check
 
 bench: data  ## time loading + validation and `make reproduce` (2-core machine), write benchmarks/

@@ -334,12 +334,13 @@ def test_split_sentences_regex():
         vizwiz_lf_labelling.split_sentences("x", splitter="nltk")
 
 
-def test_label_answers_with_the_committed_models():
+@pytest.mark.parametrize("which", ["frozen", "finetuned"])
+def test_label_answers_with_the_committed_models(which):
     frame = pd.DataFrame({
         "model": ["m1", "m1"], "question": ["What is this?", "What color is this shirt?"],
         "answer": ["I cannot tell what this is because the photo is blurry. Please retake it.",
                    "The shirt is dark blue with white stripes. It appears to be made of cotton."]})
-    sentences, answers = vizwiz_lf_labelling.label_answers(frame)
+    sentences, answers = vizwiz_lf_labelling.label_answers(frame, classifier=which)
     assert list(sentences.columns) == ["model", "answer_index", "sentence_index", "sentence", "roles", "info_sources"]
     assert sentences["sentence"].tolist()[:2] == ["I cannot tell what this is because the photo is blurry",
                                                   "Please retake it"]
@@ -349,7 +350,8 @@ def test_label_answers_with_the_committed_models():
     assert answers["abstains"].dtype == bool
     assert answers["abstains"].tolist() == [True, False]  # the committed models get these two clear cases
     assert "Answer Failure" in sentences.loc[0, "roles"]
-    empty_s, empty_a = vizwiz_lf_labelling.label_answers(pd.DataFrame({"question": ["Q?"], "answer": [""]}))
+    empty_s, empty_a = vizwiz_lf_labelling.label_answers(pd.DataFrame({"question": ["Q?"], "answer": [""]}),
+                                                         classifier=which)
     assert empty_s.empty and empty_a["n_sentences"].tolist() == [0] and empty_a["abstains"].tolist() == [False]
 
 

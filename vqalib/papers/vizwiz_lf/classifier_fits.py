@@ -49,7 +49,7 @@ def cv_metadata(result: CVResult, *, seed: int, agreement: pd.DataFrame | None) 
         ``folds``, the classifier's ``f1`` per "subset: label" and ``weighted_f1_by_source``, rounded to
         3 decimals, and ``abstention_agreement`` per source when ``agreement`` is given.
     """
-    mine = result.scores["model"].str.startswith("MiniLM")
+    mine = result.scores["model"].str.startswith("MiniLM")  # the classifier, not a baseline
     meta = {"folds": f"5, grouped by question_id, seed {seed}",
             "f1": {f"{row.subset}: {row.label}": round(float(row.f1), 3) for row in result.scores[mine].itertuples()},
             "weighted_f1_by_source": {

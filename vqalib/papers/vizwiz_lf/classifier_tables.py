@@ -24,8 +24,9 @@ def paper_f1_rows(scores, kind: str) -> pd.DataFrame:
 
     Parameters
     ----------
-    scores : pandas.DataFrame or CVResult
-        ``CVResult.scores`` (``model``, ``subset``, ``label``, ``f1``, ``support``) or the ``CVResult``.
+    scores : pandas.DataFrame, CVResult, or a list of them
+        ``CVResult.scores`` (``model``, ``subset``, ``label``, ``f1``, ``support``, optionally ``ci_low`` and
+        ``ci_high``) or the ``CVResult``; a list is stacked in order, its None entries skipped.
     kind : {"role", "info"}
         Which labels were classified.
 
@@ -37,6 +38,8 @@ def paper_f1_rows(scores, kind: str) -> pd.DataFrame:
         ``subset`` dropped. Ready for :func:`vqalib.core.report.compare` with ``value="f1"``.
     """
     name = _PAPER_NAMES[kind]
+    if isinstance(scores, (list, tuple)):
+        scores = pd.concat([getattr(s, "scores", s) for s in scores if s is not None], ignore_index=True)
     scores = getattr(scores, "scores", scores)
     ours = scores[scores["subset"] == "all"].copy()
     ours[PAPER_KEYS[kind]] = ours["label"].map(lambda x: "Average" if x == "Weighted average" else name(x))
@@ -49,17 +52,39 @@ def f1_overview(results: Mapping) -> pd.DataFrame:
 
     Parameters
     ----------
-    results : mapping of str to CVResult or pandas.DataFrame
-        Per kind (``"role"``, ``"info"``) a ``CVResult`` or its ``scores``.
+    results : mapping of str to CVResult, pandas.DataFrame or a list of them
+        Per kind (``"role"``, ``"info"``) a ``CVResult`` or its ``scores``, or several (None entries skipped).
 
     Returns
     -------
     pandas.DataFrame
         F1 with rows (kind, label) and columns (model, subset), rounded to 3 decimals.
     """
-    scores = pd.concat([getattr(r, "scores", r).assign(kind=k) for k, r in results.items()])
+    scores = pd.concat([getattr(r, "scores", r).assign(kind=k) for k, several in results.items()
+                        for r in (several if isinstance(several, (list, tuple)) else [several]) if r is not None])
     return scores.pivot_table(index=["kind", "label"], columns=["model", "subset"], values="f1",
                               sort=False).round(3)
+
+
+def agreement_by_classifier(results: Mapping) -> pd.DataFrame:
+    """Per classifier and source, the answer-level abstention decision from its out-of-fold roles against the
+    one from the released labels (VizWiz-LF §7, Table 5; :func:`~vqalib.papers.vizwiz_lf.classifier_cv.abstention_agreement`).
+
+    Parameters
+    ----------
+    results : mapping of str to CVResult
+        Per classifier name, its role cross-validation.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``classifier`` then the agreement columns, classifiers in the mapping's order.
+    """
+    from vqalib.papers.vizwiz_lf.classifier_cv import abstention_agreement
+
+    frames = [abstention_agreement(result.predictions).assign(classifier=name) for name, result in results.items()]
+    table = pd.concat(frames, ignore_index=True)
+    return table[["classifier", *[c for c in table.columns if c != "classifier"]]]
 
 
 def rederived_abstention(answers: pd.DataFrame, predictions: pd.DataFrame, agreement: pd.DataFrame) -> pd.DataFrame:

@@ -92,7 +92,7 @@ def default_models() -> tuple[SentenceClassifier, SentenceClassifier]:
 
 
 def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None = None,
-                  info_model: SentenceClassifier | None = None, splitter: str = "auto",
+                  info_model: SentenceClassifier | None = None, classifier: str | None = None, splitter: str = "auto",
                   cache_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Label new long-form answers offline: sentences, roles, information sources, abstention
     (VizWiz-LF §4 roles and §7 abstention, without GPT-4).
@@ -102,7 +102,10 @@ def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None 
     frame : pandas.DataFrame
         ``question`` and ``answer`` and any id columns (every other column is carried as an id).
     role_model, info_model : SentenceClassifier, optional
-        The classifiers; default the committed ones (:func:`default_models`).
+        Frozen-feature classifiers to use; default the committed ones (:func:`default_models`).
+    classifier : {"frozen", "finetuned"}, optional
+        Which committed classifier labels when no model is given; default the selected one
+        (:func:`vqalib.papers.vizwiz_lf.classifier_choice.selected`).
     splitter : {"auto", "spacy", "regex"}, default "auto"
         As in :func:`split_sentences`.
     cache_dir : Path, optional
@@ -115,7 +118,13 @@ def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None 
         ``sentence_index``, ``sentence``, ``roles``, ``info_sources``) and ``frame`` with ``n_sentences``,
         ``roles`` and ``info_sources`` (taxonomy order) and ``abstains`` (a sentence has Answer Failure) added.
     """
-    if role_model is None or info_model is None:
+    if role_model is None and info_model is None:
+        from vqalib.papers.vizwiz_lf import classifier_choice
+
+        classifier = classifier or classifier_choice.selected()
+    else:
+        classifier = "frozen"  # models passed in are frozen-feature ones
+    if classifier == "frozen" and (role_model is None or info_model is None):
         default_role, default_info = default_models()
         role_model, info_model = role_model or default_role, info_model or default_info
     ids = [c for c in frame.columns if c not in ("question", "answer")]
@@ -127,8 +136,16 @@ def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None 
     units = pd.DataFrame(records, columns=["answer_index", "sentence_index", "sentence", "question"])
     units["answer_id"] = units["answer_index"].astype(str)
     sentences = units.copy()
+    if classifier == "finetuned":
+        from vqalib.papers.vizwiz_lf import classifier_finetune
+
+        chosen = classifier_finetune.decide(classifier_finetune.predict_proba(units))
+        labels = classifier_finetune.LABELS
+        n_roles = classifier_finetune.N_ROLES
+        sentences["roles"] = [tuple(x for x, y in zip(labels[:n_roles], row[:n_roles]) if y) for row in chosen]
+        sentences["info_sources"] = [tuple(x for x, y in zip(labels[n_roles:], row[n_roles:]) if y) for row in chosen]
     features: dict[str, np.ndarray] = {}  # per encoder: both models normally share one
-    for name, model in (("roles", role_model), ("info_sources", info_model)):
+    for name, model in (("roles", role_model), ("info_sources", info_model)) if classifier == "frozen" else ():
         if len(units):
             if model.encoder not in features:
                 features[model.encoder] = feature_matrix(units, encoder=model.encoder, cache_dir=cache_dir)

@@ -27,8 +27,8 @@ from vqalib.papers.vizwiz_lf.scoring_labels import label_model_answers
 from vqalib.papers.vizwiz_lf.wordcounts import count_words, long_format, word_count_table
 
 TABLE4_METRICS = ("lex_overlap", "rouge", "meteor", "bertscore")
-CLASSIFIER_NOTE = ("labels from the offline classifier (data/models/); its measured error is in the "
-                   "classifier_error table")
+CLASSIFIER_NOTE = ("labels from the selected offline classifier (data/models/, vizwiz-lf_classifier_selection); "
+                   "its measured error is in the classifier_error table")
 
 
 def model_answers(matched: pd.DataFrame, *, model: str, released: pd.DataFrame) -> pd.DataFrame:
@@ -122,9 +122,10 @@ def table5_row(answers: pd.DataFrame) -> pd.DataFrame:
 def classifier_error(*, figures_dir: str | Path | None = None) -> pd.DataFrame:
     """The offline classifier's measured error beside every classifier-derived number (Tables 2, 3, 5).
 
-    Read from the committed tables notebook 05 computes by 5-fold cross-validation on the released answers:
-    abstention agreement with the released labels per released model, with its 95% interval
-    (``vizwiz-lf_table05_abstention_offline_classifier``), and per-label F1 (``vizwiz-lf_table09``/``table10``).
+    Read from the committed tables notebook 05 computes by 5-fold cross-validation on the released answers, for
+    the classifier that labels answers (:func:`vqalib.papers.vizwiz_lf.classifier_choice.selected`): abstention agreement with the
+    released labels per released model, with its 95% interval (``vizwiz-lf_table05_abstention_offline_classifier``),
+    and per-label F1 with its 95% bootstrap interval (``vizwiz-lf_table09``/``table10``).
 
     Parameters
     ----------
@@ -134,9 +135,12 @@ def classifier_error(*, figures_dir: str | Path | None = None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``table``, ``label``, ``measure``, ``source``, ``value``, ``ci_low``, ``ci_high``.
+        ``table``, ``label``, ``measure``, ``source``, ``value``, ``ci_low``, ``ci_high``, ``classifier``.
     """
+    from vqalib.papers.vizwiz_lf import classifier_choice
+
     folder = report.figures_dir(figures_dir)
+    chosen = classifier_choice.NAMES[classifier_choice.selected()]
     rows = []
     agreement = pd.read_csv(folder / "vizwiz-lf_table05_abstention_offline_classifier.csv")
     for r in agreement.itertuples(index=False):
@@ -146,12 +150,11 @@ def classifier_error(*, figures_dir: str | Path | None = None) -> pd.DataFrame:
     for stem, table, label in (("vizwiz-lf_table09_role_classifier_f1", "Table 2", "role"),
                                ("vizwiz-lf_table10_info_classifier_f1", "Table 3", "info_source")):
         f1 = pd.read_csv(folder / f"{stem}.csv")
-        ours = f1[f1["model"].str.startswith("MiniLM")]
-        for r in ours.itertuples(index=False):
+        for r in f1[f1["model"] == chosen].itertuples(index=False):
             rows.append({"table": table, "label": getattr(r, label), "measure": "F1 (out of fold)",
-                         "source": "all released models", "value": r.reproduced, "ci_low": np.nan,
-                         "ci_high": np.nan})
-    return pd.DataFrame(rows)
+                         "source": "all released models", "value": r.reproduced, "ci_low": r.ci_low,
+                         "ci_high": r.ci_high})
+    return pd.DataFrame(rows).assign(classifier=chosen)
 
 
 def paired_differences(scores: pd.DataFrame, *, model: str, n_resamples: int = 1000, seed: int = 0,

@@ -1,11 +1,11 @@
 """Sentence roles and information sources of a new model's VizWiz-LF answers, cross-fitted (§4, Tables 2, 3, 5).
 
-A scorecard labels a model's answers with the committed offline classifiers
-(:func:`vqalib.papers.vizwiz_lf.labelling.label_answers`). Those classifiers were fitted on the released
+A scorecard labels a model's answers with the selected committed offline classifier
+(:func:`vqalib.papers.vizwiz_lf.labelling.label_answers`, :mod:`vqalib.papers.vizwiz_lf.classifier_choice`). Those classifiers were fitted on the released
 answers, so an answer whose text *is* a released answer of that question (a released model scored again, or
 a model that happens to say exactly what one said) would get in-sample labels, better than the classifier
 really is. Such answers get the out-of-fold labels instead: each of its release sentences labelled by the
-cross-validation fold that held the question out (:func:`vqalib.papers.vizwiz_lf.classifier_cv.cross_validate`),
+cross-validation fold that held the question out (:func:`vqalib.papers.vizwiz_lf.classifier_choice.selected_cv`),
 the labels behind ``figures/vizwiz-lf_table05_abstention_offline_classifier``. Every other answer gets the
 final classifiers' labels. Cross-validation runs only when some answer matches.
 """
@@ -63,12 +63,12 @@ def out_of_fold_sentences(matches: pd.DataFrame, *, sentences: pd.DataFrame, ans
     pandas.DataFrame
         ``released_source``, ``question_id``, ``sentence_index``, ``sentence``, ``roles``, ``info_sources``.
     """
-    from vqalib.papers.vizwiz_lf.classifier_cv import cross_validate
+    from vqalib.papers.vizwiz_lf.classifier_choice import selected_cv
 
     keys = set(zip(matches["released_source"], matches["question_id"].astype(int)))
     predicted = {}
     for kind, column in (("role", "roles"), ("info", "info_sources")):
-        cv = cross_validate(sentences, answers, kind=kind, cache_dir=cache_dir)
+        cv = selected_cv(sentences, answers, kind=kind, cache_dir=cache_dir)
         p = cv.predictions
         p = p[[(s, int(q)) in keys for s, q in zip(p["source"], p["question_id"])]]
         predicted[column] = p.set_index(["source", "question_id", "sentence_index"])["predicted"]
@@ -84,15 +84,19 @@ LABELS_CACHE_VERSION = 1
 
 
 def _labels_key(frame: pd.DataFrame, *, splitter: str) -> str:
-    """SHA-256 of everything the labels depend on: the committed classifiers' bytes, the splitter, the texts."""
+    """SHA-256 of everything the labels depend on: the committed classifiers' bytes (which one labels follows
+    from them), the splitter, the texts."""
     import importlib.util
 
     from vqalib.papers.vizwiz_lf.classifier import MODEL_PATHS
+    from vqalib.papers.vizwiz_lf.classifier_finetune import FINETUNED_DIR, WEIGHTS_FILE
 
     spacy = importlib.util.find_spec("spacy") is not None  # "auto" splits with spaCy when it is installed
     digest = hashlib.sha256(f"v{LABELS_CACHE_VERSION}|{splitter}|spacy={spacy}".encode())
     for name in sorted(MODEL_PATHS):
         digest.update(Path(MODEL_PATHS[name]).read_bytes())
+    if (FINETUNED_DIR / WEIGHTS_FILE).is_file():
+        digest.update((FINETUNED_DIR / WEIGHTS_FILE).read_bytes())
     digest.update(json.dumps([[int(q), str(t), str(a)] for q, t, a in
                               zip(frame["question_id"], frame["question"], frame["answer"])]).encode("utf-8"))
     return digest.hexdigest()

@@ -1,0 +1,177 @@
+"""Which offline classifier labels answers: the frozen-feature MLP or the fine-tuned MiniLM (VizWiz-LF Tables 9-10,
+the labels behind Tables 2, 3 and 5 of a scorecard and notebook 05's re-derived abstention).
+
+The rule: the one with the higher cross-validated weighted F1 of roles over all seven sources (the number the
+paper's GPT-4 is judged by in Table 9), as recorded in each committed model's metadata; on a tie, or when the
+fine-tuned model's files are absent or were made for other inputs, the frozen-feature MLP. Roles decide
+abstention, so one classifier labels roles and information sources alike.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.papers.vizwiz_lf import classifier_finetune, classifier_finetune_fits
+from vqalib.papers.vizwiz_lf.classifier import MODEL_PATHS
+from vqalib.papers.vizwiz_lf.classifier_cv import CVResult, cross_validate
+from vqalib.papers.vizwiz_lf.classifier_features import sentence_units
+
+FROZEN, FINETUNED = "frozen", "finetuned"
+NAMES = {FROZEN: "MiniLM + context (mlp)", FINETUNED: classifier_finetune_fits.MODEL_NAME}
+SCORE = "all: Weighted average"  # the recorded role score compared
+
+
+def recorded_scores(*, models_dir: Path | None = None) -> dict[str, float]:
+    """The cross-validated weighted F1 of roles (all sources) recorded in each committed model's metadata.
+
+    Parameters
+    ----------
+    models_dir : Path, optional
+        The committed model folder; default ``data/models``.
+
+    Returns
+    -------
+    dict of str to float
+        :data:`FROZEN` and, when its weights are committed, :data:`FINETUNED`.
+    """
+    from safetensors import safe_open
+
+    from vqalib.papers.vizwiz_lf.classifier_io import load
+
+    frozen_path = MODEL_PATHS["role"] if models_dir is None else Path(models_dir) / MODEL_PATHS["role"].name
+    scores = {FROZEN: float(load(frozen_path).metadata["cross_validation"]["f1"][SCORE])}
+    folder = classifier_finetune.FINETUNED_DIR if models_dir is None else Path(models_dir) / "finetuned"
+    weights = folder / classifier_finetune.WEIGHTS_FILE
+    if weights.is_file():
+        with safe_open(str(weights), framework="pt") as handle:
+            metadata = json.loads((handle.metadata() or {}).get("vqalib", "{}"))
+        recorded = metadata.get("cross_validation", {}).get("role", {}).get("f1", {}).get(SCORE)
+        if recorded is not None:
+            scores[FINETUNED] = float(recorded)
+    return scores
+
+
+def choose(scores: dict[str, float]) -> str:
+    """:data:`FINETUNED` when its score is strictly higher than :data:`FROZEN`'s, else :data:`FROZEN`.
+
+    Parameters
+    ----------
+    scores : dict of str to float
+        :func:`recorded_scores`.
+
+    Returns
+    -------
+    str
+    """
+    return FINETUNED if scores.get(FINETUNED, float("-inf")) > scores[FROZEN] else FROZEN
+
+
+def selected(*, models_dir: Path | None = None) -> str:
+    """The classifier that labels answers (module docstring): :data:`FROZEN` or :data:`FINETUNED`.
+
+    Parameters
+    ----------
+    models_dir : Path, optional
+        The committed model folder; default ``data/models``.
+
+    Returns
+    -------
+    str
+    """
+    return choose(recorded_scores(models_dir=models_dir))
+
+
+def finetuned_cv(sentences: pd.DataFrame, answers: pd.DataFrame) -> dict[str, CVResult] | None:
+    """The fine-tuned classifier's committed out-of-fold results per kind, or None when they were not made
+    from these sentences (Tables 9-10).
+
+    Parameters
+    ----------
+    sentences, answers : pandas.DataFrame
+        The release, or a part of it (whole answers).
+
+    Returns
+    -------
+    dict of str to CVResult, or None
+    """
+    units = sentence_units(sentences, answers).reset_index(drop=True)
+    result = classifier_finetune_fits.read_out_of_fold(units)
+    return None if result is None else classifier_finetune_fits.cv_results(units, result)
+
+
+def selected_cv(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str, cache_dir: Path | None = None) -> CVResult:
+    """Out-of-fold results of the selected classifier (:func:`selected`) for ``kind`` (``"role"`` or ``"info"``).
+
+    Parameters
+    ----------
+    sentences, answers : pandas.DataFrame
+        The release.
+    kind : {"role", "info"}
+    cache_dir : Path, optional
+        The embedding cache of the frozen classifier (None: the shared default).
+
+    Returns
+    -------
+    CVResult
+    """
+    if selected() == FINETUNED and (finetuned := finetuned_cv(sentences, answers)) is not None:
+        return finetuned[kind]
+    return cross_validate(sentences, answers, kind=kind, cache_dir=cache_dir)
+
+
+def selection_table(frozen: dict[str, CVResult], finetuned: dict[str, CVResult] | None, *,
+                    choice: str, not_run: str = "") -> pd.DataFrame:
+    """Both classifiers' cross-validated weighted F1 (with 95% intervals) per kind and subset, and which one
+    labels answers (VizWiz-LF Tables 9-10; the choice of :func:`selected`).
+
+    Parameters
+    ----------
+    frozen, finetuned : dict of str to CVResult
+        Per kind (``"role"``, ``"info"``); ``finetuned`` None when its results are not available.
+    choice : str
+        :func:`selected`'s answer.
+    not_run : str
+        Why ``finetuned`` is None (shown in its row).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``classifier``, ``kind``, ``subset``, ``weighted_f1``, ``ci_low``, ``ci_high``, ``selected``, ``note``.
+    """
+    rows = []
+    for key, results in ((FROZEN, frozen), (FINETUNED, finetuned)):
+        if results is None:
+            rows.append({"classifier": NAMES[key], "kind": "role", "subset": "all", "selected": choice == key,
+                         "note": not_run})
+            continue
+        for kind, result in results.items():
+            scores = result.scores
+            mine = scores[(scores["model"] == NAMES[key]) & (scores["label"] == "Weighted average")]
+            for row in mine.itertuples():
+                rows.append({"classifier": NAMES[key], "kind": kind, "subset": row.subset, "weighted_f1": row.f1,
+                             "ci_low": row.ci_low, "ci_high": row.ci_high, "selected": choice == key, "note": ""})
+    columns = ["classifier", "kind", "subset", "weighted_f1", "ci_low", "ci_high", "selected", "note"]
+    return pd.DataFrame(rows).reindex(columns=columns)
+
+
+def used(frozen: dict[str, CVResult], finetuned: dict[str, CVResult] | None, *, choice: str) -> tuple[str, dict]:
+    """The name and out-of-fold results of the classifier that labels answers: ``finetuned`` when chosen and
+    available, else ``frozen`` (as :func:`selected_cv` decides for a scorecard).
+
+    Parameters
+    ----------
+    frozen, finetuned : dict of str to CVResult
+        Per kind; ``finetuned`` may be None.
+    choice : str
+        :func:`selected`'s answer.
+
+    Returns
+    -------
+    (str, dict of str to CVResult)
+    """
+    if choice == FINETUNED and finetuned is not None:
+        return NAMES[FINETUNED], finetuned
+    return NAMES[FROZEN], frozen
