@@ -8,8 +8,9 @@ from vqalib.core.specs import FOLLOWS, ModelDerived, Relation, Spec, Tolerance, 
 
 # --- the reasons shared by several entries ---------------------------------------------------
 
-CLASSIFIER = ("the offline MiniLM + MLP role classifier: float64 features and training, identical on the CPUs "
-              "and thread counts checked; a decision flip elsewhere moves a rate by about 1/600")
+CLASSIFIER = ("the offline role classifiers: the MiniLM + MLP's float64 features and training, and the fine-tuned "
+              "MiniLM's committed out-of-fold probabilities and float64 inference rounded to 1e-6, identical on the "
+              "CPUs and thread counts checked; a decision flip elsewhere moves a rate by about 1/600")
 EMBEDDING = "MiniLM sentence embeddings (float64, rounded to 1e-6: identical on the CPUs and thread counts checked)"
 NER = ("spaCy en_core_web_sm in float32 through BLIS, whose kernel is chosen per CPU and cannot be pinned "
        "(BLIS_ARCH_TYPE is not honoured by the installed build): an entity decision may flip on another CPU")
@@ -176,16 +177,22 @@ ENTRIES: list[Spec] = [
        "vqalib.papers.vizwiz_lf.classifier_cv.cross_validate", paper_table="vizwiz-lf_table09_role_classifier_f1", value="f1",
        keys=("model", "role"), printed_column=("role",), tolerance=Tolerance(units=2, decimals=2), known="table09",
        relation=Relation(default="analogous", reasons=(("analogous", OFFLINE_CLASSIFIER),)),
-       model_derived=ModelDerived((("reproduced", _rate), ("diff", _F), ("within_tolerance", _F)), CLASSIFIER,
-                                  where=("model", ("MiniLM + context (mlp)",)))),
+       model_derived=ModelDerived((("reproduced", _rate), ("ci_low", _rate), ("ci_high", _rate), ("diff", _F),
+                                   ("within_tolerance", _F)), CLASSIFIER,
+                                  where=("model", ("MiniLM + context (mlp)", "MiniLM fine-tuned")))),
     _t("vizwiz-lf_table10_info_classifier_f1", "05_abstention", "VizWiz-LF", "Table 10",
        "VizWiz-LF Table 10: per-source F1, offline classifier vs released labels (paper: GPT-4 vs human labels)",
        "vqalib.papers.vizwiz_lf.classifier_cv.cross_validate", paper_table="vizwiz-lf_table10_info_classifier_f1", value="f1",
        keys=("model", "info_source"), printed_column=("info_source",), tolerance=Tolerance(units=2, decimals=2),
        known="table10",
        relation=Relation(default="analogous", reasons=(("analogous", OFFLINE_CLASSIFIER),)),
-       model_derived=ModelDerived((("reproduced", _rate), ("diff", _F), ("within_tolerance", _F)), CLASSIFIER,
-                                  where=("model", ("MiniLM + context (mlp)",)))),
+       model_derived=ModelDerived((("reproduced", _rate), ("ci_low", _rate), ("ci_high", _rate), ("diff", _F),
+                                   ("within_tolerance", _F)), CLASSIFIER,
+                                  where=("model", ("MiniLM + context (mlp)", "MiniLM fine-tuned")))),
+    _t("vizwiz-lf_classifier_selection", "05_abstention", "VizWiz-LF", "Tables 9-10",
+       "VizWiz-LF offline classifiers: cross-validated weighted F1 and the one that labels answers",
+       "vqalib.papers.vizwiz_lf.classifier_choice.selection_table",
+       model_derived=ModelDerived((("weighted_f1", _rate), ("ci_low", _rate), ("ci_high", _rate)), CLASSIFIER)),
     _t("vizwiz-lf_classifier_label_noise", "05_abstention", "VizWiz-LF", "Tables 9-10",
        "VizWiz-LF released sentence labels: noise measures", "vqalib.papers.vizwiz_lf.label_noise.label_noise",
        model_derived=ModelDerived((("value", _rate), ("n", 3)), CLASSIFIER,
@@ -196,6 +203,12 @@ ENTRIES: list[Spec] = [
        model_derived=ModelDerived(tuple((c, _rate) for c in (
            "abstain_predicted", "agreement", "agreement_ci_low", "agreement_ci_high", "kappa", "agreement_next_answer",
            "kappa_next_answer", "abs-acc", "abs-prec", "abs-recall", "abs-f1")) + (("abs-%", 0.5),), CLASSIFIER)),
+    _t("vizwiz-lf_table05_abstention_agreement_by_classifier", "05_abstention", "VizWiz-LF", "Table 5",
+       "VizWiz-LF abstention from each offline classifier: agreement with the labels per source",
+       "vqalib.papers.vizwiz_lf.classifier_tables.agreement_by_classifier",
+       model_derived=ModelDerived(tuple((c, _rate) for c in (
+           "abstain_predicted", "agreement", "agreement_ci_low", "agreement_ci_high", "kappa", "agreement_next_answer",
+           "kappa_next_answer")), CLASSIFIER)),
     _t("vizwiz-lf_table05_abstention_decision_rules", "05_abstention", "VizWiz-LF", "Table 5",
        "VizWiz-LF abstention from the offline classifier: agreement with the labels under two answer-level rules",
        "vqalib.papers.vizwiz_lf.classifier_cv.abstention_decision_variants",
