@@ -97,9 +97,9 @@ STATUS: tuple[NotebookStatus, ...] = (
                             where=(("model", "MiniLM + context (mlp)"), ("role", "Average"))),
                    Headline("fine-tuned MiniLM {reproduced:.2f}", table="vizwiz-lf_table09_role_classifier_f1",
                             where=(("model", "MiniLM fine-tuned"), ("role", "Average"))),
-                   Headline("abstention from it agrees with the label-based decision on at least {criterion:.0%} of "
-                            "answers for {n_reached} of {n} sources; Expert {expert:.2f} (95% interval "
-                            "{expert_low:.2f}–{expert_high:.2f}), GPT-4V {gpt4v:.2f}",
+                   Headline("abstention from the one that labels answers agrees with the label-based decision on at least {criterion:.0%} of "
+                            "answers for {n_reached} of {n} sources; Expert {expert:.3f} (95% interval "
+                            "{expert_low:.3f}–{expert_high:.3f}), GPT-4V {gpt4v:.3f}",
                             summary="abstention_agreement"))),
     NotebookStatus(
         "06_afgv_tiers",
