@@ -131,6 +131,7 @@ def tiny(vizwiz):
     return units, settings, ft.fit(units, settings=settings, echo=lambda line: None)
 
 
+@pytest.mark.full  # trains a network (about 15 s)
 def test_saved_weights_are_float16_safetensors_and_predict_the_same_on_one_thread(tiny, tmp_path):
     import torch
 

@@ -30,6 +30,7 @@ def pycocoevalcap_meteor():
     del reference
 
 
+@pytest.mark.full  # pycocoevalcap's own METEOR JVM (about 20 s with the next test)
 def test_rouge_and_meteor_bounds_and_meteor_equals_pycocoevalcap_compute_score(pycocoevalcap_meteor):
     refs = ["the car is red", "pasta sauce", "the car is red", "pasta sauce", "a man named bob"]
     cands = ["the car is red", "a photo of a dog", "the red car", "sauce", ""]
@@ -49,6 +50,7 @@ METEOR_REFS = [["a red shirt", "the shirt is red"], ["a man", "a man named bob"]
 METEOR_CANDS = ["the shirt is red", "", "it is in paris", "she is eating an apple"]
 
 
+@pytest.mark.full  # pycocoevalcap's own METEOR JVM
 def test_meteor_session_equals_compute_score_and_pools_exactly(pycocoevalcap_meteor):
     expected, expected_seg = pycocoevalcap_meteor.compute_score({i: r for i, r in enumerate(METEOR_REFS)},
                                                                 {i: [c] for i, c in enumerate(METEOR_CANDS)})
