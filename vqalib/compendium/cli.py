@@ -164,10 +164,10 @@ def _classify(args: argparse.Namespace) -> int:
                                            "same labels"))
         return 1 if problems or sample else 0
     out = args.out if args.out is not None else MODEL_DIR
-    written = [] if args.finetuned else write_fits(data.sentences, data.answers, out=out, seed=args.seed,
-                                                   estimator=args.estimator)
     if args.finetuned:
         written = classifier_finetune_fits.write_all(units, out=Path(out) / "finetuned")
+    else:
+        written = write_fits(data.sentences, data.answers, out=out, seed=args.seed, estimator=args.estimator)
     for path in written:
         print(f"saved {path} ({path.stat().st_size / 1024:.0f} KiB)")
     return 0

@@ -9,7 +9,6 @@ abstention, so one classifier labels roles and information sources alike.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -37,8 +36,6 @@ def recorded_scores(*, models_dir: Path | None = None) -> dict[str, float]:
     dict of str to float
         :data:`FROZEN` and, when its weights are committed, :data:`FINETUNED`.
     """
-    from safetensors import safe_open
-
     from vqalib.papers.vizwiz_lf.classifier_io import load
 
     frozen_path = MODEL_PATHS["role"] if models_dir is None else Path(models_dir) / MODEL_PATHS["role"].name
@@ -46,8 +43,7 @@ def recorded_scores(*, models_dir: Path | None = None) -> dict[str, float]:
     folder = classifier_finetune.FINETUNED_DIR if models_dir is None else Path(models_dir) / "finetuned"
     weights = folder / classifier_finetune.WEIGHTS_FILE
     if weights.is_file():
-        with safe_open(str(weights), framework="pt") as handle:
-            metadata = json.loads((handle.metadata() or {}).get("vqalib", "{}"))
+        metadata = classifier_finetune.read_metadata(weights)
         recorded = metadata.get("cross_validation", {}).get("role", {}).get("f1", {}).get(SCORE)
         if recorded is not None:
             scores[FINETUNED] = float(recorded)
@@ -102,24 +98,23 @@ def finetuned_cv(sentences: pd.DataFrame, answers: pd.DataFrame) -> dict[str, CV
     return None if result is None else classifier_finetune_fits.cv_results(units, result)
 
 
-def selected_cv(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str, cache_dir: Path | None = None) -> CVResult:
-    """Out-of-fold results of the selected classifier (:func:`selected`) for ``kind`` (``"role"`` or ``"info"``).
+def selected_cv(sentences: pd.DataFrame, answers: pd.DataFrame, *, cache_dir: Path | None = None) -> dict[str, CVResult]:
+    """Out-of-fold results of the selected classifier (:func:`selected`), per kind (``"role"``, ``"info"``).
 
     Parameters
     ----------
     sentences, answers : pandas.DataFrame
         The release.
-    kind : {"role", "info"}
     cache_dir : Path, optional
         The embedding cache of the frozen classifier (None: the shared default).
 
     Returns
     -------
-    CVResult
+    dict of str to CVResult
     """
     if selected() == FINETUNED and (finetuned := finetuned_cv(sentences, answers)) is not None:
-        return finetuned[kind]
-    return cross_validate(sentences, answers, kind=kind, cache_dir=cache_dir)
+        return finetuned
+    return {kind: cross_validate(sentences, answers, kind=kind, cache_dir=cache_dir) for kind in ("role", "info")}
 
 
 def selection_table(frozen: dict[str, CVResult], finetuned: dict[str, CVResult] | None, *,

@@ -259,6 +259,15 @@ def truth_matrix(units: pd.DataFrame) -> np.ndarray:
 
 # --- the committed model: save, load, predict ---------------------------------------------------
 
+def _training_inputs(units: pd.DataFrame, *, settings: dict, what: str):
+    """The base model (float32) and the frozen-part states of ``units`` for training (a declared model call)."""
+    import torch
+
+    config.model_call(f"fine-tuning all-MiniLM-L6-v2 on {what}")
+    base = _base()
+    return base, _Inputs(units, base=base, top=settings["top"], max_length=settings["max_length"], dtype=torch.float32)
+
+
 def fit(units: pd.DataFrame, *, settings: dict = SETTINGS, echo=print):
     """Train the final network on every trusted release sentence (the committed model).
 
@@ -276,13 +285,9 @@ def fit(units: pd.DataFrame, *, settings: dict = SETTINGS, echo=print):
     torch.nn.Module
         The trained network (float32, eval mode).
     """
-    import torch
-
     units = units.reset_index(drop=True)
     trusted = np.flatnonzero(~units["source"].isin(UNTRUSTED_SOURCES).to_numpy())
-    config.model_call(f"fine-tuning all-MiniLM-L6-v2 on {len(trusted)} sentences")
-    base = _base()
-    inputs = _Inputs(units, base=base, top=settings["top"], max_length=settings["max_length"], dtype=torch.float32)
+    base, inputs = _training_inputs(units, settings=settings, what=f"{len(trusted)} sentences")
     echo(f"final model: training on {len(trusted)} sentences")
     return _train(inputs, truth_matrix(units), trusted, base=base, settings=settings, echo=echo)
 
@@ -310,6 +315,24 @@ def save(net, path: Path, *, metadata: dict) -> Path:
     return write_atomic(Path(path), to_bytes(tensors, metadata={"vqalib": json.dumps(metadata, sort_keys=True)}))
 
 
+def read_metadata(path: Path = FINETUNED_DIR / WEIGHTS_FILE) -> dict:
+    """The settings, times and scores :func:`save` wrote into a weights file's header (no tensor is read).
+
+    Parameters
+    ----------
+    path : Path
+        A file written by :func:`save`.
+
+    Returns
+    -------
+    dict
+    """
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as handle:
+        return json.loads((handle.metadata() or {}).get("vqalib", "{}"))
+
+
 def load(path: Path = FINETUNED_DIR / WEIGHTS_FILE):
     """The committed network in float64 (inference) and its metadata.
 
@@ -324,13 +347,10 @@ def load(path: Path = FINETUNED_DIR / WEIGHTS_FILE):
         The network, float64 and in eval mode, and the header's metadata.
     """
     import torch
-    from safetensors import safe_open
     from safetensors.torch import load as from_bytes
 
-    path = Path(path)
-    data = path.read_bytes()
-    with safe_open(str(path), framework="pt") as handle:
-        metadata = json.loads((handle.metadata() or {}).get("vqalib", "{}"))
+    data = Path(path).read_bytes()
+    metadata = read_metadata(path)
     settings = metadata.get("settings", SETTINGS)
     net = _network(_base(), top=settings["top"], dropout=settings["dropout"])
     state = {name: value.to(torch.float64) for name, value in from_bytes(data).items()}

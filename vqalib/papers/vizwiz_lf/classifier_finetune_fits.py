@@ -26,14 +26,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vqalib.core import config
 from vqalib.core.encoders import DECIMALS, model_identity
 from vqalib.core.inference import grouped_f1_intervals
 from vqalib.core.io import write_atomic
 from vqalib.papers.vizwiz_lf.classifier import UNTRUSTED_SOURCES, question_folds
 from vqalib.papers.vizwiz_lf.classifier_finetune import (
-    FINETUNED_DIR, LABELS, N_ROLES, SETTINGS, WEIGHTS_FILE, _base, _Inputs, _probabilities, _train, decide, fit, load,
-    pair_texts, predict_proba, save, truth_matrix)
+    FINETUNED_DIR, LABELS, N_ROLES, SETTINGS, WEIGHTS_FILE, _probabilities, _train, _training_inputs, decide, fit,
+    load, pair_texts, predict_proba, save, truth_matrix)
 
 OUT_OF_FOLD_FILE = "out_of_fold.npz"
 CHECK_FILE = "check_sample.npz"
@@ -103,15 +102,11 @@ def cross_validate(units: pd.DataFrame, *, settings: dict = SETTINGS, echo=print
         ``probabilities`` (n, len(LABELS), rounded), ``fold`` (n,), ``key`` (:func:`settings_key`),
         ``row_keys`` (:func:`row_keys`), ``seconds`` (per fold).
     """
-    import torch
-
     units = units.reset_index(drop=True)
     truth = truth_matrix(units)
     folds = question_folds(units, n_splits=settings["n_splits"], seed=settings["seed"])
     trusted = ~units["source"].isin(UNTRUSTED_SOURCES).to_numpy()
-    config.model_call(f"fine-tuning all-MiniLM-L6-v2 on {len(units)} sentences, {len(folds)} folds")
-    base = _base()
-    inputs = _Inputs(units, base=base, top=settings["top"], max_length=settings["max_length"], dtype=torch.float32)
+    base, inputs = _training_inputs(units, settings=settings, what=f"{len(units)} sentences, {len(folds)} folds")
     probabilities = np.full(truth.shape, np.nan)
     fold_of = np.full(len(units), -1)
     seconds = []

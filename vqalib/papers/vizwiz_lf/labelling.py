@@ -136,23 +136,25 @@ def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None 
     units = pd.DataFrame(records, columns=["answer_index", "sentence_index", "sentence", "question"])
     units["answer_id"] = units["answer_index"].astype(str)
     sentences = units.copy()
+    decided: dict[str, tuple[tuple[str, ...], np.ndarray]] = {}  # per column: labels and their 0/1 decisions
     if classifier == "finetuned":
         from vqalib.papers.vizwiz_lf import classifier_finetune
 
         chosen = classifier_finetune.decide(classifier_finetune.predict_proba(units))
-        labels = classifier_finetune.LABELS
         n_roles = classifier_finetune.N_ROLES
-        sentences["roles"] = [tuple(x for x, y in zip(labels[:n_roles], row[:n_roles]) if y) for row in chosen]
-        sentences["info_sources"] = [tuple(x for x, y in zip(labels[n_roles:], row[n_roles:]) if y) for row in chosen]
-    features: dict[str, np.ndarray] = {}  # per encoder: both models normally share one
-    for name, model in (("roles", role_model), ("info_sources", info_model)) if classifier == "frozen" else ():
-        if len(units):
-            if model.encoder not in features:
-                features[model.encoder] = feature_matrix(units, encoder=model.encoder, cache_dir=cache_dir)
-            chosen = model.decide(model.predict_proba(features[model.encoder]))
-        else:
-            chosen = np.zeros((0, len(model.labels)), dtype=int)
-        sentences[name] = [tuple(label for label, y in zip(model.labels, row) if y) for row in chosen]
+        decided["roles"] = classifier_finetune.LABELS[:n_roles], chosen[:, :n_roles]
+        decided["info_sources"] = classifier_finetune.LABELS[n_roles:], chosen[:, n_roles:]
+    else:
+        features: dict[str, np.ndarray] = {}  # per encoder: both models normally share one
+        for name, model in (("roles", role_model), ("info_sources", info_model)):
+            if len(units):
+                if model.encoder not in features:
+                    features[model.encoder] = feature_matrix(units, encoder=model.encoder, cache_dir=cache_dir)
+                decided[name] = model.labels, model.decide(model.predict_proba(features[model.encoder]))
+            else:
+                decided[name] = model.labels, np.zeros((0, len(model.labels)), dtype=int)
+    for name, (labels, chosen) in decided.items():
+        sentences[name] = [tuple(label for label, y in zip(labels, row) if y) for row in chosen]
     id_values = frame[ids].reset_index(drop=True)
     sentences = pd.concat([id_values.iloc[sentences["answer_index"]].reset_index(drop=True),
                            sentences[["answer_index", "sentence_index", "sentence", "roles", "info_sources"]]], axis=1)

@@ -66,10 +66,10 @@ def out_of_fold_sentences(matches: pd.DataFrame, *, sentences: pd.DataFrame, ans
     from vqalib.papers.vizwiz_lf.classifier_choice import selected_cv
 
     keys = set(zip(matches["released_source"], matches["question_id"].astype(int)))
+    results = selected_cv(sentences, answers, cache_dir=cache_dir)
     predicted = {}
     for kind, column in (("role", "roles"), ("info", "info_sources")):
-        cv = selected_cv(sentences, answers, kind=kind, cache_dir=cache_dir)
-        p = cv.predictions
+        p = results[kind].predictions
         p = p[[(s, int(q)) in keys for s, q in zip(p["source"], p["question_id"])]]
         predicted[column] = p.set_index(["source", "question_id", "sentence_index"])["predicted"]
     frame = predicted["roles"].rename("roles").to_frame().join(predicted["info_sources"].rename("info_sources"))
