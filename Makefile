@@ -95,8 +95,8 @@ site-check/node_modules/.package-lock.json: site-check/package-lock.json
 report: setup  ## print every paper table, the paper's value beside ours, to build/report.pdf (headless Chromium)
 	$(BIN)/vqalib site report
 
-check-site: setup site-check/node_modules/.package-lock.json  ## build the site, audit every page in headless Chromium (axe-core, keyboard walk)
-	$(BIN)/vqalib site check
+check-site: setup site-check/node_modules/.package-lock.json  ## build the site, audit every page in headless Chromium (axe-core, keyboard walk); SITE_TIMEOUT=SEC raises the per-page time limit's base
+	$(BIN)/vqalib site check $(if $(SITE_TIMEOUT),--timeout $(SITE_TIMEOUT))
 
 lock: setup  ## rewrite requirements.lock from the current .venv
 	{ sed -n '/^#/p' requirements.lock; $(BIN)/python -m pip freeze --exclude-editable \

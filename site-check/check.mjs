@@ -9,12 +9,15 @@
 //     focus indicator on every stop, no keyboard trap)
 //   - page facts (lang, title, one h1, main, meta viewport)
 //   - offline: no request may leave the local server
+// Each page has a time limit that grows with its size (pageTimeLimit); a page that
+// goes over it fails as a time-out, which the report keeps apart from findings.
 // Writes <out>/report.json and <out>/report.md, optional screenshots.
 // Exit codes: 0 all pages pass, 1 some check failed, 2 setup error.
 
 import http from 'node:http';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
@@ -28,20 +31,35 @@ const FAIL_IMPACTS = new Set(['serious', 'critical']);
 const WIDE = { width: 1280, height: 900 };
 const NARROW = { width: 320, height: 800 };
 const WALK_CAP = 400;
+const TIMEOUT_BASE_DEFAULT = 60; // s, --timeout
+const TIMEOUT_PER_1000_DEFAULT = 5; // s per 1000 elements, --timeout-per-1000
 
 const USAGE = `Usage: node site-check/check.mjs --site build/html --out build/site-check
-         [--screenshot index.html ...] [--timeout 60] [--concurrency 2] [--page PATH ...]
+         [--screenshot index.html ...] [--timeout 60] [--timeout-per-1000 5] [--concurrency 2]
+         [--page PATH ...]
 
   --site DIR          static site folder to audit (default build/html)
   --out DIR           where report.json, report.md and screenshots go (default build/site-check)
   --screenshot PAGE   page (relative to --site) to capture full-page at 1280 and 320 px; repeatable
-  --timeout SEC       per-page time limit, the page fails when exceeded (default 60)
+  --timeout SEC       base of each page's time limit (default 60); see "Time limit" below
+  --timeout-per-1000 SEC
+                      seconds added per 1000 elements of the page (default 5); 0 makes
+                      every page's limit exactly --timeout
   --concurrency N     pages audited in parallel (default 2)
   --page PAGE         audit only this page (relative to --site); repeatable; default: every *.html
   --quiet             print only the summary table
 
+Time limit: each page gets
+    limit = ceil(timeout + timeout-per-1000 * elements / 1000 * max(1, concurrency / CPUs))
+  seconds for its whole audit (load, keyboard walk, axe at both widths, screenshots), where
+  elements is the number of start tags in the page's HTML file, counted before the browser
+  starts, and CPUs the cores Node may use. With the defaults on 2 CPUs a 600-element page
+  gets 63 s and a 29000-element page 205 s. A page over its limit fails as a time-out, not
+  an accessibility finding; the report gives the limit and the page's size. On a busy
+  machine raise --timeout.
+
 Env: CHROME_PATH (default /usr/bin/chromium).
-Exit codes: 0 all pages pass, 1 a check failed, 2 setup error.`;
+Exit codes: 0 all pages pass, 1 a check failed (a time-out included), 2 setup error.`;
 
 class SetupError extends Error {}
 
@@ -56,7 +74,8 @@ function parseCli(argv) {
         out: { type: 'string', default: 'build/site-check' },
         screenshot: { type: 'string', multiple: true, default: [] },
         page: { type: 'string', multiple: true, default: [] },
-        timeout: { type: 'string', default: '60' },
+        timeout: { type: 'string', default: String(TIMEOUT_BASE_DEFAULT) },
+        'timeout-per-1000': { type: 'string', default: String(TIMEOUT_PER_1000_DEFAULT) },
         concurrency: { type: 'string', default: '2' },
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -72,8 +91,14 @@ function parseCli(argv) {
     process.exit(0);
   }
   const timeout = Number(v.timeout);
+  const per1000 = Number(v['timeout-per-1000']);
   const concurrency = Number(v.concurrency);
-  if (!(timeout > 0)) throw new SetupError(`--timeout must be a positive number of seconds, got ${v.timeout}`);
+  if (!(timeout > 0 && Number.isFinite(timeout))) {
+    throw new SetupError(`--timeout must be a positive number of seconds, got ${v.timeout}`);
+  }
+  if (!(per1000 >= 0 && Number.isFinite(per1000))) {
+    throw new SetupError(`--timeout-per-1000 must be a number of seconds >= 0, got ${v['timeout-per-1000']}`);
+  }
   if (!(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 8)) {
     throw new SetupError(`--concurrency must be an integer 1..8, got ${v.concurrency}`);
   }
@@ -83,10 +108,53 @@ function parseCli(argv) {
     out: path.resolve(v.out),
     screenshots: v.screenshot.map(norm),
     only: v.page.map(norm),
-    timeoutMs: timeout * 1000,
+    timeoutSec: timeout,
+    per1000Sec: per1000,
     concurrency,
     quiet: v.quiet,
   };
+}
+
+// ---------------------------------------------------------------- time limits
+// A page's audit time grows with its element count (axe and the keyboard walk visit every element),
+// so each page gets a limit of its own; see "Time limit" in USAGE.
+
+/** The elements of a page: its start tags (`<` then a letter) in the HTML source. */
+export function countElements(html) {
+  const m = String(html).match(/<[a-zA-Z]/g);
+  return m ? m.length : 0;
+}
+
+/** The cores this process may use. */
+export function cpuCount() {
+  return Math.max(1, typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length);
+}
+
+/**
+ * The time limit of one page's audit, in whole seconds:
+ * ceil(baseSec + per1000Sec * elements / 1000 * max(1, concurrency / cpus)).
+ * Pages audited side by side share the cores, so with more pages in flight than cores each
+ * one's size term grows by that ratio; the base (loading, fixed costs) does not.
+ */
+export function pageTimeLimit({
+  elements, baseSec = TIMEOUT_BASE_DEFAULT, per1000Sec = TIMEOUT_PER_1000_DEFAULT, concurrency = 2, cpus = cpuCount(),
+}) {
+  const share = Math.max(1, concurrency / Math.max(1, cpus));
+  return Math.ceil(baseSec + per1000Sec * (elements / 1000) * share - 1e-9);
+}
+
+/** The failure text of a page that went over its limit: a time-out, with the limit, the page's size and a way out. */
+export function timeoutMessage({ limit, stage, loadavg = os.loadavg()[0], cpus = cpuCount() }) {
+  const { sec, baseSec, per1000Sec, elements, htmlBytes, share } = limit;
+  const rule = per1000Sec > 0
+    ? `${baseSec} s + ${per1000Sec} s x ${elements} elements / 1000` + (share > 1 ? ` x ${share} (concurrency/CPUs)` : '')
+    : `--timeout ${baseSec} s, no size term`;
+  const more = Math.ceil(baseSec + sec); // doubles this page's limit
+  return `time-out, not an accessibility finding: the audit did not finish within this page's limit of ${sec} s ` +
+    `(${rule}); it was at "${stage}". Page size: ${elements} elements, ${Math.round(htmlBytes / 1024)} KiB of HTML; ` +
+    `load average ${loadavg.toFixed(1)} on ${cpus} CPUs. On a slow or busy machine rerun with a larger base, ` +
+    `e.g. --timeout ${more}, which doubles this page's limit (vqalib site check --timeout ${more}; ` +
+    `make check-site SITE_TIMEOUT=${more}).`;
 }
 
 // ---------------------------------------------------------------- dependencies
@@ -229,6 +297,7 @@ function pageFacts() {
     mainTabindex: main ? main.getAttribute('tabindex') : null,
     viewport: vp ? vp.getAttribute('content') : null,
     declaresIcon: !!document.querySelector('link[rel~="icon" i]'),
+    domElements: document.getElementsByTagName('*').length,
   };
 }
 
@@ -502,6 +571,8 @@ function resetFocusAndScroll() {
 // ---------------------------------------------------------------- per-page audit
 async function auditPage(ctx, rel) {
   const { browser, baseUrl, axeSource, opts } = ctx;
+  const limit = ctx.limits.get(rel);
+  const limitMs = limit.sec * 1000;
   const url = baseUrl + rel.split('/').map(encodeURIComponent).join('/');
   const t0 = Date.now();
   const result = {
@@ -521,6 +592,8 @@ async function auditPage(ctx, rel) {
     consoleErrors: [],
     screenshots: [],
     error: null,
+    timeLimit: limit,
+    timedOut: false,
   };
   const state = { stage: 'opening page', since: Date.now() };
   result.timingsMs = {};
@@ -537,7 +610,7 @@ async function auditPage(ctx, rel) {
     const cdp = await page.createCDPSession();
     await cdp.send('Emulation.setFocusEmulationEnabled', { enabled: true });
     await page.setViewport({ ...WIDE, deviceScaleFactor: 1 });
-    page.setDefaultTimeout(opts.timeoutMs);
+    page.setDefaultTimeout(limitMs);
     await page.setRequestInterception(true);
     const origin = new URL(baseUrl).origin;
     page.on('request', (req) => {
@@ -573,7 +646,7 @@ async function auditPage(ctx, rel) {
     });
 
     stage('loading page');
-    const resp = await page.goto(url, { waitUntil: 'load', timeout: opts.timeoutMs });
+    const resp = await page.goto(url, { waitUntil: 'load', timeout: limitMs });
     if (!resp || !resp.ok()) throw new Error(`HTTP ${resp ? resp.status() : 'no response'} for ${url}`);
     await page.waitForNetworkIdle({ idleTime: 200, timeout: 3000 }).catch(() => {});
     await page.evaluate(() => (document.fonts ? document.fonts.ready.then(() => true) : true)).catch(() => {});
@@ -661,14 +734,17 @@ async function auditPage(ctx, rel) {
   })();
 
   let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${opts.timeoutMs / 1000} s during ${state.stage}`)), opts.timeoutMs);
-  });
+  const TIMED_OUT = Symbol('timed out');
+  const timeout = new Promise((resolve) => { timer = setTimeout(() => resolve(TIMED_OUT), limitMs); });
   try {
-    await Promise.race([work, timeout]);
+    if (await Promise.race([work, timeout]) === TIMED_OUT) {
+      result.timedOut = true;
+      result.error = `timed out after ${limit.sec} s during ${state.stage}`;
+      result.failures.push(timeoutMessage({ limit, stage: state.stage }));
+      work.catch(() => {});
+    }
   } catch (e) {
     result.error = `${state.stage}: ${e.message.split('\n')[0]}`;
-    if (/^timed out/.test(e.message)) result.error = e.message;
     result.failures.push(`error: ${result.error}`);
     work.catch(() => {});
   } finally {
@@ -837,7 +913,7 @@ function rowCells(p) {
   const kbCell = kb ? `${kb.ok ? 'ok' : 'FAIL'} (${kb.stops} stops${kb.capped ? ', capped' : ''})` : 'n/a';
   const offline = p.offline.ok ? 'ok' : `FAIL (${p.offline.externalRequests.length} ext.)`;
   const facts = p.facts ? (p.facts.ok ? 'ok' : `FAIL (${p.facts.problems.length})`) : 'n/a';
-  return [p.page, p.ok ? 'PASS' : 'FAIL', seriousCell, minorCell, reflow, kbCell, offline, facts];
+  return [p.page, p.ok ? 'PASS' : p.timedOut ? 'TIME-OUT' : 'FAIL', seriousCell, minorCell, reflow, kbCell, offline, facts];
 }
 
 const HEADERS = ['Page', 'Result', 'Serious/critical', 'Minor/moderate', 'Reflow 320', 'Keyboard', 'Offline', 'Page facts'];
@@ -858,9 +934,16 @@ function markdown(report) {
   const s = report.summary;
   L.push('# Site check report', '');
   L.push(`- Site: \`${report.site}\` (${s.pages} pages)`);
-  L.push(`- Result: **${s.failed ? `${s.failed} of ${s.pages} pages FAIL` : 'all pages pass'}**`);
+  L.push(`- Result: **${s.failed ? `${s.failed} of ${s.pages} pages FAIL` : 'all pages pass'}**` +
+    (s.timedOut ? ` (${s.timedOut} of them time-outs, not accessibility findings: raise --timeout)` : ''));
   L.push(`- Browser: ${report.browser}; puppeteer-core ${report.versions['puppeteer-core']}; axe-core ${report.versions['axe-core']} ` +
     `(tags ${AXE_TAGS.join(', ')}; fail on serious/critical)`);
+  const o = report.options;
+  L.push(`- Time limit per page: ceil(${o.timeoutSec} s + ${o.timeoutPer1000Sec} s per 1000 elements x ` +
+    `max(1, concurrency ${o.concurrency} / ${o.cpus} CPUs)); largest: ` +
+    [...report.pages].sort((a, b) => b.timeLimit.sec - a.timeLimit.sec).slice(0, 3)
+      .map((p) => `${mdEscape(p.page)} ${p.timeLimit.sec} s (${p.timeLimit.elements} elements, took ` +
+        `${(p.durationMs / 1000).toFixed(1)} s)`).join('; '));
   L.push(`- Generated ${report.generated} in ${report.durationSec} s`, '');
   L.push('| ' + HEADERS.join(' | ') + ' |');
   L.push('|' + HEADERS.map(() => '---').join('|') + '|');
@@ -930,6 +1013,18 @@ async function main() {
   const missingShots = opts.screenshots.filter((p) => !pages.includes(p));
   if (missingShots.length) throw new SetupError(`--screenshot page not found (or not audited): ${missingShots.join(', ')}`);
 
+  // each page's time limit, from its size, before the browser starts
+  const cpus = cpuCount();
+  const limits = new Map();
+  for (const rel of pages) {
+    const html = await fsp.readFile(path.join(opts.site, rel));
+    const elements = countElements(html.toString('utf8'));
+    const share = Math.round(Math.max(1, opts.concurrency / cpus) * 100) / 100;
+    const sec = pageTimeLimit({ elements, baseSec: opts.timeoutSec, per1000Sec: opts.per1000Sec, concurrency: opts.concurrency, cpus });
+    limits.set(rel, { sec, baseSec: opts.timeoutSec, per1000Sec: opts.per1000Sec, elements, htmlBytes: html.length, share });
+  }
+  const maxLimitSec = Math.max(...[...limits.values()].map((l) => l.sec));
+
   const deps = await loadDeps();
   const chrome = findChrome();
   try {
@@ -950,7 +1045,8 @@ async function main() {
       executablePath: chrome,
       headless: true,
       args,
-      protocolTimeout: Math.max(opts.timeoutMs * 2, 120000),
+      // a backstop for one browser call; each page's own limit (shorter) ends its audit first
+      protocolTimeout: Math.max(maxLimitSec * 2 * 1000, 120000),
     });
   } catch (e) {
     server.close();
@@ -962,7 +1058,7 @@ async function main() {
   const browserVersion = await browser.version();
   if (!opts.quiet) console.error(`site-check: ${pages.length} pages from ${opts.site} via ${baseUrl} (${browserVersion})`);
 
-  const ctx = { browser, baseUrl, axeSource: deps.axeSource, opts };
+  const ctx = { browser, baseUrl, axeSource: deps.axeSource, opts, limits };
   const results = new Array(pages.length);
   let next = 0;
   const worker = async () => {
@@ -971,7 +1067,8 @@ async function main() {
       const r = await auditPage(ctx, pages[i]);
       results[i] = r;
       if (!opts.quiet) {
-        console.error(`  ${r.ok ? 'PASS' : 'FAIL'} ${r.page} (${(r.durationMs / 1000).toFixed(1)} s${r.error ? ', ' + r.error : ''})`);
+        console.error(`  ${r.ok ? 'PASS' : r.timedOut ? 'TIME-OUT' : 'FAIL'} ${r.page} ` +
+          `(${(r.durationMs / 1000).toFixed(1)} s of its ${r.timeLimit.sec} s limit${r.error ? ', ' + r.error : ''})`);
       }
     }
   };
@@ -987,6 +1084,7 @@ async function main() {
   }
 
   const failed = results.filter((r) => !r.ok).length;
+  const timedOut = results.filter((r) => r.timedOut).length;
   const report = {
     tool: 'vqalib site-check',
     generated: new Date().toISOString(),
@@ -998,12 +1096,14 @@ async function main() {
       axeTags: AXE_TAGS,
       failImpacts: [...FAIL_IMPACTS],
       viewports: [WIDE, NARROW],
-      timeoutSec: opts.timeoutMs / 1000,
+      timeoutSec: opts.timeoutSec,
+      timeoutPer1000Sec: opts.per1000Sec,
+      cpus,
       concurrency: opts.concurrency,
       screenshots: opts.screenshots,
     },
     durationSec: Math.round((Date.now() - t0) / 100) / 10,
-    summary: { pages: results.length, passed: results.length - failed, failed },
+    summary: { pages: results.length, passed: results.length - failed, failed, timedOut },
     pages: results,
   };
   await fsp.writeFile(path.join(opts.out, 'report.json'), JSON.stringify(report, null, 2) + '\n');
@@ -1019,6 +1119,10 @@ async function main() {
         for (const f of r.failures) console.log(`  ${r.page}: ${f.length > 220 ? f.slice(0, 217) + '...' : f}`);
       }
     }
+    if (timedOut) {
+      console.log(`${timedOut} of these page(s) timed out: that is no accessibility finding, the audit ran out of time ` +
+        `(limit = ${opts.timeoutSec} s + ${opts.per1000Sec} s per 1000 elements). Rerun with a larger --timeout.`);
+    }
   } else {
     console.log(`All ${results.length} pages pass.`);
   }
@@ -1026,14 +1130,25 @@ async function main() {
   return failed ? 1 : 0;
 }
 
-main().then(
-  (code) => { process.exitCode = code; },
-  (e) => {
-    if (e instanceof SetupError) {
-      console.error(`site-check setup error: ${e.message}`);
-    } else {
-      console.error(`site-check internal error: ${e && e.stack ? e.stack : e}`);
-    }
-    process.exitCode = 2;
-  },
-);
+// Run only as a script: `import` of this file (selftest, tests) gets the pure helpers above.
+function runAsScript() {
+  try {
+    return !!process.argv[1] && fs.realpathSync(process.argv[1]) === fs.realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (runAsScript()) {
+  main().then(
+    (code) => { process.exitCode = code; },
+    (e) => {
+      if (e instanceof SetupError) {
+        console.error(`site-check setup error: ${e.message}`);
+      } else {
+        console.error(`site-check internal error: ${e && e.stack ? e.stack : e}`);
+      }
+      process.exitCode = 2;
+    },
+  );
+}

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { countElements, pageTimeLimit, timeoutMessage } from './check.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHECK = path.join(HERE, 'check.mjs');
@@ -96,6 +97,30 @@ function expect(cond, what) {
   if (!cond) failures++;
 }
 
+// 0. the time-limit rule (pure functions; no browser)
+expect(countElements('<!doctype html><html><body><p>a < b</p><br/></body></html>') === 4,
+  'countElements counts start tags, not the doctype, end tags or a lone "<"');
+expect(pageTimeLimit({ elements: 600, baseSec: 60, per1000Sec: 5, concurrency: 2, cpus: 2 }) === 63,
+  'limit = 60 s + 5 s per 1000 elements (600 elements: 63 s)');
+expect(pageTimeLimit({ elements: 29000, baseSec: 60, per1000Sec: 5, concurrency: 2, cpus: 2 }) === 205,
+  'a 29000-element page gets 205 s');
+expect(pageTimeLimit({ elements: 29000, baseSec: 120, per1000Sec: 5, concurrency: 2, cpus: 2 }) === 265,
+  '--timeout raises the base only');
+expect(pageTimeLimit({ elements: 29000, baseSec: 60, per1000Sec: 5, concurrency: 4, cpus: 2 }) === 350,
+  'more pages in flight than cores: the size term grows by concurrency/CPUs (4/2)');
+expect(pageTimeLimit({ elements: 29000, baseSec: 60, per1000Sec: 5, concurrency: 2, cpus: 16 }) === 205,
+  'fewer pages in flight than cores: no discount');
+expect(pageTimeLimit({ elements: 29000, baseSec: 45, per1000Sec: 0, concurrency: 8, cpus: 1 }) === 45,
+  '--timeout-per-1000 0: every page gets exactly --timeout');
+expect(pageTimeLimit({ elements: 1001, baseSec: 60, per1000Sec: 5, concurrency: 2, cpus: 2 }) === 66,
+  'the limit is rounded up to whole seconds');
+const tmsg = timeoutMessage({ limit: { sec: 205, baseSec: 60, per1000Sec: 5, elements: 29000, htmlBytes: 600 * 1024, share: 1 },
+  stage: 'axe 320', loadavg: 6.2, cpus: 2 });
+for (const m of ['time-out, not an accessibility finding', 'limit of 205 s', '60 s + 5 s x 29000 elements / 1000',
+  '"axe 320"', '29000 elements, 600 KiB of HTML', 'load average 6.2 on 2 CPUs', '--timeout 265']) {
+  expect(tmsg.includes(m), `time-out message says ${m}`);
+}
+
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'site-check-selftest-'));
 try {
   const bad = path.join(tmp, 'site');
@@ -144,7 +169,14 @@ try {
   const md = fs.readFileSync(path.join(outBad, 'report.md'), 'utf8');
   expect(md.includes('| wide.html | FAIL |'), 'report.md has a summary line per page');
 
-  // 3. a page that never finishes loading fails with a timeout message; the run goes on
+  // the report records each page's limit from the rule
+  const gi = JSON.parse(fs.readFileSync(path.join(outGood, 'report.json'), 'utf8'));
+  const gl = gi.pages[0].timeLimit;
+  expect(gl && gl.elements === countElements(CASES['index.html'][0]) && gl.sec === pageTimeLimit({
+    elements: gl.elements, baseSec: 60, per1000Sec: 5, concurrency: gi.options.concurrency, cpus: gi.options.cpus,
+  }) && gi.pages[0].timedOut === false, `report.json records the page's time limit (${JSON.stringify(gl)})`);
+
+  // 3. a page that never finishes loading fails as a time-out (not a finding); the run goes on
   const hang = path.join(tmp, 'hang');
   fs.mkdirSync(hang);
   fs.writeFileSync(path.join(hang, 'index.html'), CASES['index.html'][0]);
@@ -154,8 +186,25 @@ try {
   const h = run(['--site', hang, '--out', path.join(tmp, 'out-hang'), '--timeout', '5']);
   const hr = JSON.parse(fs.readFileSync(path.join(tmp, 'out-hang', 'report.json'), 'utf8'));
   const busy = hr.pages.find((x) => x.page === 'busy.html');
-  expect(h.code === 1 && busy && !busy.ok && /timed out after 5 s/.test(busy.error || ''),
-    `a hanging page fails with a timeout message (exit ${h.code}, error: ${busy && busy.error})`);
+  const lim = busy && busy.timeLimit ? busy.timeLimit.sec : NaN;
+  expect(h.code === 1 && busy && !busy.ok && busy.timedOut && lim >= 5 && lim <= 7 &&
+    (busy.error || '').startsWith(`timed out after ${lim} s`),
+    `a hanging page fails as a time-out after its limit, --timeout 5 + its size term (exit ${h.code}, error: ${busy && busy.error})`);
+  expect(busy && busy.failures.length === 1 && busy.failures[0].startsWith('time-out, not an accessibility finding') &&
+    busy.failures[0].includes(`limit of ${lim} s`) && busy.failures[0].includes(`${busy.timeLimit.elements} elements`) &&
+    busy.failures[0].includes('--timeout'),
+    `the time-out says it is no finding, with the limit, the page's size and --timeout (${busy && busy.failures[0]})`);
+  expect(hr.summary.timedOut === 1 && /busy\.html\s+TIME-OUT/.test(h.out) &&
+    h.out.includes('timed out: that is no accessibility finding'),
+    'the summary table and the closing lines name the time-out');
+  const hmd = fs.readFileSync(path.join(tmp, 'out-hang', 'report.md'), 'utf8');
+  expect(hmd.includes('| busy.html | TIME-OUT |') && hmd.includes('1 of them time-outs, not accessibility findings'),
+    'report.md marks the time-out');
+  const f0 = run(['--site', hang, '--out', path.join(tmp, 'out-fixed'), '--timeout', '3', '--timeout-per-1000', '0',
+    '--page', 'busy.html', '--quiet']);
+  const fr = JSON.parse(fs.readFileSync(path.join(tmp, 'out-fixed', 'report.json'), 'utf8'));
+  expect(f0.code === 1 && fr.pages[0].timeLimit.sec === 3 && /^timed out after 3 s/.test(fr.pages[0].error || ''),
+    `--timeout-per-1000 0 gives exactly --timeout (${fr.pages[0].error})`);
   expect(hr.pages.find((x) => x.page === 'index.html').ok, 'the other page of that site still passes');
   expect(Date.now() - t0 < 40000, `the hanging page did not stall the run (${Math.round((Date.now() - t0) / 1000)} s)`);
 
@@ -164,6 +213,8 @@ try {
   expect(c.code === 2 && c.out.includes('apt-get install chromium'), `missing chromium exits 2 with install hint (got ${c.code})`);
   const s = run(['--site', path.join(tmp, 'does-not-exist'), '--out', path.join(tmp, 'out-nosite')]);
   expect(s.code === 2, `missing --site exits 2 (got ${s.code})`);
+  const bt = run(['--site', good, '--out', path.join(tmp, 'out-badtimeout'), '--timeout-per-1000=-1']);
+  expect(bt.code === 2 && bt.out.includes('--timeout-per-1000 must be'), `a negative --timeout-per-1000 exits 2 (got ${bt.code})`);
   // a copy of check.mjs without node_modules next to it
   const bare = path.join(tmp, 'bare');
   fs.mkdirSync(bare);

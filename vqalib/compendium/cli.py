@@ -199,7 +199,7 @@ def _site(args: argparse.Namespace) -> int:
     site = build()
     print(f"wrote {site / 'index.html'}")
     if args.action == "check":
-        return check(site=site, out=Path(args.out))
+        return check(site=site, out=Path(args.out), timeout=args.timeout)
     if args.action == "report":
         from vqalib.compendium.site_report import write_pdf
 
@@ -293,6 +293,16 @@ def _answers_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a second answer to one question: refused (default) or the first/last kept")
     parser.add_argument("--question-set", default="VizWiz-LF", choices=("VizWiz-LF", "CommVQA"),
                         help="AFGV: the rewritten question set answered")
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):  # also rejects nan
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return seconds
 
 
 def _command(commands, name: str, handler, *, help: str, reads: str, writes: str) -> argparse.ArgumentParser:
@@ -392,6 +402,9 @@ def build_parser() -> argparse.ArgumentParser:
                  writes="build/html/; check: --out (report and screenshots); report: --pdf")
     w.add_argument("action", choices=("build", "check", "report"))
     w.add_argument("--out", default="build/site-check", help="check only: report and screenshots folder")
+    w.add_argument("--timeout", type=_positive_seconds, default=None, metavar="SECONDS",
+                   help="check only: base of each page's time limit (default 60; a page's limit adds 5 s per 1000 "
+                        "of its elements; going over it is a time-out, not an accessibility finding)")
     w.add_argument("--pdf", default="build/report.pdf", help="report only: the PDF written")
 
     sc = _command(commands, "score", _score, help="score a model's answers into the papers' tables (a scorecard)",
