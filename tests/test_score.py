@@ -95,9 +95,13 @@ def test_a_new_answer_is_labelled_by_the_final_classifier(llava, tmp_path):
     rouge = diffs[(diffs["versus"] == "LLaVA") & (diffs["metric"] == "ROUGE") & (diffs["reference"] == "l_r")
                   & (diffs["candidate"] == "l_c")].iloc[0]
     assert rouge["ci_low"] <= rouge["difference"] <= rouge["ci_high"] and 0 <= rouge["wilcoxon_p"] <= 1
+    assert "round_trip" not in card.tables and not diffs["note"].str.startswith("self-comparison").any()
+    lexical = diffs[(diffs["versus"] == "LLaVA") & diffs["metric"].str.startswith("Lex")].iloc[0]
+    assert lexical["note"] == "equal scores on every question, no test"  # words added, no crowd word lost or won
     out = scorecard_files.write(card, tmp_path / "card")
     text = out.read_text()
     assert "scored on 40 of 600 vizwiz-lf questions (560 missing)" in text and "<caption" in text
+    assert '<h2 id="verdict">Verdict</h2>' in text and "Round trip" not in text and "self-comparison" not in text
     assert str(tmp_path) not in text  # no machine path: a scorecard is the same file on every machine
     written = json.loads((tmp_path / "card" / "scorecard.json").read_text())
     assert written["source"]["path"] == "new.jsonl" and written["coverage"]["matched"] == 40

@@ -17,8 +17,10 @@ import pandas as pd
 
 from vqalib.compendium.score import Scorecard, coverage_lines
 from vqalib.compendium.scorecard_page import TITLES, figure_for, page_html, stylesheet
+from vqalib.compendium.site_html import unit
 from vqalib.core import report
 from vqalib.core.escaping import csv_formula_safe, csv_formula_unquoted, markdown_frame, markdown_text
+from vqalib.core.inference import p_value_text
 from vqalib.core.io import write_atomic
 from vqalib.core.out_folders import OutputKind, json_marker, replace_folder
 
@@ -90,12 +92,17 @@ def beside(stem: str, rows: pd.DataFrame, *, model: str, figures_dir: str | Path
 
 
 def _markdown(frame: pd.DataFrame, *, decimals: int = 4) -> str:
+    """A table as Markdown: floats with ``decimals`` decimals, p-values as the page prints them ("< 0.0001")."""
     shown = frame.copy()
+    p_values = [k for k, c in enumerate(shown.columns)
+                if unit(c, shown[c]) == "p-value" and pd.api.types.is_numeric_dtype(shown[c])]
     for column in shown.columns:
         if pd.api.types.is_float_dtype(shown[column]):
             shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:.{decimals}f}")
-    shown = shown.astype(object).where(shown.notna(), "")
-    return markdown_frame(shown).to_markdown(index=False)
+    shown = markdown_frame(shown.astype(object).where(shown.notna(), ""))
+    for k in p_values:  # after the escaping: "< 0.0001" is no HTML tag, and stays readable in the file
+        shown.iloc[:, k] = frame.iloc[:, k].map(p_value_text).to_numpy()
+    return shown.to_markdown(index=False)
 
 
 def _write_text(path: Path, text: str) -> None:

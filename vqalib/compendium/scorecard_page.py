@@ -1,9 +1,11 @@
 """A scorecard's accessible page (``index.html``) and figure, in the reviewer site's style.
 
-The page says where the answers came from (format, toolkit, version, SHA-256) and how many were scored, then
-each table twice: the model's rows, and the same rows beside the released models and the paper. Tables use the
-site's accessible markup (:func:`vqalib.compendium.site_html.html_table`: caption, scoped headers, units); the
-figure has a long description. ``make check-site`` audits every scorecard under ``scores/`` with axe-core.
+The page opens with the verdict (:mod:`vqalib.compendium.scorecard_verdict`), says where the answers came from
+(format, toolkit, version, SHA-256) and how many were scored, then each table: the model's rows (the model named once,
+in the caption; a note that every row shares said once above the table), the same rows beside the released models, and
+beside the paper's printed values (two tables, so that each fits the page). Tables use the site's accessible markup
+(:func:`vqalib.compendium.site_html.html_table`: caption, scoped headers, units, p-values as "< 0.0001"); the figure
+has a long description. ``make check-site`` audits every scorecard under ``scores/`` with axe-core.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from pathlib import Path
 import pandas as pd
 
 from vqalib.compendium.score import Scorecard, coverage_lines
+from vqalib.compendium.scorecard_verdict import verdict_html
 from vqalib.compendium.site_html import html_table, page
+from vqalib.papers.vizwiz_lf.scorecard import SELF_NOTE, with_notes
 
 TITLES = {
     "vizwiz-lf_table01_word_counts": "VizWiz-LF Table 1: words per answer by question category",
@@ -27,6 +31,7 @@ TITLES = {
     "classifier_error": "The offline classifier's measured error (5-fold cross-validation on the released answers)",
     "labelled_by": "How the answers were labelled (out-of-fold labels for answers equal to a released answer)",
     "paired_differences": "This model minus each released model, same questions (bootstrap 95% CI, Wilcoxon)",
+    "round_trip": "Round trip: the scored answers' numbers beside the released model's numbers in figures/",
     "commvqa_table01_benchmark": "CommVQA Table 1 under the authors' protocol and the corrected one (95% CIs)",
     "commvqa_table01_context_effect": "CommVQA: contextual minus baseline, paired by question (95% CI)",
     "afgv_tier_accuracy_predictions": "AFGV Table 1: exact-match accuracy per tier (Wald 95% CI, z vs baseline)",
@@ -107,14 +112,48 @@ def _e(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _table(frame: pd.DataFrame, *, caption: str, table_id: str) -> str:
+def _table(frame: pd.DataFrame, *, caption: str, table_id: str, model: str | None = None) -> str:
+    """A table of the page; with ``model``, its columns that only repeat the model's name are left out (the caption
+    names it) and a ``note`` that every row shares is said once above the table."""
     shown = frame.copy()
     for column in shown.columns:  # label tuples and lists as text
         if shown[column].map(lambda v: isinstance(v, (list, tuple))).any():
             shown[column] = shown[column].map(lambda v: ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+    lead = ""
+    if model is not None and len(shown):
+        shown = shown[[c for c in shown.columns if not shown[c].astype(str).eq(model).all()]]
+        notes = shown["note"].fillna("").astype(str).unique() if "note" in shown else []
+        if len(notes) == 1:
+            lead = f'<p class="meta">Every row: {_e(notes[0])}.</p>' if notes[0] else ""
+            shown = shown.drop(columns="note")
     headers = [c for c in shown.columns if c in ROW_HEADERS][:1]
-    return html_table(shown, caption=caption, row_headers=headers, decimals=4, max_rows=max(len(shown), 1),
-                      table_id=table_id)
+    return lead + html_table(shown, caption=caption, row_headers=headers, decimals=4, max_rows=max(len(shown), 1),
+                             table_id=table_id)
+
+
+def _beside_tables(side: pd.DataFrame, *, title: str, model: str, table_id: str) -> str:
+    """The model's rows beside the released models, then beside the paper's printed values (``paper: <source>``)."""
+    paper = [c for c in side.columns if str(c).startswith("paper: ")]
+    released = side.drop(columns=paper)
+    keys = list(released.columns[:list(released.columns).index(model)]) if model in released.columns else []
+    out = _table(released, caption=f"{title}: {model} beside the released models (reproduced here)",
+                 table_id=table_id)
+    if paper:
+        out += _table(side[keys + ([model] if model in side.columns else []) + paper],
+                      caption=f"{title}: {model} beside the paper's printed values", table_id=f"{table_id}p")
+    return out
+
+
+def _self_comparison_note(frame: pd.DataFrame) -> str:
+    """Why rows of the paired differences have no p-value."""
+    if "note" not in frame or not frame["note"].astype(str).str.startswith("self-comparison").any():
+        return ""
+    versus = ", ".join(dict.fromkeys(frame.loc[frame["note"] == SELF_NOTE, "versus"].astype(str)))
+    return (f"<p>Rows marked <q>self-comparison</q> compare this model with {_e(versus)}, the released model whose "
+            "answers these are: every whole-answer score is the same on every question, so the difference is 0 with "
+            "a 0-width interval and a Wilcoxon test has no nonzero difference to rank (p left blank). Its "
+            "Answer-sentence rows (l_c_prime) differ only because this model's sentences carry the classifier's "
+            "labels and the released ones the annotators'.</p>")
 
 
 def page_html(card: Scorecard, besides: dict[str, pd.DataFrame | None], *, figure: dict | None, depth: int = 0,
@@ -146,9 +185,9 @@ def page_html(card: Scorecard, besides: dict[str, pd.DataFrame | None], *, figur
         + (f" ({_e(s['version'])})" if s.get("version") else "")
         + f", {s['records']:,} records, SHA-256 <code>{_e(s['sha256'])}</code></li>" for s in sources)
     coverage = "".join(f"<li>{_e(line)}</li>" for line in coverage_lines(card))
-    parts = [f"<h1>Scorecard: {_e(card.model)} on {_e(card.dataset)}</h1>",
+    parts = [f"<h1>Scorecard: {_e(card.model)} on {_e(card.dataset)}</h1>", verdict_html(card),
              "<p>The model's answers scored with the same code as the compendium's notebooks. Each table shows this "
-             "model's rows, then the same rows beside the released models and the paper's printed values. Numbers "
+             "model's rows, then the same rows beside the released models and beside the paper's printed values. Numbers "
              "from the offline classifier carry its measured error (table <a href=\"#classifier_error\">classifier "
              "error</a>).</p>",
              f"<h2>Answers</h2><ul>{source_items}</ul><h2>Coverage</h2><ul>{coverage}</ul>",
@@ -161,9 +200,11 @@ def page_html(card: Scorecard, besides: dict[str, pd.DataFrame | None], *, figur
         title = TITLES.get(stem, stem)
         parts.append(f'<h2 id="{_e(stem)}">{_e(title)}</h2><p>{_e("; ".join(coverage_lines(card)))}. '
                      f'<a href="{_e(stem)}.csv">CSV</a>, <a href="{_e(stem)}.md">Markdown</a>.</p>')
-        parts.append(_table(frame, caption=f"{title}: {card.model}", table_id=f"t{k}"))
+        if stem == "paired_differences":
+            frame = frame if "note" in frame else with_notes(frame)  # a scorecard written before the notes
+            parts.append(_self_comparison_note(frame))
+        parts.append(_table(frame, caption=f"{title}: {card.model}", table_id=f"t{k}", model=card.model))
         side = besides.get(stem)
         if side is not None and len(side):
-            parts.append(_table(side, caption=f"{title}: {card.model} beside the released models and the paper",
-                                table_id=f"t{k}b"))
+            parts.append(_beside_tables(side, title=title, model=card.model, table_id=f"t{k}b"))
     return page(title=f"Scorecard: {card.model} on {card.dataset}", body="".join(parts), depth=depth, nav=list(nav))

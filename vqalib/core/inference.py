@@ -1,5 +1,6 @@
 """Statistical helpers the three papers' analyses share: the t interval of a mean, percentile bootstrap
-intervals of many means at once, grouped bootstrap intervals of multi-label F1 and significance marks, written once here so that every paper's analysis
+intervals of many means at once, grouped bootstrap intervals of multi-label F1, significance marks and the printed form
+of a p-value (:func:`p_value_text`), written once here so that every paper's analysis
 computes them the same way.
 
 Each paper prints its own marks, so the levels are a parameter: VizWiz-LF Fig. 2 and CommVQA Fig. 4 use
@@ -40,6 +41,26 @@ def star_mark(p: float | None, *, levels: tuple[tuple[float, str], ...] = THREE_
     if p is None or not np.isfinite(p):
         return otherwise
     return next((mark for level, mark in levels if p < level), otherwise)
+
+
+def p_value_text(p: float | None, *, decimals: int = 4) -> str:
+    """A p-value as printed: ``decimals`` decimals, ``< 0.0001`` below the smallest printable value, "" when missing.
+
+    Parameters
+    ----------
+    p : float or None
+        The p-value.
+    decimals : int, default 4
+        Decimals printed.
+
+    Returns
+    -------
+    str
+    """
+    if p is None or not np.isfinite(p):
+        return ""
+    floor = 10.0 ** -decimals
+    return f"< {floor:.{decimals}f}" if p < floor else f"{p:.{decimals}f}"
 
 
 def mean_ci(values, *, confidence: float = 0.95) -> tuple[float, float, float, float]:

@@ -29,6 +29,10 @@ from vqalib.papers.vizwiz_lf.wordcounts import count_words, long_format, word_co
 TABLE4_METRICS = ("lex_overlap", "rouge", "meteor", "bertscore")
 CLASSIFIER_NOTE = ("labels from the selected offline classifier (data/models/, vizwiz-lf_classifier_selection); "
                    "its measured error is in the classifier_error table")
+LABELLED_CANDIDATE = "l_c_prime"  # the Answer sentences of an answer: the only Table 4 candidate that needs labels
+SELF_NOTE = "self-comparison: same answers, no test"
+SELF_LABELS_NOTE = "self-comparison: same answers; the difference comes from the classifier's Answer-sentence labels"
+EQUAL_NOTE = "equal scores on every question, no test"
 
 
 def model_answers(matched: pd.DataFrame, *, model: str, released: pd.DataFrame) -> pd.DataFrame:
@@ -196,7 +200,49 @@ def paired_differences(scores: pd.DataFrame, *, model: str, n_resamples: int = 1
     out = out.assign(model=model)[["model", "versus", "metric", "reference", "candidate", "n", "difference",
                                    "ci_low", "ci_high", "wilcoxon_p"]]
     out["metric"] = out["metric"].map(table4.METRIC_NAMES)
-    return out
+    return with_notes(out)
+
+
+def same_answer_sources(diffs: pd.DataFrame) -> list[str]:
+    """The released models whose answers these are: every difference that needs no labels (Lex-Overlap and the whole
+    answer ``l_c``) is 0 on every question, so Wilcoxon has nothing to test.
+
+    Parameters
+    ----------
+    diffs : pandas.DataFrame
+        :func:`paired_differences` (or its saved table).
+
+    Returns
+    -------
+    list of str
+        The ``versus`` values, in the table's order.
+    """
+    whole = diffs[diffs["candidate"].astype(str) != LABELLED_CANDIDATE]
+    zero = whole["wilcoxon_p"].isna() & whole[["difference", "ci_low", "ci_high"]].eq(0).all(axis=1)
+    same = zero.groupby(whole["versus"], sort=False).all()
+    return [versus for versus, is_same in same.items() if is_same]
+
+
+def with_notes(diffs: pd.DataFrame) -> pd.DataFrame:
+    """:func:`paired_differences` with a ``note`` for each row without a test: a self-comparison (the released model
+    whose answers these are, :func:`same_answer_sources`), whose Answer-sentence rows differ only by the labels, or
+    scores equal on every question.
+
+    Parameters
+    ----------
+    diffs : pandas.DataFrame
+        :func:`paired_differences` (or its saved table, with or without ``note``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with ``note`` ("" where none applies).
+    """
+    same = diffs["versus"].isin(same_answer_sources(diffs))
+    labelled = diffs["candidate"].astype(str) == LABELLED_CANDIDATE
+    untested = diffs["wilcoxon_p"].isna()
+    note = np.select([same & labelled, same, untested], [SELF_LABELS_NOTE, SELF_NOTE, EQUAL_NOTE], default="")
+    return diffs.assign(note=note)
 
 
 def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, judge=None,
@@ -230,7 +276,8 @@ def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, j
     -------
     dict of str to pandas.DataFrame
         Table id (the ``figures/`` stem) -> rows: word counts, roles, information sources, Table 4 full set,
-        Table 5, ``paired_differences`` and ``classifier_error``.
+        Table 5, ``classifier_error``, ``labelled_by``, ``paired_differences`` and, when the answers are one released
+        model's answers to every question, ``round_trip`` (:func:`round_trip`).
     """
     from vqalib.core.judge.settings import ENABLE_HINT
     from vqalib.core.metrics.bertscore import bertscore_backbone
@@ -271,6 +318,9 @@ def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, j
     }
     if compare:
         tables["paired_differences"] = paired_differences(scores, model=model, n_resamples=n_resamples, seed=seed)
+        same = same_answer_sources(tables["paired_differences"])
+        if len(same) == 1 and set(answers["question_id"]) == set(data.answers["question_id"]):
+            tables["round_trip"] = round_trip(tables, source=same[0])  # a released model's answers given back
     return tables
 
 
