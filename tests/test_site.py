@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 
 import shutil
 
-from vqalib.compendium import paper_view, site, site_html, site_report
+from vqalib.compendium import grades, paper_view, site, site_html, site_report
 from vqalib.core import figure_files, registry, report, specs
 from vqalib.core.io import project_root
 
@@ -103,8 +103,13 @@ def test_not_run_and_simulated_tables_are_labelled(soups):
         frame = pd.read_csv(csv)
         item = index.find("a", href=re.compile(rf"#table-{re.escape(csv.stem)}$")).parent
         labels = item.get_text(" ", strip=True)
+        spec = registry.table(csv.stem)
         if "SIMULATED" in csv.stem:
             assert item.find(class_="badge-simulated"), csv.name
+        elif spec.compared and "*" not in spec.stem:  # the index summary's grade, symbol and text as well as colour
+            name, symbol, text = grades.grade(report.agreement_counts(frame, csv.stem))
+            badge = item.find(class_=f"grade-{name}")
+            assert badge and text in labels and badge.find(attrs={"aria-hidden": "true"}).get_text() == symbol, csv.name
         elif "status" in frame and frame["status"].astype(str).str.startswith("not run").all():
             assert "Not run" in labels, csv.name
         elif "status" in frame and frame["status"].astype(str).str.startswith("not run").any():
@@ -177,7 +182,7 @@ def test_paper_view_shows_printed_and_ours_with_a_state_in_the_papers_layout():
 
 def test_index_summary_counts_are_the_readme_status_counts():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    summary = paper_view.summary(FIGURES)
+    summary = grades.summary(FIGURES)
     assert len(summary) == len(paper_view.compared_stems(FIGURES)) >= 15
     for row in summary.to_dict("records"):
         if row["compared"]:
@@ -186,7 +191,7 @@ def test_index_summary_counts_are_the_readme_status_counts():
             assert f"{row['explained']} explained with evidence, {row['unexplained']} unexplained" in readme, row["stem"]
 
 
-def test_committed_notebooks_have_no_truncated_text_cells():
+def test_committed_notebooks_have_no_truncated_text_cells_and_no_elided_columns():
     truncated = []
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
@@ -196,6 +201,9 @@ def test_committed_notebooks_have_no_truncated_text_cells():
                     text = td.get_text().strip()
                     if text.endswith(("...", "…")) and text not in ("...", "…"):  # not a whole elided row
                         truncated.append(f"{path.name}: {text[:60]}")
+                text = html + "".join(output.get("data", {}).get("text/plain", ""))
+                if re.search(r"\.\.\.</t[hd]>|rows x \d+ columns\]", text):
+                    truncated.append(f"{path.name}: a table with elided rows or columns")  # display.max_columns
     assert not truncated, truncated[:5]
 
 

@@ -1,6 +1,7 @@
 """The reviewer's paper view (:mod:`vqalib.compendium.site`): each reproduced paper table in the paper's own
 layout, every cell showing the printed value beside ours and its status by symbol and text (colour only
-repeats them), the reason of a cell outside the tolerance one click away, and the summary the index opens with.
+repeats them), the cells outside the tolerance listed first and the reason of each one click away, its evidence
+linked to the rows it cites. The index's summary and grades are in :mod:`vqalib.compendium.grades`.
 
 Cell states, from the saved comparison in ``figures/`` and ``data/paper/known_differences.csv``:
 
@@ -10,8 +11,7 @@ Cell states, from the saved comparison in ``figures/`` and ``data/paper/known_di
 - ``not-counted``: an ``analogous``, ``fitted`` or ``self-input`` cell (shown, never counted as reproduced);
 - ``not-run``: a resource is missing (the reason is said once per table).
 
-The summary counts come from :func:`vqalib.core.report.agreement_counts`, the function behind the README
-status table, so the two cannot disagree.
+The states add up to :func:`vqalib.core.report.agreement_counts`, the counts behind the README status table.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ STATES = {  # state -> (symbol, text)
     "missing": ("?", "not reproduced"),
 }
 MAX_COLUMNS = 6  # printed columns per sub-table: every cell visible without scrolling at 1280 px
-GRADES = (("full", "✔", 0.9), ("partial", "◐", 0.5), ("poor", "✖", 0.0))  # share of judged cells within
 
 
 def _e(text) -> str:
@@ -103,17 +102,28 @@ def _number(value, decimals: int | None = None) -> str:
     return f"{value:.{decimals}f}" if decimals is not None else format(float(value), ".6g")
 
 
-def _why(row: dict) -> str:
+def _decimals(text: str) -> int:
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _why(row: dict, link=None) -> str:
+    """The explanation and its evidence, each reference a link where ``link`` gives one (the site's table row)."""
     evidence = row["evidence"] if isinstance(row["evidence"], str) else ""
-    cited = "".join(f"<li><code>{_e(reference)}</code></li>" for reference in (parse(evidence) if evidence else []))
+    items = []
+    for reference in parse(evidence) if evidence else []:
+        href, text = (link(reference) if link else None) or (None, str(reference))
+        items.append(f'<li><a href="{_e(href)}">{_e(text)}</a></li>' if href else f"<li><code>{_e(text)}</code></li>")
     return (f"<p>{_e(row['explanation'])}</p>"
-            + (f"<p>Evidence:</p><ul>{cited}</ul>" if cited else "<p>Evidence: none committed (unexplained).</p>"))
+            + (f"<p>Evidence:</p><ul>{''.join(items)}</ul>" if items else "<p>Evidence: none committed (unexplained).</p>"))
 
 
-def _cell(row: pd.Series, seen: dict, *, notes: bool, anchor: str) -> str:
+def _cell_label(row: dict) -> str:
+    return " · ".join(str(v) for v in (*row["_row"], *row["_col"]) if v)
+
+
+def _cell(row: dict, seen: dict, *, notes: bool, anchor: str, decimals: int, link=None) -> str:
     paper = _number(row["paper"])
-    printed = len(paper.split(".")[1]) if "." in paper else 0
-    ours = _number(row["reproduced"], printed + 1) if pd.notna(row["reproduced"]) else "—"
+    ours = _number(row["reproduced"], decimals + 1) if pd.notna(row["reproduced"]) else "—"
     symbol, text = STATES[row["state"]]
     if row["state"] == "not-counted":
         text = f"{row['kind']}, not counted"
@@ -121,15 +131,16 @@ def _cell(row: pd.Series, seen: dict, *, notes: bool, anchor: str) -> str:
     if row["explanation"] != report.NOT_EXPLAINED and row["state"] in ("explained", "unexplained", "not-counted"):
         first = row["explanation"] not in seen
         if first:
-            seen[row["explanation"]] = (len(seen) + 1, " · ".join(str(v) for v in (*row["_row"], *row["_col"]) if v),
-                                        _why(row))
+            seen[row["explanation"]] = (len(seen) + 1, _cell_label(row), _why(row, link))
         number, label, _ = seen[row["explanation"]]
         if notes:  # print: a numbered note under the table instead of a disclosure in the cell
             why = f' <a class="pv-note" href="#{anchor}-note-{number}">[note {number}]</a>'
         else:
-            why = f"<details><summary>Why</summary>{_why(row) if first else f'<p>As for {_e(label)}.</p>'}</details>"
-    return (f'<td class="pv pv-{row["state"]}"><span class="pv-values">{_e(paper)} | {_e(ours)}</span>'
-            f'<span class="pv-state"><span aria-hidden="true">{symbol}</span> {_e(text)}{why}</span></td>')
+            why = (f"<details><summary>Why: {_e(_cell_label(row))}</summary>"
+                   f"{_why(row, link) if first else f'<p>As for {_e(label)}.</p>'}</details>")
+    state = f'<span class="pv-state"><span aria-hidden="true">{symbol}</span> {_e(text)}</span>'
+    return (f'<td class="pv pv-{row["state"]}" id="{anchor}-{row["_id"]}"><span class="pv-values">{_e(paper)} | '
+            f"{_e(ours)}</span>" + (f"{state}{why}" if not notes else state[:-7] + why + "</span>") + "</td>")
 
 
 def _groups(columns: list[tuple], *, limit: int = MAX_COLUMNS) -> list[list[tuple]]:
@@ -148,9 +159,10 @@ def _groups(columns: list[tuple], *, limit: int = MAX_COLUMNS) -> list[list[tupl
 
 
 def paper_view(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None = None, anchor: str = "pv",
-               notes: bool = False) -> str:
+               notes: bool = False, link=None) -> str:
     """One paper table in the paper's layout: rows and columns as printed, each cell "printed | ours" and its
-    state; the not-run reason said once; wide tables split into sub-tables by the first column level.
+    state; the cells outside the tolerance listed first, each a link to its cell; the not-run reason said once;
+    wide tables split into sub-tables by the first column level.
 
     Parameters
     ----------
@@ -161,24 +173,38 @@ def paper_view(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None = 
     known : pandas.DataFrame, optional
         As in :func:`cell_states`.
     anchor : str, default "pv"
-        Prefix of the tables' HTML ids.
+        Prefix of the tables' and cells' HTML ids.
     notes : bool, default False
         Explanations as numbered notes under the tables (print) instead of a "Why" disclosure in each cell.
+    link : callable, optional
+        An evidence :class:`~vqalib.core.evidence.Reference` -> ``(href, text)`` of the table row it cites, or None
+        (the reference is then shown as text).
 
     Returns
     -------
     str
-        HTML: the not-run note (if any) and one ``<table>`` per column group.
+        HTML: the list of cells outside, the not-run note (if any), one ``<table>`` per column group and, with
+        ``notes``, the notes. Ours has one more decimal than the paper prints in the cell's column (the most any
+        of its printed values shows: a transcription that dropped a trailing zero does not lower it).
     """
     cells = cell_states(frame, spec, known=known)
     columns_keys = list(spec.printed_column)
     row_keys = [k for k in spec.cell_keys if k not in columns_keys] or [k for k in spec.keys if k not in columns_keys]
     cells["_row"] = [tuple("" if pd.isna(v) else str(v) for v in r) for r in cells[row_keys].itertuples(index=False)]
     cells["_col"] = [tuple("" if pd.isna(v) else str(v) for v in r) for r in cells[columns_keys].itertuples(index=False)]
+    cells["_id"] = [f"cell-{k + 1}" for k in range(len(cells))]
+    decimals = {c: max(_decimals(_number(v)) for v in group) for c, group in cells.groupby("_col", sort=False)["paper"]}
     rows = list(dict.fromkeys(cells["_row"]))
     by = {(r, c): row for r, c, row in zip(cells["_row"], cells["_col"], cells.to_dict("records"))}
     seen: dict = {}  # an explanation shared by several cells is written out once
     parts = []
+    off = [row for row in by.values() if row["state"] in ("explained", "unexplained")]
+    if off:
+        items = "".join(f'<li><a href="#{anchor}-{row["_id"]}">{_e(_cell_label(row))}</a>: '
+                        f'{_e(_number(row["paper"]))} | {_e(_number(row["reproduced"], decimals[row["_col"]] + 1))} '
+                        f"({STATES[row['state']][1]})</li>" for row in off)
+        parts.append(f'<div class="pv-outside"><p><strong>Cells outside the tolerance ({len(off)}):</strong> printed | '
+                     f'ours, each a link to its cell.</p><ul>{items}</ul></div>')
     if "status" in cells:
         reasons = dict.fromkeys(s for s in cells["status"].dropna().astype(str) if s.startswith("not run"))
         if reasons:
@@ -190,8 +216,8 @@ def paper_view(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None = 
         for r in rows:
             if not any((r, c) in by for c in group):
                 continue
-            tds = "".join(_cell(pd.Series(by[(r, c)]), seen, notes=notes, anchor=anchor) if (r, c) in by
-                          else "<td></td>" for c in group)
+            tds = "".join(_cell(by[(r, c)], seen, notes=notes, anchor=anchor, decimals=decimals[c], link=link)
+                          if (r, c) in by else "<td></td>" for c in group)
             body.append(f'<tr><th scope="row">{_e(" · ".join(p for p in r if p))}</th>{tds}</tr>')
         corner = _e(" · ".join(row_keys))
         parts.append(f'<div class="table-scroll pv-scroll" role="region" tabindex="0" aria-labelledby="{anchor}-{n}-c">'
@@ -200,127 +226,7 @@ def paper_view(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None = 
                      f'<thead><tr><th scope="col">{corner}</th>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
                      "</table></div>")
     if notes and seen:
-        parts.append('<ol class="pv-notes">' + "".join(f'<li id="{anchor}-note-{n}"><strong>{_e(label)}</strong>'
-                                                       f"{text}</li>" for n, label, text in seen.values()) + "</ol>")
+        parts.append('<ol class="pv-notes">' + "".join(f'<li id="{anchor}-note-{n}"><p class="pv-note-head"><strong>'
+                                                       f"{_e(label)}</strong></p>{text}</li>"
+                                                       for n, label, text in seen.values()) + "</ol>")
     return "".join(parts)
-
-
-def grade(counts: dict) -> tuple[str, str, str]:
-    """(grade, symbol, text) of a table's agreement: full, partial or poor by the share of judged cells within the
-    tolerance (:data:`GRADES`), or "none" when no cell is judged.
-
-    Parameters
-    ----------
-    counts : dict
-        :func:`vqalib.core.report.agreement_counts`.
-
-    Returns
-    -------
-    tuple of str
-    """
-    if not counts["compared"]:
-        return "none", "○", "no cell judged"
-    share = counts["within"] / counts["compared"]
-    name, symbol, _ = next(g for g in GRADES if share >= g[2])
-    return name, symbol, f"{name}: {counts['within']} of {counts['compared']} within"
-
-
-SUMMARY_COLUMNS = ("within", "explained", "unexplained", "not_counted", "not_run")
-SUMMARY_HEADERS = ("within tolerance", "outside, explained", "outside, unexplained", "not counted", "not run")
-
-
-def summary(figures: Path, *, known: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per compared table: the counts the index opens with (:func:`vqalib.core.report.agreement_counts`).
-
-    Parameters
-    ----------
-    figures : Path
-        The folder of saved tables.
-    known : pandas.DataFrame, optional
-        As in :func:`cell_states`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``stem``, ``paper``, ``table``, ``compared`` and :data:`SUMMARY_COLUMNS`.
-    """
-    rows = []
-    for stem in compared_stems(figures):
-        spec = registry.table(stem)
-        counts = report.agreement_counts(pd.read_csv(figures / f"{stem}.csv"), stem, known=known)
-        rows.append({"stem": stem, "paper": spec.paper, "table": spec.reproduces, "compared": counts["compared"],
-                     **{c: counts[c] for c in SUMMARY_COLUMNS}, "grade": grade(counts)})
-    return pd.DataFrame(rows)
-
-
-def summary_html(table: pd.DataFrame, *, link) -> str:
-    """The index's summary table: one row per compared table, the counts and a graded badge.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        :func:`summary` output.
-    link : callable
-        stem -> href of its paper view.
-
-    Returns
-    -------
-    str
-    """
-    head = "".join(f'<th scope="col">{_e(h)}</th>' for h in ("Paper table", *SUMMARY_HEADERS, "Agreement"))
-    body = []
-    for r in table.to_dict("records"):
-        name, symbol, text = r["grade"]
-        nums = "".join(f'<td class="num">{int(r[c])}</td>' for c in SUMMARY_COLUMNS)
-        body.append(f'<tr><th scope="row"><a href="{_e(link(r["stem"]))}">{_e(r["paper"])} {_e(r["table"])}</a></th>'
-                    f'{nums}<td><span class="grade grade-{name}"><span aria-hidden="true">{symbol}</span> '
-                    f"{_e(text)}</span></td></tr>")
-    return ('<div class="table-scroll" role="region" tabindex="0" aria-labelledby="summary-caption"><table '
-            'id="summary"><caption id="summary-caption">Every reproduced paper table: its cells by state (only cells '
-            'within the tolerance count as reproduced)</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
-
-
-def summary_figure(table: pd.DataFrame) -> str:
-    """One accessible figure of the summary: a bar per table, split by state, each part labelled with its count
-    (an inline SVG with a title and description; the summary table is its data).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        :func:`summary` output.
-
-    Returns
-    -------
-    str
-    """
-    fills = {"within": "#1b7837", "explained": "url(#hatch)", "unexplained": "#b2182b", "not_counted": "#d9d9d9",
-             "not_run": "#ffffff"}
-    width, bar, gap, left = 860, 18, 8, 330
-    rows = []
-    for k, r in enumerate(table.to_dict("records")):
-        y = 30 + k * (bar + gap)
-        total = sum(int(r[c]) for c in SUMMARY_COLUMNS) or 1
-        x = left
-        name = f"{r['paper']} {r['table']}"[:52]
-        rows.append(f'<text x="{left - 6}" y="{y + 13}" text-anchor="end">{_e(name)}</text>')
-        for c in SUMMARY_COLUMNS:
-            w = (width - left - 10) * int(r[c]) / total
-            if w:
-                rows.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar}" fill="{fills[c]}" '
-                            f'stroke="#1a1a1a"><title>{_e(r["paper"])} {_e(r["table"])}: {int(r[c])} '
-                            f'{dict(zip(SUMMARY_COLUMNS, SUMMARY_HEADERS))[c]}</title></rect>')
-                x += w
-    height = 40 + len(table) * (bar + gap)
-    legend = "; ".join(f"{h}: {'green' if c == 'within' else 'hatched' if c == 'explained' else 'red' if c == 'unexplained' else 'grey' if c == 'not_counted' else 'white'}"
-                      for c, h in zip(SUMMARY_COLUMNS, SUMMARY_HEADERS))
-    total = {c: int(table[c].sum()) for c in SUMMARY_COLUMNS}
-    desc = ("Cells of every reproduced paper table by state: " + ", ".join(
-        f"{total[c]} {h}" for c, h in zip(SUMMARY_COLUMNS, SUMMARY_HEADERS)) + f". Colours: {legend}.")
-    return (f'<figure class="summary-figure"><svg role="img" aria-labelledby="sf-title sf-desc" viewBox="0 0 {width} '
-            f'{height}" width="100%" font-size="12" font-family="system-ui, sans-serif">'
-            f'<title id="sf-title">Agreement of every reproduced paper table</title><desc id="sf-desc">{_e(desc)}</desc>'
-            '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
-            '<rect width="6" height="6" fill="#f4a582"/><line x1="0" y1="0" x2="0" y2="6" stroke="#1a1a1a" '
-            'stroke-width="2"/></pattern></defs>' + "".join(rows) + "</svg>"
-            f"<figcaption>{_e(desc)}</figcaption></figure>")

@@ -25,10 +25,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from vqalib.compendium import grades
 from vqalib.compendium.site_html import SITE, MAX_ROWS, NOT_RUN, SITE_TITLE, _badges, _e, html_table, page, status
-from vqalib.core import figure_files
-from vqalib.core import registry
-from vqalib.core import specs
+from vqalib.core import figure_files, registry, report, specs
 from vqalib.core.io import project_root
 from vqalib.core.out_folders import replace_folder
 
@@ -209,18 +208,22 @@ def table_section(item: Item, section: Section, figures: Path) -> tuple[str, str
     Returns
     -------
     (html, kind, label) : tuple of str
-        The table's ``<section>``: heading, status badges (:func:`~vqalib.compendium.site_html.status`), a note
+        The table's ``<section>``: heading, status badges (:func:`~vqalib.compendium.site_html.status`, or a
+        compared table's grade, :func:`~vqalib.compendium.grades.grade`), a note
         for simulated or not-run data, the producing cell, download links and the table itself
         (:func:`~vqalib.compendium.site_html.html_table`); then the status kind and label, for the index.
     """
     frame = pd.read_csv(figures / f"{item.name}.csv")
     kind, label = status(frame, item.name)
+    if item.spec.compared and "*" not in item.spec.stem and kind != "simulated":  # the index summary's grade
+        grade, _, label = grades.grade(report.agreement_counts(frame, item.name))
+        kind = f"grade-{grade}"
     title = item.spec.title if "*" not in item.spec.stem else f"{item.spec.title} ({item.name})"
     note = ""
     if kind == "simulated":
         note = ('<p class="simulated-note"><strong>SIMULATED:</strong> a study of the paper\'s design with simulated '
                 "ratings; the study's per-rating data are not public. Not a result of the paper.</p>")
-    elif kind == "not-run":
+    elif kind in ("not-run", "grade-not-run"):
         reasons = "; ".join(dict.fromkeys(s.removeprefix(f"{NOT_RUN}: ") for s in frame["status"].astype(str)))
         how = "; ".join(dict.fromkeys(frame["how to enable"].astype(str))) if "how to enable" in frame else ""
         note = f'<p class="not-run-note"><strong>Not run:</strong> {_e(reasons)}' + (
@@ -238,7 +241,7 @@ def table_section(item: Item, section: Section, figures: Path) -> tuple[str, str
             f'<h2 id="{item.anchor}-h">{_e(title)}</h2><p>{_badges(kind, label, item.spec)}</p>{note}'
             f'<p class="meta">{_made_in(item, section)} Files: {downloads}.</p>'
             + html_table(frame, caption=f"{title} (figures/{item.name}.csv)", row_headers=keys,
-                         decimals=item.spec.md_decimals, table_id=f"{item.anchor}-table")
+                         decimals=item.spec.md_decimals, table_id=f"{item.anchor}-table", row_anchor=f"{item.name}-row")
             + "</section>")
     return body, kind, label
 
@@ -396,7 +399,8 @@ def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, s
     parts = [f"<h1>{_e(SITE_TITLE)}</h1>",
              '<p class="lede">Every table and figure of three papers on visual question answering for blind and '
              "low-vision people, regenerated from the public data. Each section is one notebook: read its results "
-             "or the notebook itself. Labels: <span class=\"badge badge-result\">Result</span> computed here; "
+             "or the notebook itself. Labels: a compared table's <a href=\"#grades\">agreement grade</a>; "
+             "<span class=\"badge badge-result\">Result</span> computed here; "
              '<span class="badge badge-not-run">Not run</span> a resource is missing (the page says how to enable '
              'it); <span class="badge badge-simulated">SIMULATED data</span> illustrative data of the paper\'s '
              "design, not a finding.</p>", opening]
@@ -466,14 +470,14 @@ def _write_site(out: Path, *, root: Path, notebooks: Path, figures: Path) -> Non
         (out / "sections" / name).write_text(text, encoding="utf-8")
     for stem in paper_view.compared_stems(figures):
         (out / "papers" / f"{stem}.html").write_text(site_report.paper_page(stem, figures), encoding="utf-8")
-    summary = paper_view.summary(figures)  # one read of every compared table, for the index and the report
+    summary = grades.summary(figures)  # one read of every compared table, for the index and the report
     (out / "report.html").write_text(site_report.report_page(summary, figures), encoding="utf-8")
     cards = scorecard_pages(root / "scores", out / "scores")
     (out / "index.html").write_text(index_page(all_sections, states, scorecards=cards,
                                                opening=site_report.opening(summary)), encoding="utf-8")
 
 
-def check(*, site: Path, out: Path) -> int:
+def check(*, site: Path, out: Path, timeout: float | None = None) -> int:
     """Audit every page in headless Chromium with axe-core and a keyboard walk (``site-check/``).
 
     Parameters
@@ -482,14 +486,15 @@ def check(*, site: Path, out: Path) -> int:
         The built site (:func:`build`).
     out : Path
         The folder for the report and screenshots.
+    timeout : float, optional
+        Base of each page's time limit, s (``check.mjs --timeout``: default 60, plus 5 s per 1000 elements).
 
     Returns
     -------
     int
         The audit's exit status: 0 every page passes, 1 a page fails, 2 a setup or internal error.
     """
-    script = project_root() / "site-check" / "check.mjs"
-    command = ["node", str(script), "--site", str(site), "--out", str(out),
-               "--screenshot", "index.html", "--screenshot", "notebooks/02_functional_roles.html",
-               "--screenshot", "papers/vizwiz-lf_table04_automatic_eval.html"]
+    shots = ("index.html", "notebooks/02_functional_roles.html", "papers/vizwiz-lf_table04_automatic_eval.html")
+    command = ["node", str(project_root() / "site-check" / "check.mjs"), "--site", str(site), "--out", str(out),
+               *(["--timeout", str(timeout)] if timeout is not None else []), *(f"--screenshot={s}" for s in shots)]
     return subprocess.run(command, check=False).returncode

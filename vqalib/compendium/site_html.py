@@ -11,8 +11,10 @@ import html
 
 import pandas as pd
 
+from vqalib.compendium import grades
 from vqalib.core import report
 from vqalib.core import specs
+from vqalib.core.inference import p_value_text
 from vqalib.core.io import open_regular
 from vqalib.core.out_folders import OutputKind
 
@@ -33,7 +35,8 @@ SITE = OutputKind(what="reviewer site", option="vqalib site build", marker="inde
 
 
 def status(frame: pd.DataFrame, name: str) -> tuple[str, str]:
-    """(css kind, label) of a table: SIMULATED, not run, partly not run, or the agreement with the paper.
+    """(css kind, label) of a table that is not graded against the paper: SIMULATED, not run, partly not run, or
+    its agreement counts. A compared table's badge is its grade (:func:`vqalib.compendium.grades.grade`).
 
     Parameters
     ----------
@@ -109,11 +112,13 @@ def _e(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _column_texts(values: pd.Series, decimals: int) -> tuple[list[str], bool]:
+def _column_texts(values: pd.Series, decimals: int, *, p_value: bool = False) -> tuple[list[str], bool]:
     """A column as shown (the Markdown file's precision; whole numbers without decimals when every
-    value is whole) and whether it is numeric (right-aligned)."""
+    value is whole; a p-value column with 4 decimals and "< 0.0001" below) and whether it is numeric (right-aligned)."""
     if pd.api.types.is_bool_dtype(values):
         return ["yes" if v else "no" for v in values], False
+    if p_value and pd.api.types.is_numeric_dtype(values):
+        return [p_value_text(v) for v in values], True
     if pd.api.types.is_numeric_dtype(values):
         present = values.dropna()
         whole = bool(len(present)) and bool((present == present.round()).all()) and present.abs().max() < 1e15
@@ -123,9 +128,10 @@ def _column_texts(values: pd.Series, decimals: int) -> tuple[list[str], bool]:
 
 
 def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], decimals: int,
-               max_rows: int = MAX_ROWS, table_id: str, start: int = 0) -> str:
+               max_rows: int = MAX_ROWS, table_id: str, start: int = 0, row_anchor: str = "") -> str:
     """An accessible table: ``<caption>``, column headers with ``scope="col"`` and units, the key columns
-    as row headers (``scope="row"``), "not run" rows marked, at most ``max_rows`` rows (the caption says so).
+    as row headers (``scope="row"``), "not run" rows marked, p-values as
+    :func:`~vqalib.core.inference.p_value_text` prints them, at most ``max_rows`` rows (the caption says so).
 
     Parameters
     ----------
@@ -142,6 +148,9 @@ def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], dec
         The table's HTML id; its caption's is ``<table_id>-caption``.
     start : int, default 0
         The first row shown.
+    row_anchor : str, default ""
+        When given, row k of ``frame`` (from 1) gets the id ``<row_anchor>-<k>`` (the paper views' evidence links
+        point at it).
 
     Returns
     -------
@@ -152,7 +161,7 @@ def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], dec
                          "rows are on the pages linked above</span>" if len(frame) > len(shown) else "")
     head = "".join(f'<th scope="col">{_e(c)}' + (f'<span class="unit">{_e(u)}</span>' if (u := unit(c, frame[c])) else "")
                    + "</th>" for c in frame.columns)
-    columns = {c: _column_texts(shown[c], decimals) for c in frame.columns}
+    columns = {c: _column_texts(shown[c], decimals, p_value=unit(c, frame[c]) == "p-value") for c in frame.columns}
     not_run = shown["status"].astype(str).str.startswith(NOT_RUN).tolist() if "status" in shown else [False] * len(shown)
     body = []
     for r in range(len(shown)):
@@ -164,7 +173,8 @@ def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], dec
                 cells.append("<td></td>")
             else:
                 cells.append(f'<td class="num">{_e(texts[r])}</td>' if numeric else f"<td>{_e(texts[r])}</td>")
-        body.append(('<tr class="row-not-run">' if not_run[r] else "<tr>") + "".join(cells) + "</tr>")
+        attrs = (' class="row-not-run"' if not_run[r] else "") + (f' id="{row_anchor}-{start + r + 1}"' if row_anchor else "")
+        body.append(f"<tr{attrs}>" + "".join(cells) + "</tr>")
     return (f'<div class="table-scroll" role="region" tabindex="0" aria-labelledby="{table_id}-caption">'
             f'<table id="{table_id}"><caption id="{table_id}-caption">{cap}</caption><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>")
@@ -207,4 +217,8 @@ def page(*, title: str, body: str, depth: int, nav: list[tuple[str, str]] = ()) 
 
 def _badges(kind: str, label: str, spec: specs.Spec) -> str:
     paper = f'<span class="badge badge-paper">{_e(spec.paper)} {_e(spec.reproduces)}</span>' if spec.reproduces else ""
+    if kind.startswith("grade-"):  # symbol, text and border style as well as colour
+        symbol = grades.GRADES[kind.removeprefix("grade-")][0]
+        return (f'<span class="badge grade {kind}"><span aria-hidden="true">{symbol}</span> Paper agreement, '
+                f"{_e(label)}</span>{paper}")
     return f'<span class="badge badge-{kind}">{_e(label)}</span>{paper}'

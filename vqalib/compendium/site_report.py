@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.compendium import paper_view
+from vqalib.compendium import grades, paper_view
 from vqalib.compendium.site_html import MAX_ROWS, _e, html_table, page
-from vqalib.core import data_registry, registry, report, specs
+from vqalib.compendium.status import REASONS
+from vqalib.core import data_registry, evidence, registry, report, specs
 
 PAPER_LINKS = {  # the papers reproduced; AFGV's copy names no public address
     "VizWiz-LF": "https://arxiv.org/abs/2408.06303",
@@ -23,7 +24,7 @@ PAPER_LINKS = {  # the papers reproduced; AFGV's copy names no public address
 
 def paper_page(stem: str, figures: Path, *, known: pd.DataFrame | None = None) -> str:
     """``papers/<stem>.html``: one reproduced table in the paper's layout (:func:`paper_view.paper_view`), with
-    its agreement sentence, the legend and links to the tidy table and the notebook.
+    its agreement sentence, grade and reason, the legend and links to the tidy table and the notebook.
 
     Parameters
     ----------
@@ -40,16 +41,21 @@ def paper_page(stem: str, figures: Path, *, known: pd.DataFrame | None = None) -
     """
     spec = registry.table(stem)
     frame = pd.read_csv(figures / f"{stem}.csv")
+    counts = report.agreement_counts(frame, stem, known=known)
+    name, symbol, text = grades.grade(counts)
     legend = " ".join(f'<span class="pv-key pv-{state}"><span aria-hidden="true">{symbol}</span> {_e(text)}</span>'
                       for state, (symbol, text) in paper_view.STATES.items() if state != "missing")
     body = (f"<h1>{_e(spec.paper)} {_e(spec.reproduces)}: the paper's numbers beside ours</h1>"
             f'<p class="lede">{_e(report.agreement_text(frame, stem, known=known))}</p>'
-            f'<p class="meta">Each cell: the value the paper prints | ours (one more decimal). States: {legend}. '
-            "Open “Why” for the cause of a difference and the committed cells that show it. Only cells within the "
-            f'tolerance count as reproduced. <a href="../sections/{spec.notebook}.html#table-{stem}">The full table '
-            f'with every column</a> · <a href="../notebooks/{spec.notebook}.html">the notebook</a> · '
-            f'<a href="../figures/{stem}.csv">CSV</a>.</p>'
-            + paper_view.paper_view(frame, spec, known=known, anchor=f"pv-{stem}"))
+            f'<p>Grade: <span class="grade grade-{name}"><span aria-hidden="true">{symbol}</span> {_e(text)}</span> '
+            f'(<a href="../index.html#grades">the grading rule</a>). {_e(_reason(stem))}</p>'
+            "<p class=\"meta\">Each cell: the value the paper prints | ours, to one more decimal than the paper prints "
+            f"in that column. States: {legend}. Open “Why: …” for the cause of a difference and links to the committed "
+            "cells that show it. Only cells within the tolerance count as reproduced. "
+            f'<a href="../sections/{spec.notebook}.html#table-{stem}">The full table with every column</a> · '
+            f'<a href="../notebooks/{spec.notebook}.html">the notebook</a> · <a href="../figures/{stem}.csv">CSV</a>.</p>'
+            + paper_view.paper_view(frame, spec, known=known, anchor=f"pv-{stem}",
+                                    link=evidence_links(figures, prefix="../")))
     return page(title=f"{spec.paper} {spec.reproduces}: the paper's numbers beside ours", body=body, depth=1,
                 nav=[(f"sections/{spec.notebook}.html", "Results of this notebook")])
 
@@ -61,7 +67,7 @@ def opening(table: pd.DataFrame) -> str:
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`vqalib.compendium.paper_view.summary` of the saved tables.
+        :func:`vqalib.compendium.grades.summary` of the saved tables.
 
     Returns
     -------
@@ -75,13 +81,66 @@ def opening(table: pd.DataFrame) -> str:
              "figure it saves, and the notebook shows how they are computed.</li>"
              "<li><strong>Practitioners</strong>: the Scorecards at the end score models with <code>vqalib score</code>"
              "; the same tables for your model are one command away.</li></ul></section>")
-    grades = " ".join(f'<span class="grade grade-{name}"><span aria-hidden="true">{symbol}</span> {name}</span> '
-                      f"at least {int(share * 100)}% of judged cells within" for name, symbol, share in paper_view.GRADES)
-    summary = ('<section aria-labelledby="answer"><h2 id="answer">Does it reproduce?</h2>'
-               f'<p class="meta">Agreement grades: {grades}.</p>'
-               + paper_view.summary_html(table, link=lambda s: f"papers/{s}.html")
-               + paper_view.summary_figure(table) + "</section>")
+    summary = ('<section aria-labelledby="answer"><h2 id="answer">Does it reproduce?</h2>' + grade_legend()
+               + grades.summary_html(table, link=lambda s: f"papers/{s}.html", reasons=REASONS)
+               + grades.summary_figure(table) + "</section>")
     return start + summary + sources()
+
+
+def grade_legend() -> str:
+    """The grading rule as the index and the report state it (:data:`vqalib.compendium.grades.GRADES`).
+
+    Returns
+    -------
+    str
+    """
+    items = "".join(f'<li><span class="grade grade-{name}"><span aria-hidden="true">{symbol}</span> {_e(name.replace("-", " "))}</span>: '
+                    f"{_e(meaning)}</li>" for name, (symbol, meaning) in grades.GRADES.items())
+    return (f'<div id="grades"><p>Agreement grades, one rule for every table (a table with at least '
+            f"{grades.MOSTLY_NOT_RUN:.0%} of its printed cells not run says so first; only cells within the "
+            f'tolerance count as reproduced):</p><ul class="grades">{items}</ul></div>')
+
+
+def _reason(stem: str) -> str:
+    said = REASONS.get(stem, "").replace("`", "")
+    return f"Why: {said}." if said else ""
+
+
+def evidence_links(figures: Path, *, prefix: str):
+    """A function from an evidence reference to ``(href, text)`` of the first site table row it cites, for the
+    paper views (:func:`vqalib.compendium.paper_view.paper_view`); None for a ``data/paper/`` file (not on the site).
+
+    Parameters
+    ----------
+    figures : Path
+        The folder of saved tables the references cite (as ``figures/<file>``).
+    prefix : str
+        The path from the page to the site root ("../" for ``papers/``, "" for ``report.html``).
+
+    Returns
+    -------
+    callable
+    """
+    read: dict = {}
+
+    def link(reference: evidence.Reference):
+        if not reference.path.startswith("figures/"):
+            return None
+        path = figures / reference.path.removeprefix("figures/")
+        if path not in read:
+            read[path] = None if not path.exists() else pd.read_csv(path, dtype=str, keep_default_na=False)
+        if read[path] is None:
+            return None
+        rows = evidence.resolve(reference, root=figures, table=read[path]).index
+        stem, first = path.stem, int(rows[0])
+        page_k = first // MAX_ROWS
+        page = f"{registry.table(stem).notebook}.html" if page_k == 0 else f"{stem}-rows-{page_k + 1}.html"
+        where = " & ".join(f"{k}={v}" for k, v in reference.where)
+        more = f" (first of {len(rows)} rows)" if len(rows) > 1 else ""
+        return (f"{prefix}sections/{page}#{stem}-row-{first + 1}",
+                f"{reference.path}, row {first + 1}{more}: {where} → {reference.column}")
+
+    return link
 
 
 def sources() -> str:
@@ -110,7 +169,7 @@ def report_page(table: pd.DataFrame, figures: Path, *, known: pd.DataFrame | Non
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`vqalib.compendium.paper_view.summary` of the saved tables.
+        :func:`vqalib.compendium.grades.summary` of the saved tables.
     figures : Path
         The folder of saved tables.
     known : pandas.DataFrame, optional
@@ -120,15 +179,18 @@ def report_page(table: pd.DataFrame, figures: Path, *, known: pd.DataFrame | Non
     -------
     str
     """
-    parts = ["<h1>Reproduction report: every paper table, the printed value beside ours</h1>",
-             paper_view.summary_html(table, link=lambda s: f"#{s}")]
-    for stem in table["stem"]:
+    parts = ["<h1>Reproduction report: every paper table, the printed value beside ours</h1>", grade_legend(),
+             grades.summary_html(table, link=lambda s: f"#{s}", reasons=REASONS)]
+    link = evidence_links(figures, prefix="")
+    for row in table.to_dict("records"):
+        stem, (name, symbol, text) = row["stem"], row["grade"]
         spec = registry.table(stem)
         frame = pd.read_csv(figures / f"{stem}.csv")
-        view = paper_view.paper_view(frame, spec, known=known, anchor=f"r-{stem}", notes=True)
+        view = paper_view.paper_view(frame, spec, known=known, anchor=f"r-{stem}", notes=True, link=link)
         parts.append(f'<section class="report-table" id="{stem}" aria-labelledby="{stem}-h"><h2 id="{stem}-h">'
                      f"{_e(spec.paper)} {_e(spec.reproduces)}</h2><p>{_e(report.agreement_text(frame, stem, known=known))}"
-                     f"</p>{view}</section>")
+                     f' Grade: <span class="grade grade-{name}"><span aria-hidden="true">{symbol}</span> {_e(text)}'
+                     f"</span>. {_e(_reason(stem))}</p>{view}</section>")
     return page(title="Reproduction report: every paper table, the printed value beside ours", body="".join(parts),
                 depth=0)
 
@@ -192,7 +254,7 @@ def row_pages(figures: Path, *, sections) -> dict[str, str]:
                         f'<a href="../figures/{item.name}.csv">the CSV</a>.</p>'
                         + html_table(frame, caption=f"{item.spec.title} (figures/{item.name}.csv)", row_headers=keys,
                                      decimals=item.spec.md_decimals, table_id=f"{item.anchor}-rows-{k + 1}",
-                                     start=k * MAX_ROWS))
+                                     start=k * MAX_ROWS, row_anchor=f"{item.name}-row"))
                 pages[f"{item.name}-rows-{k + 1}.html"] = page(title=title, body=body, depth=1, nav=[
                     (f"sections/{section.notebook}.html", "Results of this notebook")])
     return pages

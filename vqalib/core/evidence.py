@@ -77,7 +77,7 @@ def _matches(values: pd.Series, pattern: str) -> pd.Series:
     return text.eq(pattern)
 
 
-def resolve(reference: Reference, *, root: Path) -> pd.DataFrame:
+def resolve(reference: Reference, *, root: Path, table: pd.DataFrame | None = None) -> pd.DataFrame:
     """The rows a reference cites, with its column.
 
     Parameters
@@ -86,17 +86,21 @@ def resolve(reference: Reference, *, root: Path) -> pd.DataFrame:
         One parsed reference.
     root : Path
         The project folder the path is relative to.
+    table : pandas.DataFrame, optional
+        The file already read (all columns as text, blanks as ""), instead of reading it again.
 
     Returns
     -------
     pandas.DataFrame
-        The selected rows (the filter's columns and the cited column). A missing file, filter column or cited
-        column, no selected row, or a blank cited value is a ValueError naming the reference and what is wrong.
+        The selected rows, indexed by their position in the file (the filter's columns and the cited column). A
+        missing file, filter column or cited column, no selected row, or a blank cited value is a ValueError naming
+        the reference and what is wrong.
     """
-    path = Path(root) / reference.path
-    if not path.is_file():
-        raise ValueError(f"evidence {reference}: no file {reference.path}")
-    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if table is None:
+        path = Path(root) / reference.path
+        if not path.is_file():
+            raise ValueError(f"evidence {reference}: no file {reference.path}")
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
     missing = [c for c, _ in reference.where if c not in table.columns]
     if reference.column not in table.columns:
         missing.append(reference.column)

@@ -4,7 +4,7 @@ VizWiz-LF, AFGV and CommVQA, in notebook order, with the reasons several entries
 
 from __future__ import annotations
 
-from vqalib.core.specs import FOLLOWS, ModelDerived, Relation, Spec, Tolerance, _t
+from vqalib.core.specs import FOLLOWS, ModelDerived, Relation, Repeats, Spec, Tolerance, _t
 
 # --- the reasons shared by several entries ---------------------------------------------------
 
@@ -97,7 +97,7 @@ ENTRIES: list[Spec] = [
        "vqalib.papers.vizwiz_lf.table4_protocols.declared_rows", paper_table="vizwiz-lf_table04_automatic_eval",
        value="value", keys=("source", "metric", "reference", "candidate"),
        printed_column=("metric", "reference", "candidate"), tolerance=Tolerance(units=2), known="table04_declared",
-       relation=Relation(from_column="relation")),
+       relation=Relation(from_column="relation"), repeats=Repeats("vizwiz-lf_table04_full_set_bootstrap")),
     _t("vizwiz-lf_table04_seed_sweep", "03_automatic_eval", "VizWiz-LF", "Table 4",
        "VizWiz-LF Table 4: each cell's mean over 1,000 draws of the paper's balanced 120-question design, with the "
        "percentiles of the paper's value and of our seed-0 sample", "vqalib.papers.vizwiz_lf.table4_protocols.seed_sweep",
@@ -162,7 +162,11 @@ ENTRIES: list[Spec] = [
        tolerance=Tolerance(units=2, decimals=2, column="metric", decimals_by=(("abs-%", 0),)),
        relation=Relation(column="method", values=(("Random", "analogous"),),
                          reasons=(("analogous", "the expectation of the random baseline; the paper's row is one "
-                                                "unseeded draw"),))),
+                                                "unseeded draw"),)),
+       repeats=Repeats("vizwiz-lf_table05_abstention",  # its vanilla rows are Table 5's vanilla column
+                       rename=((("Baseline", "Expert"), ("Expert", "vanilla")),
+                               (("Baseline", "Majority"), ("Majority", "vanilla")),
+                               (("Baseline", "Random"), ("Random", "vanilla")), (("InstructBLIP",), ("InstBLIP",))))),
     _t("vizwiz-lf_fig03_role_mix_strategies", "05_abstention", "VizWiz-LF", "Fig. 3",
        "VizWiz-LF Fig. 3: role mix before/after the abstention instruction (offline classifier)",
        "vqalib.papers.vizwiz_lf.abstention.strategy_role_mix",

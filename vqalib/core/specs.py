@@ -195,6 +195,33 @@ class ModelDerived:
 
 
 @dataclass(frozen=True)
+class Repeats:
+    """The cells a compared table shares with an earlier one, ``table`` (totals count each once): a cell whose
+    keys, after ``rename``, name a cell of ``table`` with the same printed and reproduced values. ``rename`` maps
+    the leading key values of this table's cells to the other table's (its layout names them differently)."""
+
+    table: str
+    rename: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+
+    def key(self, values: tuple[str, ...]) -> tuple[str, ...]:
+        """The other table's key values for a cell of this one.
+
+        Parameters
+        ----------
+        values : tuple of str
+            The cell's key values, in the order of the entry's cell keys.
+
+        Returns
+        -------
+        tuple of str
+        """
+        for own, other in self.rename:
+            if values[:len(own)] == own:
+                return other + values[len(own):]
+        return values
+
+
+@dataclass(frozen=True)
 class Spec:
     """One reproduced table or figure (see the module docstring)."""
 
@@ -217,6 +244,7 @@ class Spec:
     data: tuple[str, ...] = ()  # a figure: the tables it is drawn from
     decimals: int = 4  # CSV precision
     md_decimals: int = 2  # Markdown precision
+    repeats: Repeats | None = None  # cells shared with an earlier compared table
 
     @property
     def compared(self) -> bool:

@@ -1,0 +1,273 @@
+"""The index's answer to "does it reproduce?" (:mod:`vqalib.compendium.site`): one grading rule for every compared
+table (the badges, the index summary and the printed report all use :func:`grade`), the summary table with each
+table's reason, and totals that count each distinct paper cell once (a table repeating another's cells declares it,
+``Spec.repeats``).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.compendium.paper_view import cell_states, compared_stems
+from vqalib.core import registry, report
+from vqalib.core.specs import Spec
+
+# the one grading rule (badges, the index summary, the report): the share of judged cells within the tolerance and
+# the share of the printed cells not run
+FULL_WITHIN, FULL_NOT_RUN, PARTIAL_WITHIN, MOSTLY_NOT_RUN = 0.95, 0.10, 0.5, 0.5
+GRADES = {  # grade -> (symbol, what it means)
+    "full": ("✔", f"at least {FULL_WITHIN:.0%} of the judged cells within the tolerance and under "
+                  f"{FULL_NOT_RUN:.0%} of the printed cells not run"),
+    "partial": ("◐", f"at least {PARTIAL_WITHIN:.0%} of the judged cells within, or more not run than a full grade "
+                     "allows"),
+    "poor": ("✖", f"under {PARTIAL_WITHIN:.0%} of the judged cells within"),
+    "none": ("○", "no cell judged: every printed cell is of another relation (shown, not counted) or not run"),
+    "not-run": ("–", "every printed cell not run: a resource is missing"),
+}
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def grade(counts: dict) -> tuple[str, str, str]:
+    """(grade, symbol, text) of a table's agreement under the one rule of :data:`GRADES`; a table with half or more
+    of its printed cells not run says so first.
+
+    Parameters
+    ----------
+    counts : dict
+        :func:`vqalib.core.report.agreement_counts`.
+
+    Returns
+    -------
+    tuple of str
+        E.g. ``("partial", "◐", "mostly not run (120 of 165 cells); partial: 36 of 40 judged within")``.
+    """
+    printed = counts["compared"] + counts["not_counted"] + counts["not_run"]
+    if printed and counts["not_run"] == printed:
+        return "not-run", GRADES["not-run"][0], f"not run: all {printed} cells"
+    not_run = f"{counts['not_run']} of {printed} cells not run" if counts["not_run"] else ""
+    first = f"mostly not run ({counts['not_run']} of {printed} cells); " if counts["not_run"] >= MOSTLY_NOT_RUN * printed else ""
+    if not counts["compared"]:
+        consistent = (f"; {counts['consistent']} of {counts['self-input']} self-input cells consistent"
+                      if "consistent" in counts and counts.get("self-input") else "")
+        return "none", GRADES["none"][0], f"{first}no cell judged{consistent}" + (f"; {not_run}" if not_run and not first else "")
+    within = counts["within"] / counts["compared"]
+    if within >= FULL_WITHIN and counts["not_run"] < FULL_NOT_RUN * printed:
+        name = "full"
+    else:
+        name = "partial" if within >= PARTIAL_WITHIN else "poor"
+    text = f"{name}: {counts['within']} of {counts['compared']} judged within"
+    return name, GRADES[name][0], first + text + (f"; {not_run}" if not_run and not first else "")
+
+
+SUMMARY_COLUMNS = ("within", "explained", "unexplained", "not_counted", "not_run")
+SUMMARY_HEADERS = ("within tolerance", "outside, explained", "outside, unexplained", "not counted", "not run")
+_STATE_COLUMN = {"within": "within", "explained": "explained", "unexplained": "unexplained",
+                 "not-counted": "not_counted", "not-run": "not_run"}  # cell_states' state -> summary column
+
+
+def _key_values(cells: pd.DataFrame, spec: Spec) -> list[tuple[str, ...]]:
+    return [tuple("" if pd.isna(v) else str(v) for v in r) for r in cells[list(spec.cell_keys)].itertuples(index=False)]
+
+
+def distinct_cells(figures: Path, *, known: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every printed cell of every compared table with the cell it repeats, if any (``Spec.repeats``): the index's
+    totals count each distinct cell once.
+
+    Parameters
+    ----------
+    figures : Path
+        The folder of saved tables.
+    known : pandas.DataFrame, optional
+        As in :func:`cell_states`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``stem``, ``key`` (the cell's key values), ``state`` (a :data:`SUMMARY_COLUMNS` name; cells the paper prints
+        for rows not reproduced are left out, as in the counts) and ``repeats`` (the stem of the table whose cell
+        it repeats, else "").
+    """
+    frames, seen = [], {}
+    for stem in compared_stems(figures):
+        spec = registry.table(stem)
+        cells = cell_states(pd.read_csv(figures / f"{stem}.csv"), spec, known=known)
+        cells = cells[cells["state"].isin(list(_STATE_COLUMN))]
+        keys = _key_values(cells, spec)
+        values = list(zip(cells["paper"].round(6), cells["reproduced"].round(6).fillna(-1e300)))
+        seen[stem] = dict(zip(keys, values))
+        repeats = []
+        for key, value in zip(keys, values):
+            other = spec.repeats.table if spec.repeats else None
+            repeats.append(other if other and seen.get(other, {}).get(spec.repeats.key(key)) == value else "")
+        frames.append(pd.DataFrame({"stem": stem, "key": keys, "state": cells["state"].map(_STATE_COLUMN).tolist(),
+                                    "repeats": repeats}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def distinct_totals(cells: pd.DataFrame) -> dict:
+    """The totals of :func:`distinct_cells` with each repeated cell counted once, in its most judged state (a cell
+    judged in one table and not counted in the other counts as judged).
+
+    Parameters
+    ----------
+    cells : pandas.DataFrame
+        :func:`distinct_cells`.
+
+    Returns
+    -------
+    dict
+        :data:`SUMMARY_COLUMNS` -> count, and ``repeated``: the cells left out as repeats.
+    """
+    judged = ("within", "explained", "unexplained")
+    totals = cells.loc[cells["repeats"].eq(""), "state"].value_counts().to_dict()
+    state = {(r["stem"], r["key"]): r["state"] for r in cells.to_dict("records")}
+    for row in cells[cells["repeats"].ne("") & cells["state"].isin(judged)].to_dict("records"):
+        first = state[(row["repeats"], registry.table(row["stem"]).repeats.key(row["key"]))]
+        if first not in judged:  # judged here, not counted where first shown: counted as judged
+            totals[first] -= 1
+            totals[row["state"]] = totals.get(row["state"], 0) + 1
+    out = {c: int(totals.get(c, 0)) for c in SUMMARY_COLUMNS}
+    out["repeated"] = int(cells["repeats"].ne("").sum())
+    return out
+
+
+def summary(figures: Path, *, known: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per compared table: the counts the index opens with (:func:`vqalib.core.report.agreement_counts`), its grade
+    and the cells it repeats of another table.
+
+    Parameters
+    ----------
+    figures : Path
+        The folder of saved tables.
+    known : pandas.DataFrame, optional
+        As in :func:`cell_states`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``stem``, ``paper``, ``table``, ``compared``, :data:`SUMMARY_COLUMNS`, ``grade`` (:func:`grade`) and
+        ``repeated`` (cells repeating ``repeats``); ``attrs["totals"]`` holds :func:`distinct_totals`.
+    """
+    cells = distinct_cells(figures, known=known)
+    rows = []
+    for stem in compared_stems(figures):
+        spec = registry.table(stem)
+        counts = report.agreement_counts(pd.read_csv(figures / f"{stem}.csv"), stem, known=known)
+        mine = cells[cells["stem"] == stem]
+        rows.append({"stem": stem, "paper": spec.paper, "table": spec.reproduces, "compared": counts["compared"],
+                     **{c: counts[c] for c in SUMMARY_COLUMNS}, "grade": grade(counts),
+                     "repeated": int(mine["repeats"].ne("").sum()),
+                     "repeats": spec.repeats.table if spec.repeats else ""})
+    table = pd.DataFrame(rows)
+    table.attrs["totals"] = distinct_totals(cells)
+    return table
+
+
+def _sentence(text: str) -> str:
+    """Escaped, capitalised, with a full stop; `code` in backticks (as the README writes it) as ``<code>``."""
+    if not text:
+        return ""
+    text = _e(text[:1].upper() + text[1:] + ("" if text.endswith(".") else "."))
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
+def _label(stem: str) -> str:
+    spec = registry.table(stem)
+    return f"{spec.paper} {spec.reproduces}"
+
+
+def summary_html(table: pd.DataFrame, *, link, reasons: dict | None = None) -> str:
+    """The index's summary table: one row per compared table, the counts, a graded badge and the one-line reason;
+    a last row with the totals, each distinct cell once.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`summary` output.
+    link : callable
+        stem -> href of its paper view.
+    reasons : dict, optional
+        stem -> the table's one-line reason (:data:`vqalib.compendium.status.REASONS`); no reason column without it.
+
+    Returns
+    -------
+    str
+    """
+    headers = ("Paper table", *SUMMARY_HEADERS, "Agreement") + (("Why",) if reasons is not None else ())
+    head = "".join(f'<th scope="col">{_e(h)}</th>' for h in headers)
+    body = []
+    for r in table.to_dict("records"):
+        name, symbol, text = r["grade"]
+        nums = "".join(f'<td class="num">{int(r[c])}</td>' for c in SUMMARY_COLUMNS)
+        why = ""
+        if reasons is not None:
+            said = [_sentence(reasons.get(r["stem"], ""))]
+            if r["repeated"]:
+                said.insert(0, f"{r['repeated']} of its cells repeat cells of {_label(r['repeats'])}, counted once in "
+                               "the totals.")
+            why = f"<td>{' '.join(s for s in said if s) or '—'}</td>"
+        body.append(f'<tr><th scope="row"><a href="{_e(link(r["stem"]))}">{_e(r["paper"])} {_e(r["table"])}</a></th>'
+                    f'{nums}<td><span class="grade grade-{name}"><span aria-hidden="true">{symbol}</span> '
+                    f"{_e(text)}</span></td>{why}</tr>")
+    totals = table.attrs.get("totals")
+    foot = ""
+    if totals:
+        foot = (f'<tfoot><tr><th scope="row">All tables, each distinct cell once ({totals["repeated"]} repeated cells '
+                "left out)</th>" + "".join(f'<td class="num">{totals[c]}</td>' for c in SUMMARY_COLUMNS)
+                + f'<td colspan="{len(headers) - 1 - len(SUMMARY_COLUMNS)}"></td></tr></tfoot>')
+    return ('<div class="table-scroll" role="region" tabindex="0" aria-labelledby="summary-caption"><table '
+            'id="summary"><caption id="summary-caption">Every reproduced paper table: its cells by state (only cells '
+            'within the tolerance count as reproduced)</caption>'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>{foot}</table></div>")
+
+
+def summary_figure(table: pd.DataFrame) -> str:
+    """One accessible figure of the summary: a bar per table, split by state, each part labelled with its count
+    (an inline SVG with a title and description; the summary table is its data).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`summary` output.
+
+    Returns
+    -------
+    str
+    """
+    fills = {"within": "#1b7837", "explained": "url(#hatch)", "unexplained": "#b2182b", "not_counted": "#d9d9d9",
+             "not_run": "#ffffff"}
+    width, bar, gap, left = 860, 18, 8, 330
+    rows = []
+    for k, r in enumerate(table.to_dict("records")):
+        y = 30 + k * (bar + gap)
+        total = sum(int(r[c]) for c in SUMMARY_COLUMNS) or 1
+        x = left
+        name = f"{r['paper']} {r['table']}"[:52]
+        rows.append(f'<text x="{left - 6}" y="{y + 13}" text-anchor="end">{_e(name)}</text>')
+        for c in SUMMARY_COLUMNS:
+            w = (width - left - 10) * int(r[c]) / total
+            if w:
+                rows.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar}" fill="{fills[c]}" '
+                            f'stroke="#1a1a1a"><title>{_e(r["paper"])} {_e(r["table"])}: {int(r[c])} '
+                            f'{dict(zip(SUMMARY_COLUMNS, SUMMARY_HEADERS))[c]}</title></rect>')
+                x += w
+    height = 40 + len(table) * (bar + gap)
+    legend = "; ".join(f"{h}: {'green' if c == 'within' else 'hatched' if c == 'explained' else 'red' if c == 'unexplained' else 'grey' if c == 'not_counted' else 'white'}"
+                      for c, h in zip(SUMMARY_COLUMNS, SUMMARY_HEADERS))
+    total = table.attrs.get("totals") or {c: int(table[c].sum()) for c in SUMMARY_COLUMNS}
+    desc = ("Cells of every reproduced paper table by state, each distinct cell once: " + ", ".join(
+        f"{total[c]} {h}" for c, h in zip(SUMMARY_COLUMNS, SUMMARY_HEADERS)) + f". Colours: {legend}.")
+    return (f'<figure class="summary-figure"><svg role="img" aria-labelledby="sf-title sf-desc" viewBox="0 0 {width} '
+            f'{height}" width="100%" font-size="12" font-family="system-ui, sans-serif">'
+            f'<title id="sf-title">Agreement of every reproduced paper table</title><desc id="sf-desc">{_e(desc)}</desc>'
+            '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
+            '<rect width="6" height="6" fill="#f4a582"/><line x1="0" y1="0" x2="0" y2="6" stroke="#1a1a1a" '
+            'stroke-width="2"/></pattern></defs>' + "".join(rows) + "</svg>"
+            f"<figcaption>{_e(desc)}</figcaption></figure>")
