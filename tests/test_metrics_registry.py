@@ -45,6 +45,7 @@ def test_unknown_metric_is_named():
         cache._score_texts("lex_overlap", ("a",), ("b",), None)
 
 
+@pytest.mark.full  # starts METEOR's JVM uncached (about 12 s): make test-full
 def test_a_pair_that_tokenization_empties_scores_zero_uncached_too():
     """``Metric.score`` and the cache share :meth:`Metric.score_texts`: METEOR's Java side never sees an empty
     segment, whichever path scores the pair."""
