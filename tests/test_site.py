@@ -222,3 +222,31 @@ def test_report_pdf_keeps_every_column_of_every_paper_table(built, tmp_path):
             assert set(th.get_text().split()) <= words, (stem, th.get_text())
         for values in soup.select(".pv-values"):  # every printed value and ours, the last column's too
             assert set(values.get_text().split()) - {"|", "—"} <= words, (stem, values.get_text())
+
+
+def test_paper_views_link_each_cell_outside_and_each_evidence_reference_to_a_row_that_exists(soups):
+    links = 0
+    for name, soup in soups.items():
+        if not name.startswith("papers/"):
+            continue
+        outside = soup.select(".pv-outside a")
+        assert len(outside) == len(soup.select("td.pv-explained, td.pv-unexplained")), name  # each cell listed
+        for details in soup.select("td.pv details"):
+            assert details.parent.name == "td", name  # no <details> inside a <span>
+            assert details.summary.get_text().startswith("Why: ") and len(details.summary.get_text()) > 6, name
+        for a in outside + soup.select("td.pv details a[href]"):
+            page, _, anchor = a["href"].partition("#")
+            target = soups[str((Path(name).parent / page).as_posix()).replace("papers/../", "")] if page else soup
+            assert target.find(id=anchor) is not None, (name, a["href"])
+            links += 1
+    assert links > 100
+
+
+def test_ours_has_one_more_decimal_than_the_papers_column_even_where_a_zero_was_dropped():
+    spec = registry.table("commvqa_table01_benchmark")
+    soup = BeautifulSoup(paper_view.paper_view(pd.read_csv(FIGURES / "commvqa_table01_benchmark.csv"), spec),
+                         "html.parser")
+    blip2 = next(td for tr in soup.select("tr") if tr.th and tr.th.get_text() == "BLIP-2"
+                 for td in tr.select("td.pv-explained"))
+    printed, ours = blip2.select_one(".pv-values").get_text().split(" | ")
+    assert printed == "0.01" and ours == "0.0143"  # the column prints three decimals (0.106, 0.045, ...)
