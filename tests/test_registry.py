@@ -7,7 +7,7 @@ import re
 import pandas as pd
 import pytest
 
-from vqalib.core import registry, registry_entries, report, specs
+from vqalib.core import declarations, registry, report, specs
 from vqalib.core.io import project_root
 
 ROOT = project_root()
@@ -23,13 +23,13 @@ def test_every_committed_file_has_an_entry_and_every_entry_a_file():
         assert (FIGURES / f"{pattern}.csv").exists(), f"registry entry {stem!r} has no figures/{pattern}.csv"
 
 
-@pytest.mark.parametrize("spec", registry_entries.ENTRIES, ids=[f"{s.kind}:{s.stem}" for s in registry_entries.ENTRIES])
+@pytest.mark.parametrize("spec", declarations.entries(), ids=[f"{s.kind}:{s.stem}" for s in declarations.entries()])
 def test_entry_is_complete(spec):
     module, _, name = spec.builder.rpartition(".")
     builder = getattr(importlib.import_module(module), name)
     assert callable(builder) and builder.__doc__, f"{spec.builder}: the builder needs a docstring naming what it serves"
     assert spec.notebook in {p.stem for p in (ROOT / "notebooks").glob("*.ipynb")}
-    assert spec.paper in ("VizWiz-LF", "CommVQA", "AFGV")
+    assert spec.paper in declarations.papers()
     for stem in spec.data:
         assert any(re.fullmatch(stem.replace("*", ".*"), t) for t in registry.TABLES), stem
     if spec.paper_table:
@@ -113,13 +113,13 @@ def test_no_tolerance_literal_outside_the_registry(folder):
     pytest.approx's default relative 1e-6, which is equality, not a reproduction tolerance)."""
     found = [f"{path.relative_to(ROOT)}: {m.group(0)!r}" for path, text in _sources(folder)
              for m in TOLERANCE_LITERAL.finditer(text)]
-    assert not found, "tolerance literals outside vqalib/core/registry_entries.py:\n" + "\n".join(found)
+    assert not found, "tolerance literals outside the papers' declarations.toml:\n" + "\n".join(found)
 
 
 def test_every_compared_entry_names_its_printed_column():
     """The tolerance is in units of the last digit of the paper's printed column, so every compared entry says
     which keys name a column of the paper's layout."""
-    for spec in registry_entries.ENTRIES:
+    for spec in declarations.entries():
         if spec.compared:
             assert spec.printed_column, f"{spec.stem}: declare printed_column"
             assert set(spec.printed_column) <= set(spec.keys), spec.stem
@@ -133,7 +133,7 @@ def test_a_tolerance_wider_than_two_digits_needs_a_reason():
     rule = specs.Tolerance(units=3, why="rounding of the inputs")
     assert "because rounding of the inputs" in rule.describe()
     assert all(max([s.tolerance.units, *dict(s.tolerance.by).values()]) <= specs.WIDEST_UNITS or s.tolerance.why
-               for s in registry_entries.ENTRIES if s.tolerance is not None)
+               for s in declarations.entries() if s.tolerance is not None)
 
 
 def test_a_dropped_trailing_zero_is_judged_at_the_columns_precision():

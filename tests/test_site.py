@@ -12,7 +12,7 @@ from bs4 import BeautifulSoup
 import shutil
 
 from vqalib.compendium import grades, paper_view, site, site_html, site_report
-from vqalib.core import figure_files, registry, report, specs
+from vqalib.core import declarations, figure_files, registry, report
 from vqalib.core.io import project_root
 
 ROOT = project_root()
@@ -121,7 +121,7 @@ def test_not_run_and_simulated_tables_are_labelled(soups):
 def test_index_is_organised_by_paper_then_section(built, soups):
     index = soups["index.html"]
     papers = [h.get_text() for h in index.find_all("h2")]
-    assert [p.split(":")[0] for p in papers] == ["Start here", "Does it reproduce?", "Sources", *specs.PAPERS,
+    assert [p.split(":")[0] for p in papers] == ["Start here", "Does it reproduce?", "Sources", *declarations.papers(),
                                                   "Scorecards"]
     vizwiz = index.find("h2", id="paper-VizWiz-LF").find_parent("section")
     assert [a["href"] for a in vizwiz.select("h3 a")] == [f"sections/0{k}_{n}.html" for k, n in (

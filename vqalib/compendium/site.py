@@ -27,7 +27,7 @@ import pandas as pd
 
 from vqalib.compendium import grades
 from vqalib.compendium.site_html import SITE, MAX_ROWS, NOT_RUN, SITE_TITLE, _badges, _e, html_table, page, status
-from vqalib.core import figure_files, registry, report, specs
+from vqalib.core import declarations, figure_files, registry, report, specs
 from vqalib.core.io import project_root
 from vqalib.core.out_folders import replace_folder
 
@@ -382,7 +382,7 @@ def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, s
     Parameters
     ----------
     all_sections : list of Section
-        :func:`sections` output, listed under the papers of :data:`vqalib.core.specs.PAPERS` in its order (a
+        :func:`sections` output, listed under the papers of :func:`vqalib.core.declarations.papers` in their order (a
         paper without sections is left out).
     states : dict of str to list of (Item, str, str)
         Per notebook stem, the items' ``(item, kind, label)`` from :func:`section_page`.
@@ -404,7 +404,7 @@ def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, s
              '<span class="badge badge-not-run">Not run</span> a resource is missing (the page says how to enable '
              'it); <span class="badge badge-simulated">SIMULATED data</span> illustrative data of the paper\'s '
              "design, not a finding.</p>", opening]
-    for paper, title in specs.PAPERS.items():
+    for paper, title in declarations.papers().items():
         mine = [s for s in all_sections if s.paper == paper]
         if not mine:
             continue

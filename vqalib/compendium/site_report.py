@@ -14,7 +14,7 @@ import pandas as pd
 from vqalib.compendium import grades, paper_view
 from vqalib.compendium.site_html import MAX_ROWS, _e, html_table, page
 from vqalib.compendium.status import REASONS
-from vqalib.core import data_registry, evidence, registry, report, specs
+from vqalib.core import data_registry, declarations, evidence, registry, report
 
 PAPER_LINKS = {  # the papers reproduced; AFGV's copy names no public address
     "VizWiz-LF": "https://arxiv.org/abs/2408.06303",
@@ -152,7 +152,7 @@ def sources() -> str:
     """
     papers = "".join(f'<li>{_e(p)}: <a href="{PAPER_LINKS[p]}">{_e(t)}</a></li>' if p in PAPER_LINKS
                      else f"<li>{_e(p)}: {_e(t)} (no public address in the copy this compendium works from)</li>"
-                     for p, t in specs.PAPERS.items())
+                     for p, t in declarations.papers().items())
     repos = dict.fromkeys((f.dataset, f.repo, f.commit) for f in data_registry.REGISTRY)
     upstream = "".join(f'<li>{_e(d)}: <a href="https://github.com/{_e(r)}/tree/{_e(c)}">{_e(r)} at {_e(c[:12])}</a></li>'
                        for d, r, c in repos)

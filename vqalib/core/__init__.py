@@ -5,4 +5,4 @@ cache store), ``encoders`` (the one embedding service), ``inference`` (t interva
 ``metrics`` (one unit per metric with its citation), ``judge`` (LLM judge backends, cache, LAVE), ``report``
 (tables, the paper comparison), ``figure_files`` (figure files: PNG, PDF, alt text), ``plots`` (style, contrast,
 robust axes; the figures themselves are in ``vqalib.papers.<paper>.figures``), ``registry`` with ``specs`` and
-``registry_entries`` (the table registry), ``contract`` (the reproduction contract: tiered comparison, provenance)."""
+``declarations`` (the table registry; the entries are each paper's ``declarations.toml``), ``contract`` (the reproduction contract: tiered comparison, provenance)."""

@@ -20,8 +20,8 @@ Notebooks compare, save and narrate through :mod:`vqalib.core.report` with a ste
 over :data:`TABLES`; the README status table is generated from it (``vqalib readme``).
 No tolerance is written anywhere else.
 
-The entries live in :mod:`vqalib.core.registry_entries`, the classes in :mod:`vqalib.core.specs` and the
-README status rows in :mod:`vqalib.compendium.status`; this module joins them and looks entries up.
+The entries are data, one ``declarations.toml`` per paper folder read by :mod:`vqalib.core.declarations` (core
+imports no paper code); the classes are in :mod:`vqalib.core.specs`; this module joins them and looks entries up.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from __future__ import annotations
 import fnmatch
 import math
 
-from vqalib.core.registry_entries import ENTRIES
+from vqalib.core.declarations import entries
 from vqalib.core.specs import FOLLOWS, Spec, Tolerance
 
-TABLES: dict[str, Spec] = {s.stem: s for s in ENTRIES if s.kind == "table"}
-FIGURES: dict[str, Spec] = {s.stem: s for s in ENTRIES if s.kind == "figure"}
+TABLES: dict[str, Spec] = {s.stem: s for s in entries() if s.kind == "table"}
+FIGURES: dict[str, Spec] = {s.stem: s for s in entries() if s.kind == "figure"}
 
 
 def _lookup(entries: dict[str, Spec], stem: str, what: str) -> Spec:
@@ -101,7 +101,7 @@ def spec_for_file(name: str) -> Spec:
 def tolerance_rules() -> list[dict]:
     """Every declared rule, one row per entry (provenance, README)."""
     rows = []
-    for spec in ENTRIES:
+    for spec in entries():
         if spec.kind != "table":
             continue
         md = spec.model_derived

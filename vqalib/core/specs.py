@@ -1,5 +1,5 @@
-"""What a registry entry is (:mod:`vqalib.core.registry`): the three papers, the relations of a reproduced cell to
-the paper's, tolerances in units of the paper's last printed digit, model-derived columns, and :class:`Spec`."""
+"""What a registry entry is (:mod:`vqalib.core.registry`): the relations of a reproduced cell to the paper's,
+tolerances in units of the paper's last printed digit, model-derived columns, and :class:`Spec`."""
 
 from __future__ import annotations
 
@@ -7,11 +7,6 @@ import fnmatch
 import math
 from dataclasses import dataclass, field
 
-PAPERS = {  # the three papers (../shared/papers), in the order the site and README present them
-    "VizWiz-LF": "Long-Form Answers to Visual Questions from Blind and Low Vision People",
-    "AFGV": "Accessible VQA Evaluation Using Reading-Level Controlled GQA",
-    "CommVQA": "CommVQA: Situating Visual Question Answering in Communicative Contexts",
-}
 RELATIONS = ("same", "analogous", "fitted", "self-input")
 WIDEST_UNITS = 2  # the widest tolerance, in units of the paper's last printed digit, that needs no reason
 FOLLOWS = "follows"  # a flag or rounded value that may change only where a model-derived value of its row moved
@@ -227,7 +222,7 @@ class Spec:
 
     stem: str
     notebook: str
-    paper: str  # "VizWiz-LF", "CommVQA" or "AFGV"
+    paper: str  # the paper's name ([paper].name of its declarations file)
     reproduces: str  # the paper's name for it ("Table 2", "Fig. 5"), or "" for an extension
     title: str
     builder: str

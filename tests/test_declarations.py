@@ -1,0 +1,47 @@
+"""The papers' declarations (vqalib.core.declarations): read as data, every entry usable, bad ones named."""
+
+import pytest
+
+from vqalib.core import data_registry, declarations, registry
+from vqalib.core.io import project_root
+
+
+def test_each_paper_folder_declares_its_paper_its_upstream_files_and_its_entries():
+    folders = sorted(p.parent.name for p in declarations.PAPERS_DIR.glob(f"*/{declarations.FILE_NAME}"))
+    assert folders == ["afgv", "commvqa", "vizwiz_lf"]
+    assert list(declarations.papers()) == ["VizWiz-LF", "AFGV", "CommVQA"]  # the site's and README's order
+    assert {s.paper for s in declarations.entries()} == set(declarations.papers())
+    assert [s.notebook for s in declarations.entries()] == sorted(s.notebook for s in declarations.entries())
+    assert len(registry.TABLES) + len(registry.FIGURES) == len(declarations.entries())
+    keys = {f["key"] for f in declarations.upstream()}
+    assert keys == {f.key for f in data_registry.REGISTRY if f.dataset != "lave"}
+
+
+def test_core_holds_no_registry_entry_of_its_own():
+    core = project_root() / "vqalib" / "core"
+    assert not any("paper_table=" in p.read_text(encoding="utf-8") for p in core.rglob("*.py"))
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[table]]\nstem = "x_table"\nnotebook = "01_x"\nreproduces = ""\ntitle = "t"\nbuilder = "m.f"\ncolour = "red"\n',
+     r"x_table: .*colour"),
+    ('[[table]]\nstem = "x_table"\nnotebook = "01_x"\nreproduces = ""\ntitle = "t"\nbuilder = "m.f"\n'
+     '[table.model_derived]\ncolumns = [["value", 0.1]]\nwhy = "@nowhere"\n', r"x_table, model_derived.why: no \[reasons\].nowhere"),
+    ('[[table]]\nstem = "x_table"\nnotebook = "01_x"\nreproduces = ""\ntitle = "t"\nbuilder = "m.f"\n'
+     '[table.tolerance]\nunit = 2\n', r"x_table, field tolerance: .*unit"),
+])
+def test_a_bad_entry_is_an_error_naming_the_file_the_entry_and_the_field(tmp_path, monkeypatch, text, message):
+    folder = tmp_path / "somepaper"
+    folder.mkdir()
+    (folder / declarations.FILE_NAME).write_text('[paper]\nname = "P"\ntitle = "T"\norder = 1\n' + text, encoding="utf-8")
+    monkeypatch.setattr(declarations, "PAPERS_DIR", tmp_path)
+    declarations._read.cache_clear()
+    declarations.entries.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=message) as error:
+            declarations.entries()
+        assert str(folder / declarations.FILE_NAME) in str(error.value)
+    finally:
+        monkeypatch.undo()
+        declarations._read.cache_clear()
+        declarations.entries.cache_clear()

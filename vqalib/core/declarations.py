@@ -1,0 +1,108 @@
+"""The papers' declarations, read as data: each folder of ``vqalib/papers/`` holds a ``declarations.toml`` with the
+paper's name and title (``[paper]``), the upstream files its analyses read (``[upstream]``) and its entries of the
+table registry (``[[table]]``, ``[[figure]]``: the fields of :class:`~vqalib.core.specs.Spec`). Core reads the files
+without importing any paper code, so the machinery here names no paper (ARCHITECTURE.md, "The table registry").
+
+A value ``"@name"`` is the text of the file's ``[reasons].name`` (a reason several entries share). An unknown field,
+a missing one or an unknown reason is a ValueError naming the file, the entry and the field.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+
+from vqalib.core.specs import ModelDerived, Relation, Repeats, Spec, Tolerance
+
+PAPERS_DIR = Path(__file__).resolve().parent.parent / "papers"
+FILE_NAME = "declarations.toml"
+NESTED = {"tolerance": Tolerance, "relation": Relation, "model_derived": ModelDerived, "repeats": Repeats}
+
+
+def _tuples(value):
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def _resolve(value, reasons: dict, where: str):
+    if isinstance(value, str) and value.startswith("@"):
+        if value[1:] not in reasons:
+            raise ValueError(f"{where}: no [reasons].{value[1:]} for {value!r}")
+        return reasons[value[1:]]
+    return [_resolve(v, reasons, where) for v in value] if isinstance(value, list) else value
+
+
+def _spec(raw: dict, *, paper: str, kind: str, reasons: dict, path: Path) -> Spec:
+    where = f"{path}: [[{kind}]] {raw.get('stem', '(no stem)')}"
+    fields = {}
+    for name, value in raw.items():
+        if name in NESTED:
+            try:
+                value = NESTED[name](**{k: _tuples(_resolve(v, reasons, f"{where}, {name}.{k}")) for k, v in value.items()})
+            except TypeError as error:
+                raise ValueError(f"{where}, field {name}: {error}") from None
+        fields[name] = _tuples(_resolve(value, reasons, f"{where}, field {name}"))
+    try:
+        return Spec(paper=paper, kind=kind, **fields)
+    except TypeError as error:
+        raise ValueError(f"{where}: {error}") from None
+
+
+@functools.cache
+def _read() -> tuple[dict, ...]:
+    files = sorted(PAPERS_DIR.glob(f"*/{FILE_NAME}"))
+    if not files:
+        raise FileNotFoundError(f"no {FILE_NAME} under {PAPERS_DIR}: the package is incomplete")
+    out = []
+    for path in files:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+        if not {"name", "title", "order"} <= set(data.get("paper", {})):
+            raise ValueError(f"{path}: [paper] needs name, title and order")
+        data["_path"] = path
+        out.append(data)
+    return tuple(sorted(out, key=lambda d: d["paper"]["order"]))
+
+
+def papers() -> dict[str, str]:
+    """The papers reproduced, name -> title, in the order the site and README present them.
+
+    Returns
+    -------
+    dict of str to str
+    """
+    return {d["paper"]["name"]: d["paper"]["title"] for d in _read()}
+
+
+@functools.cache
+def entries() -> tuple[Spec, ...]:
+    """Every registry entry of every paper, in notebook order (an entry's order within its file kept).
+
+    Returns
+    -------
+    tuple of Spec
+    """
+    specs = []
+    for data in _read():
+        reasons = data.get("reasons", {})
+        for kind in ("table", "figure"):
+            specs += [_spec(raw, paper=data["paper"]["name"], kind=kind, reasons=reasons, path=data["_path"])
+                      for raw in data.get(kind, [])]
+    return tuple(sorted(specs, key=lambda s: s.notebook))
+
+
+def upstream() -> list[dict]:
+    """The upstream files the papers' analyses read: ``key`` (path below ``data/raw/``), ``dataset``, ``repo``,
+    ``commit``, ``path`` (in the repository) and ``sha256``.
+
+    Returns
+    -------
+    list of dict
+    """
+    out = []
+    for data in _read():
+        block = data.get("upstream")
+        if block:
+            out += [{"dataset": block["dataset"], "repo": block["repo"], "commit": block["commit"], **f}
+                    for f in block["files"]]
+    return out
