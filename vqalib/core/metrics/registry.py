@@ -38,7 +38,7 @@ class Metric:
     citation : str
         The paper that defines it.
     variant : str
-        The exact variant implemented (library, options).
+        The exact variant implemented (library, options): the ``implementation`` column of the tables it scores.
     low, high : float
         The range of one score.
     higher_is_better : bool
@@ -50,6 +50,8 @@ class Metric:
     texts : callable or None
         ``texts(references, candidates, backbone)`` for a metric of two aligned texts, scored pair by pair (and so
         cacheable per pair); None for a metric of a pair row's other columns (Lex-Overlap).
+    uses_backbone : bool
+        Whether it scores with a model backbone (BERTScore), which names its scores and cache entries.
     """
 
     name: str
@@ -61,6 +63,7 @@ class Metric:
     packages: tuple[str, ...]
     ptb_tokenized: bool
     texts: TextScorer | None
+    uses_backbone: bool = False
 
     def score_texts(self, references: Sequence[str], candidates: Sequence[str],
                     backbone: Backbone | None = None) -> np.ndarray:
@@ -120,24 +123,25 @@ class Metric:
 
 METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("lex_overlap", citation="none: VizWiz-LF Table 4 reports it without a definition",
-           variant="unigram overlap of word types, one of 8 definitions (default: the pooled crowd answers' recall)",
+           variant="unigram recall of the pooled crowd answers' word types in the long answer",
            low=0.0, high=1.0, higher_is_better=True, packages=(), ptb_tokenized=False, texts=None),
     Metric("rouge", citation="Lin, 2004 (ROUGE); pycocoevalcap",
-           variant="ROUGE-L F-measure, beta 1.2, one reference, on PTB-tokenized text",
+           variant="pycocoevalcap ROUGE-L (LCS F, beta=1.2), PTB tokens",
            low=0.0, high=1.0, higher_is_better=True, packages=("pycocoevalcap",), ptb_tokenized=True,
            texts=lambda refs, cands, backbone: rouge_l(refs, cands)),
     Metric("meteor", citation="Denkowski & Lavie, 2014 (METEOR 1.5); pycocoevalcap's jar",
-           variant="METEOR 1.5, -l en -norm, segment scores, on PTB-tokenized text",
+           variant="pycocoevalcap METEOR 1.5 (-l en -norm), segment mean, PTB tokens",
            low=0.0, high=1.0, higher_is_better=True, packages=("pycocoevalcap",), ptb_tokenized=True,
            texts=lambda refs, cands, backbone: meteor(refs, cands)),
     Metric("meteor_nltk", citation="Banerjee & Lavie, 2005 (METEOR); NLTK",
-           variant="NLTK's meteor_score without WordNet synonyms, on PTB-tokenized text",
+           variant="NLTK METEOR, exact + stem matches (no WordNet), PTB tokens",
            low=0.0, high=1.0, higher_is_better=True, packages=("pycocoevalcap", "nltk"), ptb_tokenized=True,
            texts=lambda refs, cands, backbone: meteor_nltk(refs, cands)),
     Metric("bertscore", citation="Zhang et al., 2020 (BERTScore); bert-score",
-           variant="F1, no IDF, no baseline rescaling, float64 backbone, rounded",
+           variant="bert-score F1",  # no IDF, no baseline rescaling, float64 backbone rounded to 1e-6
            low=-1.0, high=1.0, higher_is_better=True, packages=("bert-score", "transformers", "torch"),
-           ptb_tokenized=False, texts=lambda refs, cands, backbone: bertscore_f1(refs, cands, backbone=backbone)),
+           ptb_tokenized=False, texts=lambda refs, cands, backbone: bertscore_f1(refs, cands, backbone=backbone),
+           uses_backbone=True),
 )}
 
 

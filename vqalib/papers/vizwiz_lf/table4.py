@@ -43,12 +43,6 @@ METRIC_NAMES = {  # our metric id -> the paper's column name (Table 4)
     "bertscore": "BERTScore",
     "lave": "GPT-4 (LAVE)",
 }
-IMPLEMENTATIONS = {
-    "rouge": "pycocoevalcap ROUGE-L (LCS F, beta=1.2), PTB tokens",
-    "meteor": "pycocoevalcap METEOR 1.5 (-l en -norm), segment mean, PTB tokens",
-    "meteor_nltk": "NLTK METEOR, exact + stem matches (no WordNet), PTB tokens",
-    "lex_overlap": "unigram recall of the pooled crowd answers' word types in the long answer",
-}
 NO_ANSWER_RULES = ("zero", "exclude", "whole_answer")
 
 
@@ -232,7 +226,7 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
         The pairs with ``status``, ``metric``, ``score`` and ``backbone``, one block per metric.
     """
     frame, scorable = _apply_no_answer_rule(pairs, no_answer=no_answer)
-    backbone = backbone or (bertscore_backbone() if "bertscore" in metrics else None)
+    backbone = backbone or (bertscore_backbone() if any(metric_spec(m).uses_backbone for m in metrics) else None)
     out = []
     for metric in tqdm(metrics, desc="metrics", unit="metric", disable=not progress):
         spec = metric_spec(metric)
@@ -243,17 +237,15 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
         else:
             refs = tuple(scorable["reference"].astype(str))
             cands = tuple(scorable["candidate"].astype(str))
-            values = cached_scores(metric, refs, cands, backbone if metric == "bertscore" else None,
-                                   cache_dir=cache_dir)
+            values = cached_scores(metric, refs, cands, backbone if spec.uses_backbone else None, cache_dir=cache_dir)
             scores = pd.Series(values, index=scorable.index)
             part = frame
-        part = part.assign(metric=metric, score=scores.reindex(part.index))
+        part = part.assign(metric=metric, score=scores.reindex(part.index),
+                           backbone=backbone.label if spec.uses_backbone and backbone else "")
         if spec.texts is not None and no_answer == "zero":
             part.loc[part["candidate"].isna(), "score"] = 0.0
         out.append(part)
-    result = pd.concat(out, ignore_index=True)
-    result["backbone"] = np.where(result["metric"] == "bertscore", backbone.label if backbone else "", "")
-    return result.drop(columns=["crowd_answers", "whole_answer"])
+    return pd.concat(out, ignore_index=True).drop(columns=["crowd_answers", "whole_answer"])
 
 
 # --- summaries -----------------------------------------------------------------------

@@ -14,7 +14,8 @@ import pandas as pd
 
 from vqalib.core import report
 from vqalib.core.metrics.bertscore import Backbone
-from vqalib.papers.vizwiz_lf.table4 import (IMPLEMENTATIONS, METRIC_NAMES, NO_ANSWER_RULES, human_correlation,
+from vqalib.core.metrics.registry import METRICS
+from vqalib.papers.vizwiz_lf.table4 import (METRIC_NAMES, NO_ANSWER_RULES, human_correlation,
                                             metric_cells, paper_in_ci, score_pairs, summarize, table4_rows)
 
 def no_answer_sentence_counts(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -38,8 +39,9 @@ def no_answer_sentence_counts(pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def implementations(backbone: Backbone, judge=None) -> dict[str, str]:
-    """The ``implementation`` column of Table 4: :data:`IMPLEMENTATIONS` with the BERTScore backbone
-    and the LAVE judge (empty without one) named.
+    """The ``implementation`` column of Table 4: each metric's variant from the metrics registry
+    (:data:`vqalib.core.metrics.registry.METRICS`), with the BERTScore backbone and the LAVE judge (empty without
+    one) named.
 
     Parameters
     ----------
@@ -53,8 +55,8 @@ def implementations(backbone: Backbone, judge=None) -> dict[str, str]:
     dict
         Metric id -> implementation text.
     """
-    return {**IMPLEMENTATIONS, "bertscore": f"bert-score F1, {backbone.label}",
-            "lave": f"LAVE (Table 17) via {judge.backend.name}:{judge.backend.model}" if judge else ""}
+    names = {name: m.variant + (f", {backbone.label}" if m.uses_backbone else "") for name, m in METRICS.items()}
+    return {**names, "lave": f"LAVE (Table 17) via {judge.backend.name}:{judge.backend.model}" if judge else ""}
 
 
 def sample_table4(scores: pd.DataFrame, question_ids, *, sources: list[str], implementation: dict[str, str],
