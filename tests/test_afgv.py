@@ -429,3 +429,18 @@ def test_rewrites_are_cached_by_content_and_read_back_as_computed(vectors, tmp_p
                               cache_dir=tmp_path)
     rewrite.rewrite_questions(questions.assign(question_id=[1, 3]), vectors=vectors, progress=False, cache_dir=tmp_path)
     assert len(list(tmp_path.iterdir())) == 3  # another setting, another question: each its own entry
+
+
+@pytest.mark.full  # runs the rewrite pipeline (about 8 s): make test-full
+def test_tier_items_come_from_the_pipeline_and_are_the_rows_notebook_06_saved():
+    from vqalib.core.io import project_root
+    from vqalib.papers.afgv.question_sets import tier_items
+
+    items = tier_items(question_set="VizWiz-LF")
+    saved = pd.read_csv(project_root() / "figures" / "afgv_rewrites_accessibility_questions.csv", dtype={"question_id": str})
+    saved = saved[(saved["question_set"] == "VizWiz-LF") & saved["status"].isin(tiers.PLACED)]
+    assert list(items["item_id"]) == list(saved["question_id"] + "/" + saved["tier"])
+    assert list(items["question"]) == list(saved["question"])
+    assert items["reference"].notna().all() and items["question_type"].notna().all()
+    with pytest.raises(ValueError, match="question_set must be one of"):
+        tier_items(question_set="GQA")

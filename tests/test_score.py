@@ -151,7 +151,7 @@ def test_commvqa_both_conditions_by_item_id_give_the_context_effect(tmp_path):
 
 
 def test_afgv_tier_answers(tmp_path):
-    from vqalib.papers.afgv.scorecard import tier_items
+    from vqalib.papers.afgv.question_sets import tier_items
 
     items = tier_items()
     path = tmp_path / "afgv.csv"

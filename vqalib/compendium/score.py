@@ -221,7 +221,7 @@ def score(paths: list[str | Path], *, dataset: str, model: str | None = None, fm
     model : str, optional
         The model's name in the tables; default the run file's model key (required otherwise).
     fmt : str, optional
-        Force a format of :data:`vqalib.core.answer_files.FORMATS` (default: detected from the content).
+        Force a format of :data:`vqalib.core.answer_formats.FORMATS` (default: detected from the content).
     conditions : list of str, optional
         CommVQA: the condition of each file (``baseline``/``contextual``), unless the rows say it.
     task_data : str or Path, optional
@@ -266,7 +266,8 @@ def score(paths: list[str | Path], *, dataset: str, model: str | None = None, fm
         tables = score_vizwiz_lf(matched, model=model, data=load_vizwiz_lf(data_dir=data_dir), judge=judge_from_env(),
                                  n_resamples=n_resamples, seed=seed, compare=compare)
     else:
-        from vqalib.papers.afgv.scorecard import score_afgv, tier_items
+        from vqalib.papers.afgv.question_sets import tier_items
+        from vqalib.papers.afgv.scorecard import score_afgv
 
         tables = score_afgv(matched, model=model, items=tier_items(question_set=question_set, data_dir=data_dir))
         settings["question_set"] = question_set

@@ -135,7 +135,7 @@ def dataset_items(dataset: str, *, images: str | Path | None = None, question_se
         items = commvqa_items(images=images, data_dir=data_dir)
         images = None  # resolved by the CommVQA loader (folder or zip)
     elif dataset == "afgv":
-        from vqalib.papers.afgv.scorecard import tier_items
+        from vqalib.papers.afgv.question_sets import tier_items
 
         items = tier_items(question_set=question_set, data_dir=data_dir)
         vizwiz = vizwiz_items(data_dir=data_dir)

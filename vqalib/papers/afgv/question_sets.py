@@ -5,13 +5,18 @@ Depends on :mod:`vqalib.papers.vizwiz_lf.loading`: :func:`accessibility_question
 questions from that paper's validated loader (``load_vizwiz_lf``, imported inside the function) rather
 than parsing the release a second time. CommVQA's questions are read from the registered annotations file
 directly (:func:`vqalib.core.data_registry.verified_path`), as only the question texts and contexts are needed.
+:func:`tier_items` gives the rewritten questions of one set, tier by tier, from the rewrite pipeline itself (the
+runner asks and the scorecard scores them; notebook 06 saves the same rows).
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pandas as pd
+
+QUESTION_SETS = ("VizWiz-LF", "CommVQA")
 
 
 def load_gqa_questions(path: str | Path, *, n: int | None = 20_000, seed: int = 0) -> pd.DataFrame:
@@ -81,3 +86,58 @@ def accessibility_question_sets(*, data_dir: Path | None = None) -> dict[str, pd
                .query("question != ''").drop_duplicates("question").reset_index(drop=True))
     commvqa.insert(0, "question_id", range(1, len(commvqa) + 1))
     return {"VizWiz-LF": vizwiz, "CommVQA": commvqa}
+
+
+def tier_items(*, question_set: str = "VizWiz-LF", data_dir: Path | None = None, word_vectors: str | None = None,
+               topn: int = 20) -> pd.DataFrame:
+    """The AFGV items of one question set: each placed (question, tier) rewrite with its text and reference answer,
+    from the rewrite pipeline with notebook 06's defaults (AFGV Methods; computed once per process and arguments).
+
+    Parameters
+    ----------
+    question_set : {"VizWiz-LF", "CommVQA"}
+        The rewritten question set.
+    data_dir : Path, optional
+        The data folder (the questions, VizWiz-LF's crowd answers).
+    word_vectors : str, optional
+        The rewrite's word vectors (:func:`~vqalib.papers.afgv.vectors.load_word_vectors`; default its default).
+    topn : int, default 20
+        Neighbours considered per target word (:class:`~vqalib.papers.afgv.rewrite.RewriteConfig`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``item_id`` (``<question_id>/<tier>``, as the runner writes it), ``question_id``, ``tier``, ``question``,
+        ``question_set``, ``question_type``, ``intent_similarity``, ``reference`` (VizWiz's crowd majority for the
+        VizWiz-LF set, else None).
+    """
+    if question_set not in QUESTION_SETS:
+        raise ValueError(f"question_set must be one of {QUESTION_SETS}, not {question_set!r}")
+    return _tier_items(question_set, None if data_dir is None else str(data_dir), word_vectors, topn).copy()
+
+
+@functools.cache
+def _tier_items(question_set: str, data_dir: str | None, word_vectors: str | None, topn: int) -> pd.DataFrame:
+    from vqalib.papers.afgv.rewrite import RewriteConfig, rewrite_question_sets
+    from vqalib.papers.afgv.tiers import PLACED
+    from vqalib.papers.afgv.vectors import load_word_vectors
+
+    folder = None if data_dir is None else Path(data_dir)
+    questions = accessibility_question_sets(data_dir=folder)[question_set]
+    rewrites = rewrite_question_sets({question_set: questions}, vectors=load_word_vectors(word_vectors),
+                                     config=RewriteConfig(topn=topn))[question_set]
+    rows = rewrites[rewrites["status"].isin(PLACED)].copy()
+    rows["question_id"] = rows["question_id"].astype(str)
+    rows["tier"] = rows["tier"].astype(str)
+    types = questions.assign(question_id=questions["question_id"].astype(str))
+    rows = rows.drop(columns=[c for c in ("question_type",) if c in rows]).merge(
+        types[["question_id", "question_type"]], on="question_id", how="left")
+    rows["reference"] = None
+    if question_set == "VizWiz-LF":
+        from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
+
+        expert = load_vizwiz_lf(data_dir=folder, sources=["expert"]).answers
+        rows["reference"] = rows["question_id"].map(dict(zip(expert["question_id"].astype(str), expert["crowd_majority"])))
+    rows["item_id"] = rows["question_id"] + "/" + rows["tier"]
+    return rows[["item_id", "question_id", "tier", "question", "question_set", "question_type", "intent_similarity",
+                 "reference"]].reset_index(drop=True)

@@ -1,67 +1,18 @@
 """A new model's answers to the AFGV reading-level tiers scored into Table 1's layout (AFGV Methods, Table 1).
 
 ``vqalib score --dataset afgv`` gives answers keyed by ``question_id`` and ``tier`` (``simplified``, ``baseline``,
-``complex``) to the rewritten questions of one question set. The questions are the committed rewrites of the
-accessibility question sets (``figures/afgv_rewrites_accessibility_questions.csv``, notebook 06), only the rows
-whose text belongs in their tier; an item's id is ``<question_id>/<tier>``, as the runner writes it. The
-reference answer is VizWiz's crowd majority for the VizWiz-LF set (read with ``vqalib.papers.vizwiz_lf.loading``, a
-declared cross-paper dependency, as in :mod:`~vqalib.papers.afgv.question_sets`), or a ``reference`` column of the answers file
-(e.g. GQA answers). Scoring is notebook 06's (:func:`~vqalib.papers.afgv.predictions.prediction_tables`):
+``complex``) to the rewritten questions of one question set (:func:`vqalib.papers.afgv.question_sets.tier_items`:
+the rewrite pipeline's placed rows, an item's id ``<question_id>/<tier>`` as the runner writes it, the reference
+VizWiz's crowd majority for the VizWiz-LF set), or a ``reference`` column of the answers file (e.g. GQA answers). Scoring is notebook 06's (:func:`~vqalib.papers.afgv.predictions.prediction_tables`):
 exact-match accuracy per tier with Wald CIs, z-scores and CI separations against the baseline tier, by question
 type, and the intent deltas.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from vqalib.core import report
-from vqalib.papers.afgv.tiers import PLACED
-
-REWRITES_STEM = "afgv_rewrites_accessibility_questions"
-QUESTION_SETS = ("VizWiz-LF", "CommVQA")
-
-
-def tier_items(*, question_set: str = "VizWiz-LF", figures_dir: str | Path | None = None,
-               data_dir: Path | None = None) -> pd.DataFrame:
-    """The AFGV items of one question set: each placed (question, tier) with its text and reference answer.
-
-    Parameters
-    ----------
-    question_set : {"VizWiz-LF", "CommVQA"}
-        The rewritten question set.
-    figures_dir : str or Path, optional
-        Where the committed rewrites table is (default the project's ``figures/``).
-    data_dir : Path, optional
-        The data folder (VizWiz-LF crowd answers, question types).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``item_id`` (``<question_id>/<tier>``), ``question_id``, ``tier``, ``question``, ``question_set``,
-        ``question_type``, ``intent_similarity``, ``reference`` (None without one).
-    """
-    from vqalib.papers.afgv.question_sets import accessibility_question_sets
-
-    if question_set not in QUESTION_SETS:
-        raise ValueError(f"question_set must be one of {QUESTION_SETS}, not {question_set!r}")
-    rewrites = pd.read_csv(report.figures_dir(figures_dir) / f"{REWRITES_STEM}.csv", dtype={"question_id": str})
-    rows = rewrites[(rewrites["question_set"] == question_set) & rewrites["status"].isin(PLACED)].copy()
-    sets = accessibility_question_sets(data_dir=data_dir)
-    types = sets[question_set].assign(question_id=lambda f: f["question_id"].astype(str))
-    rows = rows.merge(types[["question_id", "question_type"]], on="question_id", how="left")
-    rows["reference"] = None
-    if question_set == "VizWiz-LF":
-        from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
-
-        expert = load_vizwiz_lf(data_dir=data_dir, sources=["expert"]).answers
-        majority = dict(zip(expert["question_id"].astype(str), expert["crowd_majority"]))
-        rows["reference"] = rows["question_id"].map(majority)
-    rows["item_id"] = rows["question_id"] + "/" + rows["tier"]
-    return rows[["item_id", "question_id", "tier", "question", "question_set", "question_type", "intent_similarity",
-                 "reference"]].reset_index(drop=True)
 
 
 def score_afgv(matched: pd.DataFrame, *, model: str, items: pd.DataFrame,
@@ -75,7 +26,7 @@ def score_afgv(matched: pd.DataFrame, *, model: str, items: pd.DataFrame,
     model : str
         The model's name.
     items : pandas.DataFrame
-        :func:`tier_items`.
+        :func:`vqalib.papers.afgv.question_sets.tier_items`.
     threshold : float, default 0.80
         The intent threshold of :func:`~vqalib.papers.afgv.accuracy.intent_deltas`.
 
