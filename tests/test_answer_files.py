@@ -66,10 +66,51 @@ def test_a_json_lines_file_that_is_a_pipe_is_refused_by_name_not_waited_on(tmp_p
     """read_json_lines also reads toolkit task data (answer_matching), not only files read_answers checked first."""
     import os
 
-    from vqalib.core.answer_files import read_json_lines
+    from vqalib.core.answer_formats import read_json_lines
     from vqalib.core.io import NotRegularFile
 
     pipe = tmp_path / "task.jsonl"
     os.mkfifo(pipe)
     with pytest.raises(NotRegularFile, match="named pipe"):
         read_json_lines(pipe)
+
+
+def test_a_new_format_is_one_registered_class(tmp_path):
+    from vqalib.core import answer_formats
+
+    class Responses(answer_formats.AnswerFormat):  # e.g. a harness writing {"id": ..., "response": ...} lines
+        name, toolkit = "responses", "some harness"
+        shape = 'JSON lines with id and response, e.g. {"id": 7, "response": "A red car."}'
+
+        def from_record(self, record):
+            return "response" in record and "id" in record
+
+        def rows(self, path):
+            return [{"line": r["_line"], "question_id": answer_formats.as_id(r["id"]), "answer": r["response"]}
+                    for r in answer_formats.read_json_lines(path)]
+
+    registered = dict(answer_formats.FORMATS)
+    try:
+        answer_formats.register(Responses(), before="plain")
+        path = tmp_path / "responses.jsonl"
+        path.write_text('{"id": 7, "response": "A red car."}\n{"id": 8, "response": "No."}\n', encoding="utf-8")
+        answers, source = read_answers(path)
+        assert detect_format(path) == "responses" and source.toolkit == "some harness"
+        assert list(answers["question_id"]) == ["7", "8"] and list(answers["answer"]) == ["A red car.", "No."]
+        with pytest.raises(ValueError, match="needs a new name"):
+            answer_formats.register(Responses())
+    finally:  # the registry is shared by the whole process
+        answer_formats.FORMATS.clear()
+        answer_formats.FORMATS.update(registered)
+
+
+def test_a_file_no_format_fits_lists_every_accepted_shape_with_an_example(tmp_path):
+    from vqalib.core import answer_formats
+
+    path = tmp_path / "other.jsonl"
+    path.write_text('{"id": 7, "text": "A red car."}\n', encoding="utf-8")
+    with pytest.raises(DataFormatError) as error:
+        detect_format(path)
+    for fmt in answer_formats.FORMATS.values():
+        assert f"{fmt.name}: {fmt.shape}" in str(error.value)
+    assert "columns/keys ['id', 'text']" in str(error.value)

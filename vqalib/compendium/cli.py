@@ -274,7 +274,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _answers_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments `score` and `import` share: the answers files and how to read and match them."""
-    from vqalib.core.answer_files import FORMATS
+    from vqalib.core.answer_formats import FORMATS
     from vqalib.core.answer_matching import DUPLICATE_RULES
 
     parser.add_argument("answers", nargs="+", type=Path, metavar="ANSWERS",

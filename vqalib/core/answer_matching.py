@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.core.answer_files import as_id, read_json_lines
+from vqalib.core.answer_formats import as_id, read_json_lines
 from vqalib.core.input_limits import UNKNOWN_SETTING, unknown_share
 from vqalib.core.io import DataFormatError, read_csv_text
 

@@ -1,0 +1,399 @@
+"""The answers-file formats (:mod:`vqalib.core.answer_files` detects and reads with them): one :class:`AnswerFormat`
+per format in :data:`FORMATS`, in the order detection tries them, each saying how to recognise the format from a
+JSON record or a table's columns, how to read its rows and where its toolkit records its version. A new format is
+one subclass and :func:`register`; the readers here check every line against the input limits
+(:mod:`vqalib.core.input_limits`) and name the file, line and field of any problem.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from vqalib.core.input_limits import DEPTH_SETTING, LINE_SETTING, limit, line_problem, nesting_problem, workbook_problem
+from vqalib.core.io import DataFormatError, open_regular, read_csv_text, read_json, read_regular
+
+
+# --- reading records ---------------------------------------------------------------------------
+
+def _line_length(handle, raw: bytes) -> int:
+    """The length, without its newline, of a line whose start ``raw`` was read (measured, not held)."""
+    length = len(raw)
+    while not raw.endswith(b"\n"):
+        raw = handle.readline(1 << 20)
+        if not raw:
+            return length
+        length += len(raw)
+    return length - 1
+
+
+def _json_line(path: Path, number: int, raw: bytes, *, quiet: bool = False, depth: int | None = None) -> object:
+    """One JSON line parsed, its nesting checked first (:func:`vqalib.core.input_limits.nesting_problem`, up to
+    ``depth``); ``quiet``: None instead of an error for text that is not JSON (format detection)."""
+    deep = nesting_problem(raw, most=depth)
+    if deep:
+        raise DataFormatError(f"{path}: line {number}: {deep}")
+    try:
+        return json.loads(raw.decode("utf-8", errors="replace" if quiet else "strict").lstrip("\ufeff"))
+    except RecursionError:
+        raise DataFormatError(f"{path}: line {number}: JSON nested too deep for the parser") from None
+    except ValueError:
+        if quiet:
+            return None
+        raise
+
+
+def _read_excel(path: Path) -> pd.DataFrame:
+    try:
+        with open_regular(path, what="answers workbook") as handle:
+            bomb = workbook_problem(handle)  # the zip directory only: no sheet is inflated
+            if bomb:
+                raise DataFormatError(f"{path}: {bomb}")
+            return pd.read_excel(handle, dtype=str, keep_default_na=False)
+    except DataFormatError:
+        raise
+    except Exception as err:  # openpyxl raises many types for a damaged workbook
+        raise DataFormatError(f"{path}: not a readable .xlsx workbook: {type(err).__name__}: {err}") from None
+
+
+def read_json_lines(path: str | Path) -> list[dict]:
+    """Every line of a JSON-lines file as an object; a bad line is an error naming the file and line.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (UTF-8; blank lines are skipped).
+
+    Returns
+    -------
+    list of dict
+        One object per non-blank line, with ``_line`` (1-based line number) added.
+    """
+    path = Path(path)
+    data = read_regular(path, what="JSON-lines file")
+    if not data.strip():
+        raise DataFormatError(f"{path}: the file is empty ({len(data)} bytes); expected one JSON object per line")
+    out = []
+    lines = data.split(b"\n")
+    longest, depth = limit(LINE_SETTING), limit(DEPTH_SETTING)  # read once, not per line
+    for number, raw in enumerate(lines, start=1):
+        if len(raw) > longest:
+            raise DataFormatError(f"{path}: line {number}: {line_problem(len(raw))}")
+        if not raw.strip():
+            continue
+        try:
+            record = _json_line(path, number, raw, depth=depth)
+        except UnicodeDecodeError as err:
+            raise DataFormatError(f"{path}: line {number}: not UTF-8 text (byte 0x{raw[err.start]:02x} at byte "
+                                  f"column {err.start + 1}); save the file as UTF-8") from None
+        except DataFormatError:
+            raise
+        except ValueError as err:
+            last = number == len(lines) or (number == len(lines) - 1 and not lines[-1].strip())
+            hint = "; the file looks truncated (an interrupted write?)" if last else ""
+            raise DataFormatError(f"{path}: line {number}: not valid JSON ({err}){hint}") from None
+        if not isinstance(record, dict):
+            raise DataFormatError(f"{path}: line {number}: expected a JSON object, found {type(record).__name__}")
+        record["_line"] = number
+        out.append(record)
+    return out
+
+
+def _text(value: object) -> str | None:
+    """An answer cell as text: None for missing, numbers as written."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def as_id(value: object) -> str | None:
+    """An id cell as text: stripped, ``12.0`` (a spreadsheet's number) as ``12``, empty as None.
+
+    Parameters
+    ----------
+    value : object
+        A cell of an id column.
+
+    Returns
+    -------
+    str or None
+    """
+    text = _text(value)
+    if text is None or not text.strip():
+        return None
+    text = text.strip()
+    return text[:-2] if text.endswith(".0") and text[:-2].lstrip("-").isdigit() else text  # 12.0 from a spreadsheet
+
+
+
+# --- the formats -------------------------------------------------------------------------------
+
+def _require_answer_column(path: Path, columns, field: str) -> None:
+    if field not in columns:
+        raise DataFormatError(f"{path}: line 1 (header): no `{field}` column; the columns are {list(columns)}")
+
+
+def _plain_rows(path: Path) -> list[dict]:
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        table = read_csv_text(path, sep="\t" if suffix == ".tsv" else ",")
+        _require_answer_column(path, table.columns, "answer")
+        records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
+    elif suffix in (".xlsx", ".xls"):
+        table = _read_excel(path)
+        _require_answer_column(path, table.columns, "answer")
+        records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
+    else:
+        records = read_json_lines(path)
+    rows = []
+    for r in records:
+        if "answer" not in r:
+            raise DataFormatError(f"{path}: line {r['_line']}: field `answer` is missing; keys are "
+                                  f"{sorted(k for k in r if k != '_line')}")
+        rows.append({**{k: v for k, v in r.items() if k != "_line"}, "line": r["_line"],
+                     "item_id": as_id(r.get("item_id")), "question_id": as_id(r.get("question_id")),
+                     "tier": _text(r.get("tier")), "condition": _text(r.get("condition")),
+                     "question": _text(r.get("question")), "answer": _text(r["answer"])})
+    return rows
+
+
+def _first_string(value: object) -> str | None:
+    """The first text inside an lmms-eval response field (``[["text"]]``, ``["text"]`` or ``"text"``)."""
+    while isinstance(value, (list, tuple)):
+        if not value:
+            return None
+        value = value[0]
+    return _text(value)
+
+
+def _lmms_rows(path: Path) -> list[dict]:
+    rows = []
+    for r in read_json_lines(path):
+        where = f"{path}: line {r['_line']}"
+        if "doc_id" not in r:
+            raise DataFormatError(f"{where}: field `doc_id` is missing (an lmms-eval samples line has doc_id, "
+                                  f"filtered_resps, doc_hash); keys are {sorted(k for k in r if k != '_line')}")
+        field = "filtered_resps" if "filtered_resps" in r else "resps"
+        doc = r.get("doc") if isinstance(r.get("doc"), dict) else {}
+        item = r.get("item_id", doc.get("item_id"))
+        rows.append({"line": r["_line"], "item_id": as_id(item if not isinstance(item, (list, dict)) else None),
+                     "question_id": as_id(doc.get("question_id")), "doc_id": int(r["doc_id"]),
+                     "doc_hash": _text(r.get("doc_hash")), "tier": _text(doc.get("tier")),
+                     "condition": _text(doc.get("condition")), "question": _text(doc.get("question")),
+                     "answer": _first_string(r.get(field))})
+    return rows
+
+
+def _vlmevalkit_rows(path: Path) -> list[dict]:
+    suffix = path.suffix.lower()
+    if suffix == ".xlsx":
+        table = _read_excel(path)
+        _require_answer_column(path, table.columns, "prediction")
+        records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
+    elif suffix in (".tsv", ".csv"):
+        table = read_csv_text(path, sep="\t" if suffix == ".tsv" else ",")
+        _require_answer_column(path, table.columns, "prediction")
+        records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
+    else:  # VLMEvalKit's dump(): a JSON array of row objects
+        data = read_json(path, max_depth=limit(DEPTH_SETTING))
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise DataFormatError(f"{path}: top level: expected a JSON array of row objects (VLMEvalKit's .json "
+                                  f"prediction file), found {type(data).__name__}")
+        records = [{**r, "_line": i + 1} for i, r in enumerate(data)]
+    rows = []
+    for r in records:
+        if "prediction" not in r:
+            raise DataFormatError(f"{path}: row {r['_line']}: field `prediction` is missing")
+        rows.append({"line": r["_line"], "item_id": as_id(r.get("item_id")), "question_id": as_id(r.get("question_id")),
+                     "index": as_id(r.get("index")), "tier": _text(r.get("tier")),
+                     "condition": _text(r.get("condition")), "question": _text(r.get("question")),
+                     "answer": _text(r["prediction"])})
+    return rows
+
+
+def _version_beside(path: Path, candidates, keys: tuple[str, ...]) -> str | None:
+    """The first non-empty ``key value`` of ``keys`` in the JSON files ``candidates`` beside the answers."""
+    for candidate in candidates:
+        try:
+            data = json.loads(read_regular(candidate, what="toolkit results file").decode("utf-8"))
+        except (OSError, ValueError):  # NotRegularFile is a ValueError: a pipe beside the answers is skipped
+            continue
+        stack = [data]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, dict):
+                for key in keys:
+                    if isinstance(value.get(key), str) and value[key] and "unknown" not in value[key]:
+                        return f"{key} {value[key]}"
+                stack.extend(value.values())
+    return None
+
+
+class AnswerFormat:
+    """One answers-file format: its name, its toolkit, a one-line shape with an example (listed when a file fits
+    no format), how to recognise it from a JSON record or a table's columns, how to read its rows and where its
+    toolkit's version is. Subclass and :func:`register` it to add a format."""
+
+    name: str = ""
+    toolkit: str | None = None
+    shape: str = ""
+
+    def from_record(self, record: dict) -> bool:
+        """Whether a JSON(-lines) file is in this format.
+
+        Parameters
+        ----------
+        record : dict
+            Its first record.
+
+        Returns
+        -------
+        bool
+        """
+        return False
+
+    def from_columns(self, columns: list[str]) -> bool:
+        """Whether a table (CSV, TSV, workbook) is in this format.
+
+        Parameters
+        ----------
+        columns : list of str
+            Its header.
+
+        Returns
+        -------
+        bool
+        """
+        return False
+
+    def rows(self, path: Path) -> list[dict]:
+        """The file's records, read strictly (a problem is a DataFormatError naming the file, line and field).
+
+        Parameters
+        ----------
+        path : Path
+            The answers file.
+
+        Returns
+        -------
+        list of dict
+            One per record: ``line``, ``answer`` and the ids it has (:data:`vqalib.core.answer_files.COLUMNS`), then
+            its own fields.
+        """
+        raise NotImplementedError
+
+    def version(self, path: Path) -> str | None:
+        """The toolkit's version, when a file beside the answers records it.
+
+        Parameters
+        ----------
+        path : Path
+            The answers file.
+
+        Returns
+        -------
+        str or None
+        """
+        return None
+
+
+class _VqalibRun(AnswerFormat):
+    name, toolkit = "vqalib-run", "vqalib run"
+    shape = 'a `vqalib run` file (read by vqalib.runner.handoff), e.g. {"schema": ..., "item_key": ...}'
+
+    def from_record(self, record):
+        return "item_key" in record and "schema" in record
+
+    def rows(self, path):
+        raise ValueError(f"{path}: a `vqalib run` file is read with vqalib.runner.handoff.load_run, not here")
+
+
+class _LmmsEval(AnswerFormat):
+    name, toolkit = "lmms-eval", "lmms-eval"
+    shape = 'lmms-eval samples JSONL, e.g. {"doc_id": 0, "filtered_resps": ["A red car."], "doc_hash": ...}'
+
+    def from_record(self, record):
+        return "doc_id" in record and ("filtered_resps" in record or "resps" in record)
+
+    def rows(self, path):
+        return _lmms_rows(path)
+
+    def version(self, path):
+        return _version_beside(path, sorted(path.parent.glob("*results*.json")), ("lmms_eval_version", "version"))
+
+
+class _VLMEvalKit(AnswerFormat):
+    name, toolkit = "vlmevalkit", "VLMEvalKit"
+    shape = "a VLMEvalKit prediction file (.xlsx/.tsv/.json), e.g. columns index, question, prediction"
+
+    def from_record(self, record):
+        return "prediction" in record
+
+    def from_columns(self, columns):
+        return "prediction" in columns
+
+    def rows(self, path):
+        return _vlmevalkit_rows(path)
+
+    def version(self, path):
+        return _version_beside(path, [path.parent / "status.json"], ("commit", "version"))
+
+
+class _AuthorsResultCSV(AnswerFormat):
+    name = "commvqa-results"
+    shape = "the CommVQA authors' result CSV, e.g. columns generated_answer, answers"
+
+    def from_columns(self, columns):
+        return "generated_answer" in columns and "answers" in columns
+
+    def rows(self, path):
+        table = read_csv_text(path, required=("generated_answer", "answers"))
+        return [{**r, "line": i + 2, "answer": _text(r["generated_answer"]) or None}
+                for i, r in enumerate(table.to_dict("records"))]
+
+
+class _Plain(AnswerFormat):
+    name = "plain"
+    shape = 'a plain table or JSON lines, e.g. question_id,answer / {"question_id": 7, "answer": "A red car."}'
+
+    def from_record(self, record):
+        return "answer" in record
+
+    def from_columns(self, columns):
+        return "answer" in columns
+
+    def rows(self, path):
+        return _plain_rows(path)
+
+
+FORMATS: dict[str, AnswerFormat] = {}  # in the order detection tries them: the most specific first
+
+
+def register(fmt: AnswerFormat, *, before: str | None = None) -> AnswerFormat:
+    """Add an answers-file format to :data:`FORMATS` (detection tries it before ``before``, else last).
+
+    Parameters
+    ----------
+    fmt : AnswerFormat
+        An instance of a subclass; a name already registered is a ValueError.
+    before : str, optional
+        A registered format the new one is tried before (e.g. ``"plain"``, which takes any ``answer`` column).
+
+    Returns
+    -------
+    AnswerFormat
+        ``fmt``.
+    """
+    if not fmt.name or fmt.name in FORMATS:
+        raise ValueError(f"an answers format needs a new name, not {fmt.name!r} (registered: {list(FORMATS)})")
+    items = list(FORMATS.items())
+    at = [name for name, _ in items].index(before) if before in FORMATS else len(items)
+    FORMATS.clear()
+    FORMATS.update(items[:at] + [(fmt.name, fmt)] + items[at:])
+    return fmt
+
+
+for _format in (_VqalibRun(), _LmmsEval(), _VLMEvalKit(), _AuthorsResultCSV(), _Plain()):
+    register(_format)
