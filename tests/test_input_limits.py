@@ -87,6 +87,7 @@ def test_a_50_mb_line_is_named_as_too_long(tmp_path, capsys):
     assert "VQALIB_MAX_LINE_BYTES" in err and "columns/keys" not in err
 
 
+@pytest.mark.full  # writes and reads a million-row file (about 10 s): make test-full
 def test_a_million_rows_of_unknown_ids_stop_early(tmp_path, capsys):
     released = load_vizwiz_lf().answers
     known = released[released["source"] == "LLaVA"]

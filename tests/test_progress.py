@@ -93,6 +93,7 @@ def test_a_second_reproduce_is_refused_naming_the_holder():
             reproduce.run(only=["01"])
 
 
+@pytest.mark.full  # a notebook smoke run (about 8 s): make test-full, as ARCHITECTURE.md's test tiers say
 def test_a_smoke_run_writes_only_under_build(tmp_path):
     root = reproduce.project_root()
     watched = [root / "README.md", root / "notebooks" / "01_dataset_stats.ipynb",
