@@ -230,6 +230,7 @@ def test_skops_files_with_types_outside_the_allow_list_are_refused(small_model, 
         classifier_io.load(edited)
 
 
+@pytest.mark.full  # cross-validates on the real features (about 5 s): make test-full, keeping the cold make test within its budget
 def test_planted_pickle_in_the_cross_validation_cache_is_never_run(tmp_path, cv_inputs):
     """The out-of-fold cache (``classify-cv``) reads ``.npz`` arrays only; a pickle, or an
     object array, in its place is ignored with a warning naming it and recomputed."""

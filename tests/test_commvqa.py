@@ -224,6 +224,7 @@ def test_pooled_bleu_equals_the_library():
         assert table1._bleu_from_pooled(stats[rows].sum(axis=0))[0] == pytest.approx(lib)
 
 
+@pytest.mark.full  # scores a protocol twice with METEOR's JVM (about 7 s): make test-full, keeping the cold make test within its budget
 def test_protocol_scores_are_cached_by_content_and_come_back_bit_identical(small, tmp_path, monkeypatch):
     """A second scoring of the same inputs and settings reads Parquet/npz (no pickle) instead of running
     the tokenizer, METEOR and the bootstrap again, and returns exactly what was computed; other inputs miss."""

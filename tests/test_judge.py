@@ -852,6 +852,7 @@ def tiny_lm():
         yield tok, GPT2LMHeadModel(config)
 
 
+@pytest.mark.full  # builds and runs a tiny transformers model (about 6 s): make test-full, keeping the cold make test within its budget
 def test_transformers_backend_greedy_and_cached(tiny_lm, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     tok, lm = tiny_lm

@@ -567,6 +567,7 @@ def test_discover_runs_counts_each_question_once(files, tmp_path):
     assert final["kind"] == "answer"
 
 
+@pytest.mark.full  # a runner CLI run in a subprocess (about 5 s): make test-full, keeping the cold make test within its budget
 def test_hostile_images_in_a_cli_run_become_error_records_and_resume_completes(files, tmp_path, capsys):
     """A 31 KB PNG of 16000 x 16000, an HTML page, a 300 MB body, a named pipe, a directory and a device: each an
     image error record of a real CLI run that exits 0; the rerun completes; --retry-errors fetches them again."""

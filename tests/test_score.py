@@ -170,6 +170,7 @@ def test_ids_of_another_dataset_are_refused_by_name(tmp_path):
         scoring.score([path], dataset="vizwiz-lf", model="M")
 
 
+@pytest.mark.full  # imports and scores a whole released file (about 6 s): make test-full, keeping the cold make test within its budget
 def test_import_writes_a_run_the_notebooks_read(llava, tmp_path):
     from vqalib.papers.vizwiz_lf import abstention_tables, labelling
     from vqalib.runner.handoff import discover_runs, load_run
