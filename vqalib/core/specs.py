@@ -250,10 +250,6 @@ class Spec:
         return self.cells or self.keys
 
 
-def _t(stem, notebook, paper, reproduces, title, builder, **kw) -> Spec:
-    return Spec(stem=stem, notebook=notebook, paper=paper, reproduces=reproduces, title=title, builder=builder, **kw)
-
-
 def is_nan(value) -> bool:
     """Whether ``value`` is missing.
 
