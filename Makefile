@@ -8,6 +8,10 @@ STAMP  := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 # Offline runs, tests and CI: copy data from a local folder instead of downloading, e.g.
 #   make test VQALIB_DATA_MIRROR=../shared/data
+# (made absolute here, so a test or command that runs in another folder still finds it)
+ifneq ($(VQALIB_DATA_MIRROR),)
+override VQALIB_DATA_MIRROR := $(abspath $(VQALIB_DATA_MIRROR))
+endif
 export VQALIB_DATA_MIRROR
 export MPLBACKEND := Agg
 
