@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.compendium.paper_view import cell_states, compared_stems
+from vqalib.compendium.paper_view import cell_states, compared_stems, key_tuples
 from vqalib.core import registry, report
-from vqalib.core.specs import Spec
 
 # the one grading rule (badges, the index summary, the report): the share of judged cells within the tolerance and
 # the share of the printed cells not run
@@ -72,10 +71,6 @@ _STATE_COLUMN = {"within": "within", "explained": "explained", "unexplained": "u
                  "not-counted": "not_counted", "not-run": "not_run"}  # cell_states' state -> summary column
 
 
-def _key_values(cells: pd.DataFrame, spec: Spec) -> list[tuple[str, ...]]:
-    return [tuple("" if pd.isna(v) else str(v) for v in r) for r in cells[list(spec.cell_keys)].itertuples(index=False)]
-
-
 def distinct_cells(figures: Path, *, known: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every printed cell of every compared table with the cell it repeats, if any (``Spec.repeats``): the index's
     totals count each distinct cell once.
@@ -94,12 +89,20 @@ def distinct_cells(figures: Path, *, known: pd.DataFrame | None = None) -> pd.Da
         for rows not reproduced are left out, as in the counts) and ``repeats`` (the stem of the table whose cell
         it repeats, else "").
     """
+    return _distinct_cells(_compared_frames(figures), known=known)
+
+
+def _compared_frames(figures: Path) -> dict[str, pd.DataFrame]:
+    return {stem: pd.read_csv(figures / f"{stem}.csv") for stem in compared_stems(figures)}
+
+
+def _distinct_cells(tables: dict[str, pd.DataFrame], *, known: pd.DataFrame | None) -> pd.DataFrame:
     frames, seen = [], {}
-    for stem in compared_stems(figures):
+    for stem, table in tables.items():
         spec = registry.table(stem)
-        cells = cell_states(pd.read_csv(figures / f"{stem}.csv"), spec, known=known)
+        cells = cell_states(table, spec, known=known)
         cells = cells[cells["state"].isin(list(_STATE_COLUMN))]
-        keys = _key_values(cells, spec)
+        keys = key_tuples(cells, spec.cell_keys)
         values = list(zip(cells["paper"].round(6), cells["reproduced"].round(6).fillna(-1e300)))
         seen[stem] = dict(zip(keys, values))
         repeats = []
@@ -155,11 +158,13 @@ def summary(figures: Path, *, known: pd.DataFrame | None = None) -> pd.DataFrame
         ``stem``, ``paper``, ``table``, ``compared``, :data:`SUMMARY_COLUMNS`, ``grade`` (:func:`grade`) and
         ``repeated`` (cells repeating ``repeats``); ``attrs["totals"]`` holds :func:`distinct_totals`.
     """
-    cells = distinct_cells(figures, known=known)
+    known = report.load_known_differences() if known is None else known  # read once for every table
+    tables = _compared_frames(figures)
+    cells = _distinct_cells(tables, known=known)
     rows = []
-    for stem in compared_stems(figures):
+    for stem, table in tables.items():
         spec = registry.table(stem)
-        counts = report.agreement_counts(pd.read_csv(figures / f"{stem}.csv"), stem, known=known)
+        counts = report.agreement_counts(table, stem, known=known)
         mine = cells[cells["stem"] == stem]
         rows.append({"stem": stem, "paper": spec.paper, "table": spec.reproduces, "compared": counts["compared"],
                      **{c: counts[c] for c in SUMMARY_COLUMNS}, "grade": grade(counts),

@@ -56,6 +56,21 @@ def compared_stems(figures: Path) -> list[str]:
             if spec.compared and "*" not in stem and (figures / f"{stem}.csv").exists()]
 
 
+def key_tuples(frame: pd.DataFrame, columns) -> list[tuple[str, ...]]:
+    """Each row's values of ``columns`` as text ("" for a missing value): how a cell, a row or a column is named.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    columns : sequence of str
+
+    Returns
+    -------
+    list of tuple of str
+    """
+    return [tuple("" if pd.isna(v) else str(v) for v in r) for r in frame[list(columns)].itertuples(index=False)]
+
+
 def cell_states(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each cell the paper prints, with its state (module docstring), explanation and evidence.
 
@@ -74,8 +89,7 @@ def cell_states(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None =
         The rows with a paper value, plus ``state``, ``kind`` (the relation), ``explanation`` and ``evidence``.
     """
     rows = frame[frame["paper"].notna()].copy()
-    labels = pd.Series([" | ".join("" if pd.isna(v) else str(v) for v in r)
-                        for r in rows[list(spec.cell_keys)].itertuples(index=False)], index=rows.index, dtype=object)
+    labels = pd.Series([" | ".join(k) for k in key_tuples(rows, spec.cell_keys)], index=rows.index, dtype=object)
     table = spec.known or spec.stem
     rows["explanation"] = report.explain(labels, table=table, known=known)
     rows["evidence"] = report.explain(labels, table=table, known=known, column="evidence")
@@ -190,8 +204,7 @@ def paper_view(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None = 
     cells = cell_states(frame, spec, known=known)
     columns_keys = list(spec.printed_column)
     row_keys = [k for k in spec.cell_keys if k not in columns_keys] or [k for k in spec.keys if k not in columns_keys]
-    cells["_row"] = [tuple("" if pd.isna(v) else str(v) for v in r) for r in cells[row_keys].itertuples(index=False)]
-    cells["_col"] = [tuple("" if pd.isna(v) else str(v) for v in r) for r in cells[columns_keys].itertuples(index=False)]
+    cells["_row"], cells["_col"] = key_tuples(cells, row_keys), key_tuples(cells, columns_keys)
     cells["_id"] = [f"cell-{k + 1}" for k in range(len(cells))]
     decimals = {c: max(_decimals(_number(v)) for v in group) for c, group in cells.groupby("_col", sort=False)["paper"]}
     rows = list(dict.fromkeys(cells["_row"]))

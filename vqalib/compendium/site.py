@@ -208,16 +208,16 @@ def table_section(item: Item, section: Section, figures: Path) -> tuple[str, str
     Returns
     -------
     (html, kind, label) : tuple of str
-        The table's ``<section>``: heading, status badges (:func:`~vqalib.compendium.site_html.status`, or a
-        compared table's grade, :func:`~vqalib.compendium.grades.grade`), a note
-        for simulated or not-run data, the producing cell, download links and the table itself
-        (:func:`~vqalib.compendium.site_html.html_table`); then the status kind and label, for the index.
+        The table's ``<section>`` (heading; badges: :func:`~vqalib.compendium.site_html.status`, or a compared
+        table's :func:`~vqalib.compendium.grades.grade`; a simulated or not-run note, the producing cell, downloads,
+        :func:`~vqalib.compendium.site_html.html_table`); then the badge's kind and label, for the index.
     """
     frame = pd.read_csv(figures / f"{item.name}.csv")
-    kind, label = status(frame, item.name)
-    if item.spec.compared and "*" not in item.spec.stem and kind != "simulated":  # the index summary's grade
+    if item.spec.compared and "*" not in item.spec.stem and "SIMULATED" not in item.name:  # the summary's grade
         grade, _, label = grades.grade(report.agreement_counts(frame, item.name))
         kind = f"grade-{grade}"
+    else:
+        kind, label = status(frame, item.name)
     title = item.spec.title if "*" not in item.spec.stem else f"{item.spec.title} ({item.name})"
     note = ""
     if kind == "simulated":
