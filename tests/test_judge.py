@@ -422,18 +422,20 @@ def test_lave_score():
 # --- prompts ----------------------------------------------------------------------------------
 
 def test_lave_messages_holds_table17():
+    table17 = judge_prompts.declared_prompts()["vizwiz-lf"]
+    assert judge_prompts.DEFAULT_PROMPT == "vizwiz-lf" and table17.paper == "VizWiz-LF"
     messages = judge_prompts.lave_messages(question="What is this?", reference="A can of soup.", candidate="soup")
     assert [m["role"] for m in messages] == ["system", "user"]
-    assert messages[0]["content"] == judge_prompts.LAVE_INSTRUCTION
-    assert judge_prompts.LAVE_INSTRUCTION.endswith("always end the sentence with Rating: X.")
+    assert messages[0]["content"] == table17.instruction
+    assert table17.instruction.endswith("always end the sentence with Rating: X.")
     user = messages[1]["content"]
-    assert len(judge_prompts.LAVE_EXAMPLES) == 4
-    for example in judge_prompts.LAVE_EXAMPLES:
+    assert len(table17.examples) == 4
+    for example in table17.examples:
         block = (f"Question: '{example['question']}'\nReference answer: '{example['reference']}'\n"
                  f"Candidate answer: '{example['candidate']}'\nOutput: {example['output']}\n"
                  f"Rating: {example['rating']}")
         assert block in user
-    assert [e["rating"] for e in judge_prompts.LAVE_EXAMPLES] == [3, 3, 1, 2]
+    assert [e["rating"] for e in table17.examples] == [3, 3, 1, 2]
     assert user.endswith("Question: 'What is this?'\nReference answer: 'A can of soup.'\n"
                          "Candidate answer: 'soup'\nOutput:")
     with pytest.raises(ValueError, match="one reference answer"):
@@ -446,23 +448,23 @@ def _sha256(value) -> str:
 
 
 def test_prompt_texts_loaded_from_data_match_the_former_literals():
-    """The texts moved from Python literals to vqalib/core/judge/prompts/lave.json: the loaded
-    texts, and the messages rendered from them, hash as the literals and their messages did."""
+    """The texts moved from Python literals to data (the paper's prompt declared in its declarations.toml, the
+    reference prompt in vqalib/core/judge/prompts/lave.json) hash as the literals and their messages did."""
     from vqalib.core.prompts import load_prompt
 
-    assert _sha256(judge_prompts.LAVE_INSTRUCTION) == "97ebb6057cdf76eb661c62611daff34f7366d207b0967cb07e6129614d828928"
+    table17 = judge_prompts.declared_prompts()["vizwiz-lf"]
+
+    assert _sha256(table17.instruction) == "97ebb6057cdf76eb661c62611daff34f7366d207b0967cb07e6129614d828928"
     assert _sha256(judge_prompts.LAVE_REFERENCE_INSTRUCTION) == "abe907ca2f7b013115fe19c909e88aef490a87e7040ec992e8d71272e4ef6d91"
-    examples = json.dumps(list(judge_prompts.LAVE_EXAMPLES), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    examples = json.dumps(list(table17.examples), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     assert _sha256(examples) == "79ec1b41a9ed96aebec3f8ec12b4efe64ad01cf7f3a90baa5d9c6cb7777dd008"
-    assert isinstance(judge_prompts.LAVE_EXAMPLES, tuple) and all(list(e) == ["question", "reference", "candidate", "output",
-                                                                  "rating"] for e in judge_prompts.LAVE_EXAMPLES)
+    assert isinstance(table17.examples, tuple) and all(list(e) == ["question", "reference", "candidate", "output",
+                                                                  "rating"] for e in table17.examples)
     messages = judge_prompts.lave_messages(question="What is this?", reference="A can of soup.", candidate="soup")
     assert _sha256(messages) == "3f7b546f9f5f822c98ae1cf1f9c1c442a1c130de6d2919bc0434c12fcb64e086"
-    assert load_prompt("vqalib.core.judge", "lave", "vizwiz_lf_instruction") == judge_prompts.LAVE_INSTRUCTION
     assert load_prompt("vqalib.core.judge", "lave", "lave_reference_instruction") == \
         judge_prompts.LAVE_REFERENCE_INSTRUCTION
-    assert tuple(load_prompt("vqalib.core.judge", "lave", "vizwiz_lf_examples")) == judge_prompts.LAVE_EXAMPLES
-    with pytest.raises(KeyError, match="no prompt 'table17' in prompts/lave.json; it has: vizwiz_lf_instruction"):
+    with pytest.raises(KeyError, match="no prompt 'table17' in prompts/lave.json; it has: lave_reference_instruction"):
         load_prompt("vqalib.core.judge", "lave", "table17")
 
 

@@ -1,8 +1,6 @@
-"""The answers-file formats (:mod:`vqalib.core.answer_files` detects and reads with them): one :class:`AnswerFormat`
-per format in :data:`FORMATS`, in the order detection tries them, each saying how to recognise the format from a
-JSON record or a table's columns, how to read its rows and where its toolkit records its version. A new format is
-one subclass and :func:`register`; the readers here check every line against the input limits
-(:mod:`vqalib.core.input_limits`) and name the file, line and field of any problem.
+"""The answers-file formats: one :class:`AnswerFormat` per format in :data:`FORMATS`, in detection order (detect,
+read rows, toolkit version). A new format is one subclass and :func:`register`; a paper's result CSV is declared in
+its ``declarations.toml``. Readers check the input limits and name the file, line and field of a problem.
 """
 
 from __future__ import annotations
@@ -12,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from vqalib.core import declarations
 from vqalib.core.input_limits import DEPTH_SETTING, LINE_SETTING, limit, line_problem, nesting_problem, workbook_problem
 from vqalib.core.io import DataFormatError, open_regular, read_csv_text, read_json, read_regular
 
@@ -341,16 +340,28 @@ class _VLMEvalKit(AnswerFormat):
         return _version_beside(path, [path.parent / "status.json"], ("commit", "version"))
 
 
-class _AuthorsResultCSV(AnswerFormat):
-    name = "commvqa-results"
-    shape = "the CommVQA authors' result CSV, e.g. columns generated_answer, answers"
+class DeclaredCSV(AnswerFormat):
+    """A result CSV a paper declares (``[[answer_format]]``): detected by its columns, the answer read from one.
+
+    Parameters
+    ----------
+    name, shape : str
+        The format's name and its one-line example for error messages.
+    columns : sequence of str
+        The columns that identify the format (all required).
+    answer : str
+        The column holding the answer.
+    """
+
+    def __init__(self, *, name: str, shape: str, columns, answer: str):
+        self.name, self.shape, self.columns, self.answer = name, shape, tuple(columns), answer
 
     def from_columns(self, columns):
-        return "generated_answer" in columns and "answers" in columns
+        return set(self.columns) <= set(columns)
 
     def rows(self, path):
-        table = read_csv_text(path, required=("generated_answer", "answers"))
-        return [{**r, "line": i + 2, "answer": _text(r["generated_answer"]) or None}
+        table = read_csv_text(path, required=self.columns)
+        return [{**r, "line": i + 2, "answer": _text(r[self.answer]) or None}
                 for i, r in enumerate(table.to_dict("records"))]
 
 
@@ -395,5 +406,7 @@ def register(fmt: AnswerFormat, *, before: str | None = None) -> AnswerFormat:
     return fmt
 
 
-for _format in (_VqalibRun(), _LmmsEval(), _VLMEvalKit(), _AuthorsResultCSV(), _Plain()):
+for _format in (_VqalibRun(), _LmmsEval(), _VLMEvalKit(),
+                *[DeclaredCSV(name=b["name"], shape=b["shape"], columns=b["columns"], answer=b["answer"])
+                  for b in declarations.extensions("answer_format")], _Plain()):
     register(_format)

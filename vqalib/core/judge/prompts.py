@@ -1,46 +1,59 @@
-"""The LAVE prompts of the LLM judge (VizWiz-LF Table 4 LAVE column; Table 17 prompt).
+"""The LAVE prompts of the LLM judge, built by :func:`lave_messages`.
 
-Two prompts (``prompt=`` / ``VQALIB_JUDGE_PROMPT``), built by :func:`lave_messages`:
-
-* ``vizwiz-lf`` (default): VizWiz-LF's adaptation, Appendix A.3.1, Table 17 — one expert
-  reference, four demonstrations, replies end with ``Rating: X``. This is the prompt behind
-  the paper's LAVE column.
-* ``lave-reference``: the reference implementation's prompt (``LaveBase.build_prompt`` of
-  mair-lab/lave at :data:`vqalib.core.data_registry.LAVE_COMMIT`): its task definition with the yes/no
-  rule, its first eight demonstrations (the yes/no set when the most common reference is
-  "yes" or "no"), demonstrations ending ``So rating=X``. The demonstrations are read from the
-  upstream files that the data registry fetches and hash-checks (``data/raw/lave/``); the
-  repository declares no licence, so they are not copied into the project.
-
-The instruction texts and the Table 17 demonstrations are data: ``prompts/lave.json`` in this
-package, each entry ``{"source", "text"}``, loaded by name with :func:`vqalib.core.prompts.load_prompt`
-(``importlib.resources``); the rendered messages are byte-identical to those of the former
-Python literals.
+A paper's own prompt is declared in its ``declarations.toml`` (``[[judge_prompt]]``: one reference, the
+instruction as system message, demonstrations ending ``Rating: X``). ``lave-reference`` is mair-lab/lave's
+``LaveBase.build_prompt`` at :data:`vqalib.core.data_registry.LAVE_COMMIT`; its demonstrations are read from the
+fetched, hash-checked ``data/raw/lave/`` (the repository declares no licence, so they are not copied here).
 """
 
 from __future__ import annotations
 
 import collections
+import functools
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from vqalib.core import data_registry
+from vqalib.core import data_registry, declarations
 from vqalib.core import io
 from vqalib.core.judge.settings import DEFAULT_PROMPT, LAVE_PROMPTS
 from vqalib.core.prompts import load_prompt
 
-# VizWiz-LF Appendix A.3.1, Table 17 (verbatim, straight quotes)
-LAVE_INSTRUCTION: str = load_prompt(__package__, "lave", "vizwiz_lf_instruction")
-LAVE_EXAMPLES: tuple[dict, ...] = tuple(load_prompt(__package__, "lave", "vizwiz_lf_examples"))
-
-# mair-lab/lave lave.py, LaveBase.task_definition with use_caption=False, rationalize=True (the defaults),
-# commit 253640bfb7c328a507cb8bd0f34e17146ec3161a; Mañas et al., "Improving Automatic VQA Evaluation Using
-# Large Language Models", AAAI 2024 (arXiv:2310.02567)
+# mair-lab/lave lave.py, LaveBase.task_definition (use_caption=False, rationalize=True), commit 253640b;
+# Mañas et al., AAAI 2024 (arXiv:2310.02567)
 LAVE_REFERENCE_INSTRUCTION: str = load_prompt(__package__, "lave", "lave_reference_instruction")
 LAVE_REFERENCE_SHOTS = 8  # LaveBase(num_shots=8)
 LAVE_DEMO_KEYS = {"general": "lave/lave_demos.json", "binary": "lave/lave_demos_binary.json"}
 _DEMO_FIELDS = {"question": str, "references": list, "prediction": str, "output": str, "explanation": str}
+
+
+@dataclass(frozen=True)
+class DeclaredPrompt:
+    """A paper's LAVE prompt (``[[judge_prompt]]``): its instruction and demonstrations."""
+
+    name: str
+    paper: str
+    instruction: str
+    examples: tuple[dict, ...]
+
+
+@functools.cache
+def declared_prompts() -> dict[str, DeclaredPrompt]:
+    """The LAVE prompts the papers declare, by name, read from their prompt files.
+
+    Returns
+    -------
+    dict of str to DeclaredPrompt
+    """
+    out = {}
+    for block in declarations.extensions("judge_prompt"):
+        path = Path(block["folder"]) / block["file"]
+        texts = json.loads(path.read_text(encoding="utf-8"))["prompts"]
+        out[block["name"]] = DeclaredPrompt(name=block["name"], paper=block["paper"],
+                                            instruction=texts["instruction"]["text"],
+                                            examples=tuple(texts["examples"]["text"]))
+    return out
 
 
 @dataclass(frozen=True)
@@ -165,39 +178,33 @@ def _references(reference: str | Sequence[str]) -> list[str]:
 
 def lave_messages(*, question: str, reference: str | Sequence[str], candidate: str, prompt: str = DEFAULT_PROMPT,
                   demos: LaveDemos | None = None) -> list[dict]:
-    """The LAVE chat messages for one answer (Table 4 LAVE column).
-
-    ``vizwiz-lf``: the Table 17 prompt — the instruction as system message, four demonstrations
-    and the item as user message; one reference. ``lave-reference``: mair-lab/lave's
-    ``build_prompt`` text as one user message (instruction with the yes/no rule, the first
-    eight demonstrations of ``demos`` — the yes/no set for a binary question — each ending
-    ``So rating=X``, then the item); ``reference`` may be a list (filtered and sorted as the
-    reference does). ``demos`` defaults to :func:`load_lave_demos`.
+    """The LAVE chat messages for one answer (the LLM judge's input).
 
     Parameters
     ----------
     question, candidate : str
         The item's question and the answer to rate.
     reference : str or sequence of str
-        The reference answer (``vizwiz-lf``: exactly one string) or answers.
+        The reference answer (a declared prompt: exactly one string) or answers (``lave-reference``).
     prompt : str
-        ``vizwiz-lf`` (default) or ``lave-reference``; another name is a ``ValueError``.
+        A declared prompt's name or ``lave-reference``; another name is a ``ValueError``.
     demos : LaveDemos, optional
-        The ``lave-reference`` demonstrations.
+        The ``lave-reference`` demonstrations; default :func:`load_lave_demos`.
 
     Returns
     -------
     list of dict
-        Chat messages ``{"role", "content"}`` for :meth:`CachedJudge.complete`.
+        Chat messages ``{"role", "content"}``.
     """
-    if prompt == "vizwiz-lf":
+    if prompt in declared_prompts():
+        declared = declared_prompts()[prompt]
         if not isinstance(reference, str):
-            raise ValueError("prompt vizwiz-lf takes one reference answer (VizWiz-LF Table 17); "
+            raise ValueError(f"prompt {prompt} takes one reference answer ({declared.paper}); "
                              "use prompt lave-reference for several")
         shots = [f"{_item(question=e['question'], reference=e['reference'], candidate=e['candidate'])} "
-                 f"{e['output']}\nRating: {e['rating']}" for e in LAVE_EXAMPLES]
+                 f"{e['output']}\nRating: {e['rating']}" for e in declared.examples]
         shots.append(_item(question=question, reference=reference, candidate=candidate))
-        return [{"role": "system", "content": LAVE_INSTRUCTION}, {"role": "user", "content": "\n\n".join(shots)}]
+        return [{"role": "system", "content": declared.instruction}, {"role": "user", "content": "\n\n".join(shots)}]
     if prompt == "lave-reference":
         demos = demos if demos is not None else load_lave_demos()
         refs = _references(reference)

@@ -1,13 +1,5 @@
-"""Settings of the LLM judge behind VizWiz-LF Table 4's LAVE column (README, "Models, caches and runs").
-
-The environment variables the judge reads, their defaults, the LAVE prompt variants
-(``vizwiz-lf``: the Table 17 adaptation; ``lave-reference``: mair-lab/lave's own prompt) and the
-policies for replies without a rating. :func:`setting` is the single place that reads the judge's
-optional variables, through :mod:`vqalib.core.config`:
-``VQALIB_JUDGE_BASE_URL`` + ``VQALIB_JUDGE_MODEL`` (+ ``VQALIB_JUDGE_API_KEY`` or
-``OPENAI_API_KEY``, ``VQALIB_JUDGE_TIMEOUT``, ``VQALIB_JUDGE_DEADLINE``,
-``VQALIB_JUDGE_MAX_RETRY_AFTER``, ``VQALIB_JUDGE_MAX_REPLY_BYTES``), or ``VQALIB_JUDGE_HF_MODEL``
-(+ ``VQALIB_JUDGE_DEVICE``); ``VQALIB_JUDGE_PROMPT``, ``VQALIB_JUDGE_UNPARSEABLE``; cache in ``VQALIB_CACHE_DIR``.
+"""Settings of the LLM judge (LAVE): its environment variables, defaults, prompt variants and the policies for a
+reply without a rating; :func:`setting` reads them through :mod:`vqalib.core.config`.
 """
 
 from __future__ import annotations
@@ -40,11 +32,10 @@ MAX_RETRY_AFTER = 60.0  # longest wait a server's Retry-After (or the backoff) c
 # largest reply body read: a LAVE reply is a few hundred bytes, so 1 MiB only stops a runaway or hostile server
 DEFAULT_MAX_REPLY_BYTES = 1_048_576
 
-# VizWiz-LF Table 17 (the paper's adaptation) or mair-lab/lave's own prompt
-LAVE_PROMPTS = ("vizwiz-lf", "lave-reference")
-DEFAULT_PROMPT = "vizwiz-lf"
-# drop: an unparseable reply is left out of the mean (the behaviour before this choice existed;
-# VizWiz-LF does not say, and its prompt demands "Rating: X"); reference: scored as rating 2
+# the prompts the papers declare, then mair-lab/lave's own (vqalib.core.config reads the declarations)
+LAVE_PROMPTS = config.SETTINGS[PROMPT_ENV].choices
+DEFAULT_PROMPT = config.SETTINGS[PROMPT_ENV].default
+# drop: an unparseable reply is left out of the mean (the paper does not say); reference: scored as rating 2
 UNPARSEABLE_POLICIES = ("drop", "reference")
 DEFAULT_UNPARSEABLE = "drop"
 REFERENCE_FALLBACK_RATING = 2  # lave_ft5.py LaveFT5.postprocess: any last token not in 1/2/3 becomes '2'
