@@ -1,11 +1,7 @@
 """Abstention of long-form answers (VizWiz-LF §7, Tables 5 and 26, A.4.1).
 
-An answer abstains when at least one of its sentences has the Answer Failure role
-(§7.1). Gold answerability is VizWiz's crowd label; abstaining is the positive class.
-Metrics: abs-acc, abs-prec, abs-recall, abs-f1 (scikit-learn) and abs-% (share of
-answers that abstain, in percent). Baselines: Random (abstain at the unanswerable rate)
-and Majority (always answer). Tables 5 and 26 are assembled from them in
-:mod:`vqalib.papers.vizwiz_lf.abstention_tables`.
+An answer abstains when one of its sentences has the Answer Failure role (§7.1); unanswerable (VizWiz's
+crowd label) is the positive class. Baselines: Random (abstain at the unanswerable rate), Majority (always answer).
 """
 
 from __future__ import annotations
@@ -26,12 +22,11 @@ def abstains(roles: pd.Series) -> pd.Series:
     Parameters
     ----------
     roles : pandas.Series
-        One role collection (tuple or set of str) per answer.
+        One role collection per answer.
 
     Returns
     -------
     pandas.Series
-        bool, aligned with ``roles``.
     """
     return roles.map(lambda r: ABSTAIN_ROLE in r).astype(bool)
 
@@ -39,20 +34,19 @@ def abstains(roles: pd.Series) -> pd.Series:
 def abstention_scores(*, unanswerable: np.ndarray, abstained: np.ndarray) -> dict[str, float]:
     """abs-acc, abs-prec, abs-recall, abs-f1 and abs-% of one set of decisions (Table 5).
 
-    Precision of a model that never abstains is 0 (scikit-learn's ``zero_division=0``), as
-    the paper's Majority row prints.
+    Never abstaining gives precision 0 (``zero_division=0``), as the paper's Majority row prints.
 
     Parameters
     ----------
     unanswerable : numpy.ndarray
-        Gold answerability per answer (True: unanswerable, the positive class).
+        Gold answerability per answer (True: unanswerable).
     abstained : numpy.ndarray
-        Whether each answer abstains; same non-zero length as ``unanswerable`` (else ValueError).
+        Whether each answer abstains; same non-zero length (else ValueError).
 
     Returns
     -------
     dict of str to float
-        The :data:`METRICS`; abs-acc to abs-f1 in 0-1, abs-% in percent.
+        The :data:`METRICS`; abs-% in percent, the others in 0-1.
     """
     y_true = np.asarray(unanswerable, dtype=bool)
     y_pred = np.asarray(abstained, dtype=bool)
@@ -70,12 +64,11 @@ def abstention_metrics(answers: pd.DataFrame, *, decision: str = "abstains", by:
     Parameters
     ----------
     answers : pandas.DataFrame
-        One row per answer with ``answerability`` ("unanswerable" is the positive class), the
-        ``decision`` column and the ``by`` column.
+        One row per answer with ``answerability``, ``decision`` and ``by`` columns.
     decision : str, default "abstains"
         The boolean column saying whether an answer abstains.
     by : str, default "source"
-        The grouping column (groups in order of appearance).
+        The grouping column.
 
     Returns
     -------
@@ -91,11 +84,7 @@ def abstention_metrics(answers: pd.DataFrame, *, decision: str = "abstains", by:
 
 
 def random_baseline(unanswerable: np.ndarray, *, n_draws: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """The Random baseline two ways (Table 5): its expectation and a seeded mean over draws.
-
-    Each answer abstains independently with probability p, the unanswerable rate. In
-    expectation accuracy is p^2 + (1-p)^2 and precision = recall = F1 = p; the seeded
-    mean over ``n_draws`` draws shows what single draws scatter around.
+    """The Random baseline (Table 5): its expectation and the mean and SD of seeded draws; cached by content.
 
     Parameters
     ----------
@@ -109,8 +98,7 @@ def random_baseline(unanswerable: np.ndarray, *, n_draws: int = 1000, seed: int 
     Returns
     -------
     pandas.DataFrame
-        Three rows (``model`` "Random", ``variant``: the expectation, the mean and the SD of the
-        draws) with the :data:`METRICS` columns; cached by content (``$VQALIB_CACHE_DIR/vizwiz-lf``).
+        Three rows (``model``, ``variant``) with the :data:`METRICS` columns.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
@@ -138,7 +126,7 @@ def _random_baseline(gold: np.ndarray, *, n_draws: int, seed: int) -> pd.DataFra
 
 
 def majority_baseline(unanswerable: np.ndarray) -> dict[str, float]:
-    """Always answer (the majority class, answerable): Table 5's Majority row.
+    """Always answer (the majority class): Table 5's Majority row.
 
     Parameters
     ----------
@@ -148,7 +136,6 @@ def majority_baseline(unanswerable: np.ndarray) -> dict[str, float]:
     Returns
     -------
     dict of str to float
-        :func:`abstention_scores` of never abstaining.
     """
     gold = np.asarray(unanswerable, dtype=bool)
     return abstention_scores(unanswerable=gold, abstained=np.zeros_like(gold))
@@ -160,17 +147,16 @@ def long_format(frame: pd.DataFrame, *, model: str = "model", method: str = "van
     Parameters
     ----------
     frame : pandas.DataFrame
-        One row per model with the :data:`METRICS` columns it has.
+        One row per model with :data:`METRICS` columns.
     model : str, default "model"
-        The column naming the model (renamed to ``model``).
+        The column naming the model.
     method : str, default "vanilla"
         The method every row gets.
 
     Returns
     -------
     pandas.DataFrame
-        ``model``, ``method``, ``metric``, ``value``; models in order of appearance, metrics in
-        :data:`METRICS` order.
+        ``model``, ``method``, ``metric``, ``value``.
     """
     out = frame.melt(id_vars=[model], value_vars=[m for m in METRICS if m in frame.columns],
                      var_name="metric", value_name="value")
@@ -182,24 +168,21 @@ def long_format(frame: pd.DataFrame, *, model: str = "model", method: str = "van
 
 def decision_comparison(*, by_labels: pd.DataFrame, by_classifier: pd.DataFrame, paper: pd.DataFrame,
                         paper_names: dict[str, str] | None = None) -> pd.DataFrame:
-    """Table 5's vanilla metrics per source two ways, beside the paper: abstention decided by the
-    released labels and by the offline classifier (VizWiz-LF Table 5; the diagnosis of its GPT-4V row).
+    """Table 5's vanilla metrics decided by the released labels and by the offline classifier, beside the paper.
 
     Parameters
     ----------
     by_labels, by_classifier : pandas.DataFrame
-        ``source`` and the :data:`METRICS` columns (:func:`abstention_metrics`), decided by the
-        released labels and by the offline classifier.
+        :func:`abstention_metrics` output of each decision.
     paper : pandas.DataFrame
-        Table 5 from :func:`vqalib.core.report.load_paper_table` (its ``vanilla`` rows are used).
+        Table 5 as loaded from ``data/paper/``.
     paper_names : dict of str to str, optional
-        Maps our source names to the paper's (``InstructBLIP`` -> ``InstBLIP``).
+        Our source names -> the paper's.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (model, metric): ``released_labels``, ``offline_classifier``, ``paper`` and
-        ``closer_to_paper`` ("released labels", "offline classifier", "tie" or None without a paper value).
+        One row per (model, metric) with both values, ``paper`` and ``closer_to_paper``.
     """
     names = paper_names or {}
     out = (long_format(by_labels, model="source").rename(columns={"value": "released_labels"})
@@ -220,8 +203,6 @@ def decision_comparison(*, by_labels: pd.DataFrame, by_classifier: pd.DataFrame,
 def answerability_agreement(answers: pd.DataFrame, *, source: str = "Expert") -> pd.DataFrame:
     """Expert abstention vs crowd answerability: the counts behind §7.2's "52%", "99 of 230", "61 of 370".
 
-    An expert "answers" a question when the expert's answer does not abstain.
-
     Parameters
     ----------
     answers : pandas.DataFrame
@@ -232,7 +213,7 @@ def answerability_agreement(answers: pd.DataFrame, *, source: str = "Expert") ->
     Returns
     -------
     pandas.DataFrame
-        ``quantity``, ``count`` and ``share`` (missing where no share applies).
+        ``quantity``, ``count`` and ``share``.
     """
     a = answers[answers["source"] == source]
     crowd_unans = a["answerability"].eq("unanswerable")
@@ -261,23 +242,19 @@ DEFINITIONS: dict[str, str] = {
 
 
 def definition_variants(answers: pd.DataFrame, sentences: pd.DataFrame) -> pd.DataFrame:
-    """Abstention metrics per source under alternative abstention definitions (Table 5 diagnosis).
-
-    Each row of :data:`DEFINITIONS` is applied to the released sentence labels; used to test
-    whether a different definition explains a paper cell that the §7.1 rule does not.
+    """Abstention metrics per source under the alternative :data:`DEFINITIONS` (Table 5 diagnosis).
 
     Parameters
     ----------
     answers : pandas.DataFrame
         The release's answers (``source``, ``question_id``, ``answerability``).
     sentences : pandas.DataFrame
-        The release's sentences (``source``, ``question_id``, ``sentence_index``, ``roles``); an answer
-        without sentences does not abstain under any definition.
+        The release's sentences; an answer without sentences never abstains.
 
     Returns
     -------
     pandas.DataFrame
-        :func:`abstention_metrics` rows per source with ``definition``, one block per definition.
+        :func:`abstention_metrics` rows with ``definition``.
     """
     per_sentence = sentences.assign(
         af=sentences["roles"].map(lambda r: ABSTAIN_ROLE in r),
@@ -308,26 +285,23 @@ PAPER_MODELS = {"llava-1.5-13b": "LLaVA", "llava-1.5-7b": "LLaVA", "blip2-flan-t
 
 
 def label_runs(records: pd.DataFrame, gold: pd.DataFrame, *, labeller) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Label the final answers of VizWiz-LF model runs (input of Tables 5/26 strategy rows and Fig. 3).
+    """Label the final answers of VizWiz-LF model runs (Tables 5/26 strategy rows and Fig. 3).
 
-    Error records are kept as answer rows with ``kind == "error"`` (counted, not scored); records of
-    questions not in ``gold`` are dropped and counted in ``answers.attrs["not_in_gold"]``.
+    Error records stay as ``kind == "error"`` rows; questions not in ``gold`` are counted in ``attrs["not_in_gold"]``.
 
     Parameters
     ----------
     records : pandas.DataFrame
-        Final runner records (``vqalib.runner.handoff.load_run(..., finals_only=True)``).
+        Final runner records.
     gold : pandas.DataFrame
         ``question_id``, ``question`` and ``answerability`` per question.
     labeller : callable
-        Turns a frame with id columns, question and answer into ``(sentences, answers)`` as
-        :func:`vqalib.papers.vizwiz_lf.labelling.label_answers` does.
+        Frame -> ``(sentences, answers)``, as :func:`vqalib.papers.vizwiz_lf.labelling.label_answers`.
 
     Returns
     -------
     tuple of pandas.DataFrame
-        ``(sentences, answers)`` of the labeller with ``model`` (the paper's name), ``run_model``,
-        ``strategy``, ``method`` (Table 26's name) and, per answer, ``kind`` and ``answerability``.
+        ``(sentences, answers)`` with ``model``, ``run_model``, ``strategy``, ``method``, ``kind``, ``answerability``.
     """
     ids = ["run_model", "strategy", "question_id"]
     finals = records.assign(run_model=records["model"], question_id=records["question_id"].astype(str))
@@ -355,13 +329,11 @@ def strategy_metrics(answers: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     answers : pandas.DataFrame
-        The second frame of :func:`label_runs`; error rows are counted in ``errors``, not scored.
+        The second frame of :func:`label_runs`; error rows are counted in ``errors``.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (run model, strategy) with scored answers: ``run_model``, ``model``, ``strategy``,
-        ``method``, ``n``, ``errors`` and the :data:`METRICS`.
     """
     rows = []
     for (run_model, strategy), group in answers.groupby(["run_model", "strategy"], sort=False):
@@ -377,21 +349,19 @@ def strategy_metrics(answers: pd.DataFrame) -> pd.DataFrame:
 
 
 def ans_acc_pairs(run_answers: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
-    """LAVE pairs for the ans-acc of model runs: each run answer against the question's crowd
-    answer (Table 5 ans-acc, "prompt" column), shaped for :func:`vqalib.papers.vizwiz_lf.table4.score_with_judge`.
+    """LAVE pairs for the ans-acc of model runs: each run answer against the crowd majority (Table 5 ans-acc).
 
     Parameters
     ----------
     run_answers : pandas.DataFrame
-        The second frame of :func:`label_runs` (error rows are left out).
+        The second frame of :func:`label_runs`.
     answers : pandas.DataFrame
-        The release's answers (``crowd_majority`` and ``crowd_answers`` per question).
+        The release's answers (``crowd_majority`` and ``crowd_answers``).
 
     Returns
     -------
     pandas.DataFrame
-        One row per scored run answer: ids, ``question``, ``answer``, ``reference`` (the crowd
-        majority), ``crowd_answers``, ``source`` (the paper's model name), ``candidate`` and ``whole_answer``.
+        Pairs shaped for :func:`vqalib.papers.vizwiz_lf.table4.score_with_judge`.
     """
     crowd = (answers.drop_duplicates("question_id")[["question_id", "crowd_majority", "crowd_answers"]]
              .assign(question_id=lambda f: f["question_id"].astype(str)))
@@ -408,14 +378,13 @@ def ans_acc(scores: pd.DataFrame, *, by: tuple[str, ...] = ("model", "strategy",
     Parameters
     ----------
     scores : pandas.DataFrame
-        Judge scores (``score``) of :func:`ans_acc_pairs` or of the released answers' pairs.
+        Judge scores of :func:`ans_acc_pairs` or of the released answers' pairs.
     by : tuple of str, default ("model", "strategy", "method")
-        Grouping columns: the run pairs' default, or ``("source",)`` for the released answers.
+        Grouping columns (``("source",)`` for the released answers).
 
     Returns
     -------
     pandas.DataFrame
-        The ``by`` columns, ``value`` (the mean score) and ``metric`` = "ans-acc".
     """
     return (scores.groupby(list(by), sort=False)["score"].mean().rename("value").reset_index()
             .assign(metric="ans-acc"))
@@ -425,8 +394,7 @@ def strategy_role_mix(sentences: pd.DataFrame, *, methods: tuple[str, ...] = ("v
                       released: pd.DataFrame | None = None) -> pd.DataFrame:
     """Share of role annotations per model before and after the abstention instruction (Fig. 3).
 
-    A model with an instruction run but no vanilla run gets its "before" bar from ``released``
-    when the release has that model.
+    A model without a vanilla run takes its "before" bar from ``released``.
 
     Parameters
     ----------
@@ -440,9 +408,6 @@ def strategy_role_mix(sentences: pd.DataFrame, *, methods: tuple[str, ...] = ("v
     Returns
     -------
     pandas.DataFrame
-        One row per (model, method, role): ``source`` = "<model> · <method>", ``model``, ``method``,
-        ``origin`` ("run" or "release"), ``label``, ``count``, ``n_annotations`` and ``percent``,
-        models in order of appearance.
     """
     parts = []
     runs = sentences[sentences["method"].isin(methods)]

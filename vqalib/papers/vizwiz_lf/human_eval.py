@@ -1,13 +1,6 @@
-"""Statistics of the VizWiz-LF human evaluation (§6, Fig. 2).
-
-Fig. 2: rankings and ratings normalised to 0-1 (rank r -> (3 - r) / 2, so the best of
-three is 1; rating r on the 1-3 scale -> (r - 1) / 2); for each group x criterion a
-Friedman test across the three answer sources with blocks = participant x question
-(``scipy.stats.friedmanchisquare``), then pairwise Wilcoxon signed-rank tests
-(``scipy.stats.wilcoxon``) with Bonferroni correction by the number of pairwise
-comparisons (3); stars for p < .05 (*), .01 (**), .001 (***).
-
-The short-vs-long preliminary survey (A.3.2, Table 19) is :mod:`vqalib.papers.vizwiz_lf.survey`.
+"""Statistics of the VizWiz-LF human evaluation (§6, Fig. 2): 0-1 scores (rank r -> (3 - r) / 2, rating
+r -> (r - 1) / 2), a Friedman test per group x criterion over participant x question blocks, then pairwise
+Wilcoxon tests, Bonferroni-corrected by 3; stars at p < .05, .01, .001.
 """
 
 from __future__ import annotations
@@ -45,7 +38,6 @@ def criterion_label(criterion: str, group: str) -> str:
     Returns
     -------
     str
-        "Correctness" for S+I's plausibility, else :data:`CRITERION_LABELS` of ``criterion``.
     """
     if criterion == "plausibility" and group == CORRECTNESS_GROUP:
         return "Correctness"
@@ -63,13 +55,12 @@ def stars(p: float) -> str:
     Returns
     -------
     str
-        The mark.
     """
     return star_mark(p, levels=STAR_LEVELS)
 
 
 def bonferroni(p_values, *, factor: int) -> np.ndarray:
-    """Bonferroni-adjusted p-values min(1, factor * p) (Fig. 2: factor = pairwise comparisons = 3).
+    """Bonferroni-adjusted p-values min(1, factor * p) (Fig. 2: factor 3).
 
     Parameters
     ----------
@@ -81,7 +72,6 @@ def bonferroni(p_values, *, factor: int) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        The adjusted p-values.
     """
     if factor < 1:
         raise ValueError(f"Bonferroni factor must be >= 1, got {factor}")
@@ -91,12 +81,10 @@ def bonferroni(p_values, *, factor: int) -> np.ndarray:
 def normalised_scores(ratings: pd.DataFrame) -> pd.DataFrame:
     """Long frame of 0-1 scores, one row per answer rating and criterion (Fig. 2's y axis).
 
-    Ranking: (3 - rank) / 2 (best = 1); ratings: (r - 1) / 2.
-
     Parameters
     ----------
     ratings : pandas.DataFrame
-        Ratings in :mod:`vqalib.papers.vizwiz_lf.ratings`' schema (e.g. :func:`~vqalib.papers.vizwiz_lf.ratings.load_ratings`).
+        Ratings in :mod:`vqalib.papers.vizwiz_lf.ratings`' schema.
 
     Returns
     -------
@@ -137,9 +125,7 @@ def _families(scores: pd.DataFrame, sources: tuple[str, ...]):
 
 
 def friedman_tests(scores: pd.DataFrame, *, sources: tuple[str, ...] = SOURCES) -> pd.DataFrame:
-    """Friedman test across answer sources per group x criterion (Fig. 2), via scipy.
-
-    Blocks are participant x question; every block needs exactly one score per source (else ValueError).
+    """Friedman test across answer sources per group x criterion (Fig. 2); each block needs one score per source.
 
     Parameters
     ----------
@@ -151,8 +137,7 @@ def friedman_tests(scores: pd.DataFrame, *, sources: tuple[str, ...] = SOURCES) 
     Returns
     -------
     pandas.DataFrame
-        group, criterion, criterion_label, n_blocks, statistic (chi-square, tie-corrected), df, p,
-        stars. p is empty where no score varies.
+        group, criterion, criterion_label, n_blocks, statistic, df, p (empty where no score varies), stars.
     """
     rows = []
     for group, criterion, label, matrix in _families(scores, sources):
@@ -170,13 +155,10 @@ WILCOXON_CORRECTION = True  # continuity correction of the normal approximation 
 
 def pairwise_wilcoxon(scores: pd.DataFrame, *, sources: tuple[str, ...] = SOURCES,
                       zero_method: str = "wilcox", correction: bool = WILCOXON_CORRECTION) -> pd.DataFrame:
-    """Pairwise Wilcoxon signed-rank tests between sources, Bonferroni-corrected (Fig. 2), via scipy.
+    """Pairwise Wilcoxon signed-rank tests between sources, Bonferroni-corrected per group x criterion (Fig. 2).
 
-    Paired over participant x question blocks; scipy picks the exact or normal-approximation
-    p-value. The paper does not name its software; the default continuity correction is what R's
-    ``wilcox.test`` and pingouin do, the usual tools of such studies, and the conservative choice (its p is
-    never smaller); scipy's own default is ``False``. The Bonferroni factor is the number of pairs
-    within a group x criterion (3 for three sources).
+    The paper names no software; the continuity correction is on by default as in R's ``wilcox.test`` and
+    pingouin (the conservative choice; scipy's default is off).
 
     Parameters
     ----------
@@ -185,17 +167,14 @@ def pairwise_wilcoxon(scores: pd.DataFrame, *, sources: tuple[str, ...] = SOURCE
     sources : tuple of str, default :data:`~vqalib.papers.vizwiz_lf.ratings.SOURCES`
         The sources compared pairwise.
     zero_method : str, default "wilcox"
-        scipy's handling of zero differences (``"wilcox"``, scipy's default, drops them).
+        scipy's handling of zero differences.
     correction : bool, default :data:`WILCOXON_CORRECTION` (True)
-        The continuity correction of the normal approximation (ratings on a 1-3 scale have ties, so
-        the approximation is used); stored in the ``correction`` column.
+        The continuity correction of the normal approximation.
 
     Returns
     -------
     pandas.DataFrame
-        group, criterion, criterion_label, source_a, source_b, n_blocks, n_nonzero, mean_a, mean_b,
-        mean_difference (a - b), statistic, p, correction, correction_factor, p_bonferroni, stars (from
-        p_bonferroni). p is empty when every difference is zero.
+        One row per group x criterion x pair: means, statistic, p, p_bonferroni, stars (p empty if no difference).
     """
     pairs = list(itertools.combinations(sources, 2))
     rows = []
@@ -221,11 +200,7 @@ def pairwise_wilcoxon(scores: pd.DataFrame, *, sources: tuple[str, ...] = SOURCE
 
 
 def significance_marks(friedman: pd.DataFrame, pairwise: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
-    """Pairwise results with ``friedman_p`` and ``shown``: the stars Fig. 2 draws.
-
-    A pair is marked when its group x criterion Friedman test has p < ``alpha`` and its
-    Bonferroni-corrected Wilcoxon p < .05 (the post-hoc tests follow a significant
-    omnibus test, §6).
+    """Pairwise results with ``friedman_p`` and ``shown``: a pair is starred when its Friedman p < ``alpha`` (§6).
 
     Parameters
     ----------
@@ -239,7 +214,6 @@ def significance_marks(friedman: pd.DataFrame, pairwise: pd.DataFrame, *, alpha:
     Returns
     -------
     pandas.DataFrame
-        ``pairwise`` with ``friedman_p`` and ``shown``.
     """
     marks = pairwise.merge(friedman[["group", "criterion", "p"]].rename(columns={"p": "friedman_p"}),
                            on=["group", "criterion"], how="left")
@@ -248,12 +222,9 @@ def significance_marks(friedman: pd.DataFrame, pairwise: pd.DataFrame, *, alpha:
 
 
 def source_means(scores: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
-    """Mean normalised score per group x criterion x source with a CI over participants (Fig. 2 bars).
+    """Mean normalised score per group x criterion x source with a t CI over participants' means (Fig. 2 bars).
 
-    Each participant's mean over the questions is one observation; the interval is the
-    t interval of their mean (``scipy.stats.ttest_1samp(...).confidence_interval``), which
-    respects that one participant's ratings are not independent. ``sd`` is the SD over all
-    ratings (as the paper's "0.84, SD = 0.28").
+    Participants, not ratings, are the observations; ``sd`` is over all ratings (as the paper's "SD = 0.28").
 
     Parameters
     ----------
@@ -265,8 +236,7 @@ def source_means(scores: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFr
     Returns
     -------
     pandas.DataFrame
-        group, group_name, criterion, criterion_label, source, n_participants, n_ratings, mean, sd,
-        ci_low, ci_high (both the mean when participants' means are equal, NaN with one participant).
+        group, group_name, criterion, criterion_label, source, n_participants, n_ratings, mean, sd, ci_low, ci_high.
     """
     rows = []
     sources = tuple(s for s in SOURCES if s in set(scores["source"].unique()))
@@ -304,7 +274,7 @@ def pooled_summary(scores: pd.DataFrame, *, groups: tuple[str, ...], criterion: 
     Returns
     -------
     dict
-        ``n_ratings``, ``mean`` and ``sd`` (sample SD) of the 0-1 scores.
+        ``n_ratings``, ``mean`` and ``sd``.
     """
     values = scores.loc[scores["group"].isin(groups) & (scores["criterion"] == criterion), "score"]
     return {"n_ratings": int(len(values)), "mean": float(values.mean()), "sd": float(values.std(ddof=1))}
@@ -322,24 +292,22 @@ class Figure2Analysis:
 
 def figure2_analysis(ratings: pd.DataFrame, *, alpha: float = 0.05, confidence: float = 0.95,
                      correction: bool = WILCOXON_CORRECTION) -> Figure2Analysis:
-    """Normalise, average with CIs, test (Friedman, then Bonferroni-corrected Wilcoxon with or without the
-    continuity correction, :func:`pairwise_wilcoxon`): VizWiz-LF Fig. 2.
+    """Normalise, average with CIs and test (Friedman, then Wilcoxon): VizWiz-LF Fig. 2.
 
     Parameters
     ----------
     ratings : pandas.DataFrame
         Ratings in :mod:`vqalib.papers.vizwiz_lf.ratings`' schema.
     alpha : float, default 0.05
-        Friedman level for the stars (:func:`significance_marks`).
+        Friedman level for the stars.
     confidence : float, default 0.95
-        Confidence level of the bars' intervals (:func:`source_means`).
+        Confidence level of the bars' intervals.
     correction : bool, default :data:`WILCOXON_CORRECTION`
         The Wilcoxon continuity correction.
 
     Returns
     -------
     Figure2Analysis
-        Scores, means, Friedman tests and pairwise tests with their marks.
     """
     scores = normalised_scores(ratings)
     friedman = friedman_tests(scores)
@@ -349,8 +317,7 @@ def figure2_analysis(ratings: pd.DataFrame, *, alpha: float = 0.05, confidence: 
 
 
 def correction_sensitivity(scores: pd.DataFrame) -> pd.DataFrame:
-    """The pairwise Wilcoxon tests with and without the continuity correction side by side, and whether the
-    Bonferroni stars differ (Fig. 2: the choice the paper does not state).
+    """Pairwise Wilcoxon tests with and without the continuity correction, and whether the stars differ (Fig. 2).
 
     Parameters
     ----------
@@ -360,8 +327,7 @@ def correction_sensitivity(scores: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        group, criterion, source_a, source_b, p_bonferroni and stars with suffixes ``_continuity`` and
-        ``_none``, and ``stars_differ``.
+        p_bonferroni and stars suffixed ``_continuity`` and ``_none``, and ``stars_differ``.
     """
     keys = ["group", "criterion", "source_a", "source_b"]
     on = pairwise_wilcoxon(scores, correction=True)[keys + ["p_bonferroni", "stars"]]
@@ -384,7 +350,6 @@ def figure2_summary_text(analysis: Figure2Analysis, *, study: str) -> str:
     Returns
     -------
     str
-        The layout, the best and worst mean ranking per group and the significant pairs (up to six listed).
     """
     means, marks = analysis.means, analysis.pairwise
     n_groups, n_criteria = means["group"].nunique(), means["criterion"].nunique()
@@ -410,17 +375,16 @@ def figure2_summary_text(analysis: Figure2Analysis, *, study: str) -> str:
 # --- notebook 04: Fig. 2 displays ------------------------------------------------------
 
 def figure2_means_wide(means: pd.DataFrame) -> pd.DataFrame:
-    """The bars of Fig. 2 as a table: "mean [ci_low, ci_high]" per group × source (rows) and criterion.
+    """The bars of Fig. 2 as a table: "mean [ci_low, ci_high]" per group x source (rows) and criterion.
 
     Parameters
     ----------
     means : DataFrame
-        :func:`source_means` output (``group``, ``source``, ``criterion``, ``mean``, ``ci_low``, ``ci_high``).
+        :func:`source_means` output.
 
     Returns
     -------
     DataFrame
-        One text cell per bar, in order of appearance.
     """
     cell = (means["mean"].map("{:.2f}".format) + " [" + means["ci_low"].map("{:.2f}".format) + ", "
             + means["ci_high"].map("{:.2f}".format) + "]")
@@ -433,7 +397,7 @@ def blv_plausibility_text(scores: pd.DataFrame, *, study: str) -> str:
     Parameters
     ----------
     scores : DataFrame
-        Normalised scores (:func:`normalised_scores`).
+        :func:`normalised_scores` output.
     study : str
         The study's label.
 
@@ -447,7 +411,7 @@ def blv_plausibility_text(scores: pd.DataFrame, *, study: str) -> str:
 
 
 def correction_sensitivity_text(moved: pd.DataFrame, *, study: str) -> str:
-    """How many Fig. 2 stars the continuity correction moves (:func:`correction_sensitivity`), as a sentence.
+    """How many Fig. 2 stars the continuity correction moves, as a sentence.
 
     Parameters
     ----------
@@ -470,12 +434,11 @@ def shown_marks(pairwise: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     pairwise : DataFrame
-        ``Figure2Analysis.pairwise`` (:func:`significance_marks`).
+        ``Figure2Analysis.pairwise``.
 
     Returns
     -------
     DataFrame
-        The rows with ``shown``; group, criterion label, the pair, difference, p values and stars.
     """
     return pairwise[pairwise["shown"]][["group", "criterion_label", "source_a", "source_b", "mean_difference",
                                         "p", "p_bonferroni", "stars"]]

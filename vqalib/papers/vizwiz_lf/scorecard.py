@@ -1,14 +1,6 @@
-"""A new model's VizWiz-LF answers scored into the paper's tables (Tables 1-5, §3-§7).
-
-``vqalib score --dataset vizwiz-lf`` calls :func:`score_vizwiz_lf` with the answers matched to the 600
-questions. Every table is computed by the same functions as notebooks 01, 02, 03 and 05, so a released
-model's answers given back give that model's numbers in ``figures/``: Table 1 word statistics
-(:func:`~vqalib.papers.vizwiz_lf.wordcounts.word_count_table`), Tables 2/3 roles and information sources
-(:func:`~vqalib.papers.vizwiz_lf.roles.answers_with_label`, labels from the offline classifier,
-:mod:`~vqalib.papers.vizwiz_lf.scoring_labels`), Table 4 on the full set with bootstrap CIs
-(:func:`~vqalib.papers.vizwiz_lf.table4.score_pairs`, :func:`~vqalib.papers.vizwiz_lf.table4.summarize`;
-LAVE through a configured judge), Table 5's abstention row against the expert answerability labels, and the
-paired difference to each released model on the questions both answered.
+"""A new model's VizWiz-LF answers scored into the paper's tables (Tables 1-5, §3-§7) by the notebooks' own
+functions (``vqalib score --dataset vizwiz-lf``), with labels from the offline classifier and paired
+differences to each released model.
 """
 
 from __future__ import annotations
@@ -36,22 +28,20 @@ EQUAL_NOTE = "equal scores on every question, no test"
 
 
 def model_answers(matched: pd.DataFrame, *, model: str, released: pd.DataFrame) -> pd.DataFrame:
-    """A model's answers in the release's answer layout: question, category and references from the Expert rows.
+    """A model's answers in the release's layout, with question, category and references from the Expert rows.
 
     Parameters
     ----------
     matched : pandas.DataFrame
-        ``item_id`` (the VizWiz-LF question id as text) and ``answer`` per answered question.
+        ``item_id`` (question id as text) and ``answer`` per answered question.
     model : str
         The model's name (its ``source``).
     released : pandas.DataFrame
-        The release's answers (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+        The release's answers.
 
     Returns
     -------
     pandas.DataFrame
-        One row per answer with ``source`` = ``model``, the Expert row's question columns, ``answer`` and
-        ``answer_words``.
     """
     expert = released[released["source"] == "Expert"].drop_duplicates("question_id").set_index("question_id")
     ids = matched["item_id"].astype(int).to_numpy()
@@ -69,16 +59,15 @@ def table1_rows(answers: pd.DataFrame, *, model: str, released: pd.DataFrame) ->
     Parameters
     ----------
     answers : pandas.DataFrame
-        :func:`model_answers`.
+        :func:`model_answers` output.
     model : str
         The model's name (the table's column).
     released : pandas.DataFrame
-        The release's answers (the Expert rows give the question columns of the table function).
+        The release's answers.
 
     Returns
     -------
     pandas.DataFrame
-        ``category``, ``dataset``, ``column``, ``source``, ``statistic``, ``n``, ``value``.
     """
     frame = pd.concat([released[released["source"] == "Expert"], answers], ignore_index=True)
     table = word_count_table(frame, columns={model: model})
@@ -92,14 +81,13 @@ def label_rows(answers: pd.DataFrame, *, kind: str) -> pd.DataFrame:
     Parameters
     ----------
     answers : pandas.DataFrame
-        Labelled answers (:func:`~vqalib.papers.vizwiz_lf.scoring_labels.label_model_answers`).
+        Labelled answers.
     kind : {"role", "info"}
         Table 2 or Table 3.
 
     Returns
     -------
     pandas.DataFrame
-        ``source``, ``role`` or ``info_source``, ``answerability``, ``n_answers``, ``n_with_label``, ``value``.
     """
     rows = answers_with_label(answers, kind=kind).rename(columns={"percent": "value"})
     return rows.rename(columns={"label": "role" if kind == "role" else "info_source"})
@@ -116,7 +104,6 @@ def table5_row(answers: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``model``, ``method`` (``vanilla``), ``metric``, ``n``, ``value``.
     """
     wide = abstention_metrics(answers).rename(columns={"source": "model"})
     return wide.melt(id_vars=["model", "n"], var_name="metric", value_name="value").assign(method="vanilla")[
@@ -126,10 +113,8 @@ def table5_row(answers: pd.DataFrame) -> pd.DataFrame:
 def classifier_error(*, figures_dir: str | Path | None = None) -> pd.DataFrame:
     """The offline classifier's measured error beside every classifier-derived number (Tables 2, 3, 5).
 
-    Read from the committed tables notebook 05 computes by 5-fold cross-validation on the released answers, for
-    the classifier that labels answers (:func:`vqalib.papers.vizwiz_lf.classifier_choice.selected`): abstention agreement with the
-    released labels per released model, with its 95% interval (``vizwiz-lf_table05_abstention_offline_classifier``),
-    and per-label F1 with its 95% bootstrap interval (``vizwiz-lf_table09``/``table10``).
+    Read from notebook 05's committed cross-validation tables: abstention agreement per released model and
+    per-label F1, each with its 95% interval.
 
     Parameters
     ----------
@@ -139,7 +124,6 @@ def classifier_error(*, figures_dir: str | Path | None = None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``table``, ``label``, ``measure``, ``source``, ``value``, ``ci_low``, ``ci_high``, ``classifier``.
     """
     from vqalib.papers.vizwiz_lf import classifier_choice
 
@@ -165,14 +149,12 @@ def paired_differences(scores: pd.DataFrame, *, model: str, n_resamples: int = 1
                        confidence: float = 0.95) -> pd.DataFrame:
     """The model minus each released model per Table 4 setting, on the questions both answered (§5).
 
-    The paper compares metrics without a test; here each mean difference gets the percentile bootstrap CI over
-    questions of Table 4's means (:func:`~vqalib.papers.vizwiz_lf.table4.summarize`, seeded; a difference that does
-    not vary has it as its interval) and a Wilcoxon signed-rank p-value (``scipy.stats.wilcoxon``).
+    The paper compares without a test; here each difference gets Table 4's seeded bootstrap CI and a Wilcoxon p.
 
     Parameters
     ----------
     scores : pandas.DataFrame
-        Per-pair scores (:func:`~vqalib.papers.vizwiz_lf.table4.score_pairs`) of the model and the released sources.
+        Per-pair scores of the model and the released sources.
     model : str
         The model's ``source``.
     n_resamples, seed : int
@@ -183,8 +165,6 @@ def paired_differences(scores: pd.DataFrame, *, model: str, n_resamples: int = 1
     Returns
     -------
     pandas.DataFrame
-        ``model``, ``versus``, ``metric``, ``reference``, ``candidate``, ``n``, ``difference``, ``ci_low``,
-        ``ci_high``, ``wilcoxon_p``.
     """
     keys = ["metric", "reference_kind", "candidate_kind", "question_id"]
     mine = scores[scores["source"] == model]
@@ -204,18 +184,16 @@ def paired_differences(scores: pd.DataFrame, *, model: str, n_resamples: int = 1
 
 
 def same_answer_sources(diffs: pd.DataFrame) -> list[str]:
-    """The released models whose answers these are: every difference that needs no labels (Lex-Overlap and the whole
-    answer ``l_c``) is 0 on every question, so Wilcoxon has nothing to test.
+    """The released models whose answers these are: every label-free difference is 0 on every question.
 
     Parameters
     ----------
     diffs : pandas.DataFrame
-        :func:`paired_differences` (or its saved table).
+        :func:`paired_differences` output (or its saved table).
 
     Returns
     -------
     list of str
-        The ``versus`` values, in the table's order.
     """
     whole = diffs[diffs["candidate"].astype(str) != LABELLED_CANDIDATE]
     zero = whole["wilcoxon_p"].isna() & whole[["difference", "ci_low", "ci_high"]].eq(0).all(axis=1)
@@ -224,19 +202,16 @@ def same_answer_sources(diffs: pd.DataFrame) -> list[str]:
 
 
 def with_notes(diffs: pd.DataFrame) -> pd.DataFrame:
-    """:func:`paired_differences` with a ``note`` for each row without a test: a self-comparison (the released model
-    whose answers these are, :func:`same_answer_sources`), whose Answer-sentence rows differ only by the labels, or
-    scores equal on every question.
+    """:func:`paired_differences` with a ``note`` for each untested row (self-comparison or equal scores).
 
     Parameters
     ----------
     diffs : pandas.DataFrame
-        :func:`paired_differences` (or its saved table, with or without ``note``).
+        :func:`paired_differences` output (or its saved table).
 
     Returns
     -------
     pandas.DataFrame
-        A copy with ``note`` ("" where none applies).
     """
     same = diffs["versus"].isin(same_answer_sources(diffs))
     labelled = diffs["candidate"].astype(str) == LABELLED_CANDIDATE
@@ -253,31 +228,28 @@ def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, j
     Parameters
     ----------
     matched : pandas.DataFrame
-        The model's answers matched to the questions (``item_id``, ``answer``;
-        :func:`vqalib.core.answer_matching.match_answers`).
+        The model's answers matched to the questions (``item_id``, ``answer``).
     model : str
         The model's name.
     data : VizWizLF
-        The release (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+        The release.
     backbone : Backbone, optional
-        The BERTScore backbone (default :func:`vqalib.core.metrics.bertscore.bertscore_backbone`).
+        The BERTScore backbone.
     judge : optional
-        A configured judge for LAVE (:func:`vqalib.core.judge.cache.judge_from_env`); None: "not run" rows.
+        A configured LAVE judge; None gives "not run" rows.
     n_resamples, seed : int
-        Bootstrap settings (notebook 03's: 1000, 0).
+        Bootstrap settings.
     cross_fit : bool, default True
-        Out-of-fold labels for answers equal to a released answer (:mod:`~vqalib.papers.vizwiz_lf.scoring_labels`).
+        Out-of-fold labels for answers equal to a released answer.
     compare : bool, default True
         Also score the released answers and compute :func:`paired_differences`.
     cache_dir : Path, optional
-        The embedding cache (None: the shared default).
+        The embedding cache.
 
     Returns
     -------
     dict of str to pandas.DataFrame
-        Table id (the ``figures/`` stem) -> rows: word counts, roles, information sources, Table 4 full set,
-        Table 5, ``classifier_error``, ``labelled_by``, ``paired_differences`` and, when the answers are one released
-        model's answers to every question, ``round_trip`` (:func:`round_trip`).
+        Table id (the ``figures/`` stem) -> rows; ``round_trip`` when the answers are a released model's.
     """
     from vqalib.core.judge.settings import ENABLE_HINT
     from vqalib.core.metrics.bertscore import bertscore_backbone
@@ -325,23 +297,21 @@ def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, j
 
 
 def round_trip(tables: dict[str, pd.DataFrame], *, source: str, figures_dir: str | Path | None = None) -> pd.DataFrame:
-    """A released model's answers scored as a new model, beside that model's numbers in ``figures/`` (the check that
-    ``vqalib score`` computes what the notebooks compute: Table 1 means, Table 4 full-set ROUGE/METEOR with l_c,
-    Table 5 from the offline classifier).
+    """A released model's answers scored as a new model, beside its numbers in ``figures/`` (Tables 1, 4, 5).
 
     Parameters
     ----------
     tables : dict of str to pandas.DataFrame
         :func:`score_vizwiz_lf` of the released answers of ``source``.
     source : str
-        The released source (e.g. ``LLaVA``).
+        The released source.
     figures_dir : str or Path, optional
-        The figures folder (default the project's).
+        The figures folder.
 
     Returns
     -------
     pandas.DataFrame
-        ``table``, ``cell``, ``scored``, ``figures``, ``equal_4dp`` (the two agree to 4 decimals).
+        ``table``, ``cell``, ``scored``, ``figures``, ``equal_4dp``.
     """
     folder = report.figures_dir(figures_dir)
     rows = []
@@ -373,11 +343,10 @@ def round_trip_summary(frame: pd.DataFrame) -> dict:
     Parameters
     ----------
     frame : pandas.DataFrame
-        The saved table ``vizwiz-lf_score_round_trip`` (an ``equal_4dp`` column).
+        The saved round-trip table.
 
     Returns
     -------
     dict
-        ``equal`` and ``n``.
     """
     return {"equal": int(frame["equal_4dp"].astype(str).eq("True").sum()), "n": len(frame)}

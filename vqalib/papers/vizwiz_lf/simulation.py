@@ -1,35 +1,9 @@
 """A SIMULATED human evaluation with the design of VizWiz-LF §6 (Fig. 2), to demonstrate the analysis.
 
-The study's per-rating data are not public, so notebook 04 shows the Fig. 2 analysis on
-ratings drawn from the generative model below. Its output is a demonstration of the
-method, never a result: every table, title and file made from it says SIMULATED.
-
-Design (§6): 20 BLV and 20 sighted participants in four groups of 10 (B, B+I, S, S+I);
-12 questions, 3 per category (Identification, Description, Reading, Others); each
-participant ranks the 3 answers (GPT-4V, Gemini, Expert) of every question and rates all
-36 answers on relevance, helpfulness, plausibility (correctness for S+I) and fluency.
-
-Generative model (latent normal, ordinal by thresholds). For participant p of group g,
-question q, source s and rating criterion c::
-
-    y*[p,q,s,c] = location[c] + effect_scale * effect[g,c,s]
-                  + u[p] + v[q] + a[q,s] + z[p,q,s] + e[p,q,s,c]
-    rating      = 1 + (y* > thresholds[0]) + (y* > thresholds[1])        (1, 2 or 3)
-
-    eta[p,q,s]  = effect_scale * effect[g,"ranking",s] + a[q,s] + z[p,q,s] + e_rank[p,q,s]
-    rank        = 1 for the largest eta of the question's three answers, 2, 3 below it
-
-with independent normal terms: participant leniency u ~ N(0, participant_sd), question
-difficulty v ~ N(0, question_sd), answer quality a ~ N(0, answer_sd) (shared by every
-rater of that answer), the rater's overall impression of an answer z ~ N(0, impression_sd)
-(shared by its ranking and its four ratings) and noise e, e_rank ~ N(0, 1). Effects are in
-latent SD units; ``effect_scale=0`` removes every source difference (a null study).
-
-The default effects follow the direction of §6's narrative (experts and GPT-4V ranked
-above Gemini by every group; BLV groups rating Gemini's shorter answers more relevant;
-S+I rating Gemini lower on helpfulness and correctness; BLV plausibility high for all);
-their sizes are invented, not estimated: the paper publishes no per-cell numbers apart
-from the BLV plausibility mean 0.84 (SD 0.28), which the default locations roughly match.
+The study's per-rating data are not public; every output made here says SIMULATED and is never a result.
+Model: latent normal y* = location + effect + participant + question + answer + impression + noise, cut at
+two thresholds into ratings 1-3; ranks order each question's three latent impressions. Default effects follow
+§6's narrative in direction only; their sizes are invented (the locations roughly match BLV plausibility 0.84).
 """
 
 from __future__ import annotations
@@ -64,17 +38,12 @@ def default_effects() -> pd.DataFrame:
 
 
 def design_questions(answers: pd.DataFrame | None = None, *, per_category: int = 3, seed: int = 0) -> pd.DataFrame:
-    """The study's questions (§6: 3 per category): question_id, question_category.
-
-    With VizWiz-LF ``answers`` (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`'s ``answers``) real
-    question ids are drawn with the seed among questions answered by GPT-4V, Gemini and Expert
-    (:func:`vqalib.papers.vizwiz_lf.table4.paper_sample`); without, plain ids 1, 2, ... keep the simulation
-    data-free.
+    """The study's questions (§6: 3 per category), real ids drawn with the seed when ``answers`` is given.
 
     Parameters
     ----------
     answers : pandas.DataFrame, optional
-        The release's answers (``question_id``, ``question_type``, ``source``, ...); None: plain ids.
+        The release's answers; None gives plain ids 1, 2, ... (data-free).
     per_category : int, default 3
         Questions per category.
     seed : int, default 0
@@ -83,7 +52,7 @@ def design_questions(answers: pd.DataFrame | None = None, *, per_category: int =
     Returns
     -------
     pandas.DataFrame
-        ``question_id`` and ``question_category``, in category order (:data:`CATEGORIES`), then by id.
+        ``question_id`` and ``question_category``, in category order.
     """
     if answers is None:
         ids = range(1, per_category * len(CATEGORIES) + 1)
@@ -103,37 +72,31 @@ def simulate_ratings(*, seed: int, questions: pd.DataFrame | None = None, partic
                      location: dict[str, float] | None = None,
                      thresholds: tuple[float, float] = DEFAULT_THRESHOLDS, participant_sd: float = 0.5,
                      question_sd: float = 0.3, answer_sd: float = 0.0, impression_sd: float = 0.5) -> pd.DataFrame:
-    """A SIMULATED ratings table of the §6 design (input of Fig. 2's analysis); see the module docstring.
-
-    The same arguments give the same table (NumPy's default generator seeded with ``seed``).
+    """A SIMULATED ratings table of the §6 design (input of Fig. 2's analysis); the same arguments give the same table.
 
     Parameters
     ----------
     seed : int
         Seed of every random draw.
     questions : pandas.DataFrame, optional
-        ``question_id`` and ``question_category``; default :func:`design_questions` without data.
+        ``question_id`` and ``question_category``; default :func:`design_questions`.
     participants_per_group : int, default 10
         Participants in each of the four groups.
     effects : pandas.DataFrame, optional
-        ``group``, ``criterion``, ``source``, ``effect`` (latent SD units; missing cells 0); default
-        :func:`default_effects`.
+        ``group``, ``criterion``, ``source``, ``effect`` (missing cells 0); default :func:`default_effects`.
     effect_scale : float, default 1.0
         Multiplier of every effect (0: a null study).
     location : dict of str to float, optional
-        Latent location per rating criterion, overriding :data:`DEFAULT_LOCATION` key by key.
+        Latent location per rating criterion, overriding :data:`DEFAULT_LOCATION`.
     thresholds : tuple of float, default :data:`DEFAULT_THRESHOLDS`
         The two latent cut points between ratings 1|2 and 2|3.
     participant_sd, question_sd, answer_sd, impression_sd : float, default 0.5, 0.3, 0.0, 0.5
-        SDs of participant leniency, question difficulty, answer quality and a rater's impression of an
-        answer. ``answer_sd`` > 0 makes the answers of each source differ in quality: the Fig. 2
-        tests treat the questions as fixed, so such differences count as source differences.
+        SDs of leniency, difficulty, answer quality (Fig. 2's tests count it as a source difference) and impression.
 
     Returns
     -------
     pandas.DataFrame
-        The columns of :mod:`vqalib.papers.vizwiz_lf.ratings`' schema plus ``study`` = ``SIMULATED``,
-        one row per participant x question x source, participants grouped B, B+I, S, S+I.
+        The ratings schema plus ``study`` = ``SIMULATED``, one row per participant x question x source.
     """
     questions = design_questions() if questions is None else questions.reset_index(drop=True)
     effects = default_effects() if effects is None else effects
@@ -177,8 +140,7 @@ def simulate_ratings(*, seed: int, questions: pd.DataFrame | None = None, partic
 
 
 def simulated_study(*, seed: int, **kwargs) -> Study:
-    """A :class:`~vqalib.papers.vizwiz_lf.ratings.Study` of :func:`simulate_ratings`, checked against the ratings schema
-    (VizWiz-LF §6, Fig. 2).
+    """A checked :class:`~vqalib.papers.vizwiz_lf.ratings.Study` of :func:`simulate_ratings` (§6, Fig. 2).
 
     Parameters
     ----------
@@ -190,7 +152,6 @@ def simulated_study(*, seed: int, **kwargs) -> Study:
     Returns
     -------
     Study
-        Simulated, labelled ``"SIMULATED (seed <seed>)"``.
     """
     ratings = simulate_ratings(seed=seed, **kwargs)
     checked = check_ratings(ratings.astype(str), name=f"simulate_ratings(seed={seed})")
@@ -200,8 +161,7 @@ def simulated_study(*, seed: int, **kwargs) -> Study:
 def rejection_rates(*, seeds, effect_scale: float, alpha: float = 0.05, **kwargs) -> pd.DataFrame:
     """Share of SIMULATED replicates whose Friedman test has p < ``alpha``, per group x criterion.
 
-    With ``effect_scale=0`` this is the false-positive rate of the Fig. 2 design; with
-    the default effects its power.
+    With ``effect_scale=0`` this is the design's false-positive rate; with the default effects its power.
 
     Parameters
     ----------
@@ -232,7 +192,7 @@ def rejection_rates(*, seeds, effect_scale: float, alpha: float = 0.05, **kwargs
 
 
 def scaled_effects(effect_scale: float = 1.0) -> pd.DataFrame:
-    """:func:`default_effects` multiplied by ``effect_scale`` (the effects a SIMULATED study of notebook 04 uses).
+    """:func:`default_effects` multiplied by ``effect_scale`` (notebook 04's SIMULATED study).
 
     Parameters
     ----------
@@ -242,13 +202,12 @@ def scaled_effects(effect_scale: float = 1.0) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        group, criterion, source, effect (latent SD units).
     """
     return default_effects().assign(effect=lambda f: f["effect"] * effect_scale)
 
 
 def effects_wide(effects: pd.DataFrame) -> pd.DataFrame:
-    """Source effects with one column per source, one row per criterion × group (notebook 04, Fig. 2 design).
+    """Source effects with one column per source, one row per criterion x group (notebook 04, Fig. 2 design).
 
     Parameters
     ----------
@@ -263,8 +222,7 @@ def effects_wide(effects: pd.DataFrame) -> pd.DataFrame:
 
 
 def design_rejection_rates(*, seeds, effect_scale: float = 1.0, alpha: float = 0.05, **kwargs) -> pd.DataFrame:
-    """:func:`rejection_rates` under the three conditions notebook 04 contrasts (Fig. 2 design: false-positive
-    rate, false positives from answer quality, power).
+    """:func:`rejection_rates` under notebook 04's three conditions (null, null with answer quality, power); cached.
 
     Parameters
     ----------
@@ -275,12 +233,12 @@ def design_rejection_rates(*, seeds, effect_scale: float = 1.0, alpha: float = 0
     alpha : float
         Friedman level.
     **kwargs
-        Passed to :func:`simulate_ratings` (e.g. ``questions``).
+        Passed to :func:`simulate_ratings`.
 
     Returns
     -------
     DataFrame
-        The rates of each condition, named in ``condition`` (cached by content: ``$VQALIB_CACHE_DIR/vizwiz-lf``).
+        The rates of each ``condition``.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
@@ -303,8 +261,7 @@ def _design_rejection_rates(*, seeds, effect_scale: float, alpha: float, **kwarg
 
 
 def rejection_rate_summary(rates: pd.DataFrame) -> str:
-    """Mean share of significant Friedman tests per condition over the group × criterion cells, as text
-    (one line per condition under the header ``condition``).
+    """Mean share of significant Friedman tests per condition, as text (one line per condition).
 
     Parameters
     ----------
@@ -319,7 +276,7 @@ def rejection_rate_summary(rates: pd.DataFrame) -> str:
 
 
 def rejection_rates_wide(rates: pd.DataFrame) -> pd.DataFrame:
-    """Rejection rates with one column per condition, one row per group × criterion.
+    """Rejection rates with one column per condition, one row per group x criterion.
 
     Parameters
     ----------

@@ -1,22 +1,8 @@
 """VizWiz-LF Table 4 (§5) and Table 18 (A.3.1): reference-based metrics of long-form answers.
 
-Settings in the paper's notation: references ``s_r`` (the VizWiz crowd majority answer)
-and ``l_r`` (the expert's long answer); candidates ``l_c`` (the whole long answer) and
-``l_c_prime`` (only its sentences labelled Answer). Each metric comes from its standard
-library (:mod:`vqalib.core.metrics`):
-
-- ROUGE: ``pycocoevalcap`` ROUGE-L (LCS F-measure, beta = 1.2), on PTB-tokenized text;
-- METEOR: ``pycocoevalcap`` METEOR 1.5 (Java, ``-l en -norm``), segment scores, on PTB-tokenized text;
-- BERTScore: ``bert-score`` F1, no IDF, no baseline rescaling (the paper's values, about
-  0.8-0.9, are unrescaled); backbone by configuration (:func:`~vqalib.core.metrics.bertscore.bertscore_backbone`);
-- Lex-Overlap (Unigram): not defined in the paper;
-  :data:`~vqalib.core.metrics.lexical_overlap.LEXICAL_OVERLAP_DEFINITIONS` lists the plausible definitions and
-  notebook 03 shows which comes closest (:func:`compare_lexical_definitions`).
-
-This module forms the evaluation pairs, applies the no-Answer-sentence rules, scores the pairs
-(:func:`score_pairs`, cached per pair), bootstraps the means (:func:`summarize`), correlates with human
-correctness (:func:`human_correlation`, Table 18) and scores with an LLM judge (:func:`score_with_judge`, LAVE).
-Notebook 03's assembly of the tables is :mod:`vqalib.papers.vizwiz_lf.table4_report`.
+References ``s_r`` (crowd majority) and ``l_r`` (expert long answer); candidates ``l_c`` (whole answer) and
+``l_c_prime`` (its Answer sentences). ROUGE-L and METEOR 1.5 via pycocoevalcap on PTB tokens; BERTScore F1
+without IDF or rescaling (the paper's 0.8-0.9 are unrescaled); Lex-Overlap is undefined in the paper.
 """
 
 from __future__ import annotations
@@ -49,13 +35,12 @@ NO_ANSWER_RULES = ("zero", "exclude", "whole_answer")
 # --- evaluation pairs ----------------------------------------------------------------
 
 def answer_sentences_text(sentences: pd.DataFrame) -> pd.Series:
-    """l'_c: the sentences labelled Answer of each answer, in order, joined by a space (VizWiz-LF Table 4).
+    """l'_c: each answer's sentences labelled Answer, in order, joined by a space (VizWiz-LF Table 4).
 
     Parameters
     ----------
     sentences : pandas.DataFrame
-        Labelled sentences (``source``, ``question_id``, ``sentence_index``, ``sentence``, ``roles``);
-        sentences without text are left out.
+        Labelled sentences (``source``, ``question_id``, ``sentence_index``, ``sentence``, ``roles``).
 
     Returns
     -------
@@ -75,14 +60,12 @@ def evaluation_pairs(answers: pd.DataFrame, sentences: pd.DataFrame, *, question
                      sources: list[str] | None = None, reference_source: str = "Expert") -> pd.DataFrame:
     """One row per (answer, setting): the reference and candidate texts of Table 4.
 
-    ``candidate`` is missing (NaN) where an l'_c answer has no Answer sentence; the
-    scoring rule for those is chosen in :func:`score_pairs`. l_r settings are not formed
-    for the reference source itself (the paper's "-" cells).
+    ``candidate`` is NaN where an l'_c answer has no Answer sentence; no l_r rows for the reference source.
 
     Parameters
     ----------
     answers, sentences : DataFrame
-        The VizWiz-LF answers and their labelled sentences (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+        The VizWiz-LF answers and their labelled sentences.
     question_ids : collection, optional
         Questions kept (default: all).
     sources : list of str, optional
@@ -93,7 +76,6 @@ def evaluation_pairs(answers: pd.DataFrame, sentences: pd.DataFrame, *, question
     Returns
     -------
     DataFrame
-        One row per answer x setting (:data:`SETTINGS`) with ``reference`` and ``candidate`` texts.
     """
     a = answers
     if question_ids is not None:
@@ -122,8 +104,7 @@ def paper_sample(answers: pd.DataFrame, *, per_category: int = 30, seed: int = 0
                  sources: tuple[str, ...] = ("GPT-4V", "Gemini", "Expert")) -> list[int]:
     """A seeded sample of questions balanced over the 4 categories (Table 4's 120 questions).
 
-    The release does not say which 120 questions the paper scored, so this draws
-    ``per_category`` of each category among questions every source in ``sources`` answered.
+    The release does not say which 120 questions the paper scored; this draws among questions all ``sources`` answered.
 
     Parameters
     ----------
@@ -132,9 +113,9 @@ def paper_sample(answers: pd.DataFrame, *, per_category: int = 30, seed: int = 0
     per_category : int
         Questions drawn per question type.
     seed : int
-        Seed of the generator (``numpy.random.default_rng``).
+        Seed of ``numpy.random.default_rng``.
     sources : tuple of str
-        Sources that must all have answered a question for it to be drawn.
+        Sources that must all have answered a question.
 
     Returns
     -------
@@ -146,23 +127,22 @@ def paper_sample(answers: pd.DataFrame, *, per_category: int = 30, seed: int = 0
 
 def sample_draws(answers: pd.DataFrame, *, seeds, per_category: int = 30,
                  sources: tuple[str, ...] = ("GPT-4V", "Gemini", "Expert")) -> list[list[int]]:
-    """:func:`paper_sample` for each of ``seeds`` (Table 4's design drawn many times: the seed sweep).
+    """:func:`paper_sample` for each of ``seeds`` (Table 4's seed sweep).
 
     Parameters
     ----------
     answers : DataFrame
         The VizWiz-LF answers.
     seeds : iterable of int
-        One draw per seed; the draw of seed ``k`` is ``paper_sample(..., seed=k)``.
+        One draw per seed.
     per_category : int
         Questions drawn per question type.
     sources : tuple of str
-        Sources that must all have answered a question for it to be drawn.
+        Sources that must all have answered a question.
 
     Returns
     -------
     list of list of int
-        The sorted question ids of each draw.
     """
     have = answers[answers["source"].isin(sources)].groupby("question_id")["source"].nunique()
     complete = set(have[have == len(sources)].index)
@@ -197,33 +177,30 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
                 progress: bool = True) -> pd.DataFrame:
     """Score every evaluation pair with each metric (Table 4 inputs); long format.
 
-    ``no_answer`` says what an l'_c candidate with no Answer sentence gets: ``"zero"``
-    (score 0: an answer without an answer sentence earns nothing; the default),
-    ``"exclude"`` (dropped from the mean; counted in ``status``) or ``"whole_answer"`` (the
-    whole long answer is scored instead). Lex-Overlap is a property of the long answer, so
-    it is scored once per answer, on its s_r + l_c row.
+    An l'_c candidate with no Answer sentence scores 0 by default (it earns nothing). Lex-Overlap is a
+    property of the long answer, scored once per answer on its s_r + l_c row.
 
     Parameters
     ----------
     pairs : DataFrame
-        Output of :func:`evaluation_pairs`.
+        :func:`evaluation_pairs` output.
     metrics : tuple of str
         Metric ids: ``lex_overlap``, ``rouge``, ``meteor``, ``meteor_nltk``, ``bertscore``.
     backbone : Backbone, optional
-        BERTScore backbone (default :func:`bertscore_backbone` when ``bertscore`` is asked for).
+        BERTScore backbone (default :func:`bertscore_backbone`).
     no_answer : str
-        One of :data:`NO_ANSWER_RULES`.
+        One of :data:`NO_ANSWER_RULES`: ``zero``, ``exclude`` or ``whole_answer``.
     lexical_definition : str
         Lex-Overlap definition (:data:`LEXICAL_OVERLAP_DEFINITIONS`).
     cache_dir : Path, optional
-        Score cache folder (:func:`vqalib.core.metrics.cache.cached_scores`).
+        Score cache folder.
     progress : bool
         Show a progress bar over metrics.
 
     Returns
     -------
     DataFrame
-        The pairs with ``status``, ``metric``, ``score`` and ``backbone``, one block per metric.
+        The pairs with ``status``, ``metric``, ``score`` and ``backbone``.
     """
     frame, scorable = _apply_no_answer_rule(pairs, no_answer=no_answer)
     backbone = backbone or (bertscore_backbone() if any(metric_spec(m).uses_backbone for m in metrics) else None)
@@ -252,16 +229,14 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
 
 def summarize(scores: pd.DataFrame, *, by: tuple[str, ...] = ("source", "metric", "reference_kind", "candidate_kind"),
               n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """Mean score per group with a percentile bootstrap CI over answers (Table 4, full set).
+    """Mean score per group with a seeded percentile bootstrap CI over answers (Table 4, full set).
 
-    Each group's interval is ``scipy.stats.bootstrap``'s with a generator seeded ``seed``, computed for all
-    groups at once (:func:`vqalib.core.inference.bootstrap_mean_cis`), so reruns are identical. Missing scores
-    (the ``exclude`` rule) are left out and not counted in ``n``.
+    Missing scores (the ``exclude`` rule) are left out and not counted in ``n``.
 
     Parameters
     ----------
     scores : DataFrame
-        Long scores (:func:`score_pairs`) with a ``score`` column.
+        :func:`score_pairs` output.
     by : tuple of str
         Grouping columns.
     n_resamples : int
@@ -274,8 +249,7 @@ def summarize(scores: pd.DataFrame, *, by: tuple[str, ...] = ("source", "metric"
     Returns
     -------
     DataFrame
-        The ``by`` columns, ``n``, ``mean``, ``ci_low`` and ``ci_high`` (both the mean when the
-        scores do not vary).
+        The ``by`` columns, ``n``, ``mean``, ``ci_low`` and ``ci_high``.
     """
     rows, varying = [], []
     for key, group in scores.groupby(list(by), sort=False):
@@ -303,30 +277,26 @@ def significance_stars(p: float) -> str:
     Returns
     -------
     str
-        ``"**"``, ``"*"`` or ``""`` (via :func:`vqalib.core.inference.star_mark`).
     """
     return star_mark(p, levels=TWO_LEVELS)
 
 
 def human_correlation(scores: pd.DataFrame, human: pd.DataFrame, *, rating: str = "correctness") -> pd.DataFrame:
-    """Pearson r (scipy) between each metric setting and human correctness (Table 18).
-
-    ``human`` has ``source``, ``question_id`` and ``rating`` (one value per answer, e.g.
-    the mean over raters). Returns metric, reference_kind, candidate_kind, n, r, p, stars.
+    """Pearson r between each metric setting and human correctness (Table 18).
 
     Parameters
     ----------
     scores : DataFrame
-        Long metric scores (:func:`score_pairs`).
+        :func:`score_pairs` output.
     human : DataFrame
-        Per-answer human ratings.
+        One rating per answer: ``source``, ``question_id`` and ``rating``.
     rating : str
         The rating column correlated.
 
     Returns
     -------
     DataFrame
-        One row per metric setting with at least 3 rated scores.
+        metric, reference_kind, candidate_kind, n, r, p, stars; settings with under 3 rated scores are left out.
     """
     merged = scores.merge(human[["source", "question_id", rating]], on=["source", "question_id"], how="inner")
     rows = []
@@ -344,18 +314,16 @@ def human_correlation(scores: pd.DataFrame, human: pd.DataFrame, *, rating: str 
 def score_with_judge(pairs: pd.DataFrame, *, judge, no_answer: str = "zero", progress: bool = True) -> pd.DataFrame:
     """LAVE scores of every evaluation pair through a configured judge (Table 4 LAVE column).
 
-    Same long format as :func:`score_pairs` (metric ``lave``); a reply without a readable rating leaves
-    the score missing and names why in ``status`` ("judge: unparseable: range", "judge: timeout", …), unless
-    the judge's ``reference`` policy scores it as mair-lab/lave does (:func:`vqalib.core.judge.batch.lave`).
+    A reply without a readable rating leaves the score missing with its reason in ``status``.
 
     Parameters
     ----------
     pairs : pandas.DataFrame
-        Output of :func:`evaluation_pairs` (or pairs of that shape, e.g. the abstention runs' ans-acc pairs).
+        :func:`evaluation_pairs` output, or pairs of that shape.
     judge : CachedJudge
-        A configured judge (:mod:`vqalib.core.judge`); its backend's name and model fill ``backbone``.
+        A configured judge (:mod:`vqalib.core.judge`).
     no_answer : str, default "zero"
-        One of :data:`NO_ANSWER_RULES`, as in :func:`score_pairs`.
+        One of :data:`NO_ANSWER_RULES`.
     progress : bool, default True
         Show a progress bar.
 
@@ -390,16 +358,13 @@ def table4_rows(summary: pd.DataFrame, *, implementation: dict[str, str]) -> pd.
     Parameters
     ----------
     summary : pandas.DataFrame
-        :func:`summarize` output (``reference_kind``, ``candidate_kind``, ``mean``, ...).
+        :func:`summarize` output.
     implementation : dict of str to str
-        Maps metric ids to the text of the ``implementation`` column (the BERTScore backbone and
-        judge model are named there).
+        Metric id -> text of the ``implementation`` column.
 
     Returns
     -------
     pandas.DataFrame
-        ``reference``, ``candidate``, ``value`` and ``implementation``; ``metric`` as the paper names it
-        (:data:`METRIC_NAMES`).
     """
     out = summary.rename(columns={"reference_kind": "reference", "candidate_kind": "candidate", "mean": "value"})
     out["implementation"] = out["metric"].map(implementation)
@@ -408,22 +373,20 @@ def table4_rows(summary: pd.DataFrame, *, implementation: dict[str, str]) -> pd.
 
 
 def metric_cells(*, sources: list[str], metric: str, reference_source: str = "Expert") -> pd.DataFrame:
-    """The Table 4 cells of one metric (VizWiz-LF Table 4): every source under every reference/candidate setting,
-    except the reference source against its own long answer.
+    """The Table 4 cells of one metric: every source x setting but the reference source against itself.
 
     Parameters
     ----------
     sources : list of str
         The answer sources (rows of Table 4), in order.
     metric : str
-        The metric's key in :data:`METRIC_NAMES`, e.g. ``"lave"``.
+        The metric's key in :data:`METRIC_NAMES`.
     reference_source : str, default "Expert"
         The source whose long answer is the ``l_r`` reference.
 
     Returns
     -------
     DataFrame
-        ``source``, ``metric`` (as Table 4 prints it), ``reference``, ``candidate``.
     """
     return pd.DataFrame([{"source": s, "metric": METRIC_NAMES[metric], "reference": r, "candidate": c}
                          for s in sources for r, c in SETTINGS if not (r == "l_r" and s == reference_source)],
@@ -431,17 +394,17 @@ def metric_cells(*, sources: list[str], metric: str, reference_source: str = "Ex
 
 
 def paper_in_ci(frame: pd.DataFrame) -> pd.Series:
-    """Does the paper's value lie inside [ci_low, ci_high]? (missing where there is no paper value) (Table 4).
+    """Whether the paper's value lies inside [ci_low, ci_high] (Table 4).
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        Comparison rows with ``paper``, ``ci_low`` and ``ci_high``.
+        Rows with ``paper``, ``ci_low`` and ``ci_high``.
 
     Returns
     -------
     pandas.Series
-        Nullable boolean (bounds widened by 1e-12); missing where ``paper`` or ``ci_low`` is missing.
+        Nullable boolean; missing where ``paper`` or ``ci_low`` is.
     """
     inside = (frame["paper"] >= frame["ci_low"] - 1e-12) & (frame["paper"] <= frame["ci_high"] + 1e-12)
     return inside.astype("boolean").where(frame["paper"].notna() & frame["ci_low"].notna())
@@ -453,16 +416,14 @@ def compare_lexical_definitions(pairs: pd.DataFrame, paper: pd.Series) -> pd.Dat
     Parameters
     ----------
     pairs : pandas.DataFrame
-        :func:`evaluation_pairs` output; its s_r + l_c rows of the sources in ``paper`` are used.
+        :func:`evaluation_pairs` output.
     paper : pandas.Series
-        Maps source -> reported value.
+        Source -> reported value.
 
     Returns
     -------
     pandas.DataFrame
-        One row per definition (:data:`~vqalib.core.metrics.lexical_overlap.LEXICAL_OVERLAP_DEFINITIONS`):
-        ``definition``, ``description``, a column per source, the mean absolute difference to the paper
-        (``mae``), a ``closest`` flag and ``used_in_table4``.
+        One row per definition with its means, ``mae`` to the paper, ``closest`` and ``used_in_table4``.
     """
     rows = pairs[(pairs["reference_kind"] == "s_r") & (pairs["candidate_kind"] == "l_c")]
     rows = rows[rows["source"].isin(paper.index)]

@@ -1,24 +1,7 @@
-"""VizWiz-LF Table 4 (§5): the scoring protocols the paper leaves open, a grid of all of them on the full set,
-one declared protocol for the whole table, and the spread of the paper's 120-question sample design.
-
-The paper fixes the metrics and the settings (s_r / l_r references, l_c / l′_c candidates) but not:
-
-- **the METEOR implementation**: pycocoevalcap's METEOR 1.5 (our default) or NLTK's (exact and stem matches);
-- **the reference of the l_r + l′_c column**: the whole expert answer (l_r) or the expert's Answer sentences
-  (l′_r), which the Table 4 caption names;
-- **whose Answer labels give l′_c**: the released labels, the offline classifier's out-of-fold labels for
-  GPT-4V only (its released labels are misaligned with their sentences,
-  ``figures/vizwiz-lf_classifier_label_noise.csv``), or for every source (the paper extracted l′_c with its
-  classifier, §5);
-- **the population**: all questions (the paper's "360 examples ... balanced across question categories") or
-  answerable ones only;
-- **the no-Answer-sentence rule** (:data:`~vqalib.papers.vizwiz_lf.table4.NO_ANSWER_RULES`).
-
-:func:`protocol_grid` scores every combination on all 600 questions; :data:`DECLARED` is the one protocol used
-for the whole table, and :data:`CHOICES` says for each choice whether the paper's text supports it (``paper``)
-or it was picked by closeness to the paper's numbers (``fitted``). A cell that any fitted choice touches is
-``fitted``, counted apart from the reproduced cells (:func:`cell_relation`). :func:`seed_sweep` draws the paper's
-balanced 120-question design many times to show where the paper's value and our seed-0 sample fall.
+"""VizWiz-LF Table 4 (§5): the scoring protocols the paper leaves open (METEOR implementation, the l_r + l′_c
+reference, whose labels give l′_c, population, no-Answer-sentence rule), a grid of all of them, the one
+declared protocol (:data:`CHOICES`: each choice backed by the paper's text or fitted to its numbers, and a
+cell any fitted choice touches counts as fitted) and the seed spread of the 120-question sample design.
 """
 
 from __future__ import annotations
@@ -49,7 +32,7 @@ OPTIONS: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class Protocol:
-    """One way to score Table 4's ROUGE and METEOR cells (module docstring); the defaults are ours."""
+    """One way to score Table 4's ROUGE and METEOR cells; the defaults are ours."""
 
     meteor: str = "meteor"
     long_reference: str = "l_r"
@@ -97,13 +80,12 @@ RULE_STEM = "vizwiz-lf_table04_declared_protocol"  # the registry entry whose to
 
 
 def paper_rules(paper: pd.DataFrame) -> pd.DataFrame:
-    """The paper's Table 4 cells with the registry's tolerance and compared decimals of each
-    (:func:`vqalib.core.registry.cell_rules`: the decimals of the paper's printed column).
+    """The paper's Table 4 cells with the registry's tolerance and compared decimals of each.
 
     Parameters
     ----------
     paper : pandas.DataFrame
-        Rows of :func:`vqalib.core.report.load_paper_table` (``paper_decimals``).
+        Rows of :func:`vqalib.core.report.load_paper_table`.
 
     Returns
     -------
@@ -122,15 +104,14 @@ def cell_relation(protocol: Protocol, *, metric: str, reference: str, candidate:
     protocol : Protocol
         The protocol the cell is scored with.
     metric, reference, candidate : str
-        The cell's Table 4 column (``ROUGE``/``METEOR``, ``s_r``/``l_r``, ``l_c``/``l_c_prime``).
+        The cell's Table 4 column.
     source : str
-        The answer source (row); GPT-4V alone is touched by ``answer_labels="classifier_gpt4v"``.
+        The answer source (row).
 
     Returns
     -------
     str
-        ``"same"`` when every choice touching the cell is our default or supported by the paper's text, else
-        ``"fitted: <option> = <value>, ..."`` naming the fitted choices.
+        ``"same"``, or ``"fitted: <option> = <value>, ..."`` naming the fitted choices that touch the cell.
     """
     fitted = []
     for option, value in asdict(protocol).items():
@@ -151,11 +132,12 @@ def choices_table(protocol: Protocol = DECLARED) -> pd.DataFrame:
     Parameters
     ----------
     protocol : Protocol, default DECLARED
+        The protocol described.
 
     Returns
     -------
     pandas.DataFrame
-        ``option``, ``default``, ``declared``, ``basis`` (``default``, ``paper`` or ``fitted``) and ``why``.
+        ``option``, ``default``, ``declared``, ``basis`` and ``why``.
     """
     rows = []
     for option, value in asdict(protocol).items():
@@ -166,20 +148,19 @@ def choices_table(protocol: Protocol = DECLARED) -> pd.DataFrame:
 
 
 def classifier_sentences(sentences: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFrame:
-    """The release's sentences with their roles replaced by the offline classifier's out-of-fold predictions
-    (the l′_c labels of :class:`Protocol` ``answer_labels="classifier"``).
+    """The release's sentences with roles from the offline classifier's out-of-fold predictions (Table 4 l′_c).
 
     Parameters
     ----------
     sentences : pandas.DataFrame
-        The release's labelled sentences (``source``, ``question_id``, ``sentence_index``, ``roles``, ...).
+        The release's labelled sentences.
     predictions : pandas.DataFrame
-        :func:`vqalib.papers.vizwiz_lf.classifier_cv.cross_validate` ``(kind="role").predictions``.
+        Role predictions of :func:`vqalib.papers.vizwiz_lf.classifier_cv.cross_validate`.
 
     Returns
     -------
     pandas.DataFrame
-        ``sentences`` with ``roles`` from ``predicted``; a sentence without a prediction gets no role.
+        ``sentences`` with predicted ``roles`` (none without a prediction).
     """
     keys = ["source", "question_id", "sentence_index"]
     predicted = predictions.set_index(keys)["predicted"]
@@ -192,24 +173,24 @@ def protocol_pairs(answers: pd.DataFrame, sentences: pd.DataFrame, classified: p
                    protocol: Protocol, sources: list[str], reference_source: str = "Expert") -> pd.DataFrame:
     """Table 4's evaluation pairs under a protocol's label and reference choices (before scoring).
 
-    An l_r + l′_c pair whose l′_r reference has no Answer sentence has no candidate either, so the
-    no-Answer-sentence rule treats it as it treats a missing l′_c (``whole_answer``: the whole expert answer).
+    An l_r + l′_c pair whose l′_r reference is empty loses its candidate too, so the no-Answer rule treats it alike.
 
     Parameters
     ----------
     answers, sentences : pandas.DataFrame
-        The release (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+        The release.
     classified : pandas.DataFrame
         :func:`classifier_sentences` output.
     protocol : Protocol
+        The protocol applied.
     sources : list of str
         Answer sources scored.
     reference_source : str, default "Expert"
+        The source of the long reference.
 
     Returns
     -------
     pandas.DataFrame
-        :func:`~vqalib.papers.vizwiz_lf.table4.evaluation_pairs` rows.
     """
     if protocol.answer_labels == "released":
         labelled = sentences
@@ -233,21 +214,21 @@ def protocol_pairs(answers: pd.DataFrame, sentences: pd.DataFrame, classified: p
 
 
 def protocol_scores(pairs: pd.DataFrame, *, protocol: Protocol, cache_dir: Path | None = None) -> pd.DataFrame:
-    """Per-answer ROUGE and METEOR scores of Table 4 under ``protocol`` (metric ids ``rouge`` and ``meteor``,
-    whichever METEOR implementation the protocol names); answers outside its population are dropped.
+    """Per-answer ROUGE and METEOR scores of Table 4 under ``protocol``, restricted to its population.
 
     Parameters
     ----------
     pairs : pandas.DataFrame
         :func:`protocol_pairs` output for the same protocol.
     protocol : Protocol
+        The protocol applied.
     cache_dir : Path, optional
-        Score cache folder (:func:`vqalib.core.metrics.cache.cached_scores`).
+        Score cache folder.
 
     Returns
     -------
     pandas.DataFrame
-        :func:`~vqalib.papers.vizwiz_lf.table4.score_pairs` rows; ``score`` missing where the rule excludes.
+        ``score_pairs`` rows; ``score`` missing where the rule excludes.
     """
     scores = score_pairs(pairs, metrics=("rouge", protocol.meteor), no_answer=protocol.no_answer,
                          cache_dir=cache_dir, progress=False)
@@ -273,7 +254,7 @@ def cell_means(scores: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``source``, ``metric`` (the paper's name), ``reference``, ``candidate`` and ``value``.
+        ``source``, ``metric``, ``reference``, ``candidate`` and ``value``.
     """
     means = scores.groupby(["source", "metric", "reference_kind", "candidate_kind"], sort=False)["score"].mean()
     return table4_rows(means.rename("mean").reset_index(), implementation={}).drop(columns="implementation")
@@ -286,8 +267,9 @@ def _pairs_key(protocol: Protocol) -> tuple:
 
 
 def _score_once(pair_sets: list[tuple[pd.DataFrame, Protocol]], *, cache_dir: Path | None) -> None:
-    """Score the distinct pairs of many protocols in one call per metric (one PTB tokenizer and one METEOR JVM,
-    not one per protocol), so each protocol's :func:`protocol_scores` then reads the per-pair cache."""
+    """Score the distinct pairs of many protocols in one call per metric (one tokenizer, one METEOR JVM), filling
+    the per-pair cache that :func:`protocol_scores` then reads.
+    """
     scorable = [(_apply_no_answer_rule(pairs, no_answer=p.no_answer)[1], p.meteor) for pairs, p in pair_sets]
     for metric in ("rouge", *OPTIONS["meteor"]):
         frames = [rows for rows, meteor in scorable if metric in ("rouge", meteor)]
@@ -297,8 +279,7 @@ def _score_once(pair_sets: list[tuple[pd.DataFrame, Protocol]], *, cache_dir: Pa
 
 def protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd.DataFrame, paper: pd.DataFrame, *,
                   sources: list[str], cache_dir: Path | None = None, progress: bool = True) -> pd.DataFrame:
-    """Every protocol of :data:`OPTIONS` scored on all questions, each ROUGE/METEOR cell beside the paper's
-    (Table 4; ``figures/vizwiz-lf_table04_protocol_grid``).
+    """Every protocol of :data:`OPTIONS` scored on all questions, each ROUGE/METEOR cell beside the paper's (Table 4).
 
     Parameters
     ----------
@@ -307,20 +288,18 @@ def protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd
     classified : pandas.DataFrame
         :func:`classifier_sentences` output.
     paper : pandas.DataFrame
-        The paper's Table 4 (:func:`vqalib.core.report.load_paper_table`; ``paper`` and ``paper_decimals``).
+        The paper's Table 4.
     sources : list of str
         The paper's sources.
     cache_dir : Path, optional
         Score cache folder.
     progress : bool, default True
+        Show a progress bar.
 
     Returns
     -------
     pandas.DataFrame
-        One row per protocol × cell: the options, ``source``, ``metric``, ``reference``, ``candidate``, ``value``
-        (full-set mean), ``paper``, ``diff`` (value at the decimals of the paper's column minus paper) and ``within``
-        (|diff| within the registry's Table 4 rule, :func:`paper_rules`). Cached by content (the inputs, vqalib's
-        code, the metrics' packages) beside the score cache.
+        One row per protocol x cell with ``value``, ``paper``, ``diff`` and ``within``; cached by content.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
@@ -369,7 +348,7 @@ def grid_summary(grid: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        The options, ``within``, ``cells``, ``declared`` and ``default`` flags; most cells first (ties in grid order).
+        The options, ``within``, ``cells``, ``declared`` and ``default``; most cells first.
     """
     summary = grid.groupby(list(OPTIONS), sort=False)["within"].agg(["sum", "size"]).reset_index()
     summary = summary.rename(columns={"sum": "within", "size": "cells"})
@@ -380,24 +359,22 @@ def grid_summary(grid: pd.DataFrame) -> pd.DataFrame:
 
 
 def declared_rows(scores: pd.DataFrame, *, protocol: Protocol, default: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Table 4's ROUGE/METEOR cells under one protocol on the full set, with bootstrap CIs, each cell's relation
-    (:func:`cell_relation`) and our default protocol's value beside it (``figures/vizwiz-lf_table04_declared_protocol``).
+    """Table 4's ROUGE/METEOR cells under one protocol with bootstrap CIs, relation and our default's value.
 
     Parameters
     ----------
     scores : pandas.DataFrame
         :func:`protocol_scores` under ``protocol``.
     protocol : Protocol
+        The declared protocol.
     default : pandas.DataFrame
-        The default protocol's full-set cells (``source``, ``metric``, ``reference``, ``candidate``, ``value``).
+        The default protocol's full-set cells.
     n_resamples, seed : int
-        Bootstrap settings of :func:`~vqalib.papers.vizwiz_lf.table4.summarize`.
+        Bootstrap settings.
 
     Returns
     -------
     pandas.DataFrame
-        ``source``, ``metric``, ``reference``, ``candidate``, ``value``, ``n``, ``ci_low``, ``ci_high``,
-        ``default_protocol``, ``protocol`` and ``relation``.
     """
     summary = summarize(scores, n_resamples=n_resamples, seed=seed)
     table = table4_rows(summary, implementation={})
@@ -413,33 +390,30 @@ def declared_rows(scores: pd.DataFrame, *, protocol: Protocol, default: pd.DataF
 def seed_sweep(scores: dict[str, pd.DataFrame], answers: pd.DataFrame, paper: pd.DataFrame, *, n_draws: int = 1000,
                per_category: int = 30, sources: tuple[str, ...] = ("GPT-4V", "Gemini", "Expert"),
                seed_of_sample: int = 0) -> pd.DataFrame:
-    """The spread of Table 4's cells over ``n_draws`` draws of the paper's balanced design (``per_category``
-    questions of each category; seeds 0 … n_draws − 1, so seed 0 is notebook 03's sample), with the percentile of
-    the paper's value and of our seed-0 sample (``figures/vizwiz-lf_table04_seed_sweep``).
+    """The spread of Table 4's cells over draws of the paper's balanced design (seed k = draw k; seed 0 is
+    notebook 03's sample), with the percentile of the paper's value and of our sample.
 
     Parameters
     ----------
     scores : dict of str to pandas.DataFrame
-        Protocol name -> per-answer scores (``source``, ``question_id``, ``metric``, ``reference_kind``,
-        ``candidate_kind``, ``score``; a missing score is left out of a mean, as in the tables).
+        Protocol name -> per-answer scores.
     answers : pandas.DataFrame
-        The release's answers (for the draws, :func:`~vqalib.papers.vizwiz_lf.table4.sample_draws`).
+        The release's answers.
     paper : pandas.DataFrame
-        The paper's Table 4 (:func:`vqalib.core.report.load_paper_table`: ``paper``, ``paper_decimals``).
+        The paper's Table 4.
     n_draws : int, default 1000
+        Number of draws.
     per_category : int, default 30
+        Questions per category in a draw.
     sources : tuple of str
-        Sources that must all have answered a drawn question (as in :func:`paper_sample`).
+        Sources that must all have answered a drawn question.
     seed_of_sample : int, default 0
         The seed of the committed sample.
 
     Returns
     -------
     pandas.DataFrame
-        One row per protocol × cell: ``draw_mean``, ``draw_sd``, ``draw_p025``, ``draw_p975``, ``paper``,
-        ``paper_percentile`` (share of draws below the paper's value, ties counted half, in %),
-        ``seed0_value``, ``seed0_percentile`` and ``share_within`` (% of draws within ±2 in the paper's last
-        printed digit, at its two decimals).
+        One row per protocol x cell: draw statistics, ``paper_percentile``, ``seed0_percentile``, ``share_within``.
     """
     draws = sample_draws(answers, seeds=range(n_draws), per_category=per_category, sources=sources)
     ids = np.array(draws)  # one row of question ids per draw (each draw takes the same count per category)

@@ -1,9 +1,5 @@
-"""Notebook 03's assembly of VizWiz-LF Table 4 (§5) and Table 18 (A.3.1) from metric scores.
-
-The paper sample's table with its not-run cells, the comparison with the paper's values and whether they lie
-in our bootstrap CIs, the paper's wide layout, the no-Answer-sentence sensitivity analysis, the short-to-long
-reference shift of §5 and Table 18's not-run row. The scores themselves come from
-:mod:`vqalib.papers.vizwiz_lf.table4`.
+"""Notebook 03's assembly of VizWiz-LF Table 4 (§5) and Table 18 (A.3.1) from the metric scores of
+:mod:`vqalib.papers.vizwiz_lf.table4`: comparisons with the paper, sensitivity and reference-shift analyses.
 """
 
 from __future__ import annotations
@@ -24,13 +20,12 @@ def no_answer_sentence_counts(pairs: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     pairs : DataFrame
-        Evaluation pairs of :func:`evaluation_pairs` (``source``, ``reference_kind``,
-        ``candidate_kind``, ``candidate``; a missing candidate marks an answer without one).
+        Evaluation pairs; a missing candidate marks an answer without an Answer sentence.
 
     Returns
     -------
     DataFrame
-        Indexed by source (order of appearance): the count and the share of such answers.
+        Indexed by source: the count and the share of such answers.
     """
     return (pairs.assign(no_answer_sentence=pairs["candidate"].isna())
             .query("candidate_kind == 'l_c_prime' and reference_kind == 's_r'")
@@ -39,16 +34,14 @@ def no_answer_sentence_counts(pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def implementations(backbone: Backbone, judge=None) -> dict[str, str]:
-    """The ``implementation`` column of Table 4: each metric's variant from the metrics registry
-    (:data:`vqalib.core.metrics.registry.METRICS`), with the BERTScore backbone and the LAVE judge (empty without
-    one) named.
+    """The ``implementation`` column of Table 4: each metric's registry variant, naming the BERTScore backbone and judge.
 
     Parameters
     ----------
     backbone : Backbone
         The BERTScore backbone used.
     judge : optional
-        The configured judge (:func:`vqalib.core.judge.cache.judge_from_env`), or None.
+        The configured judge, or None.
 
     Returns
     -------
@@ -61,28 +54,26 @@ def implementations(backbone: Backbone, judge=None) -> dict[str, str]:
 
 def sample_table4(scores: pd.DataFrame, question_ids, *, sources: list[str], implementation: dict[str, str],
                   n_resamples: int = 1000, seed: int = 0, not_run: dict[str, str] | None = None) -> pd.DataFrame:
-    """Table 4 on the paper's setup: bootstrap summaries of the sampled questions' answers by ``sources``,
-    plus the cells of metrics that could not run (VizWiz-LF §5, Table 4).
+    """Table 4 on the paper's setup: bootstrap summaries of the sampled answers, plus not-run cells (§5, Table 4).
 
     Parameters
     ----------
     scores : DataFrame
-        Long scores of :func:`score_pairs` (and :func:`score_with_judge`).
+        Long scores of ``score_pairs`` (and ``score_with_judge``).
     question_ids : collection
-        The paper-style sample (:func:`paper_sample`).
+        The paper-style sample.
     sources : list of str
         The answer sources the paper reports.
     implementation : dict
-        Metric id -> ``implementation`` text (:func:`implementations`).
+        Metric id -> ``implementation`` text.
     n_resamples, seed : int
-        Bootstrap settings of :func:`summarize`.
+        Bootstrap settings.
     not_run : dict, optional
-        Metric id -> reason, for metrics without scores (e.g. ``lave`` without a judge).
+        Metric id -> reason, for metrics without scores.
 
     Returns
     -------
     DataFrame
-        Rows keyed like Table 4 (:func:`table4_rows`), then the not-run rows.
     """
     sample = scores[scores["question_id"].isin(question_ids) & scores["source"].isin(sources)]
     table = table4_rows(summarize(sample, n_resamples=n_resamples, seed=seed), implementation=implementation)
@@ -92,22 +83,20 @@ def sample_table4(scores: pd.DataFrame, question_ids, *, sources: list[str], imp
 
 
 def compare_with_paper(table: pd.DataFrame, stem: str, *, paper: pd.DataFrame) -> pd.DataFrame:
-    """Table 4 rows beside the paper's values (:func:`vqalib.core.report.compare`) with ``paper_in_ci``
-    (Table 4 and its full-set extension).
+    """Table 4 rows beside the paper's values with ``paper_in_ci`` (Table 4 and its full-set extension).
 
     Parameters
     ----------
     table : DataFrame
-        Rows of :func:`table4_rows` / :func:`sample_table4` with ``ci_low``/``ci_high``.
+        Table 4 rows with ``ci_low``/``ci_high``.
     stem : str
         The registry entry whose keys and tolerance are used.
     paper : DataFrame
-        The paper's table (:func:`vqalib.core.report.load_paper_table`).
+        The paper's table.
 
     Returns
     -------
     DataFrame
-        The comparison with a nullable boolean ``paper_in_ci`` column.
     """
     compared = report.compare(table, stem, paper=paper)
     compared["paper_in_ci"] = paper_in_ci(compared)
@@ -115,13 +104,12 @@ def compare_with_paper(table: pd.DataFrame, stem: str, *, paper: pd.DataFrame) -
 
 
 def table4_wide(compared: pd.DataFrame, *, values: str = "reproduced", decimals: int = 3) -> pd.DataFrame:
-    """A Table 4 comparison in the paper's layout: one row per source, columns metric × setting
-    (``s_r+l_c``, …; ``answer`` for the reference-free Lex-Overlap).
+    """A Table 4 comparison in the paper's layout: one row per source, columns metric x setting.
 
     Parameters
     ----------
     compared : DataFrame
-        Output of :func:`compare_with_paper`.
+        :func:`compare_with_paper` output.
     values : str
         The column shown.
     decimals : int
@@ -130,7 +118,6 @@ def table4_wide(compared: pd.DataFrame, *, values: str = "reproduced", decimals:
     Returns
     -------
     DataFrame
-        The wide table.
     """
 
     setting = (compared["reference"] + "+" + compared["candidate"]).replace({"+": "answer"})
@@ -143,20 +130,18 @@ PAPER_IN_CI_COLUMNS = ["source", "metric", "reference", "candidate", "reproduced
 
 
 def paper_cells_in_ci(full: pd.DataFrame, *, metrics: tuple[str, ...] = ("ROUGE", "METEOR")) -> pd.DataFrame:
-    """The full-set Table 4 cells of ``metrics`` the paper prints, with whether its value lies inside our
-    bootstrap CI (Table 4, beyond the paper: all 600 questions).
+    """The full-set Table 4 cells the paper prints, with whether its value lies inside our bootstrap CI.
 
     Parameters
     ----------
     full : DataFrame
-        Output of :func:`compare_with_paper` on the full set.
+        :func:`compare_with_paper` output on the full set.
     metrics : tuple of str
         Paper column names kept.
 
     Returns
     -------
     DataFrame
-        Those rows, columns :data:`PAPER_IN_CI_COLUMNS`.
     """
     cells = full[full["metric"].isin(list(metrics)) & full["paper"].notna()]
     return cells[PAPER_IN_CI_COLUMNS]
@@ -168,7 +153,7 @@ def paper_in_ci_text(cells: pd.DataFrame, *, label: str = "ROUGE/METEOR") -> str
     Parameters
     ----------
     cells : DataFrame
-        Output of :func:`paper_cells_in_ci`.
+        :func:`paper_cells_in_ci` output.
     label : str
         How the metrics are named in the sentence.
 
@@ -183,27 +168,25 @@ def paper_in_ci_text(cells: pd.DataFrame, *, label: str = "ROUGE/METEOR") -> str
 def no_answer_sensitivity(pairs: pd.DataFrame, paper: pd.DataFrame, *, implementation: dict[str, str],
                           metrics: tuple[str, ...] = ("rouge", "meteor", "meteor_nltk"),
                           cache_dir: Path | None = None) -> pd.DataFrame:
-    """Table 4 means under each no-Answer-sentence rule, over all questions and over answerable ones only,
-    beside the paper's values (Table 4 sensitivity analysis, notebook 03).
+    """Table 4 means under each no-Answer-sentence rule, on all and on answerable questions, beside the paper's.
 
     Parameters
     ----------
     pairs : DataFrame
-        The evaluation pairs to score (the paper-style sample).
+        The evaluation pairs to score.
     paper : DataFrame
-        The paper's Table 4 (``source``, ``metric``, ``reference``, ``candidate``, ``paper``).
+        The paper's Table 4.
     implementation : dict
         Metric id -> ``implementation`` text.
     metrics : tuple of str
         Metric ids scored.
     cache_dir : Path, optional
-        Score cache folder (default ``cache_root("metrics")``, :func:`vqalib.core.io.cache_root`).
+        Score cache folder.
 
     Returns
     -------
     DataFrame
-        One row per rule × question subset × Table 4 cell: ``value`` (the mean), ``no_answer``,
-        ``questions`` and ``paper``.
+        One row per rule x question subset x cell: ``value``, ``no_answer``, ``questions`` and ``paper``.
     """
     rows = []
     for rule in NO_ANSWER_RULES:
@@ -216,19 +199,18 @@ def no_answer_sensitivity(pairs: pd.DataFrame, paper: pd.DataFrame, *, implement
 
 
 def sensitivity_wide(sensitivity: pd.DataFrame, *, decimals: int = 3) -> pd.DataFrame:
-    """:func:`no_answer_sensitivity` with one column per question subset × rule.
+    """:func:`no_answer_sensitivity` with one column per question subset x rule.
 
     Parameters
     ----------
     sensitivity : DataFrame
-        Output of :func:`no_answer_sensitivity`.
+        :func:`no_answer_sensitivity` output.
     decimals : int
         Rounding.
 
     Returns
     -------
     DataFrame
-        Rows metric × source × setting.
     """
     return report.wide(sensitivity.assign(setting=sensitivity["reference"] + "+" + sensitivity["candidate"]),
                        index=["metric", "source", "setting"], columns=["questions", "no_answer"], values="value",
@@ -236,18 +218,16 @@ def sensitivity_wide(sensitivity: pd.DataFrame, *, decimals: int = 3) -> pd.Data
 
 
 def reference_gains(shift: pd.DataFrame) -> pd.Series:
-    """Mean score with the long reference minus with the short one, per metric × source × candidate
-    (the short-to-long reference shift of §5).
+    """Mean score with the long reference minus with the short one, per metric x source x candidate (§5).
 
     Parameters
     ----------
     shift : DataFrame
-        :func:`summarize` output (``metric``, ``source``, ``reference_kind``, ``candidate_kind``, ``mean``).
+        ``summarize`` output.
 
     Returns
     -------
     Series
-        ``l_r`` − ``s_r`` mean, for the groups scored with both references.
     """
     means = shift.pivot_table(index=["metric", "source", "candidate_kind"], columns="reference_kind",
                               values="mean").dropna()
@@ -255,12 +235,12 @@ def reference_gains(shift: pd.DataFrame) -> pd.Series:
 
 
 def reference_shift_alt_text(shift: pd.DataFrame) -> str:
-    """The alt text of the reference-shift figure (``vizwiz-lf_reference_shift``, §5), with its numbers.
+    """The alt text of the reference-shift figure (§5), with its numbers.
 
     Parameters
     ----------
     shift : DataFrame
-        The summaries drawn (:func:`summarize` of ROUGE, METEOR and BERTScore scores).
+        The summaries drawn.
 
     Returns
     -------
@@ -280,14 +260,14 @@ TABLE18_ENABLE = ("pass human_ratings=<csv with source, question_id, correctness
 
 
 def table18(scores: pd.DataFrame, human: pd.DataFrame | None) -> pd.DataFrame:
-    """Table 18 (A.3.1): :func:`human_correlation`, or a not-run row saying how to enable it.
+    """Table 18 (A.3.1): the human correlation, or a not-run row saying how to enable it.
 
     Parameters
     ----------
     scores : DataFrame
         Long metric scores.
     human : DataFrame or None
-        Per-answer human correctness (``source``, ``question_id``, ``correctness``); None if there is none.
+        Per-answer human correctness, or None.
 
     Returns
     -------
@@ -300,17 +280,17 @@ def table18(scores: pd.DataFrame, human: pd.DataFrame | None) -> pd.DataFrame:
 
 
 def full_set_ci_summary(full: pd.DataFrame) -> dict:
-    """How many of the paper's ROUGE/METEOR cells lie inside our full-set 95% CI (VizWiz-LF Table 4; README status).
+    """How many of the paper's ROUGE/METEOR cells lie inside our full-set 95% CI (Table 4; README status).
 
     Parameters
     ----------
     full : DataFrame
-        The saved table ``vizwiz-lf_table04_full_set_bootstrap`` (columns ``metric``, ``paper``, ``paper_in_ci``).
+        The saved full-set bootstrap table.
 
     Returns
     -------
     dict
-        ``inside`` (cells whose paper value is inside the interval) and ``n`` (cells with a paper value).
+        ``inside`` and ``n`` (cells with a paper value).
     """
     cells = full[full["metric"].isin(["ROUGE", "METEOR"]) & full["paper"].notna()]
     return {"inside": int(cells["paper_in_ci"].astype(str).eq("True").sum()), "n": len(cells)}

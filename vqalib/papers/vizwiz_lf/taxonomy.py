@@ -1,9 +1,7 @@
-"""Canonical functional roles and information sources of VizWiz-LF (§4, Tables 7–8).
+"""Canonical functional roles and information sources of VizWiz-LF (§4, Tables 7-8).
 
-One table maps every label spelling found in the release onto the canonical names
-(:data:`ROLES`, :data:`INFO_SOURCES`: the paper's names of Tables 7-8), so every module counts one
-label under one name; another maps canonical names onto the column headers the paper prints
-(Tables 2, 3, 15, 16), so reproduced tables line up with the paper's tables in ``data/paper/``.
+Maps every label spelling in the release onto one canonical name, and canonical names onto the
+column headers the paper prints (Tables 2, 3, 15, 16).
 """
 
 from __future__ import annotations
@@ -72,8 +70,7 @@ def canonical_label(label: str, *, kind: str) -> tuple[str, str]:
     Returns
     -------
     tuple of str
-        ``(canonical, status)`` where status is ``"canonical"``, ``"alias"`` or
-        ``"unknown"``; an unknown label is returned unchanged so nothing is lost.
+        ``(canonical, status)``, status ``"canonical"``, ``"alias"`` or ``"unknown"`` (unknown labels pass unchanged).
     """
     if kind not in ("role", "info"):
         raise ValueError(f"kind must be 'role' or 'info', not {kind!r}")
@@ -109,8 +106,7 @@ def paper_info_name(info: str, *, table: str = "table03") -> str:
     info : str
         A canonical information source (:data:`INFO_SOURCES`).
     table : str, default "table03"
-        ``"table03"`` uses Table 3's abbreviations (:data:`PAPER_INFO_NAMES_TABLE3`); any other value
-        returns ``info`` unchanged.
+        ``"table03"`` uses Table 3's abbreviations; any other value returns ``info`` unchanged.
 
     Returns
     -------
