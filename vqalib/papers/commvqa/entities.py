@@ -1,8 +1,5 @@
-"""CommVQA named entities (Figures 3 and 5, §4.3, §5.1): spaCy entities of answers with a JSON
-cache keyed by model and texts, entity rates per context and group (Figure 5; Figure 3 for
-PERSON and ORG), the ORG/PERSON interaction (a Poisson log-linear model), and the overlap of
-model entities with the human answers.
-"""
+"""CommVQA named entities (Figures 3 and 5, §4.3, §5.1): cached spaCy entities of answers, entity rates per
+context and group, the ORG/PERSON interaction (Poisson log-linear model) and model entities found in human answers."""
 
 from __future__ import annotations
 
@@ -29,9 +26,8 @@ NER_CACHE_VERSION = "1"  # bump when _entities changes: cached entities are then
 
 @lru_cache(maxsize=2)
 def _ner_pipeline(model: str):
-    """The spaCy pipeline with only its entity recogniser running, loaded once per process. In the
-    en_core_web_* pipelines ``ner`` has its own token-to-vector layer (the shared ``tok2vec`` feeds only
-    the tagger and parser), so the entities are those of the full pipeline at a third of the cost."""
+    """The spaCy pipeline with only its entity recogniser running, loaded once per process: in en_core_web_* ``ner``
+    has its own tok2vec, so the entities are those of the full pipeline at a third of the cost."""
     import spacy
 
     nlp = spacy.load(model)
@@ -48,8 +44,7 @@ def _entities(texts: tuple[str, ...], model: str) -> list[tuple[tuple[str, str],
 
 
 def ner_model_identity(model: str = SPACY_MODEL) -> str:
-    """The spaCy pipeline and version that key cached entities (Figures 3, 5): an installed
-    package by its version, a folder by the name and version in its ``meta.json``.
+    """The spaCy pipeline and version that key cached entities (Figures 3, 5).
 
     Parameters
     ----------
@@ -59,7 +54,6 @@ def ner_model_identity(model: str = SPACY_MODEL) -> str:
     Returns
     -------
     str
-        ``<model>==<version>|spacy==<spaCy version>|<NER_CACHE_VERSION>`` (version ``None`` when unknown).
     """
     import json
 
@@ -73,9 +67,7 @@ def ner_model_identity(model: str = SPACY_MODEL) -> str:
 
 
 def _read_entity_chunk(path: Path, key: str, n: int) -> list[tuple[tuple[str, str], ...]] | None:
-    """A cached chunk of :func:`entity_mentions` (a sealed JSON entry of :mod:`vqalib.core.caches`), or None
-    (discarded with a warning naming the file) when the file is not exactly that: a cache file is parsed as JSON
-    data, never unpickled or run."""
+    """A cached chunk of :func:`entity_mentions` (parsed as JSON only), or None with a warning when it is not one."""
     import json
 
     from vqalib.core.caches import discard, read_entry
@@ -101,27 +93,23 @@ def _read_entity_chunk(path: Path, key: str, n: int) -> list[tuple[tuple[str, st
 
 def entity_mentions(texts: list[str], *, model: str = SPACY_MODEL, cache: Path | None = None,
                     progress: bool = True) -> list[tuple[tuple[str, str], ...]]:
-    """spaCy named entities ((label, text), ...) of each text, cached on disk (Figures 3, 5; §5.1).
-
-    The distinct texts, sorted, are processed in chunks of 2,000; each chunk is stored as
-    ``<cache>/entities/<key>.json``, keyed by a SHA-256 of :func:`ner_model_identity` and the
-    chunk's texts, written atomically and read back as JSON only.
+    """spaCy named entities ((label, text), ...) of each text, cached on disk in chunks (Figures 3, 5; §5.1).
 
     Parameters
     ----------
     texts : list of str
-        Texts to tag; a missing text (not a string) has no entities.
+        Texts to tag; a missing text has no entities.
     model : str
         spaCy pipeline name or folder.
     cache : Path, optional
-        Cache folder (default ``cache_root("commvqa")``, :func:`vqalib.core.io.cache_root`).
+        Cache folder (default ``cache_root("commvqa")``).
     progress : bool
         Show a progress bar per chunk.
 
     Returns
     -------
     list of tuple
-        One tuple of ``(label, text)`` pairs per text, aligned with ``texts``.
+        One tuple of ``(label, text)`` pairs per text.
     """
     import hashlib
     import json
@@ -156,23 +144,21 @@ ENTITY_GROUP_ORDER = ("PERSON", "ORG", "GPE/LOC", "FAC", "NORP", "DATE/TIME", "C
 
 
 def entity_rates(answers: pd.DataFrame, mentions: list[tuple], *, confidence: float = 0.95) -> pd.DataFrame:
-    """Mean number of named entities per answer, by subset, context and entity group, with a
-    t-based CI (CommVQA Figure 5; Figure 3 for PERSON and ORG). ``mentions`` align with ``answers``.
+    """Mean named entities per answer by subset, context and entity group, with a t-based CI (CommVQA Figures 3, 5).
 
     Parameters
     ----------
     answers : pandas.DataFrame
-        Human answers (``context``, ``in_benchmark``), e.g. ``CommVQA.answers``.
+        Human answers, e.g. ``CommVQA.answers``.
     mentions : list of tuple
         :func:`entity_mentions` of the answers; labels outside :data:`ENTITY_GROUPS` count as OTHER.
     confidence : float, default 0.95
-        Level of the interval (:func:`vqalib.core.inference.mean_ci`).
+        Level of the interval.
 
     Returns
     -------
     pandas.DataFrame
-        One row per subset, context and group of :data:`ENTITY_GROUP_ORDER` plus ``any entity``:
-        ``n_answers``, ``mentions``, ``per_answer``, ``ci_low`` and ``ci_high``.
+        One row per subset, context and group (plus ``any entity``).
     """
     counts = pd.DataFrame([Counter(ENTITY_GROUPS.get(label, "OTHER") for label, _ in m) for m in mentions],
                           index=answers.index).reindex(columns=list(ENTITY_GROUP_ORDER)).fillna(0)
@@ -193,26 +179,19 @@ ZERO_CELL = "zero cell: the saturated model has no finite estimate"
 
 
 def loglinear_interaction(counts: pd.DataFrame) -> dict:
-    """The interaction coefficient of a saturated Poisson log-linear model of a 2 x 2 table of counts,
-    ``count ~ entity * context`` (statsmodels GLM, Poisson family, log link, treatment coding), with its
-    model-based SE, Wald z and p, and Fisher's exact p (the CommVQA §4.3 "Analysis of Answers" interaction).
+    """The interaction of a saturated Poisson log-linear model of a 2 x 2 table, with Fisher's p (CommVQA §4.3).
 
-    The model has four parameters for four cells, so it fits the table exactly: the interaction is the
-    log odds ratio ``log(n[1, 1] * n[0, 0] / (n[1, 0] * n[0, 1]))`` and its SE ``sqrt(sum(1 / n))``. A
-    table with a zero count has no finite maximum-likelihood estimate; the model is then not fitted.
+    The fit is exact: the interaction is the log odds ratio; a zero count has no finite estimate, so no fit.
 
     Parameters
     ----------
     counts : pandas.DataFrame
-        2 x 2 non-negative counts: rows the two contexts, columns the two entity labels. The first row and
-        the first column are the reference levels, so the coefficient is that of (second column) x
-        (second row): positive when the second column's share of mentions is larger in the second row.
+        2 x 2 counts, rows two contexts, columns two entity labels; first row and column are the reference.
 
     Returns
     -------
     dict
-        ``beta`` (the interaction coefficient), ``se``, ``z``, ``p`` (two-sided, normal), ``p_fisher`` and
-        ``status`` (``"fitted"``, or :data:`ZERO_CELL` with ``beta``, ``se``, ``z`` and ``p`` NaN).
+        ``beta``, ``se``, ``z``, ``p``, ``p_fisher`` and ``status`` (``"fitted"`` or :data:`ZERO_CELL`).
     """
     import warnings
 
@@ -228,8 +207,7 @@ def loglinear_interaction(counts: pd.DataFrame) -> dict:
         return out
     row, col = np.indices((2, 2)).reshape(2, -1)  # cells in row-major order: (0, 0), (0, 1), (1, 0), (1, 1)
     design = pd.DataFrame({"const": 1.0, "entity": col, "context": row, "entity:context": col * row}, dtype=float)
-    with warnings.catch_warnings():  # a saturated fit is exact: no residual df (a 0/0 scale Poisson does not
-        # use) and fitted = observed, which statsmodels' perfect-prediction check reports; neither is a problem
+    with warnings.catch_warnings():  # a saturated fit is exact (no residual df, fitted = observed): no problem
         warnings.filterwarnings("ignore", category=PerfectSeparationWarning)
         warnings.filterwarnings("ignore", message=".*encountered in scalar divide", category=RuntimeWarning)
         # IRLS until the coefficients settle (the default stops on the deviance, with SEs off by ~1e-6)
@@ -243,29 +221,23 @@ def loglinear_interaction(counts: pd.DataFrame) -> dict:
 
 def org_person_interaction(answers: pd.DataFrame, mentions: list[tuple], *, contexts: tuple[str, str] = (
         "travel", "science magazines")) -> pd.DataFrame:
-    """The organisations-vs-people x travel-vs-science interaction of CommVQA §4.3 "Analysis of Answers"
-    (Figure 3; the paper: beta -2.22, SE 0.67, p < 0.001), per subset: the interaction coefficient of a
-    saturated Poisson log-linear model of the ORG and PERSON mention counts in the two contexts
-    (:func:`loglinear_interaction`), with ORG and ``contexts[1]`` the reference levels. It equals the log
-    odds ratio of PERSON vs ORG mentions, ``contexts[0]`` vs ``contexts[1]``: negative when organisations
-    are relatively more often mentioned in ``contexts[0]`` (travel), the direction the paper reports.
+    """The organisations-vs-people x travel-vs-science interaction of CommVQA §4.3, per subset (Figure 3).
+
+    The paper reports beta -2.22 (SE 0.67); negative: organisations relatively more often in ``contexts[0]``.
 
     Parameters
     ----------
     answers : pandas.DataFrame
         Human answers (``context``, ``in_benchmark``).
     mentions : list of tuple
-        :func:`entity_mentions` of the answers, aligned with ``answers``.
+        :func:`entity_mentions` of the answers.
     contexts : tuple of str, default ("travel", "science magazines")
-        The two contexts compared (a and b; b is the reference level).
+        The two contexts compared; the second is the reference level.
 
     Returns
     -------
     pandas.DataFrame
-        One row per subset: the four counts (``org_a``, ``person_a``, ``org_b``, ``person_b``),
-        ``log_odds_ratio`` (the interaction coefficient, ``log(person_a * org_b / (org_a * person_b))``),
-        its ``se``, ``z`` and ``p_wald``, ``p_fisher`` and ``status`` (NaN estimates and :data:`ZERO_CELL`
-        when a count is 0).
+        One row per subset: the four counts, ``log_odds_ratio``, ``se``, ``z``, ``p_wald``, ``p_fisher``, ``status``.
     """
     rows = []
     data = answers.assign(org=[sum(lab == "ORG" for lab, _ in m) for m in mentions],
@@ -287,25 +259,19 @@ TIME_ENTITIES = ("DATE", "TIME")
 
 
 def entity_overlap(results: pd.DataFrame, mentions: list[tuple]) -> pd.DataFrame:
-    """Share of a model's named entities that also appear in a reference answer (§5.1).
-
-    Unit: unique (question, lower-cased entity text) per model and condition; an entity is
-    "found" when its text occurs in any human answer of that question (lower-cased
-    substring). Of the entities not found: share that are numbers (CARDINAL, ORDINAL,
-    QUANTITY) and dates/times (DATE, TIME). ``mentions`` align with ``results``.
+    """Share of a model's named entities that also appear in a human answer of the question (§5.1).
 
     Parameters
     ----------
     results : pandas.DataFrame
-        Result rows (``model``, ``condition``, ``row``, ``references``), e.g. ``CommVQA.results``.
+        Result rows, e.g. ``CommVQA.results``.
     mentions : list of tuple
-        :func:`entity_mentions` of the generated answers, aligned with ``results``.
+        :func:`entity_mentions` of the generated answers.
 
     Returns
     -------
     pandas.DataFrame
-        One row per model and condition: ``unique_entities``, ``found_in_references``, ``share_found``,
-        ``not_found``, ``share_numeric_of_not_found`` and ``share_date_time_of_not_found`` (NaN when empty).
+        One row per model and condition, with the shares of numbers and dates among entities not found.
     """
     rows = []
     data = results.assign(entities=mentions)
@@ -336,41 +302,36 @@ def fig05_rates(entities: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     entities : pandas.DataFrame
-        :func:`entity_rates` (both subsets, every group).
+        :func:`entity_rates` output.
 
     Returns
     -------
     pandas.DataFrame
-        The rows of ``entities`` of the benchmark subset, every group but OTHER (with ``any entity``).
     """
     return entities[(entities["subset"] == "benchmark") & (entities["entity"] != "OTHER")]
 
 
 def fig05_groups() -> list[str]:
-    """The entity groups of CommVQA Figure 5 in plotting order: :data:`ENTITY_GROUP_ORDER` without
-    OTHER, then ``any entity``.
+    """The entity groups of CommVQA Figure 5 in plotting order.
 
     Returns
     -------
     list of str
-        Group names, as ``entity_rates`` labels them.
     """
     return [g for g in (*ENTITY_GROUP_ORDER, "any entity") if g != "OTHER"]
 
 
 def fig05_alt_text(rates: pd.DataFrame) -> str:
-    """The long description of CommVQA Figure 5 (``commvqa_fig05_entities_by_context``): the range
-    of entities per answer over contexts and where people and organisations are mentioned most.
+    """The long description of CommVQA Figure 5 (``commvqa_fig05_entities_by_context``).
 
     Parameters
     ----------
     rates : pandas.DataFrame
-        :func:`fig05_rates` (benchmark subset; needs the ``any entity``, PERSON and ORG groups).
+        :func:`fig05_rates` output.
 
     Returns
     -------
     str
-        The alt text :func:`vqalib.core.figure_files.save_figure` writes beside the figure.
     """
     top = rates[rates["entity"] == "any entity"].sort_values("per_answer")
     most = {g: rates[rates["entity"] == g].sort_values("per_answer")["context"].iloc[-1] for g in ("PERSON", "ORG")}

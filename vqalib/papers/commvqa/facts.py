@@ -1,7 +1,4 @@
-"""CommVQA's stated numbers (§3–§5, Appendix A.2) beside ours: the paper's facts
-(``data/paper/commvqa_text_facts.csv``), the numbers the release lets us compute, and
-their comparison (registry entry ``commvqa_text_facts``).
-"""
+"""CommVQA's stated numbers (§3–§5, Appendix A.2) beside ours (registry entry ``commvqa_text_facts``)."""
 
 from __future__ import annotations
 
@@ -14,8 +11,7 @@ import pandas as pd
 from vqalib.papers.commvqa.names import CONTEXTS, subsets_of
 
 def load_text_facts(directory: str | Path | None = None) -> pd.DataFrame:
-    """``data/paper/commvqa_text_facts.csv`` with ``paper`` (numeric where the printed value is a
-    number) and ``paper_decimals``, the layout :func:`vqalib.core.report.compare` expects (CommVQA §3–§5, A.2).
+    """``data/paper/commvqa_text_facts.csv`` in the layout :func:`vqalib.core.report.compare` expects (CommVQA §3–§5).
 
     Parameters
     ----------
@@ -25,8 +21,7 @@ def load_text_facts(directory: str | Path | None = None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        The CSV's columns as text, ``value`` replaced by ``paper`` (float, NaN when not a number) and
-        ``paper_decimals`` (digits after the point as printed).
+        With ``paper`` (float, NaN when not a number) and ``paper_decimals``.
     """
     from vqalib.core.report import paper_dir
 
@@ -49,22 +44,19 @@ class Fact:
 
 
 def compare_text_facts(facts: list[Fact], paper: pd.DataFrame) -> pd.DataFrame:
-    """The paper's stated numbers beside ours (§3–§5, A.2), judged as the registry entry
-    ``commvqa_text_facts`` declares: ``within_tolerance`` only for ``same`` quantities; an
-    ``analogous`` one (different method or population) is shown, not judged.
+    """The paper's stated numbers beside ours (§3–§5, A.2); only ``same`` quantities are judged.
 
     Parameters
     ----------
     facts : list of Fact
         :func:`paper_facts` output.
     paper : pandas.DataFrame
-        :func:`load_text_facts` output; only the ``fact_id`` values in ``facts`` are compared.
+        :func:`load_text_facts` output.
 
     Returns
     -------
     pandas.DataFrame
-        :func:`vqalib.core.report.compare`'s comparison (``reproduced``, ``paper``, ``diff``, ``tolerance``,
-        ``within_tolerance``, ...), one row per cell of either side.
+        :func:`vqalib.core.report.compare`'s comparison.
     """
     from vqalib.core.report import compare
 
@@ -76,32 +68,26 @@ def paper_facts(*, annotations: pd.DataFrame, answers: pd.DataFrame, hedges: pd.
                 interrogatives: pd.DataFrame, classifier: pd.DataFrame | None = None,
                 pairwise: pd.DataFrame | None = None, interaction: pd.DataFrame | None = None,
                 overlap: pd.DataFrame | None = None) -> list[Fact]:
-    """Our numbers for the paper's stated facts (``commvqa_text_facts.csv``) that the release
-    lets us compute, per subset; percentages in percent like the paper (§3–§5, A.2).
+    """Our numbers for the paper's stated facts, per subset, percentages in percent (§3–§5, A.2).
 
-    The benchmark subset is the paper's dataset (1,215 questions, 150 images), so only its
-    numbers are judged as the ``same`` quantity; the full release's are shown as analogous.
+    Only the benchmark subset is the paper's dataset, so only its numbers are ``same``; the release's are analogous.
 
     Parameters
     ----------
     annotations, answers : pandas.DataFrame
         ``CommVQA.annotations`` and ``CommVQA.answers``.
     hedges, polar, interrogatives : pandas.DataFrame
-        Frames of :func:`~vqalib.papers.commvqa.text.hedge_counts`,
-        :func:`~vqalib.papers.commvqa.text.polar_answers` and
-        :func:`~vqalib.papers.commvqa.text.interrogative_tests`.
+        :mod:`~vqalib.papers.commvqa.text` outputs.
     classifier, pairwise : pandas.DataFrame, optional
-        Context classifier accuracies (6-way; pairwise by ``context_a``, ``context_b``).
+        Context classifier accuracies (6-way; pairwise).
     interaction : pandas.DataFrame, optional
-        :func:`~vqalib.papers.commvqa.entities.org_person_interaction`: its Poisson log-linear interaction and
-        SE are the paper's quantities (CV47, CV48; a 2 x 2 log odds ratio is that model's interaction).
+        :func:`~vqalib.papers.commvqa.entities.org_person_interaction` output.
     overlap : pandas.DataFrame, optional
-        :func:`~vqalib.papers.commvqa.entities.entity_overlap`.
+        :func:`~vqalib.papers.commvqa.entities.entity_overlap` output.
 
     Returns
     -------
     list of Fact
-        One per fact and subset that the inputs given allow.
     """
     facts: list[Fact] = []
 
@@ -177,21 +163,18 @@ def paper_facts(*, annotations: pd.DataFrame, answers: pd.DataFrame, hedges: pd.
 
 
 def text_facts_view(text_facts: pd.DataFrame, *, decimals: int = 3) -> pd.DataFrame:
-    """The columns of the paper-facts comparison a reader needs (CommVQA §3–§5, A.2; registry
-    entry ``commvqa_text_facts``), rounded for display.
+    """The columns of the paper-facts comparison a reader needs, rounded (CommVQA §3–§5, A.2).
 
     Parameters
     ----------
     text_facts : pandas.DataFrame
-        :func:`compare_text_facts`.
+        :func:`compare_text_facts` output.
     decimals : int
         Decimals of the numeric columns.
 
     Returns
     -------
     pandas.DataFrame
-        ``fact_id``, ``subset``, ``description``, ``how``, ``reproduced``, ``paper``, ``diff``,
-        ``within_tolerance`` and ``relation``.
     """
     return text_facts[["fact_id", "subset", "description", "how", "reproduced", "paper", "diff", "within_tolerance",
                        "relation"]].round(decimals)

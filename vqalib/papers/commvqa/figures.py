@@ -1,10 +1,4 @@
-"""CommVQA figures (notebook 07: Figures 2-5; notebook 08: Table 1).
-
-* :func:`protocol_comparison` — Table 1 under the authors' and the corrected protocol;
-* :func:`accuracy_heatmap` — telling two contexts apart from the question (Figure 2);
-* :func:`rates_by_context` — named entities per answer by context (Figures 3 and 5);
-* :func:`description_similarity_bars` — answer-description similarity (Figure 4).
-"""
+"""CommVQA figures: Figures 2-5 (notebook 07) and Table 1 under the two protocols (notebook 08)."""
 
 from __future__ import annotations
 
@@ -19,14 +13,10 @@ from vqalib.core.plots.style import (BAR_LEGEND, SEQUENTIAL_CMAP, _bar_legend_ha
 def protocol_comparison(steps: pd.DataFrame, *, metrics: list[str], title: str) -> plt.Figure:
     """CommVQA Table 1 under the authors' and the corrected protocol, beside the paper's values.
 
-    ``steps`` has model, condition, metric, authors, corrected_all_rows, ci_low, ci_high and
-    paper. One panel per metric; one row per model and condition. The three values differ in
-    marker (square, circle, cross) as well as colour.
-
     Parameters
     ----------
     steps : pandas.DataFrame
-        One row per model, condition and metric.
+        :func:`~vqalib.papers.commvqa.table1.protocol_steps` output with ``paper``.
     metrics : list of str
         One panel per metric, in this order.
     title : str
@@ -35,7 +25,7 @@ def protocol_comparison(steps: pd.DataFrame, *, metrics: list[str], title: str) 
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
+        Not saved.
     """
     use_style()
     faces = colours(2)
@@ -63,13 +53,12 @@ def protocol_comparison(steps: pd.DataFrame, *, metrics: list[str], title: str) 
 
 
 def accuracy_heatmap(matrix: pd.DataFrame, *, title: str, label: str = "cross-validated accuracy") -> plt.Figure:
-    """Annotated heatmap of pairwise accuracies (CommVQA Figure 2); the diagonal stays empty and each
-    number is black or white, whichever contrasts more with its cell.
+    """Annotated heatmap of pairwise accuracies, diagonal empty (CommVQA Figure 2).
 
     Parameters
     ----------
     matrix : pandas.DataFrame
-        Square matrix of accuracies between 0.5 and 1 (diagonal missing).
+        Square matrix of accuracies between 0.5 and 1.
     title : str
         Axes title.
     label : str, default "cross-validated accuracy"
@@ -78,7 +67,7 @@ def accuracy_heatmap(matrix: pd.DataFrame, *, title: str, label: str = "cross-va
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
+        Not saved.
     """
     use_style()
     fig, ax = plt.subplots(figsize=(1.2 * matrix.shape[1] + 2.5, 0.8 * matrix.shape[0] + 1.5))
@@ -93,25 +82,23 @@ def accuracy_heatmap(matrix: pd.DataFrame, *, title: str, label: str = "cross-va
 
 def rates_by_context(frame: pd.DataFrame, *, value: str, group: str, title: str, xlabel: str,
                      groups: list[str] | None = None, contexts: list[str] | None = None) -> plt.Figure:
-    """Grouped horizontal bars with 95% CI error bars (``ci_low``/``ci_high``): one bar per
-    context within each group, each context with its colour and hatch (CommVQA Figures 3 and 5:
-    named entities per answer by context).
+    """Grouped horizontal bars with 95% CIs, one bar per context in each group (CommVQA Figures 3 and 5).
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        Columns ``context``, ``ci_low``, ``ci_high`` and those named by ``group`` and ``value``.
+        Columns ``context``, ``ci_low``, ``ci_high``, ``group`` and ``value``.
     value, group : str
         Column of the bar lengths, and of the groups on the vertical axis.
     title, xlabel : str
         Axes title and value-axis label.
     groups, contexts : list of str, optional
-        Order of the groups (top-down) and contexts (default: order of appearance).
+        Order of the groups and contexts (default: order of appearance).
 
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
+        Not saved.
     """
     use_style()
     groups = groups or list(dict.fromkeys(frame[group]))
@@ -136,25 +123,21 @@ def rates_by_context(frame: pd.DataFrame, *, value: str, group: str, title: str,
 
 
 def description_similarity_bars(summary: pd.DataFrame, tests: pd.DataFrame, *, title: str) -> plt.Figure:
-    """Mean answer-description cosine similarity per source and condition with 95% CIs and the
-    baseline-vs-contextual significance marks (CommVQA Figure 4).
-
-    Each condition has a colour and a hatch, and every bar is named under the axis (condition,
-    then its source below).
+    """Mean answer-description similarity per source and condition with 95% CIs and significance marks (Figure 4).
 
     Parameters
     ----------
     summary : pandas.DataFrame
-        Columns ``source``, ``condition`` (human, baseline, contextual), ``mean``, ``ci_low`` and ``ci_high``.
+        :func:`~vqalib.papers.commvqa.context.similarity_summary` output.
     tests : pandas.DataFrame
-        Columns ``source`` and ``stars``: the bracket's mark for a source with two conditions.
+        Columns ``source`` and ``stars``.
     title : str
         Axes title.
 
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
+        Not saved.
     """
     use_style()
     conditions = ["human", "baseline", "contextual"]

@@ -1,14 +1,8 @@
-"""CommVQA loader and validation (CommVQA §3; input of Table 1 and Figures 2–5).
+"""CommVQA loader and validation (CommVQA §3; input of Table 1 and Figures 2–5): tidy frames and a report of
+every quirk met; malformed files raise :class:`~vqalib.core.io.DataFormatError`.
 
-Data (:data:`vqalib.core.data_registry.REGISTRY`): ``commvqa/annotations.json`` (one row per
-question: image, context, description, question, human answers, unanswerable flag) and the released
-model answers ``commvqa/results/{model}_{baseline,contextual}_results.csv``.
-:func:`load_commvqa` returns tidy frames and a :class:`~vqalib.core.validation.ValidationReport`
-naming every quirk met; malformed files raise :class:`~vqalib.core.io.DataFormatError`.
-
-Depends on :mod:`vqalib.papers.vizwiz_lf.wordcounts`: :func:`human_answers` counts the words of an
-answer with :func:`vqalib.papers.vizwiz_lf.wordcounts.count_words` (white-space tokens), so that
-CommVQA's answer lengths (§4.3) use the same word as VizWiz-LF's Table 1.
+Uses :mod:`vqalib.papers.vizwiz_lf.wordcounts` so that CommVQA's answer lengths (§4.3) count words as
+VizWiz-LF's Table 1 does.
 """
 
 from __future__ import annotations
@@ -30,12 +24,10 @@ from vqalib.papers.vizwiz_lf.wordcounts import count_words
 
 @dataclass
 class CommVQA:
-    """The loaded release (CommVQA §3).
+    """The loaded release (CommVQA §3): ``annotations``, ``answers``, ``results`` and the validation ``report``.
 
-    ``annotations``: one row per annotation row (``question_id`` = its position in
-    annotations.json), with ``in_benchmark`` (the question appears in the result files).
-    ``answers``: one row per human answer. ``results``: one row per (model, condition,
-    result row), with ``question_id`` of the matched annotation. ``report``: every quirk met.
+    ``question_id`` is an annotation row's position in annotations.json; ``in_benchmark``: the question is in the
+    result files.
     """
 
     annotations: pd.DataFrame
@@ -49,27 +41,21 @@ ANNOTATION_FIELDS: dict[str, type] = {"image": str, "context": str, "description
 
 
 def parse_annotations(raw: object, *, file: str, report: ValidationReport) -> pd.DataFrame:
-    """Rows of the annotations frame from parsed annotations.json (CommVQA §3).
-
-    Contexts are mapped to their canonical names (an unknown one raises); rows without answers,
-    unanswerable rows with answers, fewer than 3 answers, empty answers, padded questions or
-    descriptions and repeated (image, context, question) rows are recorded in ``report`` and kept.
+    """Rows of the annotations frame from parsed annotations.json (CommVQA §3); quirks are reported, rows kept.
 
     Parameters
     ----------
     raw : object
-        The parsed JSON; must be a non-empty list of objects with the fields of :data:`ANNOTATION_FIELDS`
-        and an optional ``answers`` list of strings, else :class:`~vqalib.core.io.DataFormatError`.
+        The parsed JSON: a non-empty list of objects with the fields of :data:`ANNOTATION_FIELDS`.
     file : str
-        File name used in error messages and report entries.
+        File name for error messages and report entries.
     report : ValidationReport
         Where the quirks met are recorded (modified in place).
 
     Returns
     -------
     pandas.DataFrame
-        One row per entry: ``question_id`` (its position), ``image``, ``context``, ``description``
-        (stripped), ``question`` (as written), ``answers`` (tuple), ``n_answers`` and ``unanswerable``.
+        One row per entry, ``question_id`` its position.
     """
     if not isinstance(raw, list):
         raise DataFormatError(f"{file}: top level: the file holds {json_type(raw)}, expected an array of rows")
@@ -121,15 +107,12 @@ def parse_annotations(raw: object, *, file: str, report: ValidationReport) -> pd
 
 
 def parse_answers_cell(cell: object, *, file: str, row: int, column: str = "answers") -> tuple[str, ...]:
-    """The human answers of a result row: the cell is a Python list literal (Table 1 references).
-
-    Parsed with :func:`ast.literal_eval` (never ``eval``); anything else raises
-    :class:`DataFormatError` naming the file, the row and the column.
+    """The human answers of a result row, a Python list literal parsed with :func:`ast.literal_eval` (Table 1).
 
     Parameters
     ----------
     cell : object
-        The cell's text; a non-string, a non-list, a list with a non-string or an empty list raises.
+        The cell's text; anything but a non-empty list of strings raises.
     file : str
         File name for error messages.
     row : int
@@ -140,7 +123,6 @@ def parse_answers_cell(cell: object, *, file: str, row: int, column: str = "answ
     Returns
     -------
     tuple of str
-        The answers, in the cell's order.
     """
     where = f"{file}: row {row}, column {column!r}"
     if not isinstance(cell, str):
@@ -161,31 +143,23 @@ def parse_results(frame: pd.DataFrame, *, file: str, model: str, condition: str,
                   report: ValidationReport) -> pd.DataFrame:
     """Rows of the results frame for one released result CSV read as text (Table 1 input).
 
-    ``frame`` is the CSV read with ``dtype=str, keep_default_na=False``. ``row`` is the data
-    row's 0-based position (the file's unnamed index column). A missing generated answer
-    (empty cell) stays missing and is counted; ``pandas_na`` marks cells that pandas' default
-    parsing (the authors') reads as missing, e.g. the answer ``None``.
-
     Parameters
     ----------
     frame : pandas.DataFrame
-        The CSV as text; must have :data:`~vqalib.papers.commvqa.names.RESULT_COLUMNS`.
+        The CSV read with ``dtype=str, keep_default_na=False``.
     file : str
-        File name, stored in ``file`` and used in messages and report entries.
+        File name, stored in ``file`` and used in messages.
     model : str
-        A key of :data:`~vqalib.papers.commvqa.names.MODELS` (stored as its Table 1 name) or a new name (kept).
+        A key of :data:`~vqalib.papers.commvqa.names.MODELS` (stored as its Table 1 name) or a new name.
     condition : str
-        ``baseline`` or ``contextual`` (stored as given).
+        ``baseline`` or ``contextual``.
     report : ValidationReport
-        Where context aliases, missing or NA-like answers and differing authors' references are
-        recorded (modified in place).
+        Where quirks are recorded (modified in place).
 
     Returns
     -------
     pandas.DataFrame
-        One row per data row: ``model``, ``condition``, ``file``, ``row``, ``image`` (without ``images/``),
-        ``context``, ``question``, ``answers_raw``, ``references``, ``generated_answer``, ``pandas_na``
-        and ``description`` (None when the file has no such column).
+        One row per data row; ``pandas_na`` marks answers pandas' default parsing (the authors') reads as missing.
     """
     missing = [c for c in RESULT_COLUMNS if c not in frame.columns]
     if missing:
@@ -225,11 +199,9 @@ def parse_results(frame: pd.DataFrame, *, file: str, model: str, condition: str,
 
 
 def match_results(results: pd.DataFrame, annotations: pd.DataFrame, *, report: ValidationReport) -> pd.DataFrame:
-    """Add ``question_id`` (the annotation row a result row answers) and ``match`` (how it was found).
+    """Add ``question_id`` (the annotation row a result row answers) and ``match`` (how it was found; Table 1).
 
-    First by image, context and trimmed question text, preferring the annotation row whose
-    answers equal the result's; else by image, context and answers (the question text was
-    edited); else unmatched (``question_id`` missing, counted in the report).
+    Matched by image, context and question text, else by image, context and answers (edited question text).
 
     Parameters
     ----------
@@ -238,12 +210,11 @@ def match_results(results: pd.DataFrame, annotations: pd.DataFrame, *, report: V
     annotations : pandas.DataFrame
         Rows of :func:`parse_annotations`.
     report : ValidationReport
-        Where answers that differ and unmatched questions are recorded.
+        Where differing answers and unmatched questions are recorded.
 
     Returns
     -------
     pandas.DataFrame
-        ``results`` with ``question_id`` (nullable integer) and ``match``.
     """
     ann = annotations.assign(_q=annotations["question"].str.strip())
     by_question: dict[tuple, list[int]] = {}
@@ -296,18 +267,17 @@ def _cross_file_checks(results: pd.DataFrame, report: ValidationReport) -> None:
 
 
 def human_answers(annotations: pd.DataFrame) -> pd.DataFrame:
-    """One row per human answer with its length in words (white-space tokens) and characters (CommVQA §4.3).
+    """One row per human answer with its length in words and characters (CommVQA §4.3).
 
     Parameters
     ----------
     annotations : pandas.DataFrame
-        ``CommVQA.annotations`` (``question_id``, ``context``, ``in_benchmark``, ``answers``).
+        ``CommVQA.annotations``.
 
     Returns
     -------
     pandas.DataFrame
-        ``question_id``, ``context``, ``in_benchmark``, ``answer_index``, ``answer``, ``words``
-        (:func:`~vqalib.papers.vizwiz_lf.wordcounts.count_words`) and ``chars`` (of the stripped answer).
+        ``question_id``, ``context``, ``in_benchmark``, ``answer_index``, ``answer``, ``words`` and ``chars``.
     """
     rows = [{"question_id": r.question_id, "context": r.context, "in_benchmark": r.in_benchmark,
              "answer_index": k, "answer": a, "words": count_words(a), "chars": len(a.strip())}
@@ -318,20 +288,12 @@ def human_answers(annotations: pd.DataFrame) -> pd.DataFrame:
 
 def load_commvqa(*, data_dir: Path | None = None, annotations_path: Path | None = None,
                  result_paths: dict[tuple[str, str], Path] | None = None) -> CommVQA:
-    """Load and validate the CommVQA release (§3; Table 1, Figures 2–5 input).
-
-    Registered files are hash-checked (``data_dir`` as in :mod:`vqalib.core.data_registry`).
-    ``annotations_path`` and ``result_paths`` ({(model, condition): path}, model a key of
-    :data:`~vqalib.papers.commvqa.names.MODELS` or a new name) bypass the registry for fixtures or
-    new model answers. Files are read strictly (:func:`~vqalib.core.io.read_json`,
-    :func:`~vqalib.core.io.read_csv_text`): bytes that are not UTF-8, an empty file, a repeated
-    JSON key or CSV column, a header without rows or a wrong top-level type raise
-    :class:`DataFormatError` naming the file, the row and the field.
+    """Load and validate the CommVQA release (§3; Table 1, Figures 2–5 input); registered files are hash-checked.
 
     Parameters
     ----------
     data_dir : Path, optional
-        Folder of the verified data files (default: :func:`vqalib.core.io.default_data_dir`).
+        Folder of the verified data files.
     annotations_path : Path, optional
         An annotations.json to read instead of the registered one (not hash-checked).
     result_paths : dict, optional
@@ -340,7 +302,6 @@ def load_commvqa(*, data_dir: Path | None = None, annotations_path: Path | None 
     Returns
     -------
     CommVQA
-        ``annotations``, ``answers``, ``results`` and the validation ``report``.
     """
     report = ValidationReport()
     ann_path = Path(annotations_path) if annotations_path else verified_path("commvqa/annotations.json",
@@ -362,39 +323,35 @@ def load_commvqa(*, data_dir: Path | None = None, annotations_path: Path | None 
 
 def smoke_subset(annotations: pd.DataFrame, answers: pd.DataFrame, results: pd.DataFrame, *,
                  rows: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The first rows of each frame, for a quick smoke run of the CommVQA notebook (Table 1 and
-    §4–§5 analyses on a sample; never for the reported numbers).
+    """The first rows of each frame, for a smoke run of the CommVQA notebook (never for reported numbers).
 
     Parameters
     ----------
     annotations, answers, results : pandas.DataFrame
         :func:`load_commvqa`'s frames.
     rows : int
-        Result rows per file (``row`` below ``rows``) and annotation rows (``question_id`` below
-        ``rows``) kept; answers follow their annotation rows.
+        Result rows per file and annotation rows kept; answers follow their annotation rows.
 
     Returns
     -------
     tuple of pandas.DataFrame
-        ``(annotations, answers, results)``, each a row subset of its input.
+        ``(annotations, answers, results)``.
     """
     return (annotations[annotations["question_id"] < rows], answers[answers["question_id"] < rows],
             results[results["row"] < rows])
 
 
 def load_summary(data: CommVQA) -> str:
-    """One line on what :func:`load_commvqa` read (§3): annotation rows, those of the benchmark
-    subset, human answers and result rows per file.
+    """One line on what :func:`load_commvqa` read (CommVQA §3).
 
     Parameters
     ----------
     data : CommVQA
-        The loaded release (the whole of it, before any smoke subset).
+        The loaded release, before any smoke subset.
 
     Returns
     -------
     str
-        The sentence the notebook prints under its load cell.
     """
     return (f"{len(data.annotations)} annotation rows, {int(data.annotations['in_benchmark'].sum())} in the benchmark "
             f"subset; {len(data.answers)} human answers; result rows per file: "

@@ -1,8 +1,5 @@
-"""CommVQA names every module shares (CommVQA §3, §4, Table 1): the six contexts and their
-spellings in the release, the benchmarked models and conditions, Table 1's metrics and
-protocols, the result files' columns, and the two populations every
-analysis runs on (the benchmark subset and the full release).
-"""
+"""CommVQA names every module shares (CommVQA §3, §4, Table 1): contexts, models, conditions, metrics, protocols,
+result columns and the two populations (benchmark subset, full release)."""
 
 from __future__ import annotations
 
@@ -35,14 +32,13 @@ def result_key(model: str, condition: str) -> str:
     Parameters
     ----------
     model : str
-        A key of :data:`MODELS` (``idefics``, ``blip2``, ``llava``, ``mplug_owl``).
+        A key of :data:`MODELS`.
     condition : str
-        One of :data:`CONDITIONS` (``baseline``, ``contextual``).
+        One of :data:`CONDITIONS`.
 
     Returns
     -------
     str
-        ``commvqa/results/{model}_{condition}_results.csv``, a key of :mod:`vqalib.core.data_registry`.
     """
     return f"commvqa/results/{model}_{condition}_results.csv"
 
@@ -53,13 +49,11 @@ def canonical_context(raw: str) -> tuple[str, str]:
     Parameters
     ----------
     raw : str
-        A context as spelled in the release; compared after stripping and lower-casing.
+        A context as spelled in the release.
 
     Returns
     -------
     tuple of str
-        The name in :data:`CONTEXTS` with ``exact`` (spelled so already) or ``alias`` (another case or
-        white space, or a spelling of :data:`CONTEXT_ALIASES`); else ``raw`` unchanged with ``unknown``.
     """
     name = raw.strip().lower()
     if name in CONTEXTS:
@@ -70,17 +64,15 @@ def canonical_context(raw: str) -> tuple[str, str]:
 
 
 def subsets_of(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """The two populations every analysis is run on: the 1,215-question benchmark subset
-    (questions that appear in the result files) and the full release (CommVQA §3, §4).
+    """The two populations of every analysis: the 1,215-question benchmark subset and the full release (CommVQA §3).
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        Rows with a boolean ``in_benchmark`` column (e.g. ``CommVQA.annotations`` or ``CommVQA.answers``).
+        Rows with a boolean ``in_benchmark`` column.
 
     Returns
     -------
     list of (str, pandas.DataFrame)
-        ``[("benchmark", rows in the benchmark subset), ("release", frame)]``.
     """
     return [("benchmark", frame[frame["in_benchmark"]]), ("release", frame)]

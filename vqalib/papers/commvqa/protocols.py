@@ -1,20 +1,8 @@
-"""The two Table 1 protocols of CommVQA (§5, Table 1): how references and candidates are built,
-and what the difference between them does.
+"""The two Table 1 protocols of CommVQA (§5, Table 1), how they build references and candidates, and their effects.
 
-- ``authors``: what the authors' released script (``models/eval_metrics.py``) does: the
-  answers cell is split on commas after stripping brackets, quote characters are removed,
-  text lower-cased and stripped, a row keeps three fragments if there are exactly three and
-  otherwise the first two; a missing generated answer (as pandas' default NA parsing reads
-  the CSV) is an empty string; scores are the mean over three random 80% subsets
-  (``random.seed(i); random.sample(...)`` for i = 0, 1, 2).
-- ``corrected``: the answers cell parsed as the Python list it is (``ast.literal_eval``),
-  generated answers kept as written (only empty cells are missing, scored as empty), all
-  rows, with percentile-bootstrap 95% CIs over questions (see
-  :func:`vqalib.papers.commvqa.table1.score_protocol`).
-
-Also here: the PTB tokenization of a protocol's texts, the kinds of difference the authors'
-reference parsing makes (:func:`reference_parsing_effects`) and BLEU under variants of their
-protocol (:func:`bleu_variants`).
+``authors``: as the authors' ``models/eval_metrics.py``: answers cell split on commas, missing answers empty,
+mean over three random 80% subsets. ``corrected``: the cell parsed as the Python list it is, answers as written,
+all rows, percentile-bootstrap 95% CIs over questions.
 """
 
 from __future__ import annotations
@@ -30,20 +18,17 @@ from vqalib.papers.commvqa.names import PROTOCOLS
 def authors_references(cell: str) -> list[str]:
     """References as the authors' evaluation script builds them (Table 1, authors' protocol).
 
-    ``cell.replace(']', '').replace('[', '').split(',')``; each fragment loses ``'`` and
-    ``"``, is lower-cased and stripped; three fragments are kept if there are exactly three,
-    otherwise the first two (a fragment is a whole answer only when no answer has a comma).
-    With a single fragment their script fails; here that one fragment is returned.
+    Comma-split fragments, three kept if there are exactly three, else the first two; one fragment is returned
+    as is (their script fails on it).
 
     Parameters
     ----------
     cell : str
-        A result file's ``answers`` cell, as written (a Python list literal).
+        A result file's ``answers`` cell, as written.
 
     Returns
     -------
     list of str
-        The references, three or at most two fragments.
     """
     pieces = [p.replace("'", "").replace('"', "").lower().strip()
               for p in cell.replace("]", "").replace("[", "").split(",")]
@@ -51,15 +36,14 @@ def authors_references(cell: str) -> list[str]:
 
 
 def authors_candidate(answer: object, *, pandas_na: bool = False) -> str:
-    """A generated answer as the authors' script scores it: missing -> '', else lower-cased and stripped
-    (CommVQA Table 1, authors' protocol).
+    """A generated answer as the authors' script scores it: missing -> '', else lower-cased and stripped (Table 1).
 
     Parameters
     ----------
     answer : object
         The generated answer; None, NaN and ``pd.NA`` are missing.
     pandas_na : bool, default False
-        The answer is one pandas' default parsing reads as missing (the result rows' ``pandas_na``).
+        pandas' default parsing reads the answer as missing.
 
     Returns
     -------
@@ -73,9 +57,7 @@ def authors_candidate(answer: object, *, pandas_na: bool = False) -> str:
 def authors_subsets(n: int, *, seeds: tuple[int, ...] = (0, 1, 2), fraction: float = 0.8) -> list[list[int]]:
     """Row positions of the authors' three 80% subsets (Table 1, authors' protocol).
 
-    Their script runs ``random.seed(i); random.sample(list(zip(refs, cands, images)), int(0.8 * n))``;
-    ``random.sample`` draws positions independently of the items, so ``Random(i).sample(range(n), k)``
-    selects the same rows in the same order without touching the global generator.
+    ``Random(i).sample(range(n), k)`` selects the rows their ``random.seed(i); random.sample(...)`` does.
 
     Parameters
     ----------
@@ -84,12 +66,12 @@ def authors_subsets(n: int, *, seeds: tuple[int, ...] = (0, 1, 2), fraction: flo
     seeds : tuple of int, default (0, 1, 2)
         One subset per seed.
     fraction : float, default 0.8
-        Share of rows per subset (``int(fraction * n)`` rows).
+        Share of rows per subset.
 
     Returns
     -------
     list of list of int
-        One list of 0-based row positions per seed, in draw order.
+        0-based row positions per seed, in draw order.
     """
     k = int(fraction * n)
     return [random.Random(s).sample(range(n), k) for s in seeds]
@@ -101,15 +83,14 @@ def protocol_inputs(results: pd.DataFrame, *, protocol: str) -> pd.DataFrame:
     Parameters
     ----------
     results : pandas.DataFrame
-        ``CommVQA.results`` (or :func:`~vqalib.papers.commvqa.table1_runs.run_results`).
+        ``CommVQA.results`` or :func:`~vqalib.papers.commvqa.table1_runs.run_results`.
     protocol : str
-        ``authors`` or ``corrected``; anything else raises ``ValueError``.
+        ``authors`` or ``corrected``.
 
     Returns
     -------
     pandas.DataFrame
-        ``model``, ``condition``, ``file``, ``row``, ``question_id``, ``references`` (list of str)
-        and ``candidate`` (str), one row per result row.
+        One row per result row, with ``references`` and ``candidate``.
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
@@ -125,18 +106,17 @@ def protocol_inputs(results: pd.DataFrame, *, protocol: str) -> pd.DataFrame:
 
 
 def tokenize_inputs(inputs: pd.DataFrame) -> pd.DataFrame:
-    """PTB-tokenize every reference and candidate in one pass (pycocoevalcap, lower-cased, no punctuation;
-    CommVQA Table 1).
+    """PTB-tokenize every reference and candidate in one pass (CommVQA Table 1).
 
     Parameters
     ----------
     inputs : pandas.DataFrame
-        :func:`protocol_inputs` output (``references``, ``candidate``).
+        :func:`protocol_inputs` output.
 
     Returns
     -------
     pandas.DataFrame
-        ``inputs`` with ``ref_tokens`` (list of tokenized references) and ``cand_tokens`` (tokenized candidate).
+        ``inputs`` with ``ref_tokens`` and ``cand_tokens``.
     """
     from vqalib.core.metrics.tokenize import ptb_tokenize
 
@@ -150,20 +130,17 @@ def tokenize_inputs(inputs: pd.DataFrame) -> pd.DataFrame:
 
 
 def reference_parsing_effects(results: pd.DataFrame) -> pd.DataFrame:
-    """How the authors' comma-split references differ from the parsed lists (Table 1 protocols).
-
-    One row per kind of difference, counted over one result file's rows (the eight files
-    share the same answers), with an example.
+    """How the authors' comma-split references differ from the parsed lists, over one file's rows (Table 1).
 
     Parameters
     ----------
     results : pandas.DataFrame
-        ``CommVQA.results`` (``file``, ``references``, ``answers_raw``); the first file's rows are used.
+        ``CommVQA.results``.
 
     Returns
     -------
     pandas.DataFrame
-        ``difference``, ``rows``, ``share`` (of the file's rows) and ``example`` (at most 300 characters).
+        ``difference``, ``rows``, ``share`` and ``example``.
     """
     first = results[results["file"] == results["file"].iloc[0]]
     checks = {
@@ -194,27 +171,25 @@ def reference_parsing_effects(results: pd.DataFrame) -> pd.DataFrame:
 
 def bleu_variants(results: pd.DataFrame, *, model: str, condition: str, subset_seeds: tuple[int, ...] = (0, 1, 2),
                   fraction: float = 0.8) -> pd.DataFrame:
-    """BLEU-1 and BLEU-4 of one result file under plausible variants of the authors' protocol
-    (Table 1: to see whether any of them gives a printed cell that the protocol does not).
+    """BLEU-1 and BLEU-4 of one result file under variants of the authors' protocol (Table 1).
 
     Parameters
     ----------
     results : pandas.DataFrame
         ``CommVQA.results``.
     model : str
-        Table 1 model name (``model`` column), e.g. ``IDEFICS``.
+        Table 1 model name, e.g. ``IDEFICS``.
     condition : str
         ``baseline`` or ``contextual``.
     subset_seeds : tuple of int, default (0, 1, 2)
-        Seeds of the authors' subsets (:func:`authors_subsets`).
+        Seeds of the authors' subsets.
     fraction : float, default 0.8
         Share of rows per subset.
 
     Returns
     -------
     pandas.DataFrame
-        ``model``, ``condition``, ``variant``, ``BLEU-1`` and ``BLEU-4``, one row per variant (cached by content
-        under ``$VQALIB_CACHE_DIR/commvqa/bleu-variants``: the rows, the settings, vqalib's code, pycocoevalcap).
+        One row per variant; cached by content.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root

@@ -1,12 +1,7 @@
 """A new model's CommVQA answers scored into Table 1 under both protocols, with the paired context effect (§5).
 
-``vqalib score --dataset commvqa`` calls :func:`results_from_answers` (answers keyed by our item id: the 0-based
-row of ``annotations.json``) or :func:`results_from_authors_csv` (a result CSV in the authors' layout, as
-released), then :func:`score_commvqa`. Scoring is notebook 08's: the authors' protocol (their reference parsing,
-three 80% subsets; :func:`~vqalib.papers.commvqa.table1.score_protocol`) and the corrected one (parsed reference
-lists, all rows, bootstrap CIs), so the release's IDEFICS baseline file given back gives IDEFICS's row of
-``figures/commvqa_table01_benchmark``. With a baseline and a contextual file, the contextual - baseline difference
-is paired by question (:func:`~vqalib.papers.commvqa.table1.context_effect`).
+``vqalib score --dataset commvqa`` scores as notebook 08 does, so the release's IDEFICS baseline file given back
+gives IDEFICS's row of ``figures/commvqa_table01_benchmark``.
 """
 
 from __future__ import annotations
@@ -31,22 +26,20 @@ def results_from_answers(matched: pd.DataFrame, *, model: str, condition: str, a
     model : str
         The model's name.
     condition : {"baseline", "contextual"}
-        The prompting condition the answers were made under.
+        The prompting condition.
     annotations : pandas.DataFrame
         ``CommVQA.annotations``.
     benchmark : pandas.Series
-        The benchmark question ids (those of the released result files); others are counted and left out.
+        The benchmark question ids; others are counted and left out.
     file : str
-        The answers file's name (the rows' ``file``).
+        The answers file's name.
     released : pandas.DataFrame, optional
-        ``CommVQA.results``: each question's references are then the released result files' (as the authors
-        scored every model; the annotations' lists differ for a few questions), so the authors' protocol gives
-        a released model's answers its released row.
+        ``CommVQA.results``: references are then the released files' (as the authors scored every model).
 
     Returns
     -------
     pandas.DataFrame
-        :func:`~vqalib.papers.commvqa.table1_runs.run_results` rows; ``attrs["counts"]`` counts what was left out.
+        ``attrs["counts"]`` counts what was left out.
     """
     from vqalib.papers.commvqa.table1_runs import run_results
 
@@ -71,8 +64,7 @@ def results_from_answers(matched: pd.DataFrame, *, model: str, condition: str, a
 
 
 def results_from_authors_csv(path: str | Path, *, model: str, condition: str, data_dir: Path | None = None):
-    """A result CSV in the authors' layout (``image``, ``context``, ``question``, ``answers``, ``generated_answer``)
-    read and matched to the annotations as the release's files are (Table 1 input).
+    """A result CSV in the authors' layout, read and matched to the annotations as the release's files are (Table 1).
 
     Parameters
     ----------
@@ -88,8 +80,6 @@ def results_from_authors_csv(path: str | Path, *, model: str, condition: str, da
     Returns
     -------
     CommVQA
-        :func:`~vqalib.papers.commvqa.loading.load_commvqa` of the annotations and this one file: ``results`` and
-        the validation ``report``.
     """
     from vqalib.papers.commvqa.loading import load_commvqa
 
@@ -104,16 +94,14 @@ def score_commvqa(results: pd.DataFrame, *, n_resamples: int = 1000, seed: int =
     Parameters
     ----------
     results : pandas.DataFrame
-        Rows of one model in the authors' result layout (:func:`results_from_answers` or
-        :func:`results_from_authors_csv`), one or both conditions.
+        Rows of one model in the authors' result layout, one or both conditions.
     n_resamples, seed : int
-        Bootstrap settings of the corrected protocol (notebook 08's: 1000, 0).
+        Bootstrap settings of the corrected protocol.
 
     Returns
     -------
     dict of str to pandas.DataFrame
-        ``commvqa_table01_benchmark`` (``model``, ``condition``, ``metric``, ``protocol``, ``value``, ``ci_low``,
-        ``ci_high``, ``n_rows``) and, with both conditions, ``commvqa_table01_context_effect``.
+        ``commvqa_table01_benchmark`` and, with both conditions, ``commvqa_table01_context_effect``.
     """
     from vqalib.core.metrics.meteor import MeteorSession
     from vqalib.papers.commvqa.table1 import context_effect, score_protocol

@@ -1,11 +1,7 @@
-"""CommVQA Table 1 (§5): BLEU-1, BLEU-4, METEOR, ROUGE-L and CIDEr-D of every result file
-under the two protocols (:mod:`vqalib.papers.commvqa.protocols`), with pycocoevalcap (PTB
-tokenizer, BLEU, METEOR 1.5, ROUGE-L, CIDEr-D), the authors' 80% subsets and the
-percentile bootstrap; then the step-by-step protocol comparison and the paired context effect.
+"""CommVQA Table 1 (§5): the five metrics of every result file under the two protocols (pycocoevalcap, the
+authors' 80% subsets, percentile bootstrap), the step-by-step protocol comparison and the paired context effect.
 
-Per protocol there is one PTB tokenizer pass over every text of the result files and one
-METEOR JVM (:class:`vqalib.core.metrics.meteor.MeteorSession`) for every file, subset and resample; the
-scores are cached by content (:mod:`vqalib.papers.commvqa.table1_cache`).
+Per protocol, one PTB tokenizer pass and one METEOR JVM serve every file, subset and resample; scores are cached.
 """
 
 from __future__ import annotations
@@ -25,8 +21,7 @@ from vqalib.papers.commvqa.table1_cache import (ProtocolScores, load_protocol_sc
                                                 save_protocol_scores)
 
 def _bleu_statistics(candidates: list[str], references: list[list[str]]) -> np.ndarray:
-    """Per-question BLEU statistics from pycocoevalcap's BleuScorer: testlen, closest reflen,
-    guess[1..4], correct[1..4] (the counts its corpus BLEU sums)."""
+    """Per-question BLEU statistics from pycocoevalcap's BleuScorer (the counts its corpus BLEU sums)."""
     from pycocoevalcap.bleu.bleu_scorer import BleuScorer
 
     scorer = BleuScorer(n=4)
@@ -54,10 +49,7 @@ def _bleu_from_pooled(pooled: np.ndarray) -> np.ndarray:
 class FileStatistics:
     """Per-question statistics of one result file under one protocol, computed once (Table 1).
 
-    BLEU: pycocoevalcap's BleuScorer counts per question (corpus BLEU of any subset is the
-    library's formula on their sum); METEOR: the Java statistics per question; ROUGE-L: the
-    segment scores (the library's score is their mean); CIDEr-D depends on the document
-    frequencies of the scored set, so it is recomputed by the library for each set.
+    BLEU and METEOR keep per-question sums, ROUGE-L segment scores; CIDEr-D is recomputed per set of rows.
     """
 
     def __init__(self, refs: list[list[str]], cands: list[str], *, meteor: MeteorSession) -> None:
@@ -72,7 +64,7 @@ class FileStatistics:
         self.rouge = np.asarray(rouge, dtype=float)
 
     def cider(self, rows: list[int]) -> tuple[float, np.ndarray]:
-        """CIDEr-D of the rows, recomputed by pycocoevalcap with the document frequencies of those rows.
+        """CIDEr-D of the rows, recomputed with the document frequencies of those rows (Table 1).
 
         Parameters
         ----------
@@ -82,7 +74,7 @@ class FileStatistics:
         Returns
         -------
         tuple of (float, numpy.ndarray)
-            The corpus score and the segment scores, aligned with ``rows``.
+            The corpus score and the segment scores.
         """
         from pycocoevalcap.cider.cider import Cider
 
@@ -91,7 +83,7 @@ class FileStatistics:
         return float(score), np.asarray(segments, dtype=float)
 
     def scores(self, rows: list[int]) -> tuple[dict[str, float], dict[str, np.ndarray]]:
-        """The five Table 1 scores of the rows (in the given order) and their segment scores.
+        """The five Table 1 scores of the rows and their segment scores.
 
         Parameters
         ----------
@@ -101,8 +93,7 @@ class FileStatistics:
         Returns
         -------
         tuple of dict
-            ``{metric: score}`` for :data:`~vqalib.papers.commvqa.names.METRICS`, and
-            ``{metric: segment scores}`` for METEOR, ROUGE and CIDEr (BLEU is corpus-level only).
+            ``{metric: score}`` and ``{metric: segment scores}`` (METEOR, ROUGE, CIDEr).
         """
         bleu = _bleu_from_pooled(self.bleu_stats[rows].sum(axis=0))[0]
         meteor, meteor_seg = self.meteor.evaluate([self.meteor_text[i] for i in rows])
@@ -113,9 +104,7 @@ class FileStatistics:
 
 
 def resample_weights(n: int, *, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Bootstrap resamples of ``n`` questions as multiplicities, shape (n_resamples, n): row b
-    says how often each question is drawn in resample b, so a resample's sum of per-question
-    statistics is ``weights @ stats`` (CommVQA Table 1, corrected protocol's CIs).
+    """Bootstrap resamples of ``n`` questions as multiplicities (Table 1, corrected protocol's CIs).
 
     Parameters
     ----------
@@ -129,7 +118,7 @@ def resample_weights(n: int, *, n_resamples: int, rng: np.random.Generator) -> n
     Returns
     -------
     numpy.ndarray
-        float array of shape (n_resamples, n); each row sums to ``n``.
+        Shape (n_resamples, n); each row sums to ``n``.
     """
     idx = rng.integers(0, n, size=(n_resamples, n))
     weights = np.zeros((n_resamples, n))
@@ -140,31 +129,15 @@ def resample_weights(n: int, *, n_resamples: int, rng: np.random.Generator) -> n
 def score_protocol(results: pd.DataFrame, *, protocol: str, n_resamples: int = 1000, seed: int = 0,
                    subset_seeds: tuple[int, ...] = (0, 1, 2), fraction: float = 0.8,
                    meteor: MeteorSession | None = None, progress: bool = True) -> ProtocolScores:
-    """BLEU-1, BLEU-4, METEOR, ROUGE-L and CIDEr-D of every result file under one protocol (Table 1).
+    """The five Table 1 metrics of every result file under one protocol, with the authors' subsets (Table 1).
 
-    Both protocols also score the authors' three 80% subsets, so the effect of the reference
-    parsing alone can be seen (``subsets``). ``scores.value`` is, for ``authors``, the mean
-    over the subsets; for ``corrected``, the score on all rows with a percentile bootstrap
-    95% CI over questions (``n_resamples``, generator seeded with ``seed``; the same
-    resampled questions for every file, so contextual - baseline differences are paired):
-
-    - BLEU-1/4 (corpus-level): each resample sums the per-question n-gram counts and lengths
-      of pycocoevalcap's BleuScorer, which turns the sums into the corpus score;
-    - METEOR (corpus-level: pycocoevalcap returns the score of the pooled statistics, not
-      the mean of segment scores): each resample's summed statistics are scored by the
-      same METEOR process;
-    - ROUGE-L: the mean of segment scores, bootstrapped directly;
-    - CIDEr-D: the mean of segment scores, bootstrapped with the document frequencies fixed
-      at those of all rows (CIDEr's corpus element; recomputing them on a resample with
-      repeated questions would count a question's references more than once).
-
-    ``meteor``: an open :class:`MeteorSession` to reuse (e.g. for both protocols); by default
-    one is started for this call and stopped at its end.
+    ``corrected`` adds a percentile bootstrap CI over questions, the same resamples for every file (paired);
+    CIDEr-D's document frequencies stay those of all rows, as a resample's repeats would count references twice.
 
     Parameters
     ----------
     results : pandas.DataFrame
-        ``CommVQA.results`` (or rows of :func:`~vqalib.papers.commvqa.table1_runs.run_results`).
+        ``CommVQA.results`` or rows of :func:`~vqalib.papers.commvqa.table1_runs.run_results`.
     protocol : str
         ``authors`` or ``corrected``.
     n_resamples : int
@@ -176,15 +149,14 @@ def score_protocol(results: pd.DataFrame, *, protocol: str, n_resamples: int = 1
     fraction : float
         Share of rows in each subset.
     meteor : MeteorSession, optional
-        An open METEOR process to reuse.
+        An open METEOR process to reuse; default one for this call.
     progress : bool
         Show a progress bar per result file.
 
     Returns
     -------
     ProtocolScores
-        Scores, subset scores, per-question segment scores and bootstrap values; cached by
-        content under ``<cache>/commvqa/table1/`` and read back when the inputs and settings recur.
+        Cached by content under ``<cache>/commvqa/table1/``.
     """
     raw = protocol_inputs(results, protocol=protocol)
     key = protocol_cache_key(raw, protocol=protocol, n_resamples=n_resamples, seed=seed, subset_seeds=subset_seeds,
@@ -247,23 +219,19 @@ def score_protocol(results: pd.DataFrame, *, protocol: str, n_resamples: int = 1
 
 def protocol_steps(authors: ProtocolScores, corrected: ProtocolScores, *,
                    paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """What changes between the protocols, one step at a time (Table 1): the authors' value;
-    the same three subsets with the references parsed as lists; all rows (the corrected value).
+    """What changes between the protocols, one step at a time (Table 1).
 
     Parameters
     ----------
     authors, corrected : ProtocolScores
-        :func:`score_protocol` of the ``authors`` and the ``corrected`` protocol.
+        :func:`score_protocol` of the two protocols.
     paper : pandas.DataFrame, optional
-        The paper's Table 1 (``model``, ``condition``, ``metric``, ``paper``; e.g.
-        ``vqalib.core.report.load_paper_table("commvqa_table01_benchmark", ...)``): its ``paper`` column is added
-        (left join; NaN for cells the paper does not print).
+        The paper's Table 1; its ``paper`` column is added (left join).
 
     Returns
     -------
     pandas.DataFrame
-        One row per model, condition and metric: ``authors``, ``parsed_references_same_subsets``,
-        ``corrected_all_rows`` with its ``ci_low``/``ci_high``, the two changes (and ``paper``).
+        One row per model, condition and metric.
     """
     a = authors.scores.set_index(["model", "condition", "metric"])["value"].rename("authors")
     same_subsets = (corrected.subsets.groupby(["model", "condition", "metric"], sort=False)["value"].mean()
@@ -280,22 +248,18 @@ def protocol_steps(authors: ProtocolScores, corrected: ProtocolScores, *,
 
 
 def protocol_alt_text(steps: pd.DataFrame, compared: pd.DataFrame) -> str:
-    """The long description of the protocol figure (CommVQA Table 1, ``commvqa_table01_protocols``):
-    what the panels show, the cells where the authors' protocol misses the paper, how often and
-    where most the corrected protocol scores higher, and how often the ranking is kept.
+    """The long description of the protocol figure (CommVQA Table 1, ``commvqa_table01_protocols``).
 
     Parameters
     ----------
     steps : pandas.DataFrame
-        :func:`protocol_steps` with ``paper`` (five metrics per model and condition).
+        :func:`protocol_steps` with ``paper``.
     compared : pandas.DataFrame
-        Table 1 compared with the paper (:func:`vqalib.core.report.compare`; ``within_tolerance`` False marks a
-        cell off).
+        Table 1 compared with the paper (:func:`vqalib.core.report.compare`).
 
     Returns
     -------
     str
-        The alt text :func:`vqalib.core.figure_files.save_figure` writes beside the figure.
     """
     higher = int((steps["corrected_all_rows"] > steps["authors"]).sum())
     largest = steps.loc[(steps["corrected_all_rows"] - steps["authors"]).idxmax()]
@@ -318,9 +282,6 @@ def protocol_alt_text(steps: pd.DataFrame, compared: pd.DataFrame) -> str:
 def context_effect(corrected: ProtocolScores, *, confidence: float = 0.95) -> pd.DataFrame:
     """Contextual minus baseline per model and metric with a paired bootstrap CI (Table 1, §5 claim).
 
-    Paired: each resample draws the same questions for both conditions (rows aligned by
-    question; see the ``rows_not_aligned`` check). ``excludes_zero`` flags a CI without 0.
-
     Parameters
     ----------
     corrected : ProtocolScores
@@ -331,7 +292,7 @@ def context_effect(corrected: ProtocolScores, *, confidence: float = 0.95) -> pd
     Returns
     -------
     pandas.DataFrame
-        One row per model and metric that has both conditions' resamples.
+        One row per model and metric with both conditions' resamples.
     """
     s = corrected.scores.set_index(["model", "condition", "metric"])["value"]
     rows = []
@@ -351,7 +312,7 @@ def context_effect(corrected: ProtocolScores, *, confidence: float = 0.95) -> pd
 
 
 def table1_rows(scores: pd.DataFrame) -> pd.DataFrame:
-    """Protocol scores keyed like the paper's Table 1 (model, condition, metric, value; CommVQA §5).
+    """Protocol scores keyed like the paper's Table 1 (CommVQA §5).
 
     Parameters
     ----------
@@ -361,6 +322,6 @@ def table1_rows(scores: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        A copy of its ``model``, ``condition``, ``metric`` and ``value`` columns.
+        ``model``, ``condition``, ``metric`` and ``value``.
     """
     return scores[["model", "condition", "metric", "value"]].copy()

@@ -1,9 +1,5 @@
-"""CommVQA Table 1 scores of one protocol (:class:`ProtocolScores`) and their on-disk cache
-(§5, Table 1): a content key over every reference, candidate, setting and scorer version;
-Parquet tables and an ``.npz`` of bootstrap values (no pickle), written atomically under
-``<cache>/commvqa/table1/<key>/`` with a ``SHA256SUMS`` manifest (:mod:`vqalib.core.caches`): a folder
-whose files are missing, truncated or edited is discarded with a warning naming it and scored again.
-"""
+"""CommVQA Table 1 scores of one protocol (:class:`ProtocolScores`) and their on-disk cache (§5, Table 1): keyed
+by content, Parquet and ``.npz`` (no pickle) with a ``SHA256SUMS`` manifest; a damaged folder is scored again."""
 
 from __future__ import annotations
 
@@ -19,10 +15,7 @@ from vqalib.core.caches import discard, verify_manifest, write_manifest
 
 @dataclass
 class ProtocolScores:
-    """Scores of one protocol (Table 1): ``scores`` one row per (model, condition, metric);
-    ``subsets`` one row per authors' 80% subset; ``per_question`` segment scores on all rows
-    (METEOR, ROUGE-L, CIDEr-D; BLEU is corpus-level only);
-    ``resamples`` {(model, condition, metric): bootstrap values} for paired differences."""
+    """Scores of one protocol (Table 1): per cell, per authors' subset, per question, and bootstrap ``resamples``."""
 
     protocol: str
     scores: pd.DataFrame
@@ -35,21 +28,19 @@ PROTOCOL_CACHE_VERSION = "2"  # bump when the scoring code changes what it retur
 
 
 def protocol_cache_key(inputs: pd.DataFrame, **settings) -> str:
-    """Content key of one protocol's scoring (Table 1): every reference and candidate with its model,
-    condition, row and question id, the settings, :data:`PROTOCOL_CACHE_VERSION` and the scorer
-    versions (the pycocoevalcap version: tokenizer, METEOR jar, CIDEr-D).
+    """Content key of one protocol's scoring: inputs, settings and scorer versions (CommVQA Table 1).
 
     Parameters
     ----------
     inputs : pandas.DataFrame
-        :func:`~vqalib.papers.commvqa.protocols.protocol_inputs` output (before tokenization).
+        :func:`~vqalib.papers.commvqa.protocols.protocol_inputs` output.
     **settings
-        The scoring settings (JSON-serializable; tuples are stored as lists), e.g. ``protocol``, ``seed``.
+        The scoring settings (JSON-serializable).
 
     Returns
     -------
     str
-        The first 32 hex digits of a SHA-256 of all of them.
+        32 hex digits.
     """
     import hashlib
     import importlib.metadata
@@ -67,16 +58,14 @@ _PROTOCOL_FRAMES = ("scores", "subsets", "per_question")
 
 
 def save_protocol_scores(folder: Path, scored: ProtocolScores) -> None:
-    """Write a protocol's scores as Parquet tables and its bootstrap values as ``.npz`` (no pickle), into a
-    temporary folder renamed into place, so a reader never meets half a result (CommVQA Table 1).
+    """Write a protocol's scores atomically (a reader never meets half a result; CommVQA Table 1).
 
-    On an ``OSError`` (a full disk) the temporary folder is removed and, unless another process wrote
-    ``folder`` first, a warning names it: the caller keeps the scores it computed.
+    A failed write (full disk) warns and leaves the caller its scores.
 
     Parameters
     ----------
     folder : Path
-        The cache folder of the key (``<cache>/commvqa/table1/<key>``); its parent is created.
+        The cache folder of the key; its parent is created.
     scored : ProtocolScores
         The scores to store.
     """
@@ -109,14 +98,12 @@ def load_protocol_scores(folder: Path, *, protocol: str) -> ProtocolScores | Non
     folder : Path
         The cache folder of the key.
     protocol : str
-        Stored as the result's ``protocol`` (the folder does not record it).
+        Stored as the result's ``protocol``.
 
     Returns
     -------
     ProtocolScores or None
-        None when the folder does not exist, or when its files fail their manifest or cannot be read as
-        tables and arrays (then the folder is discarded with a warning naming it); ``resamples.npz`` is read
-        without pickle.
+        None also when the files fail their manifest (the folder is then discarded with a warning).
     """
     if not folder.exists():
         return None

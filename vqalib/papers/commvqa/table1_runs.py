@@ -1,6 +1,5 @@
-"""CommVQA Table 1 rows beyond the released answers (§5, Table 1): answers of the VLM runner
-(:mod:`vqalib.runner`) shaped like the authors' result files, and the cells we cannot compute.
-"""
+"""CommVQA Table 1 rows beyond the released answers (§5, Table 1): the VLM runner's answers shaped like the
+authors' result files, and the cells we cannot compute."""
 
 from __future__ import annotations
 
@@ -18,34 +17,23 @@ RUN_CONDITIONS = {"commvqa-baseline": "baseline", "commvqa-contextual": "context
 
 
 def run_results(records: pd.DataFrame, *, annotations: pd.DataFrame, benchmark: pd.Series) -> pd.DataFrame:
-    """Model answers of the VLM runner as rows shaped like the authors' result files (Table 1 rows
-    of any new model, or a rerun of a benchmarked one beside its released answers).
+    """The VLM runner's answers as rows shaped like the authors' result files (CommVQA Table 1).
 
-    ``records`` are final records of CommVQA runs (``vqalib.runner.handoff.load_run(..., finals_only=True)``;
-    the runner's ``question_id`` is the annotation row, as
-    :func:`~vqalib.papers.commvqa.loading.load_commvqa`'s); only
-    ``benchmark`` question ids (those of the released result files) are kept, so scores compare
-    with the paper's. References are the annotation's answers, written as the authors' files
-    write them (a Python list), so both protocols apply. The frame's ``attrs["counts"]`` counts
-    records dropped: errors (no image, model failure), questions outside the benchmark, and
-    questions whose text differs from the annotation's. No records (an empty frame, e.g.
-    ``load_run([])``): no rows.
+    Only benchmark questions are kept, so scores compare with the paper's; ``attrs["counts"]`` counts records dropped.
 
     Parameters
     ----------
     records : pandas.DataFrame
-        Runner records (``strategy``, ``kind``, ``question_id``, ``question``, ``model``, ``run_file``,
-        ``answer``); only the strategies of :data:`RUN_CONDITIONS` are used.
+        Final runner records; only the strategies of :data:`RUN_CONDITIONS` are used.
     annotations : pandas.DataFrame
-        ``CommVQA.annotations`` (``question_id``, ``image``, ``context``, ``description``, ``question``, ``answers``).
+        ``CommVQA.annotations``.
     benchmark : pandas.Series
-        The benchmark question ids (e.g. the ``question_id`` of the released result rows).
+        The benchmark question ids.
 
     Returns
     -------
     pandas.DataFrame
-        The columns of :func:`~vqalib.papers.commvqa.loading.parse_results` plus ``question_id``, ``match``
-        (``run``) and ``run_model``, sorted by model, condition and question; ``row`` counts within each.
+        :func:`~vqalib.papers.commvqa.loading.parse_results`'s columns plus ``question_id``, ``match``, ``run_model``.
     """
     columns = ["model", "condition", "file", "row", "image", "context", "question", "answers_raw", "references",
                "generated_answer", "pandas_na", "description", "question_id", "match", "run_model"]
@@ -89,7 +77,7 @@ def clipscore_cells() -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        ``model``, ``condition``, ``metric``: every model under every condition.
+        ``model``, ``condition``, ``metric``.
     """
     return pd.DataFrame([{"model": m, "condition": c, "metric": "CLIPScore"} for m in MODELS.values()
                          for c in CONDITIONS])
@@ -101,38 +89,34 @@ def benchmark_runs(runs: pd.DataFrame, *, include_test_runs: bool = False) -> pd
     Parameters
     ----------
     runs : pandas.DataFrame
-        Run files found by ``vqalib.runner.handoff.discover_runs`` (``dataset``, ``test_model``, ``path``, ...).
+        Run files found by ``vqalib.runner.handoff.discover_runs``.
     include_test_runs : bool
         Also keep runs of the runner's tiny random TEST models (tests only).
 
     Returns
     -------
     pandas.DataFrame
-        The rows of ``runs`` on CommVQA (of real models unless ``include_test_runs``).
     """
     return runs[(runs["dataset"] == "commvqa") & (include_test_runs | ~runs["test_model"])]
 
 
 def assemble_table1(scores: pd.DataFrame, *, run_scores: pd.DataFrame | None = None,
                     run_answers: pd.DataFrame | None = None) -> pd.DataFrame:
-    """CommVQA Table 1 as reproduced (§5): the released answers under the authors' protocol, the
-    cells not run (:func:`clipscore_cells`), and the rows of the VLM runner's answers where there are any.
+    """CommVQA Table 1 as reproduced (§5): released answers (authors' protocol), cells not run and the runner's rows.
 
     Parameters
     ----------
     scores : pandas.DataFrame
         ``score_protocol(results, protocol="authors").scores`` of the released result files.
     run_scores : pandas.DataFrame, optional
-        ``score_protocol(run_answers, protocol="authors").scores`` of the runner's answers.
+        The same of the runner's answers.
     run_answers : pandas.DataFrame, optional
-        :func:`run_results` of the runner's records (their count per model and condition goes
-        into the rows' ``status``).
+        :func:`run_results` of the runner's records (counted in ``status``).
 
     Returns
     -------
     pandas.DataFrame
-        ``model``, ``condition``, ``metric``, ``value`` and ``status`` per cell: a run row
-        replaces a not-run row with its keys (:func:`vqalib.core.report.fill_not_run`).
+        ``model``, ``condition``, ``metric``, ``value`` and ``status`` per cell.
     """
     from vqalib.core.report import fill_not_run, not_run_rows
 

@@ -1,8 +1,5 @@
-"""CommVQA question and answer text analyses (§3, §4.2, §4.3, Appendix A.2.2): counts per
-context, answer length, hedges, answer trigrams, polar questions and their answers, and
-interrogative words per context with Welch's t-test; each on the benchmark subset and the
-full release.
-"""
+"""CommVQA question and answer text analyses (§3, §4.2, §4.3, Appendix A.2.2): counts per context, answer length,
+hedges, trigrams, polar questions and interrogative words, on the benchmark subset and the full release."""
 
 from __future__ import annotations
 
@@ -27,8 +24,7 @@ def context_counts(annotations: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per subset and context (then ``all``): ``questions``, ``answered_questions``,
-        ``unanswerable_flagged``, ``answers``, ``images`` and ``image_context_pairs``.
+        One row per subset and context (then ``all``).
     """
     rows = []
     for subset, ann in subsets_of(annotations):
@@ -48,13 +44,12 @@ def answer_length(answers: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     answers : pandas.DataFrame
-        ``CommVQA.answers`` (``in_benchmark``, ``context``, ``words``, ``chars``).
+        ``CommVQA.answers``.
 
     Returns
     -------
     pandas.DataFrame
-        One row per subset, context (``all`` first) and unit (``words``, ``chars``): ``n_answers``,
-        ``mean``, ``sd`` and the 95% t interval ``ci_low``, ``ci_high``.
+        One row per subset, context and unit: ``n_answers``, ``mean``, ``sd``, ``ci_low``, ``ci_high``.
     """
     rows = []
     for subset, part in subsets_of(answers):
@@ -84,21 +79,19 @@ HEDGES: dict[str, str] = {
 
 
 def hedge_counts(answers: pd.DataFrame, *, hedges: dict[str, str] | None = None) -> pd.DataFrame:
-    """Occurrences of each hedge and the share of answers with at least one, per subset and context
-    (CommVQA §4.3).
+    """Occurrences of each hedge and the share of answers with one, per subset and context (CommVQA §4.3).
 
     Parameters
     ----------
     answers : pandas.DataFrame
-        ``CommVQA.answers`` (``in_benchmark``, ``context``, ``answer``).
+        ``CommVQA.answers``.
     hedges : dict of str to str, optional
-        Name -> regular expression, matched on the lower-cased answer (default :data:`HEDGES`).
+        Name -> regular expression on the lower-cased answer (default :data:`HEDGES`).
 
     Returns
     -------
     pandas.DataFrame
-        One row per subset, context (``all`` first) and hedge, plus ``any of the above``
-        (``occurrences`` NaN): ``occurrences``, ``answers_with``, ``n_answers`` and ``share_of_answers``.
+        One row per subset, context and hedge, plus ``any of the above``.
     """
     hedges = hedges or HEDGES
     rows = []
@@ -120,14 +113,12 @@ def hedge_counts(answers: pd.DataFrame, *, hedges: dict[str, str] | None = None)
 
 
 def top_trigrams(answers: pd.DataFrame, *, k: int = 10) -> pd.DataFrame:
-    """The most common word trigrams of the human answers, per subset (§4.3), with scikit-learn.
-
-    Words are lower-cased runs of letters, digits and apostrophes (``it's`` is one word).
+    """The most common word trigrams of the human answers, per subset (CommVQA §4.3).
 
     Parameters
     ----------
     answers : pandas.DataFrame
-        ``CommVQA.answers`` (``in_benchmark``, ``answer``).
+        ``CommVQA.answers``.
     k : int, default 10
         Trigrams kept per subset (ties broken alphabetically).
 
@@ -158,7 +149,7 @@ YES_NO = frozenset({"yes", "no", "yeah", "yep", "nope"})
 
 
 def is_polar(question: str) -> bool:
-    """Rule-based polar (yes/no) question detection (CommVQA Appendix A.2.2); see ``POLAR_FIRST_WORDS``.
+    """Rule-based polar (yes/no) question detection (CommVQA Appendix A.2.2).
 
     Parameters
     ----------
@@ -168,25 +159,22 @@ def is_polar(question: str) -> bool:
     Returns
     -------
     bool
-        True when its first word is in :data:`POLAR_FIRST_WORDS` and it has no " or ".
     """
     words = re.findall(r"[a-z']+", question.lower().replace("’", "'"))
     return bool(words) and words[0] in POLAR_FIRST_WORDS and " or " not in f" {question.lower()} "
 
 
 def answer_kind(answer: str) -> str:
-    """How an answer to a polar question is built (Appendix A.2.2): ``yes/no only`` (nothing but
-    yes/no and punctuation), ``yes/no + more`` (starts with yes/no), ``no yes/no``.
+    """How an answer to a polar question is built (Appendix A.2.2): ``yes/no only``, ``yes/no + more``, ``no yes/no``.
 
     Parameters
     ----------
     answer : str
-        A human answer; words are its lower-cased runs of letters and apostrophes.
+        A human answer.
 
     Returns
     -------
     str
-        One of the three kinds; "yes/no" is any word of :data:`YES_NO`.
     """
     words = re.findall(r"[a-z']+", answer.lower().replace("’", "'"))
     if not words or words[0] not in YES_NO:
@@ -197,8 +185,7 @@ def answer_kind(answer: str) -> str:
 def polar_answers(annotations: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
     """Polar questions and how their answers go beyond yes/no, per subset (Appendix A.2.2).
 
-    ``polar_questions_incl_or`` counts the rule without the " or " exclusion (a sensitivity
-    figure: "Is it red or blue?" is an alternative question, "Any trees or bushes?" is polar).
+    ``polar_questions_incl_or`` drops the " or " exclusion, a sensitivity figure ("Any trees or bushes?" is polar).
 
     Parameters
     ----------
@@ -210,8 +197,7 @@ def polar_answers(annotations: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFr
     Returns
     -------
     pandas.DataFrame
-        One row per subset: question counts, ``polar_share``, answer counts, ``mean_chars``,
-        ``mean_words``, the share of each :func:`answer_kind` (``share <kind>``) and ``yes_no_only``.
+        One row per subset.
     """
     polar_ids = set(annotations.loc[annotations["question"].map(is_polar), "question_id"])
     rows = []
@@ -236,11 +222,7 @@ INTERROGATIVES: tuple[str, ...] = ("what", "who", "where", "when", "why", "how",
 
 
 def interrogative_tests(annotations: pd.DataFrame, *, words: tuple[str, ...] = INTERROGATIVES) -> pd.DataFrame:
-    """Share of questions containing each interrogative word per context, with Welch's t-test
-    of that context against all others (§4.2: "Who" in social media, "What" in shopping).
-
-    A question "contains" a word when the word is one of its lower-cased letter runs ("what's"
-    counts as "what"); the test compares the 0/1 indicators (``scipy.stats.ttest_ind(equal_var=False)``).
+    """Share of questions with each interrogative word per context, Welch's t-test against the rest (CommVQA §4.2).
 
     Parameters
     ----------
@@ -252,8 +234,7 @@ def interrogative_tests(annotations: pd.DataFrame, *, words: tuple[str, ...] = I
     Returns
     -------
     pandas.DataFrame
-        One row per subset, word and context: ``n_context``, ``n_rest``, ``share_context``, ``share_rest``,
-        ``t``, ``df`` and ``p`` (NaN when either side has fewer than 2 questions).
+        One row per subset, word and context; ``t``, ``df``, ``p`` NaN below 2 questions a side.
     """
     rows = []
     for subset, ann in subsets_of(annotations):
@@ -275,18 +256,15 @@ def interrogative_tests(annotations: pd.DataFrame, *, words: tuple[str, ...] = I
 
 
 def paper_interrogative_cells(tests: pd.DataFrame) -> pd.DataFrame:
-    """The cells of :func:`interrogative_tests` around the paper's two tests (§4.2: "Who" in social
-    media, t(310) = 2.86; "What" in shopping, t(388) = 2.86): both words in both contexts.
+    """The :func:`interrogative_tests` cells of the paper's tests: "who", "what" in social media, shopping (§4.2).
 
     Parameters
     ----------
     tests : pandas.DataFrame
-        :func:`interrogative_tests`.
+        :func:`interrogative_tests` output.
 
     Returns
     -------
     pandas.DataFrame
-        The rows of ``tests`` for the words "who" and "what" in the contexts social media and
-        shopping (every subset), in ``tests``' order.
     """
     return tests[(tests["word"].isin(["who", "what"])) & (tests["context"].isin(["social media", "shopping"]))]
