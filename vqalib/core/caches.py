@@ -1,22 +1,6 @@
-"""Cache entries verified when read: every file a cache stores carries the SHA-256 of its content, and a
-reader serves it only when the content still matches (ARCHITECTURE.md, Conventions: "Caches verified when read").
-
-An entry is one file: a first line ``vqalib-cache 1 sha256=<64 hex digits>`` and then the payload (JSON,
-an ``.npz`` archive, ...), written with :func:`write_entry` through a temporary file and a rename. A
-folder of files written together (CommVQA Table 1's Parquet tables) carries a ``SHA256SUMS`` manifest
-instead (:func:`write_manifest`, :func:`verify_manifest`).
-
-What a reader meets, and what happens (:func:`read_entry`):
-
-- no file: a miss (None), silently;
-- a file that is not a regular file (a named pipe, a folder), lacks the seal, or whose content no
-  longer matches its seal (truncated by a crash, edited by hand, planted): discarded with a warning
-  naming the file and why, and the value computed again;
-- a cache that cannot be written (a full disk, a read-only folder): :func:`write_entry` warns naming the
-  file and returns False; the caller keeps and returns the value it computed.
-
-Nothing read from a cache is ever unpickled or run: payloads are parsed as data by their callers.
-"""
+"""Cache entries verified when read: each file starts with a ``vqalib-cache 1 sha256=...`` seal line, and an entry
+whose content no longer matches (or that is not a regular file) is discarded with a warning and computed again;
+a folder of files written together carries a ``SHA256SUMS`` manifest. Nothing read is unpickled or run."""
 
 from __future__ import annotations
 
@@ -43,32 +27,17 @@ def seal(payload: bytes) -> bytes:
     ----------
     payload : bytes
         The entry's content.
-
-    Returns
-    -------
-    bytes
-        The seal line, then ``payload``.
     """
     return SEAL_PREFIX + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
 
 
 def unseal(data: bytes) -> bytes:
-    """The payload of a sealed entry, checked against its seal.
+    """The payload of a sealed entry, checked against its seal (:class:`CorruptEntry` when missing or different).
 
     Parameters
     ----------
     data : bytes
         A whole entry as stored.
-
-    Returns
-    -------
-    bytes
-        The payload.
-
-    Raises
-    ------
-    CorruptEntry
-        When the seal line is missing or malformed, or the payload's SHA-256 differs from it.
     """
     if not data.startswith(SEAL_PREFIX) or data[_SEAL_LENGTH - 1:_SEAL_LENGTH] != b"\n":
         raise CorruptEntry("no seal line (written by another version, or not a cache entry)")
@@ -80,15 +49,14 @@ def unseal(data: bytes) -> bytes:
 
 
 def discard(path: Path, *, kind: str, why: str) -> None:
-    """Warn that cache entry ``path`` is not used, and remove it (best effort) so the next run recomputes it
-    silently.
+    """Warn that cache entry ``path`` is not used, and remove it (best effort) so the next run recomputes it.
 
     Parameters
     ----------
     path : Path
         The file (or folder) of the entry.
     kind : str
-        Which cache, for the warning ("embedding cache", "judge cache", ...).
+        Which cache, for the warning.
     why : str
         What is wrong with it.
     """
@@ -103,8 +71,7 @@ def discard(path: Path, *, kind: str, why: str) -> None:
 
 
 def read_entry(path: Path, *, kind: str, max_bytes: int | None = None, unsealed_ok: bool = False) -> bytes | None:
-    """The verified payload of the entry at ``path``, or None when there is none or it cannot be trusted
-    (discarded with a warning, see the module docstring).
+    """The verified payload of the entry at ``path``, or None when absent or untrusted (discarded with a warning).
 
     Parameters
     ----------
@@ -115,8 +82,7 @@ def read_entry(path: Path, *, kind: str, max_bytes: int | None = None, unsealed_
     max_bytes : int, optional
         The largest entry accepted (larger: discarded).
     unsealed_ok : bool, default False
-        Return an entry without a seal line as it is (a cache whose older entries predate seals and are checked
-        by their caller otherwise: the judge's paid replies); a seal that does not match is still discarded.
+        Return an entry without a seal as it is (older entries checked by their caller); a bad seal is still discarded.
 
     Returns
     -------
@@ -149,7 +115,7 @@ def write_entry(path: Path, payload: bytes, *, kind: str) -> bool:
     Returns
     -------
     bool
-        True when stored; False (after a warning naming the file and the error) when the disk refused it.
+        True when stored, False (after a warning) when the disk refused it.
     """
     try:
         write_atomic(Path(path), seal(payload))
@@ -161,8 +127,7 @@ def write_entry(path: Path, payload: bytes, *, kind: str) -> bool:
 
 
 def _frame_digest(frame) -> str:
-    """SHA-256 of a table's columns, dtypes, index and values (pandas' row hashes; a column of lists or
-    other unhashable values by the JSON of each value)."""
+    """SHA-256 of a table's columns, dtypes, index and values (unhashable values by their JSON)."""
     import json
 
     import pandas as pd
@@ -179,19 +144,16 @@ def _frame_digest(frame) -> str:
 
 
 def content_key(*, code: tuple[str, ...] = (), packages: tuple[str, ...] = (), **inputs) -> str:
-    """SHA-256 naming a computed table by everything it is computed from: the ``inputs`` (tables by their
-    content, anything else as JSON), the source files of the ``code`` modules (a change to them is a new
-    key) and the versions of pandas and the ``packages``.
+    """SHA-256 naming a computed table by its ``inputs``, the source of the ``code`` modules and package versions.
 
     Parameters
     ----------
     code : tuple of str
-        Importable modules whose source the result depends on; a package stands for every module in it
-        (``"vqalib"``: any change to the package's code is a new key).
+        Importable modules (a package: every module in it) whose source the result depends on.
     packages : tuple of str
-        Installed distributions whose version the result depends on.
+        Installed distributions whose version the result depends on (pandas always).
     **inputs
-        The inputs: tables (``pandas.DataFrame``), numeric arrays, or JSON-serializable values (tuples as lists).
+        Tables, numeric arrays, or JSON-serializable values.
 
     Returns
     -------
@@ -224,8 +186,7 @@ def content_key(*, code: tuple[str, ...] = (), packages: tuple[str, ...] = (), *
 
 
 def cached_frame(path: Path, *, kind: str, compute):
-    """The table stored at ``path`` (:func:`read_frame`), else ``compute()``, stored there (:func:`write_frame`)
-    and returned; name ``path`` by a :func:`content_key`.
+    """The table stored at ``path``, else ``compute()`` stored there and returned; name ``path`` by a :func:`content_key`.
 
     Parameters
     ----------
@@ -234,11 +195,7 @@ def cached_frame(path: Path, *, kind: str, compute):
     kind : str
         Which cache, for warnings.
     compute : callable
-        Returns the table (a pandas.DataFrame with a default index) when there is no entry.
-
-    Returns
-    -------
-    pandas.DataFrame
+        Returns the table (default index) when there is no entry.
     """
     cached = read_frame(path, kind=kind)
     if cached is not None:
@@ -249,8 +206,7 @@ def cached_frame(path: Path, *, kind: str, compute):
 
 
 def _frame_from_payload(payload: bytes):
-    """The table of a :func:`write_frame` payload: a JSON line naming its ``object`` columns and how each writes a
-    missing value (None or NaN), then Parquet."""
+    """The table of a :func:`write_frame` payload: a JSON line on its ``object`` columns' missing values, then Parquet."""
     import io
     import json
 
@@ -267,8 +223,7 @@ def _frame_from_payload(payload: bytes):
 
 
 def read_frame(path: Path, *, kind: str):
-    """The table stored by :func:`write_frame` at ``path`` (verified, read as Parquet), or None when there is
-    none or it cannot be trusted (discarded with a warning, see the module docstring).
+    """The table stored by :func:`write_frame` at ``path``, or None when absent or untrusted (discarded with a warning).
 
     Parameters
     ----------
@@ -276,10 +231,6 @@ def read_frame(path: Path, *, kind: str):
         The entry's file.
     kind : str
         Which cache, for the warning.
-
-    Returns
-    -------
-    pandas.DataFrame or None
     """
     payload = read_entry(path, kind=kind)
     if payload is None:
@@ -292,8 +243,7 @@ def read_frame(path: Path, *, kind: str):
 
 
 def write_frame(path: Path, frame, *, kind: str) -> bool:
-    """Store ``frame`` as a sealed Parquet entry at ``path`` (dtypes kept, categoricals and mixed ``object``
-    columns too; no pickle), only when it reads back equal, values and dtypes (else a warning: not cached).
+    """Store ``frame`` as a sealed Parquet entry (no pickle), only when it reads back equal in values and dtypes.
 
     Parameters
     ----------
@@ -333,8 +283,7 @@ def write_frame(path: Path, frame, *, kind: str) -> bool:
 
 
 def write_manifest(folder: Path) -> None:
-    """Write ``SHA256SUMS`` in ``folder``: the SHA-256 of every other file in it (one line each, sorted), so
-    :func:`verify_manifest` can check the folder as one entry.
+    """Write ``SHA256SUMS`` in ``folder``: the SHA-256 of every other file in it, for :func:`verify_manifest`.
 
     Parameters
     ----------
@@ -348,8 +297,7 @@ def write_manifest(folder: Path) -> None:
 
 
 def verify_manifest(folder: Path, *, names: tuple[str, ...]) -> str | None:
-    """Why the folder entry ``folder`` cannot be trusted, or None when its ``names`` are all listed in its
-    ``SHA256SUMS`` and each file still has that hash.
+    """Why the folder entry cannot be trusted, or None when each of ``names`` is listed in ``SHA256SUMS`` and matches.
 
     Parameters
     ----------
@@ -357,11 +305,6 @@ def verify_manifest(folder: Path, *, names: tuple[str, ...]) -> str | None:
         The entry's folder.
     names : tuple of str
         The files it must hold.
-
-    Returns
-    -------
-    str or None
-        The first problem found, or None.
     """
     try:
         listed = {}

@@ -1,12 +1,6 @@
-"""Statistical helpers the three papers' analyses share: the t interval of a mean, percentile bootstrap
-intervals of many means at once, grouped bootstrap intervals of multi-label F1, significance marks and the printed form
-of a p-value (:func:`p_value_text`), written once here so that every paper's analysis
-computes them the same way.
-
-Each paper prints its own marks, so the levels are a parameter: VizWiz-LF Fig. 2 and CommVQA Fig. 4 use
-``***``/``**``/``*`` at .001/.01/.05 (:data:`THREE_LEVELS`; Fig. 4 writes "n.s." otherwise), VizWiz-LF
-Table 18 ``**``/``*`` at .01/.05 (:data:`TWO_LEVELS`).
-"""
+"""Statistical helpers the papers' analyses share, so each computes them the same way: t intervals, bootstrap
+intervals of many means and of grouped multi-label F1, significance marks and printed p-values. Each paper
+prints its own marks, so the levels are a parameter (:data:`THREE_LEVELS`, :data:`TWO_LEVELS`)."""
 
 from __future__ import annotations
 
@@ -32,11 +26,6 @@ def star_mark(p: float | None, *, levels: tuple[tuple[float, str], ...] = THREE_
         (threshold, mark) pairs, smallest threshold first; ``p`` must be strictly below a threshold.
     otherwise : str, default ""
         What a p-value above every level (or missing) gets.
-
-    Returns
-    -------
-    str
-        The mark.
     """
     if p is None or not np.isfinite(p):
         return otherwise
@@ -52,10 +41,6 @@ def p_value_text(p: float | None, *, decimals: int = 4) -> str:
         The p-value.
     decimals : int, default 4
         Decimals printed.
-
-    Returns
-    -------
-    str
     """
     if p is None or not np.isfinite(p):
         return ""
@@ -64,7 +49,7 @@ def p_value_text(p: float | None, *, decimals: int = 4) -> str:
 
 
 def mean_ci(values, *, confidence: float = 0.95) -> tuple[float, float, float, float]:
-    """Mean, SD (ddof 1) and the t interval of the mean (CommVQA Figs. 3-5, answer lengths; Fig. 4).
+    """Mean, SD (ddof 1) and the t interval of the mean.
 
     Parameters
     ----------
@@ -91,13 +76,8 @@ def mean_ci(values, *, confidence: float = 0.95) -> tuple[float, float, float, f
 
 def bootstrap_mean_cis(samples: list[np.ndarray], *, n_resamples: int = 1000, confidence: float = 0.95,
                        seed: int = 0) -> np.ndarray:
-    """Percentile bootstrap intervals of the mean of many samples at once (VizWiz-LF Table 4, the scorecard's
-    paired differences): for each sample exactly what ``scipy.stats.bootstrap((sample,), np.mean,
-    method="percentile", random_state=np.random.default_rng(seed))`` returns, bit for bit.
-
-    scipy draws one index matrix ``default_rng(seed).integers(0, n, (n_resamples, n))`` per sample, so every
-    sample of the same size ``n`` gets the same matrix: here it is drawn once per size, and the intervals of
-    all samples are ``scipy.stats.quantile`` along the last axis of one (samples, resamples) array of means.
+    """Percentile bootstrap intervals of the mean of many samples at once, bit for bit what ``scipy.stats.bootstrap``
+    (``method="percentile"``, ``default_rng(seed)``) gives each: scipy's index matrix is drawn once per sample size.
 
     Parameters
     ----------
@@ -123,8 +103,7 @@ def bootstrap_mean_cis(samples: list[np.ndarray], *, n_resamples: int = 1000, co
         by_size.setdefault(len(sample), []).append(i)
     for n, members in by_size.items():
         index = np.random.default_rng(seed).integers(0, n, (n_resamples, n), dtype=np.int64)
-        # each sample's (resamples, n) draws averaged along the last axis, as scipy does: the same bits (a 3-D
-        # mean over all samples at once adds in another order)
+        # averaged per sample along the last axis, as scipy does (a 3-D mean adds in another order: other bits)
         means = np.stack([np.asarray(samples[i], dtype=float)[index].mean(axis=-1) for i in members])
         out[members] = scistats.quantile(means, interval, axis=-1)
     return out
@@ -132,12 +111,8 @@ def bootstrap_mean_cis(samples: list[np.ndarray], *, n_resamples: int = 1000, co
 
 def grouped_f1_intervals(truth: np.ndarray, predicted: np.ndarray, *, groups, labels: tuple[str, ...], n_boot: int = 1000,
                  confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """Percentile bootstrap intervals of per-label and support-weighted F1 of multi-label predictions, resampling
-    whole groups (VizWiz-LF Tables 9-10: sentences grouped by question).
-
-    A group's rows are drawn together; F1 is computed from the resampled true-positive, false-positive and
-    false-negative counts (0 where a label has none), the average weighted by support as scikit-learn's
-    ``f1_score(average="weighted")``.
+    """Percentile bootstrap intervals of per-label and support-weighted F1 of multi-label predictions, resampling whole
+    groups; F1 from the resampled counts (0 where a label has none), weighted as scikit-learn's ``average="weighted"``.
 
     Parameters
     ----------

@@ -1,25 +1,6 @@
-"""Project paths and strict, safe file input/output: the helpers every module of the package shares.
-
-Paths: :func:`project_root` (the checkout), :func:`default_data_dir` (``$VQALIB_DATA_DIR`` or
-``<project>/data/raw``), :func:`cache_root` (``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``) and
-:func:`default_mirror` (``$VQALIB_DATA_MIRROR``), all read through :mod:`vqalib.core.config`.
-
-Outside files: :func:`open_regular` and :func:`read_regular` open a file only when it is a regular file (a named
-pipe, device, socket or folder is refused at once by :class:`NotRegularFile`, never waited on), optionally up to a
-size cap.
-
-Writing: :func:`write_atomic` writes through a temporary file and a rename, so a reader, or a crash,
-never meets half a file. Hashing: :func:`sha256_of`.
-
-Reading: files are read strictly (:func:`read_json`, :func:`read_csv_text`): bytes that are not
-UTF-8, an empty file, a repeated JSON key or CSV column, a header without rows, or a
-wrong top-level type raise :class:`DataFormatError` naming the file, the record and the
-field, never a bare ``UnicodeDecodeError``, ``KeyError`` or pandas error
-(VizWiz-LF §3, CommVQA §3 inputs; :func:`require_fields` checks a JSON record's fields).
-
-This module imports only the standard library and :mod:`vqalib.core.config` (pandas for a CSV file,
-:mod:`vqalib.core.input_limits` for a JSON nesting limit, when used), so it imports without a cycle.
-"""
+"""Project paths and strict, safe file input/output shared by the whole package: reads refuse pipes and folders
+and raise :class:`DataFormatError` naming the file, record and field; writes are atomic. Imports only the
+standard library and :mod:`vqalib.core.config`, so it imports without a cycle."""
 
 from __future__ import annotations
 
@@ -66,15 +47,14 @@ def file_kind(mode: int) -> str:
 
 def open_regular(path: str | Path, *, what: str = "file", max_bytes: int | None = None):
     """Open ``path`` for binary reading only when it is a regular file of at most ``max_bytes``, else raise
-    :class:`NotRegularFile` naming it. Opened with ``O_NONBLOCK`` (a pipe without a writer would hold the reader
-    for ever) and checked with ``fstat`` on the handle, so a path swapped after a check cannot slip through.
+    :class:`NotRegularFile`. ``O_NONBLOCK`` and ``fstat`` on the handle: a writerless pipe cannot hang the reader.
 
     Parameters
     ----------
     path : str or Path
         The file (``FileNotFoundError`` when absent).
     what : str, default "file"
-        What the file is, for the error ("run file", "ratings file", ...).
+        What the file is, for the error.
     max_bytes : int, optional
         The largest size accepted.
     """
@@ -118,13 +98,7 @@ def read_regular(path: str | Path, *, what: str = "file", max_bytes: int | None 
 # --- project paths -------------------------------------------------------------------------
 
 def project_root() -> Path:
-    """The checkout this package lives in (the folder holding pyproject.toml), else the cwd.
-
-    Returns
-    -------
-    Path
-        The folder holding the ``vqalib`` package when it holds ``pyproject.toml``, else the cwd.
-    """
+    """The checkout this package lives in (the folder holding pyproject.toml), else the cwd."""
     here = Path(__file__).resolve().parent.parent.parent
     return here if (here / "pyproject.toml").exists() else Path.cwd()
 
@@ -135,13 +109,12 @@ def default_data_dir() -> Path:
 
 
 def cache_root(*parts: str) -> Path:
-    """A cache folder: ``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``, where every module caches model outputs,
-    and below it the folder ``parts`` names (the one helper for every cache's default folder).
+    """A cache folder: ``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``, and below it the folder ``parts`` names.
 
     Parameters
     ----------
     *parts : str
-        Folder names below the cache root, e.g. ``"metrics"`` or ``"commvqa", "entities"``; none for the root.
+        Folder names below the cache root; none for the root.
 
     Returns
     -------
@@ -160,17 +133,12 @@ def default_mirror() -> Path | None:
 # --- hashing and atomic writes ---------------------------------------------------------------
 
 def sha256_of(path: Path) -> str:
-    """The SHA-256 of a regular file's bytes, read in 1 MiB blocks (a pipe or folder: :class:`NotRegularFile`).
+    """The SHA-256 hex digest of a regular file's bytes, read in 1 MiB blocks.
 
     Parameters
     ----------
     path : Path
         The file.
-
-    Returns
-    -------
-    str
-        The hex digest (64 lowercase hex digits).
     """
     digest = hashlib.sha256()
     with open_regular(path, what="file to hash") as handle:
@@ -180,8 +148,7 @@ def sha256_of(path: Path) -> str:
 
 
 def write_atomic(target: Path, data: bytes) -> Path:
-    """Write ``data`` to ``target`` through a temporary file in the same folder and a rename, so
-    a reader, or a crash, never meets half a file (image downloads, judge replies, embedding caches).
+    """Write ``data`` to ``target`` through a temporary file and a rename, so a reader or a crash never meets half a file.
 
     Parameters
     ----------
@@ -221,29 +188,17 @@ def json_type(value: object) -> str:
     ----------
     value : object
         A value as ``json.loads`` returns it.
-
-    Returns
-    -------
-    str
-        Its name from :data:`JSON_TYPES`, else the Python type's name.
     """
     return JSON_TYPES.get(type(value), type(value).__name__)
 
 
 def json_where(path: tuple) -> str:
-    """Where a value sits in a parsed JSON file, in the loaders' words: ``top level``,
-    ``entry '12'`` (a key of a top-level object), ``row 3`` (an index of a top-level array),
-    then ``field 'answers'[2]`` below it.
+    """Where a value sits in a parsed JSON file: ``top level``, ``entry '12'``, ``row 3``, ``... field 'answers'[2]``.
 
     Parameters
     ----------
     path : tuple
         The keys (str) and indices (int) leading to the value from the top level.
-
-    Returns
-    -------
-    str
-        The place, e.g. ``entry '12' field 'answers'[2]``.
     """
     if not path:
         return "top level"
@@ -288,19 +243,15 @@ def _has_undecoded(text: str) -> bool:
 
 
 def read_json(path: Path, *, max_depth: int | None = None) -> object:
-    """Parse a JSON file strictly; every problem raises :class:`DataFormatError` naming the file,
-    the record and the field (VizWiz-LF §3, CommVQA §3 inputs).
-
-    A syntax error names the line, column and character offset; bytes that are not UTF-8
-    name the entry and field holding them (or the line and column); an empty file and a key
-    repeated in one object (which ``json.loads`` would let the last value win) are refused.
+    """Parse a JSON file strictly: bad syntax, non-UTF-8 bytes, an empty file or a repeated key raise
+    :class:`DataFormatError` naming the file, record and field.
 
     Parameters
     ----------
     path : Path
         The JSON file.
     max_depth : int, optional
-        Deepest nesting accepted, checked before parsing (:mod:`vqalib.core.input_limits`, imported only then).
+        Deepest nesting accepted, checked before parsing.
 
     Returns
     -------
@@ -368,12 +319,8 @@ def read_json(path: Path, *, max_depth: int | None = None) -> object:
 
 
 def read_csv_text(path: Path, *, required: tuple[str, ...] = (), sep: str = ",") -> pd.DataFrame:
-    """Read a CSV file as text (``dtype=str, keep_default_na=False``) strictly (CommVQA result files).
-
-    Raises :class:`DataFormatError` naming the file, the row (0-based data row, with its
-    line) and the column for: bytes that are not UTF-8, an empty file, a repeated column
-    name (pandas would rename it ``name.1`` and silently use the first), a missing
-    ``required`` column, a header without data rows, and rows pandas cannot tokenize.
+    """Read a CSV file strictly with every cell as a string; a bad encoding, empty file, repeated or missing column,
+    no data rows or an untokenizable row raise :class:`DataFormatError` naming the file, row and column.
 
     Parameters
     ----------
@@ -382,7 +329,7 @@ def read_csv_text(path: Path, *, required: tuple[str, ...] = (), sep: str = ",")
     required : tuple of str, default ()
         Column names the header must hold.
     sep : str, default ","
-        The field separator (``"\\t"`` for TSV files, e.g. VLMEvalKit prediction files).
+        The field separator (``"\\t"`` for TSV files).
 
     Returns
     -------
@@ -422,9 +369,7 @@ def read_csv_text(path: Path, *, required: tuple[str, ...] = (), sep: str = ",")
 
 
 def undecoded_csv_cells(data: bytes):
-    """Every CSV cell holding bytes that are not UTF-8, as (line, row, column, field, cell): ``row`` is the
-    0-based data row (None in the header), ``column`` its header name (None in the header or past it),
-    ``field`` the 1-based position. Raises ``csv.Error`` where the csv module cannot read on.
+    """Every CSV cell holding bytes that are not UTF-8; raises ``csv.Error`` where the csv module cannot read on.
 
     Parameters
     ----------
@@ -434,8 +379,7 @@ def undecoded_csv_cells(data: bytes):
     Yields
     ------
     (int, int or None, str or None, int, str)
-        ``line`` (1-based, the record's first line), ``row``, ``column``, ``field`` and the cell's text, whose
-        undecodable bytes are kept as ``surrogateescape`` characters.
+        1-based line, 0-based data row (None in the header), column name, 1-based field and the cell's text.
     """
     text = data.decode("utf-8", errors="surrogateescape").removeprefix("\ufeff")
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -454,8 +398,7 @@ def undecoded_csv_cells(data: bytes):
 
 
 def _csv_cell_with_bad_bytes(data: bytes) -> str | None:
-    """``row 3 (line 5), column 'answers'``: where the first bytes that are not UTF-8 sit in a CSV
-    file (None when the csv module cannot place them; the message then gives line and column)."""
+    """Where the first non-UTF-8 bytes sit in a CSV file (``row 3 (line 5), column 'answers'``), or None."""
     try:
         for line, row, column, field, _ in undecoded_csv_cells(data):
             if row is None:
@@ -468,15 +411,14 @@ def _csv_cell_with_bad_bytes(data: bytes) -> str | None:
 
 
 def require_fields(entry: object, fields: dict[str, type], *, file: str, where: str) -> dict:
-    """Check that a JSON record is an object with each field of the given type; errors name
-    the file, the record (``where``, e.g. "entry '12'" or "row 3") and the field.
+    """Check that a JSON record is an object with each field of the given type, else raise :class:`DataFormatError`.
 
     Parameters
     ----------
     entry : object
         The parsed record.
     fields : dict of str to type
-        Each required field and the type its value must be an instance of (extra fields are allowed).
+        Each required field and its type (extra fields are allowed).
     file : str
         The file's name, for messages.
     where : str
@@ -485,8 +427,7 @@ def require_fields(entry: object, fields: dict[str, type], *, file: str, where: 
     Returns
     -------
     dict
-        ``entry`` itself; a record that is not an object, lacks a field or has a wrong type raises
-        :class:`DataFormatError`.
+        ``entry`` itself.
     """
     if not isinstance(entry, dict):
         raise DataFormatError(f"{file}: {where} is a {type(entry).__name__}, expected an object")

@@ -1,28 +1,7 @@
-"""The table registry: one declarative entry per reproduced table or figure (ARCHITECTURE.md, "The table registry").
-
-Each :class:`Spec` says what a file in ``figures/`` is and how it is judged:
-
-- ``builder``: the ``vqalib`` function that computes it; ``notebook``: where it is made and narrated;
-- ``paper_table``, ``value``, ``keys``: its counterpart in ``data/paper/`` and how cells are matched;
-- ``relation`` of each cell to the paper: ``same`` (the same quantity), ``analogous`` (a related
-  quantity by another method or on other data), ``fitted`` (a choice was tuned towards the paper,
-  e.g. the Lex-Overlap definition), ``self-input`` (recomputed from the paper's own numbers).
-  Only ``same`` cells are judged ``within_tolerance``, so only they count as reproduced;
-- ``tolerance``: in units of the paper's last printed digit (1 unit of "0.35" is 0.01);
-- ``known``: the id of its rows in ``data/paper/known_differences.csv``;
-- ``model_derived``: the columns whose values come from a model (embeddings, classifiers, BERTScore,
-  NER) and the drift allowed across machines. The package makes these values identical on every
-  CPU and thread count it was checked on (float64 and rounding, :mod:`vqalib.core.encoders`); the
-  declared tolerance is the contract for machines it was not, and the tiered check
-  (:mod:`vqalib.core.contract`) compares every other column exactly.
-
-Notebooks compare, save and narrate through :mod:`vqalib.core.report` with a stem from here; tests iterate
-over :data:`TABLES`; the README status table is generated from it (``vqalib readme``).
-No tolerance is written anywhere else.
-
-The entries are data, one ``declarations.toml`` per paper folder read by :mod:`vqalib.core.declarations` (core
-imports no paper code); the classes are in :mod:`vqalib.core.specs`; this module joins them and looks entries up.
-"""
+"""The table registry: one declarative entry (:class:`Spec`) per reproduced table or figure, read from each paper's
+``declarations.toml``; no tolerance is written anywhere else. A cell is ``same``, ``analogous`` (other method or
+data), ``fitted`` (a choice tuned towards the paper) or ``self-input`` (recomputed from the paper's numbers);
+only ``same`` cells count as reproduced."""
 
 from __future__ import annotations
 
@@ -47,50 +26,34 @@ def _lookup(entries: dict[str, Spec], stem: str, what: str) -> Spec:
 
 
 def table(stem: str) -> Spec:
-    """The registry entry of the table saved as ``figures/<stem>.csv``.
+    """The registry entry of the table saved as ``figures/<stem>.csv`` (KeyError when none).
 
     Parameters
     ----------
     stem : str
-        The file name without suffix; an entry whose stem is a shell pattern (``*``, ``?``, ``[``) matches too.
-
-    Returns
-    -------
-    Spec
-        The entry; a stem with none is a KeyError.
+        The file name without suffix; an entry whose stem is a shell pattern matches too.
     """
     return _lookup(TABLES, stem, "table")
 
 
 def figure(stem: str) -> Spec:
-    """The registry entry of the figure saved as ``figures/<stem>.png``.
+    """The registry entry of the figure saved as ``figures/<stem>.png`` (KeyError when none).
 
     Parameters
     ----------
     stem : str
-        The file name without suffix; an entry whose stem is a shell pattern (``*``, ``?``, ``[``) matches too.
-
-    Returns
-    -------
-    Spec
-        The entry; a stem with none is a KeyError.
+        The file name without suffix; an entry whose stem is a shell pattern matches too.
     """
     return _lookup(FIGURES, stem, "figure")
 
 
 def spec_for_file(name: str) -> Spec:
-    """The entry a file of ``figures/`` belongs to (``x.csv``, ``x.md``: table; ``x.png``, ``.pdf``,
-    ``.alt.txt``: figure).
+    """The entry a file of ``figures/`` belongs to (``.csv``, ``.md``: table; ``.png``, ``.pdf``, ``.alt.txt``: figure).
 
     Parameters
     ----------
     name : str
         A file name in ``figures/`` (no folder).
-
-    Returns
-    -------
-    Spec
-        Its entry; another suffix, or a stem without an entry, is a KeyError.
     """
     for suffix, find in ((".alt.txt", figure), (".png", figure), (".pdf", figure), (".csv", table), (".md", table)):
         if name.endswith(suffix):
@@ -99,7 +62,7 @@ def spec_for_file(name: str) -> Spec:
 
 
 def tolerance_rules() -> list[dict]:
-    """Every declared rule, one row per entry (provenance, README)."""
+    """Every declared rule, one row per table entry (provenance, README)."""
     rows = []
     for spec in entries():
         if spec.kind != "table":
@@ -123,16 +86,11 @@ def absolute_tolerance(spec: Spec, row: dict, printed_decimals: int) -> tuple[fl
     Parameters
     ----------
     spec : Spec
-        The table's entry; without a ``tolerance`` the default (0 units) applies.
+        The table's entry; without a ``tolerance``, 0 units.
     row : dict
-        The cell's row, read for the tolerance's ``column`` when it has one.
+        The cell's row, read for the tolerance's ``column``.
     printed_decimals : int
-        Decimals the paper printed for this cell, used unless the tolerance fixes ``decimals``.
-
-    Returns
-    -------
-    (float, int)
-        Units times 10 to the minus decimals, and the decimals.
+        Decimals the paper printed, unless the tolerance fixes ``decimals``.
     """
     rule = spec.tolerance or Tolerance()
     key = row.get(rule.column) if rule.column else None
@@ -141,39 +99,29 @@ def absolute_tolerance(spec: Spec, row: dict, printed_decimals: int) -> tuple[fl
 
 
 def band(stem: str, *, decimals: int) -> float:
-    """The registry tolerance of ``stem`` in the units of the data, for cells printed with ``decimals``
-    (the band drawn around the diagonal of an agreement plot).
+    """The registry tolerance of ``stem`` in data units (the band drawn around an agreement plot's diagonal).
 
     Parameters
     ----------
     stem : str
+        The table's stem.
     decimals : int
         Used unless the entry's tolerance fixes its own decimals.
-
-    Returns
-    -------
-    float
     """
     rule = table(stem).tolerance or Tolerance()
     return rule.units * 10.0 ** (-rule.decimals_for(None, decimals))
 
 
 def cell_rules(spec: Spec, rows) -> list[tuple[float, int]]:
-    """(absolute tolerance, decimals compared) of each row of a paper table under ``spec``'s rule: a value with a
-    dropped trailing zero ("0.2" in a two-decimal column) is judged at the decimals of its printed column
-    (``spec.printed_column``), a row without printed decimals at 4.
+    """(absolute tolerance, decimals compared) of each row of a paper table, judged at its printed column's decimals
+    (a dropped trailing zero does not narrow it; 4 when none).
 
     Parameters
     ----------
     spec : Spec
         The table's entry.
     rows : pandas.DataFrame
-        Rows with ``paper_decimals`` and the printed-column keys (:func:`vqalib.core.report.load_paper_table`).
-
-    Returns
-    -------
-    list of (float, int)
-        One :func:`absolute_tolerance` per row, in order.
+        Rows with ``paper_decimals`` and the printed-column keys.
     """
     decimals = rows["paper_decimals"]
     if spec.printed_column:

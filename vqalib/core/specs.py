@@ -14,11 +14,8 @@ FOLLOWS = "follows"  # a flag or rounded value that may change only where a mode
 
 @dataclass(frozen=True)
 class Tolerance:
-    """How far a reproduced cell may be from the paper's: ``units`` of the paper's last printed digit
-    (per value of ``column`` when ``by`` is given). The last printed digit is the column's: a paper value
-    whose transcription dropped a trailing zero ("49.8" in a column printed to two decimals) is judged at the
-    column's decimals (:attr:`Spec.printed_column`); ``decimals`` fixes them outright. A rule wider than
-    :data:`WIDEST_UNITS` is refused unless ``why`` says why (the README status repeats it)."""
+    """How far a reproduced cell may be from the paper's: ``units`` of the column's last printed digit (per value of
+    ``column`` when ``by`` is given; ``decimals`` fixes the digit). Wider than :data:`WIDEST_UNITS` needs a ``why``."""
 
     units: float = 0.0
     column: str | None = None
@@ -40,16 +37,11 @@ class Tolerance:
         ----------
         value : object
             The row's value in ``column`` (ignored when ``column`` is None).
-
-        Returns
-        -------
-        float
-            Its units from ``by``, else ``units``.
         """
         return dict(self.by).get(value, self.units) if self.column else self.units
 
     def decimals_for(self, value: object, printed: int) -> int:
-        """The decimals a cell is compared at, for a row with ``value`` in ``column``.
+        """The decimals a cell is compared at: ``decimals_by[value]``, else ``decimals``, else ``printed``.
 
         Parameters
         ----------
@@ -57,18 +49,13 @@ class Tolerance:
             The row's value in ``column`` (ignored when ``column`` is None).
         printed : int
             The decimals of the paper's transcribed value.
-
-        Returns
-        -------
-        int
-            ``decimals_by``'s entry for ``value``, else ``decimals``, else ``printed``.
         """
         if self.column and value in dict(self.decimals_by):
             return dict(self.decimals_by)[value]
         return self.decimals if self.decimals is not None else printed
 
     def describe(self) -> str:
-        """The rule in words (README, provenance): "±2 in the paper's last printed digit (two decimals: ±0.02)"."""
+        """The rule in words: "±2 in the paper's last printed digit (two decimals: ±0.02)"."""
         def one(units: float, decimals: int | None) -> str:
             text = "equal at the paper's printed precision" if units == 0 else f"±{units:g} in the paper's last printed digit"
             if decimals is not None and units:
@@ -85,9 +72,8 @@ class Tolerance:
 
 @dataclass(frozen=True)
 class Relation:
-    """The relation of each cell to the paper: ``default``, or by the value of ``column`` (exact
-    values, or shell patterns in ``patterns``), with the reason shown for each non-``same`` kind.
-    ``from_column`` takes it from a column the builder fills (``kind: reason``)."""
+    """The relation of each cell to the paper: ``default``, by the value (or shell pattern) of ``column``, or from a
+    column the builder fills (``from_column``: ``kind: reason``); a reason is shown for each non-``same`` kind."""
 
     default: str = "same"
     column: str | None = None
@@ -101,19 +87,12 @@ class Relation:
                 raise ValueError(f"relation {kind!r} is not one of {RELATIONS}")
 
     def of(self, row: dict) -> str:
-        """The relation of one row's cells to the paper.
+        """The relation (one of :data:`RELATIONS`) of one row's cells to the paper.
 
         Parameters
         ----------
         row : dict
             The row, read for ``from_column`` or ``column``.
-
-        Returns
-        -------
-        str
-            One of :data:`RELATIONS`: the kind before ``:`` in ``from_column`` (``default`` when blank), else the
-            first exact or pattern match of the ``column`` value in ``values``, else ``default``. A
-            ``from_column`` value naming another kind is a ValueError.
         """
         if self.from_column:
             value = row.get(self.from_column)
@@ -130,58 +109,42 @@ class Relation:
         return self.default
 
     def reason(self, kind: str) -> str:
-        """Why cells of relation ``kind`` are not ``same``.
+        """Why cells of relation ``kind`` are not ``same`` ("" when none is declared).
 
         Parameters
         ----------
         kind : str
             One of :data:`RELATIONS`.
-
-        Returns
-        -------
-        str
-            Its reason from ``reasons``, or "" when none is declared.
         """
         return dict(self.reasons).get(kind, "")
 
 
 @dataclass(frozen=True)
 class ModelDerived:
-    """Columns computed from model outputs and the drift each may show across machines: an absolute
-    tolerance, or :data:`FOLLOWS` for flags and rounded values derived from them in the same row.
-    ``where`` restricts it to rows whose ``column`` value is in the list."""
+    """Columns computed from model outputs and the drift each may show across machines: an absolute tolerance, or
+    :data:`FOLLOWS`; ``where`` restricts it to rows whose ``column`` value is in the list."""
 
     columns: tuple[tuple[str, float | str], ...]
     why: str
     where: tuple[str, tuple[str, ...]] | None = None
 
     def tolerance(self, column: str) -> float | str | None:
-        """The drift allowed in ``column``.
+        """The drift allowed in ``column``: a tolerance, :data:`FOLLOWS`, or None when not model-derived.
 
         Parameters
         ----------
         column : str
             A column of the table.
-
-        Returns
-        -------
-        float, str or None
-            The absolute tolerance, :data:`FOLLOWS`, or None when the column is not model-derived.
         """
         return dict(self.columns).get(column)
 
     def applies(self, row: dict) -> bool:
-        """Whether the model-derived columns are model-derived in ``row``.
+        """Whether the model-derived columns are model-derived in ``row`` (always without ``where``).
 
         Parameters
         ----------
         row : dict
             The row, read for ``where``'s column.
-
-        Returns
-        -------
-        bool
-            True without ``where``, else whether the row's value (as a string) is in its list.
         """
         if self.where is None:
             return True
@@ -191,9 +154,8 @@ class ModelDerived:
 
 @dataclass(frozen=True)
 class Repeats:
-    """The cells a compared table shares with an earlier one, ``table`` (totals count each once): a cell whose
-    keys, after ``rename``, name a cell of ``table`` with the same printed and reproduced values. ``rename`` maps
-    the leading key values of this table's cells to the other table's (its layout names them differently)."""
+    """The cells a compared table shares with an earlier one, ``table`` (totals count each once); ``rename`` maps
+    this table's leading key values to the other table's."""
 
     table: str
     rename: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
@@ -205,10 +167,6 @@ class Repeats:
         ----------
         values : tuple of str
             The cell's key values, in the order of the entry's cell keys.
-
-        Returns
-        -------
-        tuple of str
         """
         for own, other in self.rename:
             if values[:len(own)] == own:
@@ -218,7 +176,7 @@ class Repeats:
 
 @dataclass(frozen=True)
 class Spec:
-    """One reproduced table or figure (see the module docstring)."""
+    """One reproduced table or figure: a registry entry."""
 
     stem: str
     notebook: str
@@ -251,16 +209,11 @@ class Spec:
 
 
 def is_nan(value) -> bool:
-    """Whether ``value`` is missing.
+    """Whether ``value`` is missing: None or a float NaN (not ``pd.NA`` or a float32 NaN).
 
     Parameters
     ----------
     value : object
         Any cell value.
-
-    Returns
-    -------
-    bool
-        True for None and a NaN of type float (numpy's float64 included); False otherwise (``pd.NA``, a float32 NaN).
     """
     return value is None or (isinstance(value, float) and math.isnan(value))
