@@ -1,13 +1,6 @@
-"""Every setting the package takes from the environment, in one place: the only module that reads
-``os.environ``, so every setting is declared, documented and recorded in one place (the README's table of
-settings).
-
-:data:`SETTINGS` names each variable with its default and meaning (the README's table is checked
-against it); :func:`get` reads one at call time, so a notebook's ``%env`` or a test's ``monkeypatch``
-takes effect without re-importing anything; :func:`snapshot` is the whole configuration as one
-object (provenance records). Typed readers (:func:`get_path`, :func:`get_int`) give a bad value a
-``ValueError`` naming the variable, its value and what it accepts.
-"""
+"""Every setting the package takes from the environment: the only module that reads ``os.environ``, so each is
+declared in :data:`SETTINGS` (the README's table is checked against it) and read at call time by :func:`get`;
+typed readers name the variable, its value and what it accepts in a ``ValueError``."""
 
 from __future__ import annotations
 
@@ -106,18 +99,12 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in _ALL}
 
 
 def get(name: str) -> str | None:
-    """The value of setting ``name`` (stripped), or None when unset or blank. Only declared settings can
-    be read, so :data:`SETTINGS` (and the README table checked against it) lists every one.
+    """The value of declared setting ``name`` (stripped), or None when unset or blank.
 
     Parameters
     ----------
     name : str
         A variable of :data:`SETTINGS`; another name is a KeyError.
-
-    Returns
-    -------
-    str or None
-        The value read from the environment now.
     """
     if name not in SETTINGS:
         raise KeyError(f"{name} is not a declared setting (vqalib.core.config.SETTINGS)")
@@ -126,7 +113,7 @@ def get(name: str) -> str | None:
 
 
 def get_path(name: str, default: Path) -> Path:
-    """Setting ``name`` as a path, else ``default``.
+    """Setting ``name`` as a path as written (not resolved), else ``default``.
 
     Parameters
     ----------
@@ -134,11 +121,6 @@ def get_path(name: str, default: Path) -> Path:
         A variable of :data:`SETTINGS`.
     default : Path
         What an unset or blank variable gives.
-
-    Returns
-    -------
-    Path
-        The path as written (not resolved, not checked to exist).
     """
     value = get(name)
     return Path(value) if value else default
@@ -155,11 +137,6 @@ def get_int(name: str, default: int, *, minimum: int = 1) -> int:
         What an unset or blank variable gives (not checked against ``minimum``).
     minimum : int, default 1
         The smallest value accepted.
-
-    Returns
-    -------
-    int
-        The setting's value, or ``default``.
     """
     value = get(name)
     if value is None:
@@ -182,10 +159,6 @@ def get_share(name: str, default: float) -> float:
         A variable of :data:`SETTINGS`.
     default : float
         What an unset or blank variable gives.
-
-    Returns
-    -------
-    float
     """
     value = get(name)
     if value is None:
@@ -197,8 +170,7 @@ def get_share(name: str, default: float) -> float:
 
 
 def set_default(name: str, value: str) -> None:
-    """Give setting ``name`` a value for this process and its children unless the user set one (a
-    library reads it: huggingface_hub's offline switch, a kernel's thread pools).
+    """Give setting ``name`` a value for this process and its children unless the user set one (read by a library).
 
     Parameters
     ----------
@@ -213,17 +185,12 @@ def set_default(name: str, value: str) -> None:
 
 
 def snapshot(names: tuple[str, ...] | None = None) -> dict[str, str]:
-    """The current value of every setting (or of ``names``), '' when unset: the configuration as one object.
+    """The raw value of every setting (or of ``names``), '' when unset: the configuration as one object.
 
     Parameters
     ----------
     names : tuple of str, optional
         The variables to record; default every one of :data:`SETTINGS`.
-
-    Returns
-    -------
-    dict of str to str
-        Each variable's raw value (not stripped), by name.
     """
     return {name: os.environ.get(name, "") for name in (names or tuple(SETTINGS))}
 
@@ -233,9 +200,8 @@ class ModelCallForbidden(RuntimeError):
 
 
 def model_call(what: str) -> None:
-    """Declare that a model forward pass or fit is about to run (``what`` names it). With
-    ``VQALIB_NO_MODEL_CALLS=1`` it raises :class:`ModelCallForbidden` instead: `make test-full` runs its second,
-    warm ``vqalib reproduce`` that way, so a cache that misses fails loudly instead of silently recomputing.
+    """Declare that a model forward pass or fit is about to run; with ``VQALIB_NO_MODEL_CALLS=1`` raise
+    :class:`ModelCallForbidden` instead, so a warm run whose cache misses fails loudly.
 
     Parameters
     ----------
@@ -284,13 +250,7 @@ def _problem(setting: Setting, value: str) -> str | None:
 
 
 def problems() -> list[str]:
-    """Every declared vqalib setting whose value is not allowed (:data:`KINDS`), one message each naming the
-    variable, its value and what is allowed; the ``vqalib`` command checks them when it starts.
-
-    Returns
-    -------
-    list of str
-    """
+    """Every declared vqalib setting whose value is not allowed (:data:`KINDS`), one message each."""
     out = []
     for setting in _ALL:
         value = None if setting.external else get(setting.name)
