@@ -1,8 +1,5 @@
-"""Assembling VizWiz-LF Tables 5 and 26 and the alt text of Fig. 3 (§7, A.4.4; notebook 05).
-
-The abstention metrics and baselines of :mod:`vqalib.papers.vizwiz_lf.abstention`, the release's
-vanilla rows and the model runs' strategy rows, set out in the long format of the paper's tables in
-``data/paper/``, with a "not run" row wherever a model run or a judge is missing.
+"""Assembling VizWiz-LF Tables 5 and 26 and the alt text of Fig. 3 (§7, A.4.4; notebook 05) in the paper's
+long format, with a "not run" row wherever a model run or a judge is missing.
 """
 
 from __future__ import annotations
@@ -31,19 +28,19 @@ def _cells(models, *, method: str, metrics) -> pd.DataFrame:
 
 
 def run_rows(run_metrics: pd.DataFrame, method: str, *, as_method: str) -> pd.DataFrame:
-    """Long-format rows of one strategy's model runs (Tables 5 and 26 strategy cells, VizWiz-LF §7).
+    """Long-format rows of one strategy's model runs (Tables 5 and 26 strategy cells, §7).
 
     Parameters
     ----------
     run_metrics : pandas.DataFrame
-        :func:`strategy_metrics` of the runs (``model``, ``method`` and the metric columns).
+        ``strategy_metrics`` of the runs.
     method, as_method : str
-        The runs' method (Table 26's name) and the name the rows get in the table (Table 5: "prompt").
+        The runs' method (Table 26's name) and the name the rows get (Table 5: "prompt").
 
     Returns
     -------
     pandas.DataFrame
-        :func:`long_format` rows, or an empty frame when there are no runs of ``method``.
+        Empty when there are no runs of ``method``.
     """
     part = run_metrics[run_metrics["method"] == method]
     return long_format(part, method=as_method) if not part.empty else pd.DataFrame()
@@ -51,22 +48,21 @@ def run_rows(run_metrics: pd.DataFrame, method: str, *, as_method: str) -> pd.Da
 
 def score_runs(records: pd.DataFrame | None, answers: pd.DataFrame, *,
                labeller) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Label and score VizWiz-LF model runs (input of Tables 5/26 strategy cells and Fig. 3, §7).
+    """Label and score VizWiz-LF model runs (Tables 5/26 strategy cells and Fig. 3, §7).
 
     Parameters
     ----------
     records : pandas.DataFrame or None
-        Final runner records (``vqalib.runner.handoff.load_run(..., finals_only=True)``); None: no runs.
+        Final runner records; None: no runs.
     answers : pandas.DataFrame
         The release's answers; the Expert rows give question and answerability.
     labeller : callable
-        As in :func:`label_runs` (:func:`vqalib.papers.vizwiz_lf.labelling.label_answers`).
+        As in ``label_runs``.
 
     Returns
     -------
     tuple of pandas.DataFrame
-        ``(sentences, answers, metrics)`` of :func:`label_runs` and :func:`strategy_metrics`
-        (empty, with key columns, when ``records`` is None).
+        ``(sentences, answers, metrics)``; empty with key columns when ``records`` is None.
     """
     if records is None:
         return (pd.DataFrame(columns=["model", "method", "roles"]), pd.DataFrame(columns=["model", "method", "kind"]),
@@ -82,16 +78,15 @@ def vanilla_rows(random_rows: pd.DataFrame, per_source: pd.DataFrame, unanswerab
     Parameters
     ----------
     random_rows : pandas.DataFrame
-        :func:`~vqalib.papers.vizwiz_lf.abstention.random_baseline`; its first row (the expectation) is used.
+        ``random_baseline`` output; its expectation row is used.
     per_source : pandas.DataFrame
-        :func:`~vqalib.papers.vizwiz_lf.abstention.abstention_metrics` with ``source`` renamed to ``model``.
+        ``abstention_metrics`` with ``source`` renamed to ``model``.
     unanswerable : numpy.ndarray
-        Gold answerability per question (True: unanswerable), for the Majority baseline.
+        Gold answerability per question, for the Majority baseline.
 
     Returns
     -------
     pandas.DataFrame
-        ``model`` and the :data:`METRICS` columns, one row per model.
     """
     return pd.concat([random_rows.iloc[[0]].drop(columns="variant"),
                       pd.DataFrame([{"model": "Majority", **majority_baseline(unanswerable)}]),
@@ -99,7 +94,7 @@ def vanilla_rows(random_rows: pd.DataFrame, per_source: pd.DataFrame, unanswerab
 
 
 def vanilla_ans_acc_pairs(answers: pd.DataFrame, sentences: pd.DataFrame) -> pd.DataFrame:
-    """The pairs behind Table 5's vanilla ans-acc (VizWiz-LF §7): long answer (l_c) vs crowd answer (s_r).
+    """The pairs behind Table 5's vanilla ans-acc (§7): long answer (l_c) vs crowd answer (s_r).
 
     Parameters
     ----------
@@ -109,8 +104,6 @@ def vanilla_ans_acc_pairs(answers: pd.DataFrame, sentences: pd.DataFrame) -> pd.
     Returns
     -------
     pandas.DataFrame
-        The rows of :func:`vqalib.papers.vizwiz_lf.table4.evaluation_pairs` with reference_kind "s_r" and
-        candidate_kind "l_c".
     """
     from vqalib.papers.vizwiz_lf.table4 import evaluation_pairs  # Table 4's pairing; imported late (heavy)
     pairs = evaluation_pairs(answers, sentences)
@@ -121,28 +114,23 @@ def table5(vanilla: pd.DataFrame, per_source: pd.DataFrame, run_metrics: pd.Data
            run_lave: pd.DataFrame | None = None, enable: str = "") -> pd.DataFrame:
     """Assemble VizWiz-LF Table 5 (§7) in long format, before comparison with the paper.
 
-    Vanilla rows (baselines and sources), their ans-acc (judge-scored, or "not run"), and the
-    "prompt" column: "not run" for every model but Expert unless runs of the abstention
-    instruction exist, whose metrics (and, with ``run_lave``, ans-acc) fill it.
+    The "prompt" column is "not run" except for Expert unless abstention-instruction runs fill it.
 
     Parameters
     ----------
     vanilla, per_source : pandas.DataFrame
-        :func:`vanilla_rows`; :func:`~vqalib.papers.vizwiz_lf.abstention.abstention_metrics` with ``source`` renamed
-        to ``model``.
+        :func:`vanilla_rows`; ``abstention_metrics`` with ``source`` renamed to ``model``.
     run_metrics : pandas.DataFrame
-        :func:`strategy_metrics` of the model runs (may be empty).
+        ``strategy_metrics`` of the model runs (may be empty).
     lave, run_lave : pandas.DataFrame, optional
-        Judge scores of :func:`vanilla_ans_acc_pairs` (None: ans-acc not run) and of the
-        instructed runs' :func:`~vqalib.papers.vizwiz_lf.abstention.ans_acc_pairs`.
+        Judge scores of the vanilla and of the instructed runs' ans-acc pairs (None: not run).
     enable : str
-        How to configure a judge (shown in the "not run" ans-acc cells).
+        How to configure a judge (shown in the "not run" cells).
 
     Returns
     -------
     pandas.DataFrame
-        ``model``, ``method``, ``metric``, ``value`` and ``status``; InstructBLIP named as
-        Table 5 prints it.
+        ``model``, ``method``, ``metric``, ``value`` and ``status``.
     """
     models = list(per_source["model"])
     if lave is None:
@@ -164,17 +152,14 @@ def table26(vanilla: pd.DataFrame, per_source: pd.DataFrame, run_metrics: pd.Dat
             strategies: tuple[str, ...] = TABLE26_STRATEGIES) -> pd.DataFrame:
     """Assemble VizWiz-LF Table 26 (§7, A.4.4) in long format, before comparison with the paper.
 
-    Baselines (Random, Majority, Expert as methods of model "Baseline"), each source's vanilla
-    rows, "not run" rows for every strategy, filled from model runs where they exist; the
-    vanilla rows of runs are added as "vanilla (run)" beside the release's, never replacing them.
+    Runs' vanilla rows are added as "vanilla (run)" beside the release's, never replacing them.
 
     Parameters
     ----------
     vanilla, per_source : pandas.DataFrame
-        :func:`vanilla_rows`; :func:`~vqalib.papers.vizwiz_lf.abstention.abstention_metrics` with ``source`` renamed
-        to ``model``.
+        :func:`vanilla_rows`; ``abstention_metrics`` with ``source`` renamed to ``model``.
     run_metrics : pandas.DataFrame
-        :func:`strategy_metrics` of the model runs (may be empty).
+        ``strategy_metrics`` of the model runs (may be empty).
     strategies : tuple of str
         Table 26's strategy methods.
 
@@ -201,12 +186,11 @@ def role_mix_alt_text(role_mix: pd.DataFrame) -> str:
     Parameters
     ----------
     role_mix : pandas.DataFrame
-        :func:`~vqalib.papers.vizwiz_lf.abstention.strategy_role_mix` (``source``, ``label``, ``percent``).
+        ``strategy_role_mix`` output.
 
     Returns
     -------
     str
-        A description of the stacked bars with each bar's Answer Failure share.
     """
     failure = role_mix[role_mix["label"] == ABSTAIN_ROLE].set_index("source")["percent"]
     return ("Stacked horizontal bars, two per model (vanilla, then with the abstention instruction), showing the "

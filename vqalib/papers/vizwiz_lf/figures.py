@@ -1,11 +1,5 @@
-"""VizWiz-LF figures (notebooks 02-05).
-
-* :func:`stacked_shares` — functional-role mix per source (Tables 15-16; Fig. 3, roles before and
-  after the abstention instruction, notebooks 02 and 05);
-* :func:`heatmap` — role x information source (Fig. 5, notebook 02);
-* :func:`paper_agreement` — reproduced against reported values (Tables 2-3, notebook 02);
-* :func:`reference_shift` — short vs long references (Table 4, §5, notebook 03);
-* :func:`human_eval_bars` — rankings and ratings with significance (Fig. 2, §6, notebook 04).
+"""VizWiz-LF figures (notebooks 02-05): role mixes (Tables 15-16, Fig. 3), Fig. 5's heatmap, paper agreement
+(Tables 2-3), the reference shift (Table 4, §5) and the human-evaluation bars (Fig. 2, §6).
 """
 
 from __future__ import annotations
@@ -23,17 +17,14 @@ from vqalib.core.plots.style import (BANNER_FACE, BAR_LEGEND, MARKERS, SEQUENTIA
 
 
 def stacked_shares(distribution: pd.DataFrame, *, title: str, label_order: list[str]) -> plt.Figure:
-    """Horizontal stacked bars: share of each label per source (VizWiz-LF Tables 15–16 role mix;
-    Fig. 3, roles before/after the abstention instruction).
+    """Horizontal stacked bars: share of each label per source (Tables 15-16 role mix; Fig. 3).
 
-    Each label has a colour and a hatch, both in the legend. A segment wide enough holds its
-    percentage in black or white on a patch of the segment's colour (so the hatch never runs
-    through the digits). A label missing for a source counts as 0%.
+    Each label has a colour and a hatch; a wide segment holds its percentage on a patch of its colour.
 
     Parameters
     ----------
     distribution : pandas.DataFrame
-        Columns ``source``, ``label`` and ``percent``; sources are drawn top-down in order of appearance.
+        ``source``, ``label`` and ``percent``; sources drawn top-down in order of appearance.
     title : str
         Axes title.
     label_order : list of str
@@ -42,7 +33,7 @@ def stacked_shares(distribution: pd.DataFrame, *, title: str, label_order: list[
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
+        The figure, not saved.
     """
     use_style()
     wide = distribution.pivot(index="source", columns="label", values="percent")
@@ -71,8 +62,7 @@ def stacked_shares(distribution: pd.DataFrame, *, title: str, label_order: list[
 
 
 def heatmap(matrix: pd.DataFrame, *, title: str, xlabel: str, ylabel: str, fmt: str = "d") -> plt.Figure:
-    """Annotated heatmap of a count matrix (role x information source, VizWiz-LF Fig. 5); each number
-    is black or white, whichever contrasts more with its cell.
+    """Annotated heatmap of a count matrix (role x information source, VizWiz-LF Fig. 5).
 
     Parameters
     ----------
@@ -86,7 +76,7 @@ def heatmap(matrix: pd.DataFrame, *, title: str, xlabel: str, ylabel: str, fmt: 
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
+        The figure, not saved.
     """
     use_style()
     fig, ax = plt.subplots(figsize=(1.6 * matrix.shape[1] + 3, 0.5 * matrix.shape[0] + 1.5))
@@ -102,17 +92,12 @@ def heatmap(matrix: pd.DataFrame, *, title: str, xlabel: str, ylabel: str, fmt: 
 
 def paper_agreement(comparison: pd.DataFrame, *, title: str, unit: str, tolerance: float,
                     hue: str | None = None) -> plt.Figure:
-    """Reproduced against reported values, one point per cell, with the tolerance band (VizWiz-LF
-    Tables 2–3).
-
-    Each ``hue`` level has its own colour and marker; a cell outside the tolerance is circled in
-    black and, when there are at most five, labelled with its reported and reproduced value.
+    """Reproduced against reported values, one point per cell, with the tolerance band (Tables 2-3).
 
     Parameters
     ----------
     comparison : pandas.DataFrame
-        Columns ``reproduced``, ``paper`` and ``within_tolerance`` (and ``hue``); rows missing
-        either value are left out.
+        ``reproduced``, ``paper`` and ``within_tolerance``; rows missing a value are left out.
     title : str
         Axes title.
     unit : str
@@ -125,7 +110,7 @@ def paper_agreement(comparison: pd.DataFrame, *, title: str, unit: str, toleranc
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
+        The figure, not saved.
     """
     use_style()
     data = comparison.dropna(subset=["reproduced", "paper"])
@@ -160,29 +145,23 @@ def paper_agreement(comparison: pd.DataFrame, *, title: str, unit: str, toleranc
 
 def reference_shift(summary: pd.DataFrame, *, metrics: list[str], metric_names: dict[str, str],
                     title: str) -> plt.Figure:
-    """Mean score with short (s_r) vs long (l_r) references, per source and metric (Table 4, §5).
-
-    One panel per metric; for each source a line from its s_r score to its l_r score, for
-    the whole answer (l_c, solid, filled marker) and its Answer sentences (l'_c, dashed, open
-    marker), with 95% CIs. Each source has its own colour and marker, and is nudged sideways a
-    little so that overlapping intervals stay apart.
+    """Mean score with short (s_r) vs long (l_r) references, per source and metric, with 95% CIs (Table 4, §5).
 
     Parameters
     ----------
     summary : pandas.DataFrame
-        Columns ``metric``, ``source``, ``candidate_kind`` (``l_c``/``l_c_prime``),
-        ``reference_kind`` (``s_r``/``l_r``), ``mean``, ``ci_low`` and ``ci_high``.
+        ``metric``, ``source``, ``candidate_kind``, ``reference_kind``, ``mean``, ``ci_low``, ``ci_high``.
     metrics : list of str
         One panel per metric, in this order.
     metric_names : dict of str to str
-        Panel titles by metric (default: the metric itself).
+        Panel titles by metric.
     title : str
         Figure title.
 
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
+        The figure, not saved.
     """
     use_style()
     data = summary[summary["metric"].isin(metrics) & summary["reference_kind"].isin(["s_r", "l_r"])]
@@ -211,22 +190,16 @@ def reference_shift(summary: pd.DataFrame, *, metrics: list[str], metric_names: 
 
 
 def human_eval_bars(means: pd.DataFrame, marks: pd.DataFrame, *, title: str, watermark: str | None = None) -> plt.Figure:
-    """Normalised rankings and ratings per answer source, groups x criteria, with 95% CIs and
-    Bonferroni-corrected significance stars (VizWiz-LF Fig. 2, §6).
+    """Normalised rankings and ratings per source, groups x criteria, with 95% CIs and stars (VizWiz-LF Fig. 2, §6).
 
-    ``means`` comes from ``stats.source_means`` (one bar per row), ``marks`` from
-    ``stats.significance_marks`` (a bracket with stars for each row whose ``shown`` is
-    true). Rows of panels are groups, columns criteria; each source has a colour and a hatch.
-    ``watermark`` (e.g. ``SIMULATED``) is written in a solid banner across the top of the figure
-    and in a label inside every panel, so that no crop of the figure loses it.
+    ``watermark`` goes in a banner and inside every panel, so no crop of the figure loses it.
 
     Parameters
     ----------
     means : pandas.DataFrame
-        Columns ``group``, ``group_name``, ``criterion``, ``criterion_label``, ``source``, ``mean``,
-        ``ci_low`` and ``ci_high``.
+        ``source_means`` output (one bar per row).
     marks : pandas.DataFrame
-        Columns ``group``, ``criterion``, ``source_a``, ``source_b``, ``stars`` and ``shown``.
+        ``significance_marks`` output (a bracket for each ``shown`` row).
     title : str
         Figure title.
     watermark : str, optional
@@ -235,7 +208,7 @@ def human_eval_bars(means: pd.DataFrame, marks: pd.DataFrame, *, title: str, wat
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
+        The figure, not saved.
     """
     use_style()
     groups = list(dict.fromkeys(means["group"]))

@@ -1,8 +1,5 @@
-"""How noisy the released VizWiz-LF sentence labels are (VizWiz-LF §4, A.2.2; §7 abstention labels).
-
-Identical sentences with different labels, answers whose label lists fit their sentences better in
-another order, and abstention labels on answers with no failure wording: the checks behind leaving
-GPT-4V's sentence labels out of training (:data:`~vqalib.papers.vizwiz_lf.classifier.UNTRUSTED_SOURCES`).
+"""How noisy the released VizWiz-LF sentence labels are (§4, A.2.2; §7 abstention labels): the checks behind
+leaving GPT-4V's sentence labels out of training (:data:`~vqalib.papers.vizwiz_lf.classifier.UNTRUSTED_SOURCES`).
 """
 
 from __future__ import annotations
@@ -29,7 +26,7 @@ FAILURE_WORDING = re.compile(  # label_noise(): wording that can express an answ
 
 
 def normalise_text(text: str | None) -> str:
-    """Lower case, letters and digits only, single spaces (duplicate-sentence matching, VizWiz-LF A.2.2).
+    """Lower case, letters and digits only, single spaces (duplicate-sentence matching, A.2.2).
 
     Parameters
     ----------
@@ -39,7 +36,6 @@ def normalise_text(text: str | None) -> str:
     Returns
     -------
     str
-        The normalised text (``""`` when nothing is left).
     """
     return " ".join(re.sub(r"[^a-z0-9]+", " ", (text or "").lower()).split())
 
@@ -59,20 +55,17 @@ def _duplicate_pairs(sentences: pd.DataFrame, *, kind: str) -> tuple[np.ndarray,
 
 def misaligned_answers(units: pd.DataFrame, probabilities: np.ndarray, truth: np.ndarray, *,
                        margin: float = 2.0) -> pd.DataFrame:
-    """Answers whose label lists fit their sentences better in another order (label-noise check).
+    """Answers whose label lists fit their sentences better in another order (§4, A.2.2).
 
-    For each answer with two or more sentences, the label lists are re-assigned to its
-    sentences by maximum likelihood under held-out probabilities (Hungarian algorithm). The
-    answer counts as misaligned when the best order beats the released one by more than
-    ``margin`` nats of log-likelihood; ``rotated`` marks a best order that is a cyclic shift.
-    (VizWiz-LF §4, A.2.2.)
+    Label lists are re-assigned by maximum held-out likelihood (Hungarian algorithm); misaligned when the gain
+    exceeds ``margin`` nats, ``rotated`` when the best order is a cyclic shift.
 
     Parameters
     ----------
     units : pandas.DataFrame
         One row per sentence with ``source``, ``question_id`` and ``sentence_index``.
     probabilities : numpy.ndarray of shape (len(units), n_labels)
-        Held-out label probabilities (clipped to [1e-4, 1 - 1e-4]).
+        Held-out label probabilities.
     truth : numpy.ndarray of shape (len(units), n_labels)
         0/1 released labels.
     margin : float, default 2.0
@@ -81,8 +74,7 @@ def misaligned_answers(units: pd.DataFrame, probabilities: np.ndarray, truth: np
     Returns
     -------
     pandas.DataFrame
-        One row per answer with two or more sentences: ``source``, ``question_id``, ``n_sentences``,
-        ``gain``, ``misaligned``, ``rotated``.
+        One row per answer with two or more sentences.
     """
     p = np.clip(probabilities, 1e-4, 1 - 1e-4)
     log_p, log_q = np.log(p), np.log(1 - p)
@@ -105,31 +97,20 @@ def misaligned_answers(units: pd.DataFrame, probabilities: np.ndarray, truth: np
 
 def label_noise(sentences: pd.DataFrame, *, answers: pd.DataFrame | None = None,
                 predictions: pd.DataFrame | None = None, margin: float = 2.0) -> pd.DataFrame:
-    """How noisy the released sentence labels are, and what that bounds (VizWiz-LF §4, A.2.2).
+    """How noisy the released sentence labels are, and what that bounds (§4, A.2.2).
 
-    Long format: ``measure``, ``kind``, ``source`` (``"all"`` or a source), ``value``, ``n``.
-
-    - ``duplicate_consistency_f1``: the same normalised sentence occurs more than once in
-      the release; weighted F1 of one copy's labels against another's, over all ordered
-      pairs of copies. A classifier that sees only the sentence text cannot beat this on
-      those sentences (context may legitimately change a label, so it is a rough ceiling);
-      ``duplicate_exact_agreement``: share of pairs with identical label sets.
-    - with ``predictions`` (the out-of-fold predictions of a :class:`CVResult`, which carry
-      ``p_<label>``): ``misaligned_answers`` / ``rotated_answers``, the share of answers
-      with two or more sentences whose label lists fit better in another order
-      (:func:`misaligned_answers`).
-    - with ``answers``: ``abstain_label_without_failure_wording``, the share of answers with
-      no failure wording (:data:`FAILURE_WORDING`) that still carry Answer Failure, a check
-      of answer-level abstention labels (§7).
+    Measures: F1 and exact agreement between copies of the same sentence (a rough ceiling for a text-only
+    classifier); with ``predictions``, misaligned/rotated answers; with ``answers``, Answer Failure labels on
+    answers without failure wording (§7).
 
     Parameters
     ----------
     sentences : pandas.DataFrame
-        The release's sentences (``source``, ``sentence``, ``roles``, ``info_sources``).
+        The release's sentences.
     answers : pandas.DataFrame, optional
-        The release's answers (``source``, ``answer``, ``roles``); None: no wording check.
+        The release's answers; None: no wording check.
     predictions : pandas.DataFrame, optional
-        Out-of-fold predictions (``labels``, ``p_<label>``, ids); None: no misalignment check.
+        Out-of-fold predictions with ``p_<label>``; None: no misalignment check.
     margin : float, default 2.0
         As in :func:`misaligned_answers`.
 

@@ -1,7 +1,5 @@
-"""Labelling new long-form answers offline (VizWiz-LF §4 sentences and roles, §7 abstention, without GPT-4).
-
-Sentence splitting as in the release, the committed classifiers (``data/models/``), and
-:func:`label_answers`: roles, information sources and abstention per answer.
+"""Labelling new long-form answers offline (VizWiz-LF §4 sentences and roles, §7 abstention, without GPT-4):
+sentence splitting as in the release and the committed classifiers (``data/models/``).
 """
 
 from __future__ import annotations
@@ -26,25 +24,18 @@ _SPLIT = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+")  # white space afte
 def split_sentences(text: str, *, splitter: str = "auto") -> list[str]:
     """Split a long-form answer into sentences the way the release does (VizWiz-LF §4).
 
-    ``"spacy"``: spaCy's rule-based sentencizer (``spacy.blank("en")`` + ``sentencizer``);
-    ``"regex"``: a break after ``.``, ``!`` or ``?`` (and closing quotes/brackets) followed
-    by white space, except after a single letter, an initialism ("U.S.") or a common
-    abbreviation (Mr, Dr, e.g., Inc, Co, No, ...), so "3.5 mm" and "U.S. army" stay whole
-    (a sentence that really ends in one of these is joined to the next); ``"auto"``: spaCy
-    when it is installed, else the regex. Like the release's sentences, each loses a final
-    period.
+    The regex keeps "3.5 mm", "U.S. army" and common abbreviations whole; like the release, a final period is dropped.
 
     Parameters
     ----------
     text : str
         The answer; None or empty gives no sentence.
     splitter : {"auto", "spacy", "regex"}, default "auto"
-        The splitting method; ``"spacy"`` without spaCy installed raises ImportError.
+        spaCy's sentencizer, the regex, or spaCy when installed.
 
     Returns
     -------
     list of str
-        The non-empty sentences, stripped, without final periods.
     """
     if splitter not in ("auto", "spacy", "regex"):
         raise ValueError(f"splitter must be 'auto', 'spacy' or 'regex', not {splitter!r}")
@@ -94,18 +85,16 @@ def default_models() -> tuple[SentenceClassifier, SentenceClassifier]:
 def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None = None,
                   info_model: SentenceClassifier | None = None, classifier: str | None = None, splitter: str = "auto",
                   cache_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Label new long-form answers offline: sentences, roles, information sources, abstention
-    (VizWiz-LF §4 roles and §7 abstention, without GPT-4).
+    """Label new long-form answers offline: sentences, roles, information sources, abstention (§4, §7).
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        ``question`` and ``answer`` and any id columns (every other column is carried as an id).
+        ``question`` and ``answer``; every other column is carried as an id.
     role_model, info_model : SentenceClassifier, optional
-        Frozen-feature classifiers to use; default the committed ones (:func:`default_models`).
+        Frozen-feature classifiers; default the committed ones.
     classifier : {"frozen", "finetuned"}, optional
-        Which committed classifier labels when no model is given; default the selected one
-        (:func:`vqalib.papers.vizwiz_lf.classifier_choice.selected`).
+        Which committed classifier labels when no model is given; default the selected one.
     splitter : {"auto", "spacy", "regex"}, default "auto"
         As in :func:`split_sentences`.
     cache_dir : Path, optional
@@ -114,9 +103,7 @@ def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None 
     Returns
     -------
     tuple of pandas.DataFrame
-        ``(sentences, answers)``: one row per sentence (the id columns, ``answer_index``,
-        ``sentence_index``, ``sentence``, ``roles``, ``info_sources``) and ``frame`` with ``n_sentences``,
-        ``roles`` and ``info_sources`` (taxonomy order) and ``abstains`` (a sentence has Answer Failure) added.
+        ``(sentences, answers)``; answers gain ``n_sentences``, ``roles``, ``info_sources`` and ``abstains``.
     """
     if role_model is None and info_model is None:
         from vqalib.papers.vizwiz_lf import classifier_choice
@@ -166,22 +153,21 @@ def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None 
 
 
 def answer_labels(sentences: pd.DataFrame, *, by: str, keys) -> pd.DataFrame:
-    """Each answer's labels from its sentences' (VizWiz-LF §4 roles and information sources, §7 abstention).
+    """Each answer's labels from its sentences' (§4 roles and information sources, §7 abstention).
 
     Parameters
     ----------
     sentences : pandas.DataFrame
-        Labelled sentences with ``roles`` and ``info_sources`` tuples and the ``by`` column.
+        Labelled sentences with ``roles``, ``info_sources`` and the ``by`` column.
     by : str
         The column naming a sentence's answer.
     keys : sequence
-        The answers, in the order wanted (an answer without sentences gets none).
+        The answers, in the order wanted.
 
     Returns
     -------
     pandas.DataFrame
-        One row per key: ``n_sentences``, ``roles`` and ``info_sources`` (the labels any sentence has, taxonomy order)
-        and ``abstains`` (a sentence has Answer Failure).
+        One row per key: ``n_sentences``, ``roles``, ``info_sources`` and ``abstains``.
     """
     keys = list(keys)
     per_answer = sentences.groupby(by)

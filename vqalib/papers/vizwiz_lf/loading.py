@@ -1,12 +1,6 @@
-"""Loading and validating the VizWiz-LF release (VizWiz-LF §3–§4; Tables 1–3 and 15–16 input).
-
-:func:`load_vizwiz_lf` turns the seven hash-checked VizWiz-LF files into tidy frames (one
-row per answer, one row per sentence) and a :class:`~vqalib.core.validation.ValidationReport`
-that counts every quirk it met (label aliases, unknown labels, sentence/label-list
-mismatches merged by :func:`merge_fragments`, missing question ids, fields that differ
-across sources). :func:`parse_vizwiz_lf` parses one file; :func:`vizwiz_lf_question_ids`
-gives the release's question ids. A file that breaks the format raises
-:class:`~vqalib.core.io.DataFormatError` naming the file, the entry and the field.
+"""Loading and validating the VizWiz-LF release (§3-§4; input of Tables 1-3 and 15-16): tidy answer and
+sentence frames, and a validation report counting every quirk met; a broken file raises
+:class:`~vqalib.core.io.DataFormatError` naming the file, entry and field.
 """
 
 from __future__ import annotations
@@ -40,8 +34,7 @@ NON_ANSWER_MAJORITIES = ("unanswerable", "unsuitable")
 
 @dataclass
 class VizWizLF:
-    """The loaded release: ``answers`` (one row per answer), ``sentences`` (one row per
-    labelled sentence) and the validation ``report``."""
+    """The loaded release: ``answers`` (one row per answer), ``sentences`` (one per labelled sentence), ``report``."""
 
     answers: pd.DataFrame
     sentences: pd.DataFrame
@@ -94,10 +87,8 @@ def _canonical_lists(label_lists: list[list[str]], *, kind: str, file: str, qid:
 def merge_fragments(sentences: list[str], *, n_units: int) -> list[list[int]]:
     """Group sentence fragments into ``n_units`` groups (VizWiz-LF sentence/label mismatch).
 
-    The release splits some answers at abbreviations ("CO.", "INC.", "3.5mm") into more
-    fragments than it has label lists. Rule: repeatedly merge the shortest fragment
-    (fewest non-blank characters; first on ties) into its preceding neighbour (the
-    following one for the first fragment) until the counts match.
+    The release splits some answers at abbreviations ("CO.", "3.5mm"); the shortest fragment is merged into its
+    preceding neighbour (the following one for the first) until the counts match.
 
     Parameters
     ----------
@@ -109,7 +100,7 @@ def merge_fragments(sentences: list[str], *, n_units: int) -> list[list[int]]:
     Returns
     -------
     list of list of int
-        Per group, the positions of its fragments in ``sentences``, in order.
+        Per group, the positions of its fragments.
     """
     groups = [[i] for i in range(len(sentences))]
     while len(groups) > max(n_units, 1):
@@ -173,23 +164,23 @@ def _sentence_units(entry: dict, roles: list, infos: list, *, file: str, qid: st
 
 def parse_vizwiz_lf(raw: object, *, file: str, source: str,
                     report: ValidationReport) -> tuple[list[dict], list[dict]]:
-    """Rows of the answer and sentence frames for one parsed VizWiz-LF file (Table 1–3 input).
+    """Rows of the answer and sentence frames for one parsed VizWiz-LF file (Tables 1-3 input).
 
     Parameters
     ----------
     raw : object
-        The file's parsed JSON: an object keyed by question id; anything else raises DataFormatError.
+        The file's parsed JSON, an object keyed by question id.
     file : str
         The file name, for messages and the report.
     source : str
         The answer source the rows get (e.g. ``"GPT-4V"``).
     report : ValidationReport
-        Collects every quirk met (aliases, unknown labels, mismatches, ...); added to in place.
+        Collects every quirk met; added to in place.
 
     Returns
     -------
     tuple of list of dict
-        ``(answers, sentences)``: one dict per answer and one per labelled sentence unit.
+        ``(answers, sentences)``.
     """
     if not isinstance(raw, dict):
         raise DataFormatError(f"{file}: top level: the file holds {json_type(raw)}, expected an object keyed by "
@@ -260,8 +251,7 @@ def _cross_source_checks(answers: pd.DataFrame, report: ValidationReport) -> Non
 
 
 def vizwiz_lf_question_ids(*, data_dir: Path | None = None) -> frozenset[int]:
-    """The question ids of the VizWiz-LF release: the keys of its seven hash-checked files
-    (1-600; the ids a ratings file of the human evaluation may use, §6).
+    """The question ids of the VizWiz-LF release (1-600): the keys of its seven hash-checked files.
 
     Parameters
     ----------
@@ -271,7 +261,6 @@ def vizwiz_lf_question_ids(*, data_dir: Path | None = None) -> frozenset[int]:
     Returns
     -------
     frozenset of int
-        Every question id found in any of the seven files.
     """
     ids: set[int] = set()
     for stem in taxonomy.SOURCES:
@@ -289,11 +278,7 @@ def vizwiz_lf_question_ids(*, data_dir: Path | None = None) -> frozenset[int]:
 
 def load_vizwiz_lf(*, data_dir: Path | None = None, sources: list[str] | None = None,
                    paths: dict[str, Path] | None = None) -> VizWizLF:
-    """Load and validate VizWiz-LF (Table 1–3 and 15–16 input).
-
-    ``sources`` are release file stems (``taxonomy.SOURCES`` keys; default all seven).
-    Registered files are hash-checked; ``paths`` (stem -> file) bypasses the registry
-    for user-supplied answer files of the same format (no hash check).
+    """Load and validate VizWiz-LF (Tables 1-3 and 15-16 input); registered files are hash-checked.
 
     Parameters
     ----------
@@ -302,13 +287,11 @@ def load_vizwiz_lf(*, data_dir: Path | None = None, sources: list[str] | None = 
     sources : list of str, optional
         Release file stems to load; default all seven.
     paths : dict of str to Path, optional
-        Stem -> answer file, instead of the registered files.
+        Stem -> user-supplied answer file of the same format (no hash check).
 
     Returns
     -------
     VizWizLF
-        The ``answers`` and ``sentences`` frames (sources in release order, then question id)
-        and the validation ``report``.
     """
     stems = list(paths) if paths else (sources or list(taxonomy.SOURCES))
     report = ValidationReport()

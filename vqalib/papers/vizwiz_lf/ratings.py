@@ -1,31 +1,7 @@
-"""Per-rating data of the VizWiz-LF human evaluation: schema, loader, labels (§6, Fig. 2; Table 18).
+"""Per-rating data of the VizWiz-LF human evaluation: schema, strict loader, labels (§6, Fig. 2; Table 18).
 
-The study's per-rating data are not public. This module defines the file a user who has
-such data (or runs a study of the same design) supplies, checks it strictly on load, and
-turns it into the per-answer human correctness that Table 18 (A.3.1) correlates with the
-automatic metrics. The schema is documented in ``data/ratings/README.md``.
-
-One row per (participant, question, answer source):
-
-=================== ==========================================================================
-column              value
-=================== ==========================================================================
-participant_id      non-empty text, e.g. ``B01``
-group               ``B`` (BLV), ``B+I`` (BLV with image description), ``S`` (sighted without
-                    image), ``S+I`` (sighted with image); one group per participant
-question_id         VizWiz-LF question id (positive integer, one of the release's JSON keys 1-600)
-question_category   ``Identification``, ``Description``, ``Reading``, ``Others``; one per question
-source              ``GPT-4V``, ``Gemini``, ``Expert``
-rank                1 (best) to 3; the three ranks of a (participant, question) are 1, 2, 3
-relevance           1 (not), 2 (partially), 3 (very)
-helpfulness         1-3
-plausibility        1-3; for group ``S+I`` this column holds **Correctness** (§6: sighted
-                    evaluators with the image rated correctness instead of plausibility)
-fluency             1-3
-=================== ==========================================================================
-
-Further columns are allowed and kept as text (a ``study`` column saying ``SIMULATED``
-marks a file made by :mod:`vqalib.papers.vizwiz_lf.simulation`).
+The study's ratings are not public; this checks a user-supplied file of the same design (one row per
+participant, question and source; schema in ``data/ratings/README.md``; S+I's ``plausibility`` holds Correctness).
 """
 
 from __future__ import annotations
@@ -79,31 +55,22 @@ def load_ratings(path: str | Path, *, question_ids: Collection[int] | None = Non
                  data_dir: Path | None = None) -> pd.DataFrame:
     """Read and validate a ratings file of the human evaluation (VizWiz-LF §6, Fig. 2).
 
-    Raises :class:`RatingsFileError` naming the file, the line (the header is line 1) and
-    the column of every problem: bytes that are not UTF-8, an empty file or one with a
-    header only, a missing column, a value outside its allowed set, a question id that is
-    not in the VizWiz-LF release, a rating or rank that is not an integer 1-3 (an empty
-    cell included), a question id too large for a 64-bit integer, a duplicated (participant,
-    question, source), a participant in two groups, a question in two categories, or a
-    (participant, question) whose ranks are not 1, 2, 3 over the three sources. Nothing is
-    dropped or repaired; blank lines are skipped. A UTF-8 byte-order mark is ignored. A path
-    that is not a regular file (a named pipe, a device, a folder) is refused at once with
-    :class:`~vqalib.core.io.NotRegularFile`, never waited on.
+    Every problem raises :class:`RatingsFileError` naming file, line and column; nothing is dropped or repaired.
+    A path that is not a regular file is refused at once, never waited on.
 
     Parameters
     ----------
     path : str or Path
-        The ratings CSV (schema above and in ``data/ratings/README.md``).
+        The ratings CSV.
     question_ids : collection of int, optional
-        The ids a row may use; default the VizWiz-LF release's
-        (:func:`vqalib.papers.vizwiz_lf.loading.vizwiz_lf_question_ids`, read from ``data_dir``).
+        The ids a row may use; default the release's, read from ``data_dir``.
     data_dir : Path, optional
-        The data folder of the release, for the default ``question_ids``.
+        The data folder of the release.
 
     Returns
     -------
     pandas.DataFrame
-        The rows in file order, ``question_id``, ``rank`` and ratings as integers, other columns as text.
+        The rows in file order; ``question_id``, ``rank`` and ratings as integers, others as text.
     """
     path = Path(path)
     name = str(path)
@@ -171,25 +138,22 @@ def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = No
                   question_ids: Collection[int] | None = None, ids_from: str = RELEASE) -> pd.DataFrame:
     """Validate a frame of the ratings schema given as text; return it typed (Fig. 2 input).
 
-    Raises :class:`RatingsFileError` as :func:`load_ratings`.
-
     Parameters
     ----------
     text : pandas.DataFrame
-        The rows, every cell as text (converted with ``astype(str)``), with the :data:`COLUMNS`.
+        The rows as text, with the :data:`COLUMNS`.
     name : str
         The file name used in messages.
     lines : list of int, optional
-        The file lines of the rows (default: row position + 2, as written by ``DataFrame.to_csv``).
+        The file lines of the rows (default: row position + 2).
     question_ids : collection of int, optional
-        The ids a row may use; None checks no ids (:func:`load_ratings` always passes the release's).
+        The ids a row may use; None checks no ids.
     ids_from : str, default :data:`RELEASE`
         Whose ids ``question_ids`` are, for the message.
 
     Returns
     -------
     pandas.DataFrame
-        The rows (index reset), ``question_id``, ``rank`` and ratings as int64.
     """
     text = text.astype(str).reset_index(drop=True)
     line = pd.Series(lines if lines is not None else range(2, len(text) + 2), index=text.index)
@@ -244,10 +208,8 @@ def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = No
 
 
 def _design_problems(typed: pd.DataFrame, line: pd.Series) -> list[tuple[int, str, str]]:
-    """Cross-row rules: unique answers, one group per participant, one category per question, ranks 1-3.
-
-    One pass per rule over whole columns (grouped transforms, then plain lists), never a frame
-    lookup per failing row, so a file with errors in most rows still takes linear time.
+    """Cross-row rules (unique answers, one group per participant, one category per question, ranks 1-3),
+    in linear time however many rows fail.
     """
     problems = []
     lines = line.to_numpy()
@@ -282,22 +244,17 @@ def _design_problems(typed: pd.DataFrame, line: pd.Series) -> list[tuple[int, st
 
 
 def per_answer_correctness(ratings: pd.DataFrame) -> pd.DataFrame:
-    """Human correctness of each answer for Table 18 (A.3.1): mean over S+I raters.
-
-    The S+I group rated Correctness in the ``plausibility`` column; each rating is
-    normalised to 0-1 as (rating - 1) / 2 and averaged over the raters of the answer.
-    Raises ValueError when no S+I ratings exist.
+    """Human correctness of each answer for Table 18 (A.3.1): S+I's 0-1 Correctness averaged over raters.
 
     Parameters
     ----------
     ratings : pandas.DataFrame
-        :func:`load_ratings` output.
+        :func:`load_ratings` output; ValueError without S+I ratings.
 
     Returns
     -------
     pandas.DataFrame
-        ``source``, ``question_id``, ``correctness``, ``n_raters`` (one row per answer, sorted by
-        source and question id), the input of notebook 03's ``human_ratings`` parameter.
+        ``source``, ``question_id``, ``correctness``, ``n_raters``.
     """
     rated = ratings[ratings["group"] == CORRECTNESS_GROUP]
     if rated.empty:
@@ -310,8 +267,7 @@ def per_answer_correctness(ratings: pd.DataFrame) -> pd.DataFrame:
 
 
 def is_simulated(ratings: pd.DataFrame) -> bool:
-    """True when a ratings frame was made by :mod:`vqalib.papers.vizwiz_lf.simulation` (its ``study`` column says so)
-    (VizWiz-LF §6, Fig. 2).
+    """True when a ratings frame's ``study`` column says :data:`SIMULATED` (§6, Fig. 2).
 
     Parameters
     ----------
@@ -321,18 +277,13 @@ def is_simulated(ratings: pd.DataFrame) -> bool:
     Returns
     -------
     bool
-        Whether it has a ``study`` column of which some cell contains :data:`SIMULATED`.
     """
     return "study" in ratings.columns and ratings["study"].astype(str).str.contains(SIMULATED).any()
 
 
 @dataclass(frozen=True)
 class Study:
-    """Ratings of one study and how every output made from them is named and labelled (Fig. 2).
-
-    A simulated study puts ``SIMULATED`` in every file name, title and table (first
-    column ``study``) made from it, so a demonstration cannot pass for a result.
-    """
+    """Ratings of one study and how its outputs are named (Fig. 2); a simulated one says SIMULATED everywhere."""
 
     ratings: pd.DataFrame
     label: str          # the `study` column of every table, e.g. "SIMULATED (seed 0)"
@@ -341,7 +292,7 @@ class Study:
     @classmethod
     def from_file(cls, path: str | Path, *, question_ids: Collection[int] | None = None,
                   data_dir: Path | None = None) -> Study:
-        """The study of a ratings file (VizWiz-LF §6, Fig. 2), simulated when :func:`is_simulated` says so.
+        """The study of a ratings file (§6, Fig. 2), simulated when :func:`is_simulated` says so.
 
         Parameters
         ----------
@@ -355,7 +306,6 @@ class Study:
         Returns
         -------
         Study
-            The checked ratings, labelled with the file name.
         """
         ratings = load_ratings(path, question_ids=question_ids, data_dir=data_dir)
         if is_simulated(ratings):
@@ -373,7 +323,6 @@ class Study:
         Returns
         -------
         str
-            The file stem.
         """
         return f"vizwiz-lf_fig02_{SIMULATED if self.simulated else 'human'}_{part}"
 
@@ -388,14 +337,13 @@ class Study:
         Returns
         -------
         str
-            ``text``, prefixed with "SIMULATED data, not the paper's results: " for a simulated study.
         """
         if self.simulated:
             return f"{SIMULATED} data, not the paper's results: {text}"
         return text
 
     def labelled(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """``frame`` with the study label as first column (every saved table of Fig. 2 and Table 18).
+        """``frame`` with the study label as first column (saved tables of Fig. 2 and Table 18).
 
         Parameters
         ----------
@@ -405,7 +353,6 @@ class Study:
         Returns
         -------
         pandas.DataFrame
-            ``study`` (the :attr:`label`), then the columns of ``frame``.
         """
         return pd.concat([pd.DataFrame({"study": [self.label] * len(frame)}, index=frame.index),
                           frame.drop(columns="study", errors="ignore")], axis=1)
@@ -427,7 +374,6 @@ def correctness_table(studies: list[Study]) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        :func:`per_answer_correctness` with a ``study`` column, or :func:`vqalib.core.report.not_run`.
     """
     from vqalib.core import report
 

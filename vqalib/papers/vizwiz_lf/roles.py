@@ -1,8 +1,5 @@
-"""Functional roles and information sources of long-form answers (VizWiz-LF §4.1, A.2.3).
-
-Pure functions from the loader's frames to tidy tables: the share of answers with each
-label by answerability (Tables 2 and 3), the share of all label annotations per source
-(Tables 15 and 16), and role x information-source co-occurrence (Fig. 5).
+"""Functional roles and information sources of long-form answers (VizWiz-LF §4.1, A.2.3): shares by
+answerability (Tables 2-3), annotation shares per source (Tables 15-16), role x source counts (Fig. 5).
 """
 
 from __future__ import annotations
@@ -27,17 +24,16 @@ def answers_with_label(answers: pd.DataFrame, *, kind: str = "role",
     Parameters
     ----------
     answers : pandas.DataFrame
-        One row per answer with ``source``, ``by`` and the label tuples (``roles`` or ``info_sources``).
+        One row per answer with ``source``, ``by`` and the label tuples.
     kind : {"role", "info"}, default "role"
-        Which labels (Table 2: roles, Table 3: information sources).
+        Roles (Table 2) or information sources (Table 3).
     by : str, default "answerability"
         The column to split answers by.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (source, label, ``by`` value) with ``n_answers``, ``n_with_label`` and
-        ``percent`` (0-100). Sources keep their order of appearance in ``answers``, labels taxonomy order.
+        One row per (source, label, ``by`` value) with ``n_answers``, ``n_with_label`` and ``percent``.
     """
     labels, column = _labels_and_names(kind)
     rows = []
@@ -58,27 +54,21 @@ def answers_with_label(answers: pd.DataFrame, *, kind: str = "role",
 
 def annotation_distribution(sentences: pd.DataFrame, *, kind: str = "role",
                             totals: dict[str, list[str] | None] | None = None) -> pd.DataFrame:
-    """Share of all label annotations per source (Tables 15 and 16).
-
-    An annotation is one label on one sentence. ``n_annotations`` is the source's count
-    of canonical labels.
+    """Share of all label annotations (one label on one sentence) per source (Tables 15 and 16).
 
     Parameters
     ----------
     sentences : pandas.DataFrame
-        One row per sentence with ``source`` and the label tuples (``roles`` or ``info_sources``);
-        labels outside the taxonomy are not counted.
+        One row per sentence with ``source`` and the label tuples; labels outside the taxonomy are not counted.
     kind : {"role", "info"}, default "role"
-        Which labels (Table 15: roles, Table 16: information sources).
+        Roles (Table 15) or information sources (Table 16).
     totals : dict of str to list of str or None, optional
-        Pooled rows to add, name -> sources to pool (``None``: all); the paper's ``Total`` pools
-        GPT-4V, Gemini and Expert.
+        Pooled rows to add, name -> sources (None: all); the paper's ``Total`` pools GPT-4V, Gemini and Expert.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (source or pool, label): ``source``, ``n_annotations``, ``label``, ``count`` and
-        ``percent`` (0-100; NaN for a source without annotations).
+        ``source``, ``n_annotations``, ``label``, ``count`` and ``percent``.
     """
     labels, column = _labels_and_names(kind)
     exploded = sentences[["source", column]].explode(column).dropna()
@@ -99,22 +89,16 @@ def annotation_distribution(sentences: pd.DataFrame, *, kind: str = "role",
 
 
 def role_info_cooccurrence(sentences: pd.DataFrame) -> pd.DataFrame:
-    """Sentences carrying each (role, information source) pair (Fig. 5).
-
-    A matrix with roles as rows and information sources as columns; a sentence with two
-    roles and one source adds one to two cells.
+    """Sentences carrying each (role, information source) pair, roles as rows (Fig. 5).
 
     Parameters
     ----------
     sentences : pandas.DataFrame
-        One row per sentence with ``roles`` and ``info_sources`` tuples; labels outside the taxonomy
-        are left out.
+        One row per sentence with ``roles`` and ``info_sources``; labels outside the taxonomy are left out.
 
     Returns
     -------
     pandas.DataFrame
-        Sentence counts, index :data:`~vqalib.papers.vizwiz_lf.taxonomy.ROLES`, columns
-        :data:`~vqalib.papers.vizwiz_lf.taxonomy.INFO_SOURCES` (missing pairs 0).
     """
     pairs = sentences[["roles", "info_sources"]].explode("roles").explode("info_sources").dropna()
     pairs = pairs[pairs["roles"].isin(taxonomy.ROLES) & pairs["info_sources"].isin(taxonomy.INFO_SOURCES)]
@@ -123,24 +107,19 @@ def role_info_cooccurrence(sentences: pd.DataFrame) -> pd.DataFrame:
 
 
 def implied_paper_counts(comparison: pd.DataFrame) -> pd.DataFrame:
-    """The annotation counts the paper's Tables 15 and 16 imply: its percentage of its own total
-    (``paper`` × ``paper_n_annotations`` / 100), beside our count (VizWiz-LF A.2.3).
+    """The annotation counts the paper's Tables 15 and 16 imply (its percentage of its own total), beside ours (A.2.3).
 
-    A printed percentage of a printed total is a whole number of annotations give or take the rounding; where it
-    is, ``count_diff`` says how many annotations of each label the paper counted fewer (negative) or more than
-    the release holds, which is what moves its percentages.
+    ``count_diff`` says how many annotations of each label the paper counted fewer or more than the release holds.
 
     Parameters
     ----------
     comparison : pandas.DataFrame
-        :func:`vqalib.core.report.compare` of :func:`annotation_distribution` (``count``, ``paper``,
-        ``paper_n_annotations``).
+        The comparison of :func:`annotation_distribution` with the paper (``paper_n_annotations``).
 
     Returns
     -------
     pandas.DataFrame
-        ``comparison`` with ``paper_count_exact`` (the product), ``paper_count`` (it rounded) and
-        ``count_diff`` (our count minus ``paper_count``); missing where the paper prints no value.
+        ``comparison`` with ``paper_count_exact``, ``paper_count`` and ``count_diff``.
     """
     exact = comparison["paper"] * pd.to_numeric(comparison["paper_n_annotations"]) / 100.0
     return comparison.assign(paper_count_exact=exact, paper_count=exact.round(),

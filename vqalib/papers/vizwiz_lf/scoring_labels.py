@@ -1,13 +1,7 @@
 """Sentence roles and information sources of a new model's VizWiz-LF answers, cross-fitted (§4, Tables 2, 3, 5).
 
-A scorecard labels a model's answers with the selected committed offline classifier
-(:func:`vqalib.papers.vizwiz_lf.labelling.label_answers`, :mod:`vqalib.papers.vizwiz_lf.classifier_choice`). Those classifiers were fitted on the released
-answers, so an answer whose text *is* a released answer of that question (a released model scored again, or
-a model that happens to say exactly what one said) would get in-sample labels, better than the classifier
-really is. Such answers get the out-of-fold labels instead: each of its release sentences labelled by the
-cross-validation fold that held the question out (:func:`vqalib.papers.vizwiz_lf.classifier_choice.selected_cv`),
-the labels behind ``figures/vizwiz-lf_table05_abstention_offline_classifier``. Every other answer gets the
-final classifiers' labels. Cross-validation runs only when some answer matches.
+The classifiers were fitted on the released answers, so an answer equal to a released one gets that
+question's out-of-fold labels instead of in-sample ones; every other answer gets the final classifiers' labels.
 """
 
 from __future__ import annotations
@@ -23,19 +17,19 @@ SENTENCE_COLUMNS = ["source", "question_id", "sentence_index", "sentence", "role
 
 
 def released_matches(answers: pd.DataFrame, released: pd.DataFrame) -> pd.Series:
-    """For each new answer, the released source whose answer to the same question has the same text (VizWiz-LF §4).
+    """For each new answer, the released source whose answer to the same question has the same text (§4).
 
     Parameters
     ----------
     answers : pandas.DataFrame
         ``question_id`` and ``answer`` of the model scored.
     released : pandas.DataFrame
-        The release's answers (``source``, ``question_id``, ``answer``).
+        The release's answers.
 
     Returns
     -------
     pandas.Series
-        Aligned with ``answers``: the first matching released source, or None.
+        The first matching released source, or None.
     """
     index: dict[tuple[int, str], str] = {}
     for source, qid, text in zip(released["source"], released["question_id"], released["answer"]):
@@ -54,14 +48,13 @@ def out_of_fold_sentences(matches: pd.DataFrame, *, sentences: pd.DataFrame, ans
     matches : pandas.DataFrame
         ``question_id`` and ``released_source`` of each matched answer.
     sentences, answers : pandas.DataFrame
-        The release's sentences and answers (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+        The release's sentences and answers.
     cache_dir : Path, optional
         The embedding cache (None: the shared default).
 
     Returns
     -------
     pandas.DataFrame
-        ``released_source``, ``question_id``, ``sentence_index``, ``sentence``, ``roles``, ``info_sources``.
     """
     from vqalib.papers.vizwiz_lf.classifier_choice import selected_cv
 
@@ -84,8 +77,7 @@ LABELS_CACHE_VERSION = 1
 
 
 def _labels_key(frame: pd.DataFrame, *, splitter: str) -> str:
-    """SHA-256 of everything the labels depend on: the committed classifiers' bytes (which one labels follows
-    from them), the splitter, the texts."""
+    """SHA-256 of everything the labels depend on: the committed classifiers' bytes, the splitter, the texts."""
     import importlib.util
 
     from vqalib.papers.vizwiz_lf.classifier import MODEL_PATHS
@@ -103,23 +95,20 @@ def _labels_key(frame: pd.DataFrame, *, splitter: str) -> str:
 
 
 def classifier_labels(frame: pd.DataFrame, *, splitter: str = "auto", cache_dir: Path | None = None) -> pd.DataFrame:
-    """The committed classifiers' sentence labels of answers, cached by content (a scorecard scored twice loads no
-    model).
+    """The committed classifiers' sentence labels of answers, cached by content (§4).
 
     Parameters
     ----------
     frame : pandas.DataFrame
         ``question_id``, ``question``, ``answer``.
     splitter : {"auto", "spacy", "regex"}
-        Sentence splitter of :func:`vqalib.papers.vizwiz_lf.labelling.split_sentences`.
+        Sentence splitter.
     cache_dir : Path, optional
-        The embedding cache (None: the shared default); labels are cached under ``cache_root("vizwiz-lf", "labels")``.
+        The embedding cache (None: the shared default).
 
     Returns
     -------
     pandas.DataFrame
-        :func:`~vqalib.papers.vizwiz_lf.labelling.label_answers`' sentences (``question_id``, ``answer_index``,
-        ``sentence_index``, ``sentence``, ``roles``, ``info_sources``).
     """
     from vqalib.core.caches import discard, read_entry, write_entry
     from vqalib.core.io import cache_root
@@ -148,31 +137,27 @@ def classifier_labels(frame: pd.DataFrame, *, splitter: str = "auto", cache_dir:
 def label_model_answers(answers: pd.DataFrame, *, model: str, released_answers: pd.DataFrame,
                         released_sentences: pd.DataFrame, cross_fit: bool = True, splitter: str = "auto",
                         cache_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Label a model's answers: roles, information sources and abstention per answer (input of Tables 2, 3, 4's
-    l'_c and 5 in a scorecard).
+    """Label a model's answers: roles, information sources and abstention (scorecard input of Tables 2-5).
 
     Parameters
     ----------
     answers : pandas.DataFrame
-        One row per answer: ``question_id``, ``question``, ``answer`` (other columns are kept).
+        One row per answer: ``question_id``, ``question``, ``answer`` (other columns kept).
     model : str
         The model's name (the ``source`` of its sentences).
     released_answers, released_sentences : pandas.DataFrame
-        The release (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+        The release.
     cross_fit : bool, default True
-        Label answers equal to a released answer with the out-of-fold labels (module docstring); False: the
-        final classifiers label every answer.
+        Out-of-fold labels for answers equal to a released answer.
     splitter : {"auto", "spacy", "regex"}
-        Sentence splitter of :func:`vqalib.papers.vizwiz_lf.labelling.split_sentences`.
+        Sentence splitter.
     cache_dir : Path, optional
         The embedding cache (None: the shared default).
 
     Returns
     -------
     tuple of pandas.DataFrame
-        ``(sentences, answers)``: :data:`SENTENCE_COLUMNS` per sentence (``labelled_by``: ``classifier`` or
-        ``out-of-fold (<source>)``) and ``answers`` with ``roles``, ``info_sources``, ``abstains``,
-        ``n_sentences`` and ``labelled_by``.
+        ``(sentences, answers)``, each with ``labelled_by``.
     """
     from vqalib.papers.vizwiz_lf.labelling import answer_labels
 

@@ -1,9 +1,6 @@
-"""The short-vs-long preliminary survey of VizWiz-LF (A.3.2, Table 19; §6: "75%, p < .0001").
-
-The exact binomial test (``scipy.stats.binomtest``) behind "preferred long-form answers 75% of the
-time, p < .0001", for each possible number of survey questions, and which numbers of questions the
-printed means and SDs allow; Table 19 itself is shown as printed (its per-response data are not public).
-The Fig. 2 statistics of the human evaluation are :mod:`vqalib.papers.vizwiz_lf.human_eval`.
+"""The short-vs-long preliminary survey of VizWiz-LF (A.3.2, Table 19; §6: "75%, p < .0001"): the binomial
+test for each possible number of questions (the paper omits it) and which numbers the printed means and SDs
+allow; Table 19 itself is shown as printed (its per-response data are not public).
 """
 
 from __future__ import annotations
@@ -19,13 +16,7 @@ from vqalib.core import report
 
 def preference_binomial(*, participants: int = 8, questions=range(1, 31), share: float = 0.75,
                         threshold: float = 1e-4) -> pd.DataFrame:
-    """Binomial test of the long-form preference for each possible survey size (§6, A.3.2, Table 19).
-
-    The paper reports that 8 BLV participants preferred the long answer 75% of the time,
-    p < .0001, without the number of questions. With N questions there are
-    ``participants * N`` paired comparisons, of which ``share`` preferred the long answer
-    (rounded to a count); the exact test against 50% is ``scipy.stats.binomtest``, two-sided
-    and one-sided (greater).
+    """Exact binomial test (vs 50%) of the long-form preference for each possible survey size (§6, A.3.2, Table 19).
 
     Parameters
     ----------
@@ -34,14 +25,14 @@ def preference_binomial(*, participants: int = 8, questions=range(1, 31), share:
     questions : iterable of int, default 1-30
         Survey sizes N tried.
     share : float, default 0.75
-        Share of comparisons won by the long answer.
+        Share of comparisons won by the long answer (rounded to a count).
     threshold : float, default 1e-4
         ``significant`` says whether the two-sided p is below it.
 
     Returns
     -------
     pandas.DataFrame
-        One row per N: questions, comparisons, long_preferred, share_long, p_two_sided, p_one_sided, significant.
+        One row per N with the counts and the two- and one-sided p.
     """
     rows = []
     for n_questions in questions:
@@ -55,7 +46,7 @@ def preference_binomial(*, participants: int = 8, questions=range(1, 31), share:
 
 
 def scientific(p: float, *, digits: int = 2) -> str:
-    """A small p-value as text that tables keep as written, e.g. ``7.73×10^-5`` (Table 19 binomial test).
+    """A small p-value as text that tables keep as written, e.g. ``7.73×10^-5`` (Table 19).
 
     Parameters
     ----------
@@ -67,7 +58,6 @@ def scientific(p: float, *, digits: int = 2) -> str:
     Returns
     -------
     str
-        ``"<mantissa>×10^<exponent>"``.
     """
     mantissa, exponent = f"{p:.{digits}e}".split("e")
     return f"{mantissa}×10^{int(exponent)}"
@@ -75,21 +65,21 @@ def scientific(p: float, *, digits: int = 2) -> str:
 
 def smallest_significant_survey(preference: pd.DataFrame, *, column: str = "p_two_sided",
                                 threshold: float = 1e-4) -> int | None:
-    """The fewest questions for which :func:`preference_binomial`'s ``column`` is below ``threshold`` (Table 19).
+    """The fewest questions for which ``column`` is below ``threshold`` (Table 19).
 
     Parameters
     ----------
     preference : pandas.DataFrame
         :func:`preference_binomial` (or :func:`survey_table`) output.
     column : str, default "p_two_sided"
-        The p-value column (``"p_one_sided"`` for the one-sided test).
+        The p-value column.
     threshold : float, default 1e-4
         The p level.
 
     Returns
     -------
     int or None
-        The smallest ``questions``, or None when no size reaches it.
+        None when no size reaches it.
     """
     below = preference.loc[preference[column] < threshold, "questions"]
     return int(below.min()) if len(below) else None
@@ -110,18 +100,14 @@ def _reachable_mean_sd(n: int, levels: tuple[int, ...]) -> tuple[np.ndarray, np.
 
 
 def survey_consistency(paper19: pd.DataFrame, *, participants: int = 8, questions=range(1, 31)) -> pd.DataFrame:
-    """Which survey sizes could give every printed mean and SD of Table 19 (A.3.2)?
+    """Which survey sizes could give every printed mean and SD of Table 19 (A.3.2), under sample and population SD.
 
-    For N questions each cell pools ``participants * N`` answers; a cell is consistent when some
-    split of them over the scale (0/1 for Ranking, 1-3 for ratings) gives a mean and an SD that
-    round to the printed values. Checked with the sample SD (Excel's STDEV, the table's
-    label) and with the population SD.
+    A cell is consistent when some split of its answers over the scale rounds to the printed mean and SD.
 
     Parameters
     ----------
     paper19 : pandas.DataFrame
-        ``data/paper/vizwiz-lf_table19_short_vs_long_survey.csv`` loaded long (criterion,
-        answer_length, statistic AVG/STDEV, paper, paper_decimals).
+        The paper's Table 19, long (criterion, answer_length, statistic AVG/STDEV, paper, paper_decimals).
     participants : int, default 8
         Survey participants.
     questions : iterable of int, default 1-30
@@ -130,8 +116,7 @@ def survey_consistency(paper19: pd.DataFrame, *, participants: int = 8, question
     Returns
     -------
     pandas.DataFrame
-        One row per N: questions, answers_per_cell, cells, the counts of consistent cells (out of the
-        table's mean/SD pairs) under each SD, and whether all are consistent under each.
+        One row per N with the counts of consistent cells under each SD.
     """
     cells = paper19.pivot_table(index=["criterion", "answer_length"], columns="statistic",
                                 values=["paper", "paper_decimals"], sort=False)
@@ -161,18 +146,16 @@ TABLE19_STEM = "vizwiz-lf_table19_short_vs_long_survey"
 
 
 def table19_shown(paper19: pd.DataFrame) -> pd.DataFrame:
-    """Table 19 (A.3.2) as shown, not reproduced: the paper's cells with an empty ``reproduced`` and
-    a status saying why (the survey's per-response data are not public).
+    """Table 19 (A.3.2) as shown, not reproduced: the paper's cells with a status saying why.
 
     Parameters
     ----------
     paper19 : DataFrame
-        The paper's Table 19 (:func:`vqalib.core.report.load_paper_table`).
+        The paper's Table 19.
 
     Returns
     -------
     DataFrame
-        The comparison frame of :func:`vqalib.core.report.compare` with a ``status`` column.
     """
 
     table = report.compare(pd.DataFrame(columns=["criterion", "answer_length", "statistic", "value"]),
@@ -187,13 +170,12 @@ SURVEY_COLUMNS = ["questions", "comparisons", "long_preferred", "p_two_sided_pri
 
 def survey_table(paper19: pd.DataFrame, *, participants: int = 8, questions=range(1, 21), share: float = 0.75,
                  threshold: float = 1e-4) -> pd.DataFrame:
-    """Per survey size, the binomial test of the long-answer preference and whether Table 19's means and SDs
-    are attainable (A.3.2: "75%, p < .0001").
+    """Per survey size, the binomial test and whether Table 19's means and SDs are attainable (A.3.2).
 
     Parameters
     ----------
     paper19 : DataFrame
-        The paper's Table 19, long (see :func:`survey_consistency`).
+        The paper's Table 19, long.
     participants : int
         Survey participants (8).
     questions : iterable of int
@@ -206,8 +188,6 @@ def survey_table(paper19: pd.DataFrame, *, participants: int = 8, questions=rang
     Returns
     -------
     DataFrame
-        :func:`preference_binomial` merged with :func:`survey_consistency` on ``questions``, with
-        ``p_two_sided_printed`` (:func:`scientific`).
     """
     preference = preference_binomial(participants=participants, questions=questions, share=share,
                                      threshold=threshold)

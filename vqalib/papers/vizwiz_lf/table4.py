@@ -339,8 +339,7 @@ def score_with_judge(pairs: pd.DataFrame, *, judge, no_answer: str = "zero", pro
                   progress=progress)
     judged.index = scorable.index
     frame["score"] = judged["score"].reindex(frame.index)
-    # each reply's own status (unparseable with its reason, empty, non-json, timeout, http <code>, too large,
-    # server error): counted per item
+    # each reply's own status (unparseable with its reason, timeout, http <code>, ...), counted per item
     failed = judged["judge_status"].ne("parsed").to_numpy() if "judge_status" in judged else \
         judged["status"].eq("unparseable").to_numpy()
     frame.loc[scorable.index[failed], "status"] = ("judge: " + judged.loc[failed, "judge_status"]).to_numpy() \

@@ -18,8 +18,7 @@ ROLES: tuple[str, ...] = (
 )
 INFO_SOURCES: tuple[str, ...] = ("Image Content", "Image Quality", "External Information")
 
-# Spellings met in the release (expert.json writes `Confirmation of Photo`, the
-# open-model files write `image_content`, ...). Canonical names map to themselves.
+# Spellings met in the release (`Confirmation of Photo`, `image_content`, ...); canonical names map to themselves.
 ROLE_ALIASES: dict[str, str] = {
     "Confirmation of Photo": "Confirmation",
     "Explanation of Reasoning": "Explanation",

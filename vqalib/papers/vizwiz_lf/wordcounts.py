@@ -1,7 +1,5 @@
-"""Word counts of questions and answers (VizWiz-LF Table 1, §3).
-
-A word is a maximal run of non-white-space characters (``str.split()``), the definition
-that reproduces the paper's Table 1 (notebook 01 shows the comparison).
+"""Word counts of questions and answers (VizWiz-LF Table 1, §3); a word is a run of non-white-space
+characters (``str.split()``), the definition that reproduces the paper's Table 1.
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ def count_words(text: str) -> int:
     Returns
     -------
     int
-        ``len(text.split())``.
     """
     return len(text.split())
 
@@ -39,28 +36,23 @@ def _summary(values: pd.Series) -> dict:
 
 def word_count_table(answers: pd.DataFrame, *, question_source: str = "Expert",
                      columns: dict[str, str] | None = None) -> pd.DataFrame:
-    """Mean and SD of words per category and in total (VizWiz-LF Table 1).
+    """Mean and sample SD of words per category and in total (VizWiz-LF Table 1).
 
-    Columns: ``Question`` (one copy of each question, taken from ``question_source``),
-    ``Answer`` (every VizWiz crowd answer, ten per question, pooled) and one column per
-    long-form answer source. SD is the sample SD (ddof=1).
+    Columns: ``Question``, ``Answer`` (all ten crowd answers per question, pooled) and each long-form source.
 
     Parameters
     ----------
     answers : pandas.DataFrame
-        :func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`'s answers (``source``, ``question_type``,
-        ``question_words``, ``crowd_answer_words``, ``answer_words``).
+        The loader's answers.
     question_source : str, default "Expert"
         The source whose rows give the questions and crowd answers; ValueError when it has none.
     columns : dict of str to str, optional
-        Table column -> answer source of the long-form columns; default :data:`TABLE1_COLUMNS` (a new
-        model's scorecard passes its own).
+        Table column -> answer source; default :data:`TABLE1_COLUMNS`.
 
     Returns
     -------
     pandas.DataFrame
-        One row per (category, column), categories then "Total": ``category``, ``dataset``,
-        ``column``, ``n``, ``mean_words``, ``sd_words``; sources not loaded have no column.
+        ``category``, ``dataset``, ``column``, ``n``, ``mean_words``, ``sd_words``.
     """
     questions = answers[answers["source"] == question_source]
     if questions.empty:
@@ -95,7 +87,6 @@ def long_format(table: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``category``, ``dataset``, ``column``, ``n``, ``statistic`` and ``words``.
     """
     return table.melt(id_vars=["category", "dataset", "column", "n"], value_vars=["mean_words", "sd_words"],
                       var_name="statistic", value_name="words")
@@ -114,7 +105,6 @@ def paper_layout(table: pd.DataFrame, *, decimals: int = 1) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Text cells, rows and columns in order of appearance.
     """
     cells = table.assign(cell=[f"{m:.{decimals}f} ({s:.{decimals}f})"
                                for m, s in zip(table["mean_words"], table["sd_words"])])
@@ -123,18 +113,17 @@ def paper_layout(table: pd.DataFrame, *, decimals: int = 1) -> pd.DataFrame:
 
 
 def pair_agreement(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Per (category, column) mean/SD pair: is each of the two cells within tolerance? (Table 1)
+    """Per (category, column) mean/SD pair, whether both cells are within tolerance (Table 1).
 
     Parameters
     ----------
     comparison : pandas.DataFrame
-        Table 1 beside the paper (:func:`vqalib.core.report.compare` of :func:`long_format`), with
-        ``category``, ``column`` and ``within_tolerance``; rows without a verdict are left out.
+        Table 1 beside the paper, with ``within_tolerance``; rows without a verdict are left out.
 
     Returns
     -------
     pandas.DataFrame
-        ``category``, ``column``, ``cells``, ``within`` (cells within tolerance) and ``pair_within``.
+        ``category``, ``column``, ``cells``, ``within`` and ``pair_within``.
     """
     pairs = (comparison.dropna(subset=["within_tolerance"])
              .groupby(["category", "column"], sort=False)["within_tolerance"]
