@@ -45,3 +45,36 @@ def test_a_bad_entry_is_an_error_naming_the_file_the_entry_and_the_field(tmp_pat
         monkeypatch.undo()
         declarations._read.cache_clear()
         declarations.entries.cache_clear()
+
+
+def test_papers_declare_their_settings_judge_prompt_and_result_format():
+    from vqalib.core import answer_formats, config
+    from vqalib.core.judge import prompts
+
+    declared = {b["name"]: b["paper"] for b in declarations.extensions("setting")}
+    assert declared == {"VQALIB_COMMVQA_IMAGES": "CommVQA", "VQALIB_WORD_VECTORS": "AFGV", "VQALIB_GQA_IMAGES": "AFGV"}
+    assert set(declared) <= set(config.SETTINGS)
+    assert config.SETTINGS["VQALIB_JUDGE_PROMPT"].choices == ("vizwiz-lf", "lave-reference")
+    assert config.SETTINGS["VQALIB_JUDGE_PROMPT"].default == "vizwiz-lf"
+    assert prompts.declared_prompts()["vizwiz-lf"].paper == "VizWiz-LF"
+    assert list(answer_formats.FORMATS)[-2:] == ["commvqa-results", "plain"]  # declared formats before the catch-all
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[setting]]\nname = "VQALIB_X"\ndefault = "unset"\n', r"\[\[setting\]\] VQALIB_X: missing field\(s\) \['meaning'\]"),
+    ('[[answer_format]]\nname = "f"\nshape = "s"\ncolumns = ["a"]\nanswer = "a"\nsheet = 1\n',
+     r"\[\[answer_format\]\] f: unknown field\(s\) \['sheet'\]"),
+])
+def test_a_bad_extension_block_is_an_error_naming_the_file_the_block_and_the_field(tmp_path, monkeypatch, text, message):
+    folder = tmp_path / "somepaper"
+    folder.mkdir()
+    (folder / declarations.FILE_NAME).write_text('[paper]\nname = "P"\ntitle = "T"\norder = 1\n' + text, encoding="utf-8")
+    monkeypatch.setattr(declarations, "PAPERS_DIR", tmp_path)
+    declarations._read.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=message) as error:
+            declarations.extensions(text[2:text.index("]]")])
+        assert str(folder / declarations.FILE_NAME) in str(error.value)
+    finally:
+        monkeypatch.undo()
+        declarations._read.cache_clear()
