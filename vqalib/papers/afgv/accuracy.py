@@ -1,7 +1,5 @@
-"""AFGV tier statistics (Table 1): exact-match accuracy with Wald 95% CIs, two-proportion z-scores
-and CI separations against the baseline tier; Table 1 recomputed from its printed accuracies; the
-sample size a printed CI implies; and the accuracy change of intent-preserved vs intent-shifted
-rewrites (the "2.8x" analysis).
+"""AFGV tier statistics (Table 1): accuracy with Wald CIs, z-scores and CI separations against the baseline, Table 1
+recomputed from its accuracies, the sample size a CI implies, and the intent-preserved vs shifted "2.8x" analysis.
 """
 
 from __future__ import annotations
@@ -20,11 +18,11 @@ def wald_ci(p: np.ndarray | float, n: np.ndarray | int, *, z: float = Z95) -> tu
     Parameters
     ----------
     p : float or array of float
-        Proportion(s) in [0, 1] (not percent).
+        Proportion(s) in [0, 1].
     n : int or array of int
         Sample size(s), broadcast against ``p``.
     z : float, default Z95
-        Normal quantile (1.96 for 95%).
+        Normal quantile.
 
     Returns
     -------
@@ -38,7 +36,7 @@ def wald_ci(p: np.ndarray | float, n: np.ndarray | int, *, z: float = Z95) -> tu
 
 def z_vs_baseline(p: np.ndarray | float, p0: np.ndarray | float, n: np.ndarray | int,
                   n0: np.ndarray | int | None = None) -> np.ndarray:
-    """Two-proportion z-score of a tier against the baseline tier (unpooled SE, AFGV Table 1).
+    """Two-proportion z-score (unpooled SE, non-negative) of a tier against the baseline tier (AFGV Table 1).
 
     Parameters
     ----------
@@ -52,7 +50,6 @@ def z_vs_baseline(p: np.ndarray | float, p0: np.ndarray | float, n: np.ndarray |
     Returns
     -------
     numpy.ndarray
-        ``|p0 - p| / sqrt(p(1-p)/n + p0(1-p0)/n0)``, always non-negative.
     """
     p, p0 = np.asarray(p, dtype=float), np.asarray(p0, dtype=float)
     n = np.asarray(n, dtype=float)
@@ -61,7 +58,7 @@ def z_vs_baseline(p: np.ndarray | float, p0: np.ndarray | float, n: np.ndarray |
 
 
 def min_ci_separation(p: np.ndarray | float, p0: np.ndarray | float, n, n0=None) -> np.ndarray:
-    """Gap between the two Wald CIs in percentage points (AFGV Table 1's "Min. CI separation").
+    """Gap between the two Wald CIs in percentage points, negative when they overlap (AFGV Table 1).
 
     Parameters
     ----------
@@ -75,8 +72,6 @@ def min_ci_separation(p: np.ndarray | float, p0: np.ndarray | float, n, n0=None)
     Returns
     -------
     numpy.ndarray
-        Lower bound of the higher interval minus upper bound of the lower one, in percentage points
-        (negative when they overlap).
     """
     low0, high0 = wald_ci(p0, n if n0 is None else n0)
     low, high = wald_ci(p, n)
@@ -90,15 +85,14 @@ def table1_from_accuracies(table: pd.DataFrame, *, n: int) -> pd.DataFrame:
     Parameters
     ----------
     table : pandas.DataFrame
-        ``model``, ``tier`` and ``accuracy`` (proportion); each model needs a ``Baseline`` tier (capitalised).
+        ``model``, ``tier``, ``accuracy`` (proportion); each model needs a ``Baseline`` tier.
     n : int
-        Questions per tier, the same for every tier.
+        Questions per tier.
 
     Returns
     -------
     pandas.DataFrame
-        ``model``, ``tier``, ``accuracy``, ``ci95_low``, ``ci95_high`` and, for tiers other than
-        ``Baseline``, ``delta_vs_baseline``, ``z_score`` and ``min_ci_separation`` (points).
+        One row per model and tier; comparison columns on non-baseline tiers only.
     """
     rows = []
     for model, group in table.groupby("model", sort=False):
@@ -119,7 +113,7 @@ def normalize_answer(text: str) -> str:
     Parameters
     ----------
     text : str
-        An answer or prediction (other values are converted with ``str``).
+        An answer or prediction (converted with ``str``).
 
     Returns
     -------
@@ -130,22 +124,19 @@ def normalize_answer(text: str) -> str:
 
 
 def tier_accuracy(predictions: pd.DataFrame, *, by: tuple[str, ...] = ("model", "tier")) -> pd.DataFrame:
-    """Exact-match accuracy per model and tier with Wald CI, z and CI separation vs baseline.
-
-    ``predictions`` has question_id, tier, model, prediction, answer (AFGV Table 1 input).
+    """Exact-match accuracy per model and tier with Wald CI, z and CI separation vs baseline (AFGV Table 1).
 
     Parameters
     ----------
     predictions : pandas.DataFrame
-        One row per prediction; the baseline tier is spelled ``baseline`` (lower case).
+        ``question_id``, ``tier`` (baseline as ``baseline``), ``model``, ``prediction``, ``answer``.
     by : tuple of str, default ("model", "tier")
-        Grouping columns; must include ``tier``, the others key the baseline compared with.
+        Grouping columns; must include ``tier``.
 
     Returns
     -------
     pandas.DataFrame
-        The ``by`` columns, ``accuracy``, ``n``, ``ci95_low``, ``ci95_high``, ``delta_vs_baseline``,
-        ``z_score`` and ``min_ci_separation`` (the last three NaN on baseline rows).
+        Accuracy, ``n``, CI and comparison columns (NaN on baseline rows).
     """
     p = predictions.assign(correct=[normalize_answer(a) == normalize_answer(b)
                                     for a, b in zip(predictions["prediction"], predictions["answer"])])
@@ -169,7 +160,7 @@ def implied_n(accuracy, ci_low, ci_high, *, z: float = Z95) -> np.ndarray:
     Parameters
     ----------
     accuracy, ci_low, ci_high : float or array of float
-        The printed accuracy and interval, in the same units (proportions).
+        The printed accuracy and interval (proportions).
     z : float, default Z95
         Normal quantile of the interval.
 
@@ -184,24 +175,19 @@ def implied_n(accuracy, ci_low, ci_high, *, z: float = Z95) -> np.ndarray:
 
 
 def intent_deltas(predictions: pd.DataFrame, *, threshold: float = 0.80) -> pd.DataFrame:
-    """Accuracy change vs baseline for intent-preserved and intent-shifted rewrites (the "2.8x" analysis).
-
-    ``predictions`` needs question_id, model, tier, prediction, answer and the rewrite's
-    ``intent_similarity``; a question's baseline accuracy is compared with its rewrite's,
-    separately for rewrites at or above ``threshold`` and below it.
+    """Accuracy change vs baseline of intent-preserved and intent-shifted rewrites, per question (the "2.8x" analysis).
 
     Parameters
     ----------
     predictions : pandas.DataFrame
-        Predictions of every tier (baseline spelled ``baseline``) with ``intent_similarity`` on rewrites.
+        Predictions of every tier, with ``intent_similarity`` on rewrites.
     threshold : float, default 0.80
         MiniLM cosine at or above which a rewrite preserves the intent.
 
     Returns
     -------
     pandas.DataFrame
-        One row per model, tier and subset (``intent preserved``, ``intent shifted``) with ``n`` and
-        ``delta_vs_baseline`` (proportion); ``shifted_to_preserved_ratio`` when both subsets exist.
+        Per model, tier and subset: ``n``, ``delta_vs_baseline`` and ``shifted_to_preserved_ratio``.
     """
     p = predictions.assign(correct=[normalize_answer(a) == normalize_answer(b)
                                     for a, b in zip(predictions["prediction"], predictions["answer"])])

@@ -1,8 +1,4 @@
-"""AFGV figure (notebook 06): :func:`tier_distribution`, FK grade by tier (AFGV Table 2).
-
-Its value axis is cut by :func:`~vqalib.core.plots.axes.clipped` so that one absurd grade does not
-squash the boxes.
-"""
+"""AFGV figure of notebook 06: FK grade by tier as box plots (AFGV Table 2)."""
 
 from __future__ import annotations
 
@@ -18,17 +14,13 @@ def tier_distribution(frame: pd.DataFrame, *, value: str, by: str, title: str, y
                       clip: bool | Clip = True) -> plt.Figure:
     """Box plots of ``value`` per AFGV tier, one panel per ``by`` group (FK grade by tier, AFGV Table 2).
 
-    With ``clip`` true, the shared value axis stops at :func:`clipped`'s limits over all boxes
-    (``clipped(frame[value], groups=[frame[by], frame["tier"]])``), so one absurd value (a CommVQA
-    question "ghhhh…" has grade 197) does not squash the boxes; pass that :class:`Clip` itself to
-    quote the same numbers in the alt text, or ``False`` for the full range. The boxes and means
-    still use every value. Each box with values off the axis says how many, and a note under the
-    figure gives :meth:`Clip.note`.
+    The axis is clipped so one absurd value (a CommVQA question has grade 197) does not squash the boxes; boxes and
+    means still use every value, and each box says how many of its values are off the axis.
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        One row per question and tier: columns ``tier``, ``question_id`` and those named by ``by`` and ``value``.
+        One row per question and tier: ``tier``, ``question_id``, ``by`` and ``value`` columns.
     value : str
         Column on the value axis, e.g. the FK grade.
     by : str
@@ -41,7 +33,7 @@ def tier_distribution(frame: pd.DataFrame, *, value: str, by: str, title: str, y
     Returns
     -------
     matplotlib.figure.Figure
-        The figure, not saved (:func:`vqalib.core.figure_files.save_figure` saves it).
+        The figure, not saved.
     """
     use_style()
     tiers = ["simplified", "baseline", "complex"]

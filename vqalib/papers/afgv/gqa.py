@@ -1,6 +1,4 @@
-"""Fetching GQA's official questions (AFGV Methods, the GQA question set): the function behind
-``vqalib fetch-gqa`` (:mod:`vqalib.compendium.cli`), which ``make data-gqa`` runs.
-"""
+"""Fetching GQA's official questions (AFGV Methods, the GQA question set): ``vqalib fetch-gqa``."""
 
 from __future__ import annotations
 
@@ -15,12 +13,7 @@ GQA_DEADLINE = 4 * 3600.0
 
 
 def fetch_gqa_questions(*, dest: Path | None = None) -> Path:
-    """Download GQA's official questions archive (online users; ``vqalib fetch-gqa``) and unpack it
-    (AFGV Methods).
-
-    GQA publishes no checksum for the archive; its SHA-256 is printed so a run can record it.
-    An archive already in ``dest`` is not downloaded again; only the ``*balanced_questions.json``
-    members are extracted.
+    """Download and unpack GQA's questions archive (AFGV Methods); GQA publishes no checksum, so its SHA-256 is printed.
 
     Parameters
     ----------
@@ -30,7 +23,7 @@ def fetch_gqa_questions(*, dest: Path | None = None) -> Path:
     Returns
     -------
     Path
-        ``dest``, holding ``questions1.2.zip`` and the extracted files.
+        ``dest``, with the archive and its ``*balanced_questions.json`` files.
     """
     import hashlib
     import zipfile

@@ -1,6 +1,5 @@
-"""AFGV intent and answer similarity through the shared embedding service
-(:func:`vqalib.core.encoders.embed`, MiniLM): the intent filter of the rewrites (Methods, threshold 0.80)
-and the Answer Semantic Similarity of predictions (Metrics, Table 1 from predictions).
+"""AFGV intent and answer similarity (MiniLM cosines): the rewrites' intent filter (Methods, threshold 0.80) and
+the Answer Semantic Similarity of predictions (Metrics, Table 1 from predictions).
 """
 
 from __future__ import annotations
@@ -14,8 +13,7 @@ from vqalib.core.encoders import embed
 
 
 def _row_cosines(left: list[str], right: list[str], *, model: str | None, cache_dir: Path | None) -> np.ndarray:
-    """Cosine of each aligned (left, right) text pair: each distinct text embedded once, in sorted order (the
-    embeddings are unit length, so the dot product is the cosine)."""
+    """Cosine of each aligned (left, right) text pair, each distinct text embedded once (unit vectors)."""
     texts = sorted(set(left) | set(right))
     emb = embed(texts, model=model, cache_dir=cache_dir)
     lookup = {t: k for k, t in enumerate(texts)}
@@ -45,13 +43,12 @@ def intent_similarity(rewrites: pd.DataFrame, *, model: str | None = None,
 
 
 def intent_filter_table(rewrites: pd.DataFrame, *, threshold: float = 0.80) -> pd.DataFrame:
-    """Share of rewritten questions whose intent similarity falls below ``threshold``, per tier
-    (intent filter, AFGV Methods).
+    """Share of rewritten questions whose intent similarity falls below ``threshold``, per tier (AFGV Methods).
 
     Parameters
     ----------
     rewrites : pandas.DataFrame
-        Rewrite rows with ``tier``, ``status`` and ``intent_similarity``; only ``rewritten`` rows count.
+        Rewrite rows with ``tier``, ``status`` and ``intent_similarity``.
     threshold : float, default 0.80
         MiniLM cosine below which a rewrite is removed.
 

@@ -1,6 +1,5 @@
-"""AFGV model predictions per tier (Table 1 from predictions; the "2.8x" intent analysis): the
-runner's records as a predictions table, the rewrites attached to them, and the tier-accuracy,
-question-type and intent-delta tables of notebook 06.
+"""AFGV model predictions per tier (Table 1 from predictions; the "2.8x" intent analysis): runner records as a
+predictions table, with their rewrites, and notebook 06's prediction tables.
 """
 
 from __future__ import annotations
@@ -12,22 +11,17 @@ from vqalib.papers.afgv.intent import answer_similarity
 
 
 def predictions_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """AFGV predictions table (question_id, tier, model, prediction, answer) from runner records.
-
-    ``runs`` is ``vqalib.runner.handoff.load_run(..., finals_only=True)`` of AFGV short-answer runs;
-    error records (no answer) are kept as wrong predictions so accuracy is not inflated.
+    """AFGV predictions table from runner records; error records count as wrong, so accuracy is not inflated (Table 1).
 
     Parameters
     ----------
     runs : pandas.DataFrame
-        Runner records (``dataset``, ``question_id``, ``tier``, ``model``, ``question``, ``answer``,
-        ``reference``, ``kind``); rows of other datasets are dropped.
+        Runner records (final only); rows of other datasets are dropped.
 
     Returns
     -------
     pandas.DataFrame
-        ``question_id``, ``tier``, ``model``, ``question``, ``prediction`` (missing answers as ""),
-        ``answer`` (the reference, missing as "") and ``kind``.
+        ``question_id``, ``tier``, ``model``, ``question``, ``prediction``, ``answer``, ``kind`` (missing as "").
     """
     records = runs[runs["dataset"] == "afgv"]
     return pd.DataFrame({"question_id": records["question_id"], "tier": records["tier"], "model": records["model"],
@@ -37,30 +31,23 @@ def predictions_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 def attach_rewrites(predictions: pd.DataFrame, rewrites: pd.DataFrame,
                     question_sets: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
-    """Predictions with their rewrite's question_set, question_type and intent_similarity (Table 1
-    by question type; the intent analysis).
+    """Predictions with their rewrite's question_set, question_type and intent_similarity (Table 1 by type; intent).
 
-    Matched on question_id and tier, plus the rewritten question text and question_set when the
-    predictions have them (question ids repeat across question sets). ``question_sets`` (name ->
-    questions with question_id and question_type) supplies question types the rewrites lack.
-    Columns the predictions already carry are kept; ``attrs["unmatched"]`` counts predictions
-    with no rewrite.
+    Matched on question_id, tier and, when present, question text and set; ``attrs["unmatched"]`` counts misses.
 
     Parameters
     ----------
     predictions : pandas.DataFrame
-        :func:`predictions_from_runs` output or a predictions table (``question_id``, ``tier``, ...).
+        A predictions table (``question_id``, ``tier``, ...).
     rewrites : pandas.DataFrame
-        Rewrite rows of all question sets (``question_id``, ``tier``, ``question``, ``question_set``,
-        ``intent_similarity``, ...).
+        Rewrite rows of all question sets.
     question_sets : dict of str to DataFrame, optional
-        Used only when ``rewrites`` has no ``question_type``.
+        Question types, used only when ``rewrites`` has no ``question_type``.
 
     Returns
     -------
     pandas.DataFrame
-        ``predictions`` (``question_id`` and ``tier`` as text) with the rewrite columns, one row per prediction
-        (a left join on the first rewrite of each key).
+        One row per prediction, ids as text, with the rewrite columns.
     """
     if question_sets is not None and "question_type" not in rewrites:
         types = pd.concat([q[["question_id", "question_type"]].assign(question_set=name)
@@ -84,20 +71,19 @@ PREDICTIONS_ENABLE = ("run BLIP / InstructBLIP / LLaVA-1.5 on each tier with the
 
 def prediction_tables(predictions: pd.DataFrame, *, threshold: float = 0.80
                       ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Tier accuracy with answer similarity, tier accuracy by question type, and the intent deltas of model
-    predictions (Table 1 from predictions; the "2.8x" intent analysis).
+    """Tier accuracy with answer similarity, accuracy by question type, and intent deltas (Table 1; "2.8x" analysis).
 
     Parameters
     ----------
     predictions : DataFrame
-        Predictions with their rewrites attached (:func:`attach_rewrites`).
+        Predictions with their rewrites attached.
     threshold : float
         Intent threshold of :func:`intent_deltas`.
 
     Returns
     -------
     tuple of DataFrame
-        ``(tier_stats, by_type, deltas)``; ``by_type`` is a not-run row when no prediction has a question type.
+        ``(tier_stats, by_type, deltas)``; ``by_type`` is a not-run row without question types.
     """
     from vqalib.core import report
 

@@ -1,12 +1,7 @@
-"""AFGV question sets (Methods): GQA's balanced questions sampled with a seed (the paper's N =
-20,000) and the offline accessibility sets (VizWiz-LF's 600 questions, CommVQA's distinct questions).
+"""AFGV question sets (Methods): GQA's balanced questions sampled with a seed (the paper's N = 20,000), the offline
+accessibility sets (VizWiz-LF's 600 questions, CommVQA's distinct ones) and each set's rewritten tier items.
 
-Depends on :mod:`vqalib.papers.vizwiz_lf.loading`: :func:`accessibility_question_sets` takes VizWiz-LF's
-questions from that paper's validated loader (``load_vizwiz_lf``, imported inside the function) rather
-than parsing the release a second time. CommVQA's questions are read from the registered annotations file
-directly (:func:`vqalib.core.data_registry.verified_path`), as only the question texts and contexts are needed.
-:func:`tier_items` gives the rewritten questions of one set, tier by tier, from the rewrite pipeline itself (the
-runner asks and the scorecard scores them; notebook 06 saves the same rows).
+Depends on :mod:`vqalib.papers.vizwiz_lf.loading`, VizWiz-LF's validated loader, rather than parsing its release twice.
 """
 
 from __future__ import annotations
@@ -20,23 +15,21 @@ QUESTION_SETS = ("VizWiz-LF", "CommVQA")
 
 
 def load_gqa_questions(path: str | Path, *, n: int | None = 20_000, seed: int = 0) -> pd.DataFrame:
-    """GQA balanced questions (a ``*_balanced_questions.json`` file) sampled with a seed.
-
-    Returns question_id, question, answer, image_id, question_type (GQA's structural type).
+    """GQA balanced questions (a ``*_balanced_questions.json`` file) sampled with a seed (AFGV Methods).
 
     Parameters
     ----------
     path : str or Path
-        The JSON file (an object keyed by question id; each entry needs ``question``, ``answer``, ``imageId``).
+        The JSON file (keyed by question id; entries need ``question``, ``answer``, ``imageId``).
     n : int or None, default 20000
-        Questions sampled (the paper's N); None, or ``n`` at least the file's size, keeps all.
+        Questions sampled (the paper's N); None keeps all.
     seed : int, default 0
         ``random_state`` of the sample.
 
     Returns
     -------
     pandas.DataFrame
-        One row per question (``question_id`` as text), sorted by ``question_id`` when sampled.
+        ``question_id`` (text), ``question``, ``answer``, ``image_id``, ``question_type``.
     """
     from vqalib.core.io import DataFormatError, read_json
 
@@ -59,10 +52,6 @@ def load_gqa_questions(path: str | Path, *, n: int | None = 20_000, seed: int = 
 
 def accessibility_question_sets(*, data_dir: Path | None = None) -> dict[str, pd.DataFrame]:
     """The offline question sets: VizWiz-LF's 600 questions and CommVQA's distinct questions (AFGV Methods).
-
-    VizWiz-LF's come from the expert answers of :func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`;
-    CommVQA's are read straight from the hash-checked ``commvqa/annotations.json`` (stripped, empty and
-    repeated questions dropped, numbered from 1, the context as ``question_type``).
 
     Parameters
     ----------
@@ -90,26 +79,23 @@ def accessibility_question_sets(*, data_dir: Path | None = None) -> dict[str, pd
 
 def tier_items(*, question_set: str = "VizWiz-LF", data_dir: Path | None = None, word_vectors: str | None = None,
                topn: int = 20) -> pd.DataFrame:
-    """The AFGV items of one question set: each placed (question, tier) rewrite with its text and reference answer,
-    from the rewrite pipeline with notebook 06's defaults (AFGV Methods; computed once per process and arguments).
+    """The placed (question, tier) rewrites of one question set with reference answers (AFGV Methods).
 
     Parameters
     ----------
     question_set : {"VizWiz-LF", "CommVQA"}
         The rewritten question set.
     data_dir : Path, optional
-        The data folder (the questions, VizWiz-LF's crowd answers).
+        The data folder.
     word_vectors : str, optional
-        The rewrite's word vectors (:func:`~vqalib.papers.afgv.vectors.load_word_vectors`; default its default).
+        The rewrite's word vectors (default: the packaged ones).
     topn : int, default 20
-        Neighbours considered per target word (:class:`~vqalib.papers.afgv.rewrite.RewriteConfig`).
+        Neighbours considered per target word.
 
     Returns
     -------
     pandas.DataFrame
-        ``item_id`` (``<question_id>/<tier>``, as the runner writes it), ``question_id``, ``tier``, ``question``,
-        ``question_set``, ``question_type``, ``intent_similarity``, ``reference`` (VizWiz's crowd majority for the
-        VizWiz-LF set, else None).
+        ``item_id`` (``<question_id>/<tier>``), question and tier columns, ``reference`` (VizWiz-LF only).
     """
     if question_set not in QUESTION_SETS:
         raise ValueError(f"question_set must be one of {QUESTION_SETS}, not {question_set!r}")

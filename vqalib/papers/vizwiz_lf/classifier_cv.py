@@ -1,10 +1,7 @@
-"""Grouped cross-validation of the offline classifiers and the abstention agreement they give
-(VizWiz-LF Tables 9-10: per-label and weighted F1 with Majority and Random baselines; §7, Table 5:
-answer-level abstention decisions from predicted roles against the released labels).
+"""Grouped cross-validation of the offline classifiers and their abstention agreement (VizWiz-LF Tables 9-10, 5).
 
-Folds are grouped by question (a question's answers from all sources stay on one side). The
-out-of-fold results are ``.npz`` arrays named by a hash of their inputs: the release's are committed
-in ``data/models/cv/`` beside the final models, any other is cached on disk (:func:`_out_of_fold`).
+Out-of-fold results are ``.npz`` arrays named by a hash of their inputs: the release's are committed in
+``data/models/cv/``, any other is cached on disk.
 """
 
 from __future__ import annotations
@@ -47,9 +44,6 @@ class CVResult:
 def f1_table(truth: np.ndarray, predicted: np.ndarray, *, labels: tuple[str, ...]) -> pd.DataFrame:
     """Per-label F1, support and the support-weighted average F1 (VizWiz-LF Tables 9-10).
 
-    The weighted average is scikit-learn's ``f1_score(average="weighted")`` over the
-    label-indicator matrix, the paper's "weighted average F1".
-
     Parameters
     ----------
     truth, predicted : numpy.ndarray of shape (n_sentences, n_labels)
@@ -60,8 +54,7 @@ def f1_table(truth: np.ndarray, predicted: np.ndarray, *, labels: tuple[str, ...
     Returns
     -------
     pandas.DataFrame
-        ``label``, ``f1``, ``support``: one row per label, then "Weighted average" (0 when no label
-        has support) with the total support.
+        ``label``, ``f1``, ``support``: one row per label, then "Weighted average".
     """
     per_label = f1_score(truth, predicted, average=None, labels=range(len(labels)), zero_division=0)
     support = truth.sum(axis=0)
@@ -83,7 +76,7 @@ def majority_predictions(n: int, *, kind: str) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of shape (n, n_labels)
-        int 0/1, the majority label set in every row.
+        int 0/1, the majority label in every row.
     """
     labels, _, majority = _labels(kind)
     out = np.zeros((n, len(labels)), dtype=int)
@@ -92,7 +85,7 @@ def majority_predictions(n: int, *, kind: str) -> np.ndarray:
 
 
 def random_predictions(train_truth: np.ndarray, n: int, *, rng: np.random.Generator) -> np.ndarray:
-    """The Random baseline: each sentence gets the label combination of a random training sentence (Tables 9-10).
+    """The Random baseline: each sentence gets the labels of a random training sentence (Tables 9-10).
 
     Parameters
     ----------
@@ -113,10 +106,7 @@ def random_predictions(train_truth: np.ndarray, n: int, *, rng: np.random.Genera
 
 def _random_f1(truth: np.ndarray, folds: list, masks: dict[str, np.ndarray], *, labels: tuple[str, ...], seed: int,
                n_random: int, cache_dir: Path | None = None) -> pd.DataFrame:
-    """The Random baseline's F1 table per subset (``label``, ``f1`` as the mean over ``n_random`` seeded draws from
-    each fold's training labels, ``support``, ``subset``; Tables 9-10), cached by content
-    (``<cache_dir>/random``, by default ``$VQALIB_CACHE_DIR/classify-cv/random``): its F1 tables took seconds in every
-    notebook that cross-validates."""
+    """The Random baseline's F1 table per subset (mean over ``n_random`` draws; Tables 9-10), cached by content."""
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
 
@@ -150,37 +140,31 @@ FEATURE_INPUTS = ("answer_id", "sentence_index", "sentence", "question")  # what
 
 
 def out_of_fold_key(units: pd.DataFrame, truth: np.ndarray, *, folds: list, params: dict) -> str:
-    """The name of a cross-validation's out-of-fold results (Tables 9-10): a SHA-256 of every input
-    (the texts the features are computed from, the encoder's identity and the embedding settings,
-    labels, sources, folds, parameters, scikit-learn and numpy versions).
+    """The name of a cross-validation's out-of-fold results: a SHA-256 of every input (Tables 9-10).
 
-    The features themselves are not hashed: they are a function of the texts and the encoder
-    (:func:`~vqalib.papers.vizwiz_lf.classifier_features.feature_matrix`), so a stored result is found
-    without embedding a sentence. ``vqalib classify check`` refits from the features and compares.
+    The features are not hashed but their texts and encoder are, so a stored result is found without embedding.
 
     Parameters
     ----------
     units : pandas.DataFrame
-        The sentence units (:func:`~vqalib.papers.vizwiz_lf.classifier_features.sentence_units`), with
-        ``source`` and :data:`FEATURE_INPUTS`.
+        The sentence units, with ``source`` and :data:`FEATURE_INPUTS`.
     truth : numpy.ndarray
-        :func:`~vqalib.papers.vizwiz_lf.classifier_features.label_matrix` of ``units``.
+        The label matrix of ``units``.
     folds : list of (numpy.ndarray, numpy.ndarray)
-        :func:`~vqalib.papers.vizwiz_lf.classifier.question_folds`; only the test rows are hashed.
+        The question folds; only the test rows are hashed.
     params : dict
         The fitting parameters (``kind``, ``seed``, ``estimator``, ``encoder``, ...).
 
     Returns
     -------
     str
-        The first 32 hex digits of the digest (it also covers :data:`CV_CACHE_VERSION`).
+        The first 32 hex digits of the digest.
     """
     from vqalib.core.encoders import DECIMALS, EMBED_VERSION, model_identity
 
     digest = hashlib.sha256()
     columns = [units[name].astype(str).tolist() for name in ("source", *FEATURE_INPUTS)]
-    # row by row, each value as str: the bytes of the frame's values read row-major (a 2-D to_numpy(dtype="U") of
-    # Arrow strings gave the same in 18x the time)
+    # row by row as str (a 2-D to_numpy(dtype="U") of Arrow strings gave the same in 18x the time)
     digest.update("\x1f".join(str(value) for row in zip(*columns) for value in row).encode("utf-8"))
     for array in (truth, *[np.asarray(rows) for _, rows in folds]):
         digest.update(np.ascontiguousarray(array).tobytes())
@@ -192,9 +176,7 @@ def out_of_fold_key(units: pd.DataFrame, truth: np.ndarray, *, folds: list, para
 
 
 def _read_out_of_fold(path: Path, shapes: list[tuple], *, sealed: bool) -> tuple | None:
-    """The four arrays of a stored result, or None when the file is missing or not exactly what its
-    name promises (read without pickle; a bad file is reported and left unused). ``sealed``: a cache
-    entry, checked against its seal (:mod:`vqalib.core.caches`); else a committed file (git checks it)."""
+    """The four arrays of a stored result (no pickle), or None when missing or malformed; ``sealed``: a cache entry."""
     from vqalib.core.caches import read_entry
 
     if sealed:
@@ -220,18 +202,10 @@ def _read_out_of_fold(path: Path, shapes: list[tuple], *, sealed: bool) -> tuple
 def _out_of_fold(features: Callable[[], np.ndarray], truth: np.ndarray, units: pd.DataFrame, *, folds: list, params: dict,
                  cache_dir: Path | None = None, fits_dir: Path | None = CV_FITS_DIR, refit: bool = False,
                  key: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Out-of-fold probabilities, decisions, fold of each row and each fold's thresholds (Tables 9-10).
+    """Out-of-fold probabilities, decisions, folds and thresholds (Tables 9-10): committed, cached, or fitted.
 
-    The expensive part of :func:`cross_validate` (40 MLP fits on the release), named by
-    :func:`out_of_fold_key`. Like the committed final models, the release's result is a fitted
-    artefact in the repository (``fits_dir``, :data:`CV_FITS_DIR`, written by ``vqalib classify
-    train`` and checked against a refit by ``vqalib classify check``);
-    any other result is cached under ``cache_dir`` (``$VQALIB_CACHE_DIR/classify-cv``). Both are
-    ``.npz`` arrays read without pickle. Fitting is deterministic in float64, so a stored result is
-    the one a new fit gives. ``refit`` (or ``VQALIB_REFIT=1`` for the committed ones) fits anew;
-    with ``refit`` the result is also written to ``fits_dir``. ``key``: :func:`out_of_fold_key` of these
-    inputs when the caller has it already. ``features``: a function giving the feature matrix, called only
-    when the fits run (a stored result needs no sentence embedded).
+    ``refit`` (or ``VQALIB_REFIT=1`` for committed ones) fits anew and writes to ``fits_dir``; ``features`` is
+    called only when fits run.
     """
     from vqalib.core.caches import write_entry
     from vqalib.core.io import cache_root, write_atomic
@@ -272,20 +246,12 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
                    refit: bool = False) -> CVResult:
     """Grouped k-fold cross-validation of the classifier and the baselines (VizWiz-LF Tables 9-10).
 
-    Folds come from :func:`~vqalib.papers.vizwiz_lf.classifier.question_folds`. In each fold the classifier is
-    trained as by :func:`~vqalib.papers.vizwiz_lf.classifier.train` (thresholds from inner folds of the training
-    part only) and predicts the
-    held-out sentences of every source; Majority and Random (mean over ``n_random`` seeded
-    draws from the training part's label combinations) are scored on the same sentences.
-    Scores pool the out-of-fold predictions: subset ``"all"`` (every source) and
-    ``"trusted sources"`` (without ``exclude_sources``). The fits come from the committed result
-    in ``fits_dir`` when one was made from exactly these inputs, else from the cache, else they
-    run; ``refit`` runs them and writes the result to ``fits_dir`` (:func:`_out_of_fold`).
+    Scores pool out-of-fold predictions over subsets ``"all"`` and ``"trusted sources"`` (without ``exclude_sources``).
 
     Parameters
     ----------
     sentences, answers : pandas.DataFrame
-        The release's sentences and answers (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+        The release's sentences and answers.
     kind : {"role", "info"}, default "role"
         Which labels to classify.
     n_splits : int, default 5
@@ -293,9 +259,9 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
     seed : int, default 0
         Seed of the folds, the fits and the Random draws.
     estimator : {"mlp", "logreg"}, default "mlp"
-        :func:`~vqalib.papers.vizwiz_lf.classifier.make_pipeline`'s model.
+        The pipeline's model.
     exclude_sources : tuple of str, default :data:`~vqalib.papers.vizwiz_lf.classifier.UNTRUSTED_SOURCES`
-        Sources not trained on; still predicted and scored (subset "all").
+        Sources not trained on; still predicted and scored.
     tune : bool, default True
         Tune per-label thresholds on inner folds (else 0.5).
     inner_splits : int, default 3
@@ -305,8 +271,7 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
     encoder : str, optional
         As in :func:`~vqalib.papers.vizwiz_lf.classifier_features.encoder_spec`.
     cache_dir : Path, optional
-        The embedding cache, and the out-of-fold cache (``<cache_dir>/<key>.npz``); None: the shared
-        defaults (``$VQALIB_CACHE_DIR/embeddings`` and ``$VQALIB_CACHE_DIR/classify-cv``).
+        The embedding and out-of-fold cache; None: the shared defaults.
     fits_dir : Path or None, default :data:`CV_FITS_DIR`
         Folder of committed out-of-fold results; None: none are read or written.
     refit : bool, default False
@@ -315,8 +280,7 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
     Returns
     -------
     CVResult
-        Scores, per-source scores, out-of-fold predictions, per-fold thresholds, the wall time in
-        seconds and the out-of-fold key.
+        Scores, per-source scores, predictions, thresholds, wall time and out-of-fold key.
     """
     start = time.perf_counter()
     labels, column, _ = _labels(kind)
@@ -366,21 +330,17 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
 
 
 def answer_decisions(predictions: pd.DataFrame) -> pd.DataFrame:
-    """Answer-level abstention decisions from sentence predictions (VizWiz-LF §7, Table 5: an answer
-    abstains when one of its sentences has the role Answer Failure).
+    """Answer-level abstention: an answer abstains when a sentence has Answer Failure (VizWiz-LF §7, Table 5).
 
     Parameters
     ----------
     predictions : pandas.DataFrame
-        ``source``, ``question_id``, ``labels`` and ``predicted`` (role tuples) per sentence (the
-        ``predictions`` of a role :class:`CVResult`); optionally ``p_Answer Failure`` and ``fold``.
+        Per sentence ``source``, ``question_id``, ``labels``, ``predicted``; optionally ``p_Answer Failure``.
 
     Returns
     -------
     pandas.DataFrame
-        One row per answer (``source``, ``question_id``), in order of appearance: ``by_labels``,
-        ``by_predictions`` and, when the sentence columns exist, ``p_max`` (largest P(Answer Failure))
-        and ``fold``.
+        One row per answer: ``by_labels``, ``by_predictions`` and, if available, ``p_max`` and ``fold``.
     """
     frame = predictions.assign(by_labels=abstains(predictions["labels"]),
                                by_predictions=abstains(predictions["predicted"]))
@@ -393,19 +353,14 @@ def answer_decisions(predictions: pd.DataFrame) -> pd.DataFrame:
 
 
 def _kappa(a: np.ndarray, b: np.ndarray) -> float:
-    """Cohen's kappa; NaN when neither side varies (kappa is 0/0 there)."""
+    """Cohen's kappa; NaN when neither side varies."""
     return cohen_kappa_score(a, b) if len(set(a)) > 1 or len(set(b)) > 1 else np.nan
 
 
 def abstention_agreement(predictions: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
-    """Per source: does the answer-level abstention decision from predicted roles agree with
-    the one from the released labels? (VizWiz-LF §7, Table 5; decisions of :func:`answer_decisions`.)
+    """Per source, agreement of abstention from predicted roles and from labels (VizWiz-LF §7, Table 5).
 
-    Columns beside ``agreement``: its Wilson interval (``confidence``), Cohen's kappa, and
-    ``agreement_next_answer`` / ``kappa_next_answer``: the labels of each answer against the
-    prediction for the *next* answer of the same source (question-id order), the agreement of
-    labels that carry no information about their own answer. Labels tied to their text agree
-    far more with their own answer than with the next one.
+    The ``*_next_answer`` columns score labels against the next answer's prediction: the chance-level baseline.
 
     Parameters
     ----------
@@ -417,9 +372,7 @@ def abstention_agreement(predictions: pd.DataFrame, *, confidence: float = 0.95)
     Returns
     -------
     pandas.DataFrame
-        One row per source: ``n_answers``, ``abstain_labels`` and ``abstain_predicted`` (abstention
-        rates), ``agreement`` with ``agreement_ci_low``/``agreement_ci_high``, ``kappa``,
-        ``agreement_next_answer`` and ``kappa_next_answer`` (NaN for too few answers).
+        One row per source: abstention rates, ``agreement`` with its interval, ``kappa`` and next-answer columns.
     """
     rows = []
     for source, group in answer_decisions(predictions).groupby("source", sort=False):
@@ -438,28 +391,23 @@ def abstention_agreement(predictions: pd.DataFrame, *, confidence: float = 0.95)
 
 def abstention_decision_variants(predictions: pd.DataFrame, *, exclude_sources: tuple[str, ...] = UNTRUSTED_SOURCES,
                                  grid: np.ndarray = np.round(np.arange(0.1, 0.91, 0.05), 2)) -> pd.DataFrame:
-    """Agreement with the label-based abstention decision under two answer-level rules (VizWiz-LF §7,
-    Table 5; the bar is agreement >= 90% per source,
-    :data:`~vqalib.papers.vizwiz_lf.classifier_tables.ABSTENTION_CRITERION`): ``any sentence predicted
-    Answer Failure`` (the default, :func:`abstention_agreement`) and ``max P(Answer Failure) >= t`` with ``t``
-    chosen, for each cross-validation fold, on the *other* folds' answers of the trusted sources
-    (so no answer's own label picks its threshold). One row per (source, rule).
+    """Agreement with label-based abstention under two answer-level rules, per source (VizWiz-LF §7, Table 5).
+
+    The threshold rule's ``t`` is chosen per fold on the other folds' trusted answers, so no answer picks its own.
 
     Parameters
     ----------
     predictions : pandas.DataFrame
-        Sentence predictions with ``p_Answer Failure`` and ``fold`` (a role :class:`CVResult`'s
-        ``predictions``).
+        Sentence predictions with ``p_Answer Failure`` and ``fold``.
     exclude_sources : tuple of str, default :data:`~vqalib.papers.vizwiz_lf.classifier.UNTRUSTED_SOURCES`
-        Sources whose answers do not choose the thresholds (they are still scored).
+        Sources whose answers do not choose the thresholds (still scored).
     grid : numpy.ndarray, default 0.10 to 0.90 in steps of 0.05
-        Candidate thresholds ``t``; the first of equally good ones wins.
+        Candidate thresholds; the first of equally good ones wins.
 
     Returns
     -------
     pandas.DataFrame
-        ``source``, ``rule``, ``n_answers``, ``agreement`` and ``threshold`` (the median of the
-        per-fold thresholds over the source's answers; NaN for the sentence rule).
+        ``source``, ``rule``, ``n_answers``, ``agreement``, ``threshold`` (median per-fold; NaN for the sentence rule).
     """
     answers = answer_decisions(predictions).rename(columns={"by_labels": "label", "by_predictions": "sentence_rule"})
     trusted = ~answers["source"].isin(exclude_sources)

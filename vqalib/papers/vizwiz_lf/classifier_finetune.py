@@ -1,20 +1,8 @@
-"""The fine-tuned sentence classifier (VizWiz-LF §4, A.2.2, Tables 9-10): the packaged all-MiniLM-L6-v2's
-transformer layers and one multi-label head for roles and information sources, trained on CPU.
+"""The fine-tuned sentence classifier (VizWiz-LF §4, A.2.2, Tables 9-10): MiniLM's top layers, a multi-label head.
 
-Input: the sentence as segment A and its context as segment B (the question, the previous and the next
-sentence of its answer; ``(start)`` / ``(end)`` at the answer's edges). Output: the [CLS] state and the mean of
-the sentence's own tokens, one linear layer, one sigmoid per label (the 8 roles, then the 3 information
-sources). Decisions at 0.5; a sentence with no role above it gets its most probable role.
-
-Training (:func:`fit`): the embedding layer frozen and run once, the top :data:`SETTINGS` ``["top"]`` layers and
-the head trained with AdamW (binary cross-entropy, warm-up then linear decay), float32, seeded; GPT-4V's
-sentences (misaligned labels, :data:`~vqalib.papers.vizwiz_lf.classifier.UNTRUSTED_SOURCES`) are not trained on
-but are scored. Training is not bit-reproducible across machines (float32 kernels), so what it produced is
-committed (:mod:`vqalib.papers.vizwiz_lf.classifier_finetune_fits`): the trained layers and head as float16
-safetensors (:func:`save`, :func:`load`; about 21 MB, no pickle), the out-of-fold results and a check sample.
-
-Inference (:func:`predict_proba`) runs in float64 from the stored weights and rounds probabilities to
-:data:`~vqalib.core.encoders.DECIMALS`, so labels are the same on every CPU kernel and thread count.
+Input: the sentence paired with its question and neighbouring sentences. Training (float32) is not bit-reproducible
+across machines, so its weights are committed as float16 safetensors; inference runs in float64 and rounds
+probabilities, so labels agree on every CPU.
 """
 
 from __future__ import annotations
@@ -48,8 +36,7 @@ def pair_texts(units: pd.DataFrame) -> tuple[list[str], list[str]]:
     Parameters
     ----------
     units : pandas.DataFrame
-        :func:`~vqalib.papers.vizwiz_lf.classifier_features.sentence_units` rows (``answer_id``,
-        ``sentence_index``, ``sentence``, ``question``).
+        Sentence units (``answer_id``, ``sentence_index``, ``sentence``, ``question``).
 
     Returns
     -------
@@ -210,8 +197,7 @@ def _train(inputs: _Inputs, truth: np.ndarray, rows: np.ndarray, *, base, settin
 
 
 def _probabilities(net, inputs: _Inputs, rows: np.ndarray, *, batch_size: int = 32) -> np.ndarray:
-    """Sigmoid outputs of ``net`` on ``rows`` (float64 array, unrounded); batches of 32 pad less than larger ones
-    (float64 inference of 1,229 sentences: 20 s at 32, 24 s at 128 on 2 cores)."""
+    """Unrounded float64 sigmoid outputs of ``net`` on ``rows``; batches of 32 pad less than larger ones."""
     import torch
 
     out = np.zeros((len(rows), len(LABELS)))
@@ -344,7 +330,7 @@ def load(path: Path = FINETUNED_DIR / WEIGHTS_FILE):
     Returns
     -------
     (torch.nn.Module, dict)
-        The network, float64 and in eval mode, and the header's metadata.
+        The network (float64, eval mode) and the header's metadata.
     """
     import torch
     from safetensors.torch import load as from_bytes
@@ -359,8 +345,7 @@ def load(path: Path = FINETUNED_DIR / WEIGHTS_FILE):
 
 
 def predict_proba(units: pd.DataFrame, *, model=None) -> np.ndarray:
-    """Probabilities of :data:`LABELS` for sentence units from the committed model, float64, rounded to
-    :data:`~vqalib.core.encoders.DECIMALS` (the same on every CPU kernel and thread count).
+    """Probabilities of :data:`LABELS` from the committed model, float64, rounded (the same on every CPU).
 
     Parameters
     ----------

@@ -1,17 +1,7 @@
-"""The fine-tuned classifier's committed files (VizWiz-LF Tables 9-10): its cross-validation, the out-of-fold
-results Tables 9-10 and notebook 05 read, the final model, and the check that CI runs.
+"""The fine-tuned classifier's committed files in ``data/models/finetuned/`` and their check (VizWiz-LF Tables 9-10).
 
-In ``data/models/finetuned/``:
-
-- ``vizwiz-lf_sentence_classifier.safetensors``: the final network (:func:`~vqalib.papers.vizwiz_lf.classifier_finetune.save`),
-  its settings, training times and cross-validated scores in the header;
-- ``out_of_fold.npz``: per release sentence the out-of-fold probabilities and fold, and a key of its own
-  inputs (:func:`row_keys`; the settings, :func:`settings_key`), so a changed sentence, neighbour, label or
-  setting is never scored with a stale result and ``make reproduce`` never trains;
-- ``check_sample.npz``: the final network's probabilities on every :data:`CHECK_EVERY`-th release sentence,
-  which :func:`check` recomputes from the committed weights.
-
-:func:`write_all` makes all three (``vqalib classify train --finetuned``, about 54 min on 2 cores).
+The final network, keyed out-of-fold probabilities (so a changed row or setting is never scored stale and
+``make reproduce`` never trains) and a check sample recomputed from the committed weights.
 """
 
 from __future__ import annotations
@@ -43,8 +33,7 @@ MODEL_NAME = "MiniLM fine-tuned"  # its rows in Tables 9-10
 
 
 def settings_key(settings: dict = SETTINGS) -> str:
-    """SHA-256 of what every out-of-fold probability depends on besides its own rows: the settings, labels,
-    sources left out of training, the base encoder's identity and :data:`VERSION`.
+    """SHA-256 of what every out-of-fold probability depends on besides its own rows (settings, labels, encoder).
 
     Parameters
     ----------
@@ -62,8 +51,7 @@ def settings_key(settings: dict = SETTINGS) -> str:
 
 
 def row_keys(units: pd.DataFrame) -> np.ndarray:
-    """Per sentence, 16 bytes of SHA-256 of its identity, text, context (question, neighbours) and labels: a
-    stored out-of-fold probability is used only for the very row it was made for.
+    """Per sentence, 16 bytes of SHA-256 of its identity, text, context and labels.
 
     Parameters
     ----------
@@ -99,8 +87,7 @@ def cross_validate(units: pd.DataFrame, *, settings: dict = SETTINGS, echo=print
     Returns
     -------
     dict
-        ``probabilities`` (n, len(LABELS), rounded), ``fold`` (n,), ``key`` (:func:`settings_key`),
-        ``row_keys`` (:func:`row_keys`), ``seconds`` (per fold).
+        ``probabilities`` (rounded), ``fold``, ``key``, ``row_keys``, ``seconds`` (per fold).
     """
     units = units.reset_index(drop=True)
     truth = truth_matrix(units)
@@ -122,8 +109,7 @@ def cross_validate(units: pd.DataFrame, *, settings: dict = SETTINGS, echo=print
 
 
 def cv_results(units: pd.DataFrame, result: dict) -> dict:
-    """Out-of-fold probabilities as one :class:`~vqalib.papers.vizwiz_lf.classifier_cv.CVResult` per kind
-    (``"role"``, ``"info"``; Tables 9-10 rows of :data:`MODEL_NAME`, notebook 05's abstention agreement).
+    """Out-of-fold probabilities as one ``CVResult`` per kind, ``"role"`` and ``"info"`` (Tables 9-10).
 
     Parameters
     ----------
@@ -135,8 +121,7 @@ def cv_results(units: pd.DataFrame, result: dict) -> dict:
     Returns
     -------
     dict of str to CVResult
-        Scores (subsets "all" and "trusted sources"), per-source weighted F1, per-sentence predictions
-        (``fold``, ``labels``, ``predicted``, ``p_<label>``) and the thresholds (0.5).
+        Scores, per-source F1, predictions and thresholds (0.5) per kind.
     """
     from vqalib.papers.vizwiz_lf.classifier_cv import CVResult, f1_table
     from sklearn.metrics import f1_score
@@ -213,13 +198,12 @@ def write_out_of_fold(result: dict, path: Path) -> Path:
 
 def read_out_of_fold(units: pd.DataFrame, *, path: Path = FINETUNED_DIR / OUT_OF_FOLD_FILE,
                      settings: dict = SETTINGS) -> dict | None:
-    """The committed out-of-fold probabilities of ``units`` (the release or part of it) when every row was
-    cross-validated with exactly these settings (:func:`settings_key`, :func:`row_keys`), else None.
+    """The committed out-of-fold probabilities of ``units`` when every row was made with these settings, else None.
 
     Parameters
     ----------
     units : pandas.DataFrame
-        Sentence units of the release, or of a part of it (the rows keep their full-release context).
+        Sentence units of the release or a part of it.
     path : Path
         The ``.npz`` of :func:`write_out_of_fold`.
     settings : dict
@@ -228,7 +212,7 @@ def read_out_of_fold(units: pd.DataFrame, *, path: Path = FINETUNED_DIR / OUT_OF
     Returns
     -------
     dict or None
-        ``probabilities`` and ``fold`` aligned with ``units``, ``key``, ``seconds`` (per fold).
+        ``probabilities`` and ``fold`` aligned with ``units``, ``key``, ``seconds``.
     """
     path = Path(path)
     if not path.is_file():
@@ -246,8 +230,7 @@ def read_out_of_fold(units: pd.DataFrame, *, path: Path = FINETUNED_DIR / OUT_OF
 
 
 def write_all(units: pd.DataFrame, *, out: Path = FINETUNED_DIR, settings: dict = SETTINGS, echo=print) -> list[Path]:
-    """Cross-validate, train the final model and write the three committed files to ``out``
-    (``vqalib classify train --finetuned``; about 54 min on 2 cores).
+    """Cross-validate, train the final model and write the three committed files (about 54 min on 2 cores).
 
     Parameters
     ----------
@@ -299,8 +282,7 @@ def write_all(units: pd.DataFrame, *, out: Path = FINETUNED_DIR, settings: dict 
 
 
 def check(units: pd.DataFrame, *, models_dir: Path = FINETUNED_DIR) -> list[str]:
-    """Recompute the committed model's probabilities on the declared sample (:func:`check_rows`) and compare
-    them with ``check_sample.npz``: within :data:`CHECK_TOLERANCE`, and the same labels.
+    """Recompute the committed model's probabilities on the check sample: within :data:`CHECK_TOLERANCE`, same labels.
 
     Parameters
     ----------
@@ -312,7 +294,7 @@ def check(units: pd.DataFrame, *, models_dir: Path = FINETUNED_DIR) -> list[str]
     Returns
     -------
     list of str
-        One line per problem (empty: the committed predictions are reproduced).
+        One line per problem (empty: reproduced).
     """
     models_dir = Path(models_dir)
     units = units.reset_index(drop=True)

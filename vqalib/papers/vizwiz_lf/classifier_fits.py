@@ -1,13 +1,7 @@
-"""The classifiers' committed fitted artefacts (VizWiz-LF Tables 9-10, §7): the final models
-(``data/models/*.skops``) and the out-of-fold results of their cross-validation
-(``data/models/cv/*.npz``), made by :func:`write_fits` and checked against a refit by
-:func:`check_fits` (``vqalib classify train`` / ``check``; CI runs ``check``).
+"""The classifiers' committed fitted artefacts (VizWiz-LF Tables 9-10, §7): final models and out-of-fold results.
 
-They are committed for the same reason as the models: the 48 float64 MLP fits take about 3 CPU-minutes,
-and `make reproduce` on a fresh clone should not spend them to get back bytes that a refit gives
-exactly (fitting is deterministic in float64, probabilities are rounded). Each out-of-fold file is
-named by a hash of every input (:func:`~vqalib.papers.vizwiz_lf.classifier_cv.out_of_fold_key`), so
-a change of data, features or parameters is never served an old result: it is refitted.
+Committed so ``make reproduce`` need not spend 3 CPU-minutes on fits a refit gives back exactly; out-of-fold
+files are named by a hash of their inputs, so a changed input is refitted, never served stale.
 """
 
 from __future__ import annotations
@@ -37,17 +31,16 @@ def cv_metadata(result: CVResult, *, seed: int, agreement: pd.DataFrame | None) 
     Parameters
     ----------
     result : CVResult
-        :func:`~vqalib.papers.vizwiz_lf.classifier_cv.cross_validate` of the model's kind.
+        Cross-validation of the model's kind.
     seed : int
-        The seed of the folds (recorded; the fold count is recorded as 5).
+        The seed of the folds (recorded).
     agreement : pandas.DataFrame or None
-        :func:`~vqalib.papers.vizwiz_lf.classifier_cv.abstention_agreement` (roles), or None (sources).
+        Abstention agreement (roles), or None (sources).
 
     Returns
     -------
     dict
-        ``folds``, the classifier's ``f1`` per "subset: label" and ``weighted_f1_by_source``, rounded to
-        3 decimals, and ``abstention_agreement`` per source when ``agreement`` is given.
+        ``folds``, ``f1`` per "subset: label", ``weighted_f1_by_source`` and optionally ``abstention_agreement``.
     """
     mine = result.scores["model"].str.startswith("MiniLM")  # the classifier, not a baseline
     meta = {"folds": f"5, grouped by question_id, seed {seed}",
@@ -62,15 +55,14 @@ def cv_metadata(result: CVResult, *, seed: int, agreement: pd.DataFrame | None) 
 
 def write_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, out: Path, seed: int = 0,
                estimator: str = "mlp", echo=print) -> list[Path]:
-    """Refit both classifiers' cross-validation and final models on the release and write them to
-    ``out`` (``*.skops``) and ``out/cv`` (``*.npz``), removing out-of-fold files no longer used.
+    """Refit both classifiers' cross-validation and final models and write them, removing unused out-of-fold files.
 
     Parameters
     ----------
     sentences, answers : pandas.DataFrame
-        The VizWiz-LF release (:func:`vqalib.papers.vizwiz_lf.loading.load_vizwiz_lf`).
+        The VizWiz-LF release.
     out : Path
-        The model folder (``data/models``): new, empty or one holding the role classifier (:data:`MODELS`).
+        The model folder: new, empty or one holding the role classifier.
     seed : int
         Seed of folds and fits.
     estimator : str
@@ -114,9 +106,7 @@ def _same_model(fresh: SentenceClassifier, stored: SentenceClassifier, features:
 
 def check_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, models_dir: Path | None = None,
                seed: int = 0, estimator: str = "mlp") -> list[str]:
-    """Refit what :func:`write_fits` committed and compare (the check CI runs): each out-of-fold file
-    must equal a refit byte for byte, no other out-of-fold file may be in ``models_dir/cv``, and each
-    final model must give the same thresholds and probabilities on every release sentence.
+    """Refit what :func:`write_fits` committed and compare byte for byte (the check CI runs).
 
     Parameters
     ----------
@@ -127,7 +117,7 @@ def check_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, models_dir: Pa
     seed : int
         The seed the committed files were made with.
     estimator : str
-        The estimator they were made with (``"mlp"``, or ``"logreg"``).
+        The estimator they were made with.
 
     Returns
     -------

@@ -1,8 +1,7 @@
 """Saving and loading the offline classifiers (VizWiz-LF Tables 9-10 models, ``data/models/*.skops``).
 
-Saved models (:func:`save`) hold only the scikit-learn pipeline, thresholds, the encoder's name and
-metadata, never encoder weights, in skops' format (no pickle), byte-identical for the same model:
-:func:`load` admits only the types of :data:`TRUSTED_MODEL_TYPES`.
+Pipeline, thresholds, encoder name and metadata in skops' format (no pickle, never encoder weights),
+byte-identical for the same model; :func:`load` admits only :data:`TRUSTED_MODEL_TYPES`.
 """
 
 from __future__ import annotations
@@ -24,17 +23,14 @@ from sklearn.preprocessing import FunctionTransformer, LabelBinarizer, StandardS
 
 from vqalib.papers.vizwiz_lf.classifier import SentenceClassifier
 
-# MLP state that only continues training (Adam moments, early-stopping copies): three
-# times the size of the weights, not needed to predict, so not saved.
+# MLP state only for continued training (Adam moments, early-stopping copies), 3x the weights: not saved
 _TRAINING_STATE = ("_optimizer", "_best_coefs", "_best_intercepts")
 
 
-# the format tag inside every saved model (data/models/): a name, not an import path; it stays as the committed
-# files carry it
+# the format tag in every saved model: a name, not an import path; it stays as the committed files carry it
 MODEL_FORMAT = "vqalib.classify.SentenceClassifier/skops-1"
-# Every type other than JSON values, lists, tuples, dicts and arrays that a saved classifier may
-# hold: the two pipelines of make_pipeline(), nothing else. load() checks the file against this
-# list before skops constructs anything (skops on its own trusts every scikit-learn estimator).
+# The types of make_pipeline()'s two pipelines, nothing else: load() checks a file against them before skops
+# constructs anything (skops on its own trusts every scikit-learn estimator).
 TRUSTED_MODEL_TYPES: tuple[str, ...] = tuple(f"{t.__module__}.{t.__qualname__}" for t in (
     Pipeline, ColumnTransformer, PCA, FunctionTransformer, StandardScaler, MLPClassifier, LabelBinarizer,
     OneVsRestClassifier, LogisticRegression))
@@ -50,10 +46,7 @@ class ModelFileError(ValueError):
 
 
 def _canonical_skops(data: bytes) -> bytes:
-    """skops' zip with its memory-address ids, random member names and timestamps replaced by
-    sequence numbers and a fixed date, so that the same model always gives the same bytes. Values
-    (JSON values, arrays) get a number and a file of their own at each place they occur: whether two
-    attributes shared one array in memory (as after training, not after joblib) does not show."""
+    """skops' zip with ids, member names and timestamps made sequential and fixed: same model, same bytes."""
     source = zipfile.ZipFile(io.BytesIO(data))
     schema = json.loads(source.read("schema.json"))
     members = set(source.namelist())
@@ -88,15 +81,12 @@ def _canonical_skops(data: bytes) -> bytes:
 
 
 def save(model: SentenceClassifier, path: Path) -> Path:
-    """Write a fitted classifier in skops' format (Tables 9-10): the scikit-learn pipeline,
-    thresholds, encoder name and metadata as a skops zip (JSON schema and ``.npy`` arrays, no
-    pickle), byte-identical for the same model; never the encoder weights, nor the optimiser
-    state (a loaded model predicts the same but cannot be warm-started).
+    """Write a fitted classifier as a skops zip, without the optimiser state (Tables 9-10).
 
     Parameters
     ----------
     model : SentenceClassifier
-        A fitted classifier (left unchanged: its pipeline is copied before the training state is dropped).
+        A fitted classifier (left unchanged).
     path : Path
         The file to write (atomically), conventionally ``*.skops``.
 
@@ -143,11 +133,7 @@ def _schema_types(node, found: set[str]) -> set[str]:
 
 
 def load(path: Path) -> SentenceClassifier:
-    """Read a classifier written by :func:`save` (Tables 9-10), without unpickling anything.
-
-    The file must be a skops zip whose schema names only :data:`TRUSTED_MODEL_TYPES`, arrays and
-    plain values; this is checked on the JSON schema before any object is built, and anything
-    else (a pickle, a joblib file, other types) raises :class:`ModelFileError` naming the file.
+    """Read a classifier written by :func:`save` without unpickling; the schema's types are checked first (Tables 9-10).
 
     Parameters
     ----------
@@ -157,7 +143,7 @@ def load(path: Path) -> SentenceClassifier:
     Returns
     -------
     SentenceClassifier
-        The fitted classifier with its metadata (``estimator`` and ``seed`` taken from it when recorded).
+        The fitted classifier with its metadata; anything else raises :class:`ModelFileError`.
     """
     import skops.io
 

@@ -1,8 +1,4 @@
-"""Tables of the offline classifier for notebook 05 (VizWiz-LF Tables 9-10 layout, Table 5 re-derived, §7).
-
-Pure functions: cross-validation results in (:func:`~vqalib.papers.vizwiz_lf.classifier_cv.cross_validate`),
-DataFrames or strings out.
-"""
+"""Tables of the offline classifier for notebook 05 (VizWiz-LF Tables 9-10 layout, Table 5 re-derived, §7)."""
 
 from __future__ import annotations
 
@@ -25,17 +21,14 @@ def paper_f1_rows(scores, kind: str) -> pd.DataFrame:
     Parameters
     ----------
     scores : pandas.DataFrame, CVResult, or a list of them
-        ``CVResult.scores`` (``model``, ``subset``, ``label``, ``f1``, ``support``, optionally ``ci_low`` and
-        ``ci_high``) or the ``CVResult``; a list is stacked in order, its None entries skipped.
+        ``CVResult.scores`` or the ``CVResult``; a list is stacked, None entries skipped.
     kind : {"role", "info"}
         Which labels were classified.
 
     Returns
     -------
     pandas.DataFrame
-        The ``subset == "all"`` rows with the paper's label names in ``role`` / ``info_source``
-        ("Weighted average" as "Average"), ``Random...`` models as ``Random``; ``label`` and
-        ``subset`` dropped. Ready for :func:`vqalib.core.report.compare` with ``value="f1"``.
+        The ``subset == "all"`` rows with the paper's label and model names, for ``report.compare(value="f1")``.
     """
     name = _PAPER_NAMES[kind]
     if isinstance(scores, (list, tuple)):
@@ -53,7 +46,7 @@ def f1_overview(results: Mapping) -> pd.DataFrame:
     Parameters
     ----------
     results : mapping of str to CVResult, pandas.DataFrame or a list of them
-        Per kind (``"role"``, ``"info"``) a ``CVResult`` or its ``scores``, or several (None entries skipped).
+        Per kind, a ``CVResult`` or its ``scores``, or several (None entries skipped).
 
     Returns
     -------
@@ -67,8 +60,7 @@ def f1_overview(results: Mapping) -> pd.DataFrame:
 
 
 def agreement_by_classifier(results: Mapping) -> pd.DataFrame:
-    """Per classifier and source, the answer-level abstention decision from its out-of-fold roles against the
-    one from the released labels (VizWiz-LF §7, Table 5; :func:`~vqalib.papers.vizwiz_lf.classifier_cv.abstention_agreement`).
+    """Per classifier and source, abstention agreement of out-of-fold roles with the labels (VizWiz-LF §7, Table 5).
 
     Parameters
     ----------
@@ -78,7 +70,7 @@ def agreement_by_classifier(results: Mapping) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``classifier`` then the agreement columns, classifiers in the mapping's order.
+        ``classifier`` then the agreement columns.
     """
     from vqalib.papers.vizwiz_lf.classifier_cv import abstention_agreement
 
@@ -90,17 +82,14 @@ def agreement_by_classifier(results: Mapping) -> pd.DataFrame:
 def rederived_abstention(answers: pd.DataFrame, predictions: pd.DataFrame, agreement: pd.DataFrame) -> pd.DataFrame:
     """VizWiz-LF Table 5's vanilla metrics with abstention decided by the offline classifier (§7).
 
-    An answer abstains when one of its sentences is predicted Answer Failure (out of fold);
-    answers without predictions do not abstain.
-
     Parameters
     ----------
     answers : pandas.DataFrame
         Answers with ``source``, ``question_id`` and ``answerability``.
     predictions : pandas.DataFrame
-        Out-of-fold role predictions (``CVResult.predictions``).
+        Out-of-fold role predictions; answers without any do not abstain.
     agreement : pandas.DataFrame
-        :func:`~vqalib.papers.vizwiz_lf.classifier_cv.abstention_agreement` of the predictions.
+        ``abstention_agreement`` of the predictions.
 
     Returns
     -------
@@ -120,8 +109,7 @@ def next_answer_kappa_text(agreement: pd.DataFrame, *, source: str = "GPT-4V") -
     Parameters
     ----------
     agreement : pandas.DataFrame
-        :func:`~vqalib.papers.vizwiz_lf.classifier_cv.abstention_agreement` (``kappa``,
-        ``kappa_next_answer`` per ``source``).
+        ``abstention_agreement`` output (``kappa``, ``kappa_next_answer`` per ``source``).
     source : str
         The source to describe.
 
@@ -146,16 +134,14 @@ def abstention_agreement_summary(table: pd.DataFrame, *, criterion: float = ABST
     Parameters
     ----------
     table : DataFrame
-        The saved table ``vizwiz-lf_table05_abstention_offline_classifier`` (one row per ``source`` with
-        ``agreement`` and its interval ``agreement_ci_low``/``agreement_ci_high``).
+        The saved table ``vizwiz-lf_table05_abstention_offline_classifier``.
     criterion : float
         The agreement a source must reach.
 
     Returns
     -------
     dict
-        ``criterion``, ``n_reached`` of ``n`` sources, the expert's agreement with its interval
-        (``expert``, ``expert_low``, ``expert_high``) and GPT-4V's (``gpt4v``).
+        ``criterion``, ``n_reached`` of ``n`` sources, the expert's agreement with interval, and GPT-4V's.
     """
     table = table.set_index("source")
     return {"criterion": criterion, "n_reached": int((table["agreement"] >= criterion).sum()), "n": len(table),

@@ -1,10 +1,6 @@
 """The paper's few-shot LLM sentence classifier (VizWiz-LF Appendix A.2.2, Tables 11-14).
 
-The paper labels every answer sentence with GPT-4 given role (or information-type) definitions
-and 8 labelled examples. The instructions and examples are data, ``prompts/<name>.json`` in this
-package (``role_classifier``, ``info_classifier``), read with :func:`vqalib.core.prompts.prompt_file`;
-:func:`classification_messages` builds the chat messages, :func:`parse_labels` reads a reply
-strictly, :func:`llm_classify` labels a frame of answers with a cached judge.
+Instructions and 8 labelled examples are data (``prompts/role_classifier.json``, ``info_classifier.json``).
 """
 
 from __future__ import annotations
@@ -50,7 +46,7 @@ def classification_messages(*, question: str, sentences: list[str], kind: str = 
     sentences : list of str
         The answer's sentences, numbered ``[0]``, ``[1]``, ... in the prompt.
     kind : str
-        ``"role"`` (functional roles); anything else gives the information-type prompt.
+        ``"role"``; anything else gives the information-type prompt.
 
     Returns
     -------
@@ -70,17 +66,15 @@ _ITEM = re.compile(r"\[(\d+)\]\s*([^\[]*)")
 
 
 def parse_labels(text: str, *, n_sentences: int, kind: str = "role") -> list[tuple[str, ...]]:
-    """Canonical label tuples, one per sentence, from a reply like ``[0] Answer [1] Suggestion``
-    (VizWiz-LF A.2.2, Tables 11-14).
+    """Canonical label tuples, one per sentence, from a reply like ``[0] Answer [1] Suggestion`` (A.2.2).
 
-    Strict: raises :class:`LabelParseError` when a sentence number is missing, repeated or out
-    of range, or a label is not in the taxonomy (aliases such as "Confirmation of Photo" are
-    accepted); a role sentence with no label is an error, an information sentence may be N/A.
+    Strict: raises :class:`LabelParseError` on missing, repeated or out-of-range numbers, unknown labels, or a
+    sentence with no role (an information sentence may be N/A).
 
     Parameters
     ----------
     text : str
-        The reply; only what follows its last ``Roles:`` / ``Types:`` is read (None counts as ``""``).
+        The reply; only what follows its last ``Roles:`` / ``Types:`` is read.
     n_sentences : int
         Number of sentences the reply must label.
     kind : {"role", "info"}, default "role"
@@ -117,25 +111,23 @@ def parse_labels(text: str, *, n_sentences: int, kind: str = "role") -> list[tup
 def llm_classify(answers: pd.DataFrame, *, judge, kind: str = "role", progress: bool = True) -> pd.DataFrame:
     """Label each answer's sentences with the paper's few-shot LLM classifier (A.2.2).
 
-    A reply that fails to parse leaves that answer's labels empty and is counted, never
-    repaired. Replies are cached by the judge; a summary line is printed at the end.
+    A reply that fails to parse leaves that answer's labels empty and is counted, never repaired.
 
     Parameters
     ----------
     answers : pandas.DataFrame
-        ``question`` and ``sentences`` (a list of strings) plus any id columns (e.g. :func:`llm_sample`).
+        ``question`` and ``sentences`` (list of str) plus any id columns.
     judge : CachedJudge
-        A :class:`vqalib.core.judge.cache.CachedJudge` (anything with ``complete(messages)`` and ``summary()``).
+        Anything with ``complete(messages)`` and ``summary()``.
     kind : {"role", "info"}, default "role"
-        Which prompt (:func:`classification_messages`) and taxonomy.
+        Which prompt and taxonomy.
     progress : bool, default True
         Show a progress bar.
 
     Returns
     -------
     pandas.DataFrame
-        One row per sentence: the id columns, ``sentence_index``, ``sentence``, ``labels`` and ``status``
-        ("ok" or "unparseable: <the parse error>").
+        One row per sentence: id columns, ``sentence_index``, ``sentence``, ``labels``, ``status``.
     """
     from tqdm import tqdm
 
@@ -157,7 +149,7 @@ def llm_classify(answers: pd.DataFrame, *, judge, kind: str = "role", progress: 
 
 
 def llm_sample(sentences: pd.DataFrame, answers: pd.DataFrame, *, n: int) -> pd.DataFrame:
-    """The first ``n`` answers, as input of :func:`llm_classify` (VizWiz-LF A.2.2, Tables 11-14 prompt).
+    """The first ``n`` answers, as input of :func:`llm_classify` (VizWiz-LF A.2.2).
 
     Parameters
     ----------
