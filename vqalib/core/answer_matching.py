@@ -1,12 +1,6 @@
-"""Model answers joined to a dataset's questions, every row counted (the ``coverage`` of a scorecard).
-
-Serves ``vqalib score`` and ``vqalib import`` (ARCHITECTURE.md, "Scoring any model"): rows read by
-:func:`vqalib.core.answer_files.read_answers` get their dataset id from the exported task data when a toolkit logged
-only its own row number (:func:`join_task_data`), then are matched to the dataset's ids (:func:`match_answers`):
-an answer to an unknown id, a second answer to one id, a missing or empty answer is counted and listed, never
-dropped silently; a file whose ids match none of the dataset's is refused with the dataset it seems to belong to,
-and one whose rows are mostly unknown ids (over ``VQALIB_MAX_UNKNOWN_SHARE``) is stopped before any scoring.
-"""
+"""Model answers joined to a dataset's questions, every row counted (the ``coverage`` of a scorecard): unknown ids,
+repeated answers and missing or empty answers are counted and listed, never dropped silently; a file matching no
+id, or mostly unknown ids (over ``VQALIB_MAX_UNKNOWN_SHARE``), is refused before any scoring."""
 
 from __future__ import annotations
 
@@ -23,18 +17,12 @@ from vqalib.core.io import DataFormatError, read_csv_text
 DUPLICATE_RULES = ("error", "first", "last")
 
 def lmms_doc_hash(doc: dict) -> str:
-    """The ``doc_hash`` lmms-eval logs for a document: SHA-256 of ``json.dumps(doc, indent=2, ensure_ascii=False)``
-    (``lmms_eval.utils.hash_string``), so a samples line can be checked against the exported task data.
+    """The ``doc_hash`` lmms-eval logs for a document (SHA-256 of its ``json.dumps(indent=2)``), to check a samples line.
 
     Parameters
     ----------
     doc : dict
         One document of the task's data file.
-
-    Returns
-    -------
-    str
-        The hex digest.
     """
     return hashlib.sha256(json.dumps(doc, indent=2, default=str, ensure_ascii=False).encode("utf-8")).hexdigest()
 
@@ -44,25 +32,22 @@ NULL_DOC_HASH = hashlib.sha256(b"null").hexdigest()
 
 
 def join_task_data(answers: pd.DataFrame, *, task_data: str | Path, answers_path: str = "answers") -> pd.DataFrame:
-    """Fill ``item_id`` of toolkit rows from the exported task's data: lmms-eval ``doc_id`` (a row of the task's
-    JSONL, with ``doc_hash`` checked unless it is lmms-eval 0.7's hash of a null document, :data:`NULL_DOC_HASH`)
-    or VLMEvalKit ``index`` (a row of the exported TSV).
+    """Fill ``item_id`` of toolkit rows from the exported task data: lmms-eval ``doc_id`` (``doc_hash`` checked unless it is
+    :data:`NULL_DOC_HASH`) or VLMEvalKit ``index``; a row not in the data, or a differing hash, is a DataFormatError.
 
     Parameters
     ----------
     answers : pandas.DataFrame
         :func:`read_answers` rows.
     task_data : str or Path
-        The exported data file: a JSONL of documents (lmms-eval; each with ``item_id``) or a TSV with ``index``
-        and ``item_id`` or ``question_id`` (VLMEvalKit).
+        The exported data: a JSONL of documents (lmms-eval) or a TSV with ``index`` and an id column (VLMEvalKit).
     answers_path : str
         The answers file's name, for messages.
 
     Returns
     -------
     pandas.DataFrame
-        ``answers`` with ``item_id`` filled where it was missing; a :class:`DataFormatError` names the first row
-        whose ``doc_id``/``index`` is not in the data, or whose ``doc_hash`` differs.
+        ``answers`` with ``item_id`` filled where it was missing.
     """
     task_data = Path(task_data)
     out = answers.copy()
@@ -111,7 +96,7 @@ def match_answers(answers: pd.DataFrame, *, ids: list[str], dataset: str, key: s
     key : str, default "item_id"
         The column holding the ids.
     duplicates : {"error", "first", "last"}
-        What a second answer to one id does: refused (a DataFormatError listing them), or the first/last kept.
+        What a second answer to one id does: refused, or the first/last kept.
     others : dict of str to set, optional
         Other datasets' ids, to say which one the file belongs to when none match.
     path : str
@@ -120,9 +105,8 @@ def match_answers(answers: pd.DataFrame, *, ids: list[str], dataset: str, key: s
     Returns
     -------
     tuple
-        ``(matched, coverage)``: one row per answered id of the dataset (in the dataset's order) with a
-        non-empty answer; and counts with the ids of each kind: ``given``, ``matched``, ``missing`` (dataset ids
-        without a row), ``unknown`` (row ids the dataset lacks), ``duplicate``, ``empty`` (empty or missing answer).
+        ``(matched, coverage)``: answered rows in the dataset's order, and the ids of each kind (``missing``,
+        ``unknown``, ``duplicate``, ``empty``) with counts.
     """
     if duplicates not in DUPLICATE_RULES:
         raise ValueError(f"duplicates must be one of {DUPLICATE_RULES}, not {duplicates!r}")
@@ -179,11 +163,6 @@ def coverage_text(coverage: dict) -> str:
     ----------
     coverage : dict
         :func:`match_answers`' coverage.
-
-    Returns
-    -------
-    str
-        The sentence.
     """
     parts = [f"{len(coverage[k])} {k}" for k in ("missing", "empty", "unknown", "duplicate") if coverage[k]]
     return (f"scored on {coverage['matched']} of {coverage['questions']} {coverage['dataset']} questions"

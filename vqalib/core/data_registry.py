@@ -1,13 +1,6 @@
-"""The registry of upstream data files (each paper's ``[upstream]`` declarations, the LAVE demonstrations) and their
-verification.
-
-Every upstream file the compendium reads is in :data:`REGISTRY` with the repository, the pinned commit, the path
-there and its SHA-256 (README "Data provenance"): the papers' files as their ``declarations.toml`` list them
-(:func:`vqalib.core.declarations.upstream`), and the LAVE reference's demonstrations the judge reads.
-:func:`verified_path` gives the local path of a registered file after checking its hash;
-:func:`verify_file` raises :class:`DataIntegrityError` naming the file and both hashes.
-Fetching the files is :mod:`vqalib.core.fetch`.
-"""
+"""The registry of upstream data files (each paper's ``[upstream]`` declarations and the LAVE demonstrations), each
+with its repository, pinned commit, path and SHA-256, and their verification; fetching them is
+:mod:`vqalib.core.fetch`."""
 
 from __future__ import annotations
 
@@ -58,30 +51,19 @@ _BY_KEY = {f.key: f for f in REGISTRY}
 
 
 def registry_frame() -> pd.DataFrame:
-    """The registry as a table (README "Data provenance", notebook 01).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per registered file: the :class:`DataFile` fields and its ``url``.
-    """
+    """The registry as a table: one row per registered file, its :class:`DataFile` fields and ``url``."""
     import pandas as pd
 
     return pd.DataFrame([{**f.__dict__, "url": f.url} for f in REGISTRY])
 
 
 def spec_for(key: str) -> DataFile:
-    """The registered file under ``key`` (its path below ``data/raw/``).
+    """The registered file under ``key``; an unknown key raises ``KeyError`` listing the known ones.
 
     Parameters
     ----------
     key : str
-        E.g. ``"vizwiz-lf/expert.json"``.
-
-    Returns
-    -------
-    DataFile
-        Its registry entry; an unknown key raises ``KeyError`` listing the known ones.
+        Its path below ``data/raw/``, e.g. ``"dataset/file.json"``.
     """
     try:
         return _BY_KEY[key]
@@ -112,7 +94,7 @@ def verify_file(path: Path, *, expected: str, name: str) -> None:
 
 
 def verified_path(key: str, *, data_dir: Path | None = None) -> Path:
-    """Local path of a registered file, after checking it exists and its hash is right.
+    """Local path ``data_dir / key`` of a registered file, after checking it exists and its hash is right.
 
     Parameters
     ----------
@@ -120,12 +102,6 @@ def verified_path(key: str, *, data_dir: Path | None = None) -> Path:
         The registered key (path below the data folder).
     data_dir : Path, optional
         The data folder; default :func:`~vqalib.core.io.default_data_dir`.
-
-    Returns
-    -------
-    Path
-        ``data_dir / key``; a missing file raises ``FileNotFoundError``, a wrong hash
-        :class:`DataIntegrityError`.
     """
     spec = spec_for(key)
     path = (Path(data_dir) if data_dir is not None else default_data_dir()) / key

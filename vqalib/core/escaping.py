@@ -1,13 +1,6 @@
-"""Text from a user (a model's name, file names, answers, toolkit metadata) made safe for the file it lands in.
-
-Markdown: one line (line breaks and other control characters become spaces), ``<``, ``>`` and ``&`` as HTML
-entities (a Markdown viewer renders raw HTML) and the characters that make emphasis, code, links or table cells
-backslash-escaped (:func:`markdown_text`, :func:`markdown_frame`). CSV: a text cell that starts with ``=``, ``+``,
-``-``, ``@``, a tab or a carriage return would run as a formula in a spreadsheet, so it is written with a leading
-``'``, and so is a cell that already starts with one, which makes the quoting reversible
-(:func:`csv_formula_safe`, :func:`csv_formula_unquoted`). HTML is escaped where pages are built
-(``html.escape`` in the site's templates).
-"""
+"""Text from a user (model names, file names, answers, toolkit metadata) made safe for the file it lands in: one
+escaped line of Markdown (no markup, no forged line or cell), and CSV cells that cannot run as spreadsheet formulas
+(a leading ``'``, also before an existing one, so the quoting is reversible)."""
 
 from __future__ import annotations
 
@@ -41,58 +34,40 @@ def markdown_text(value: object) -> str:
     ----------
     value : object
         Any value; ``str()`` of it is escaped.
-
-    Returns
-    -------
-    str
     """
     text = _BREAKS.sub(" ", str(value))
     return _MARKDOWN.sub(r"\\\1", html.escape(text, quote=False))
 
 
 def markdown_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Every column name and text cell of ``frame`` through :func:`markdown_text` (numbers are left as they are).
+    """A copy of ``frame`` with every column name and text cell through :func:`markdown_text`.
 
     Parameters
     ----------
     frame : pandas.DataFrame
         A table about to be written with ``to_markdown``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        A copy.
     """
     return _map_text(frame, markdown_text)
 
 
 def csv_formula_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` whose text cells and column names cannot run as spreadsheet formulas.
+    """A copy of ``frame`` whose text starting with ``= + - @``, a tab, a carriage return or ``'`` gets a leading ``'``.
 
     Parameters
     ----------
     frame : pandas.DataFrame
         A table about to be written with ``to_csv``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Text starting with ``= + - @``, a tab, a carriage return or ``'`` gets a leading ``'``.
     """
     return _map_text(frame, lambda text: "'" + text if text.startswith(_FORMULA_START) else text)
 
 
 def csv_formula_unquoted(frame: pd.DataFrame) -> pd.DataFrame:
-    """The inverse of :func:`csv_formula_safe`, for a table read back.
+    """A copy of ``frame`` with one leading ``'`` removed from each text cell and column name (the inverse of
+    :func:`csv_formula_safe`).
 
     Parameters
     ----------
     frame : pandas.DataFrame
         A table read from a CSV file :func:`csv_formula_safe` wrote.
-
-    Returns
-    -------
-    pandas.DataFrame
-        A copy with one leading ``'`` removed from each text cell and column name that has it.
     """
     return _map_text(frame, lambda text: text[1:] if text.startswith("'") else text)

@@ -1,17 +1,7 @@
-"""Evidence for a known difference: the committed table cells that demonstrate its cause (ARCHITECTURE.md,
-"The table registry").
-
-Every row of ``data/paper/known_differences.csv`` has an ``evidence`` column: either :data:`UNEXPLAINED` (no
-committed evidence supports a cause; the README status counts the cell as unexplained) or one or more
-references separated by `` ; ``, each naming a file, the rows and a column::
-
-    figures/vizwiz-lf_table04_seed_sweep.csv | protocol=default & source=Gemini & metric=ROUGE | paper_percentile
-    data/paper/vizwiz-lf_text_facts.csv | fact_id=VZ40 | value
-
-The file is a ``figures/`` table or a ``data/paper/`` table (the paper's own numbers); the filter is
-``column=value`` pairs joined by `` & `` (a value may be a shell pattern, an empty value matches a blank cell);
-the reference resolves when the filter selects at least one row and the column has a value in each.
-"""
+"""Evidence for a known difference: the committed table cells that demonstrate its cause. An ``evidence`` cell is
+:data:`UNEXPLAINED` or references joined by `` ; ``, each ``<figures/ or data/paper/ file>.csv | col=value & ... |
+column`` (a value may be a shell pattern, an empty one matches a blank cell); a reference resolves when its filter
+selects at least one row and the column has a value in each."""
 
 from __future__ import annotations
 
@@ -38,17 +28,12 @@ class Reference:
 
 
 def parse(text: str) -> list[Reference]:
-    """The references of one ``evidence`` cell (:data:`UNEXPLAINED` gives none).
+    """The references of one ``evidence`` cell (none for :data:`UNEXPLAINED`); a malformed one is a ValueError.
 
     Parameters
     ----------
     text : str
         The cell, references separated by `` ; ``.
-
-    Returns
-    -------
-    list of Reference
-        A malformed reference is a ValueError quoting it.
     """
     text = (text or "").strip()
     if text == UNEXPLAINED:
@@ -78,7 +63,7 @@ def _matches(values: pd.Series, pattern: str) -> pd.Series:
 
 
 def resolve(reference: Reference, *, root: Path, table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The rows a reference cites, with its column.
+    """The rows a reference cites (its filter's columns and the cited column), else a ValueError saying what is wrong.
 
     Parameters
     ----------
@@ -87,14 +72,7 @@ def resolve(reference: Reference, *, root: Path, table: pd.DataFrame | None = No
     root : Path
         The project folder the path is relative to.
     table : pandas.DataFrame, optional
-        The file already read (all columns as text, blanks as ""), instead of reading it again.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The selected rows, indexed by their position in the file (the filter's columns and the cited column). A
-        missing file, filter column or cited column, no selected row, or a blank cited value is a ValueError naming
-        the reference and what is wrong.
+        The file already read (all columns as text, blanks as "").
     """
     if table is None:
         path = Path(root) / reference.path
@@ -118,7 +96,7 @@ def resolve(reference: Reference, *, root: Path, table: pd.DataFrame | None = No
 
 
 def check(known: pd.DataFrame, *, root: Path) -> pd.DataFrame:
-    """Every evidence reference of the known differences, resolved (the test behind the ``evidence`` column).
+    """Every evidence reference of the known differences, resolved: one row (``table``, ``cell``, ``problem``) per problem.
 
     Parameters
     ----------
@@ -126,12 +104,6 @@ def check(known: pd.DataFrame, *, root: Path) -> pd.DataFrame:
         ``data/paper/known_differences.csv`` (``table``, ``cell``, ``evidence``).
     root : Path
         The project folder.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per problem: ``table``, ``cell``, ``problem``; empty when every row has evidence (or says
-        :data:`UNEXPLAINED`) and every reference resolves.
     """
     problems = []
     for row in known.to_dict("records"):

@@ -1,17 +1,6 @@
-"""Fetching the registered upstream files (VizWiz-LF §3, CommVQA §3): what ``vqalib fetch`` runs.
-
-:func:`fetch` downloads each file of :data:`~vqalib.core.data_registry.REGISTRY` once into
-``data/raw/`` (or copies it from a local mirror folder) and refuses a file whose hash
-differs; nothing is partially written, every bad file is reported at once
-(:class:`FetchError`), and the temporary ``.part`` file of an interrupted fetch is removed
-(on SIGTERM/SIGINT at once, after SIGKILL by the next fetch: :func:`remove_stale_parts`).
-The command ``vqalib fetch`` calls :func:`fetch`; ``vqalib verify`` checks the local files with
-:func:`~vqalib.core.data_registry.verified_path` (both in :mod:`vqalib.compendium.cli`).
-
-Configuration (README, "Offline and online use"): ``VQALIB_DATA_DIR`` (default ``<project>/data/raw``)
-and ``VQALIB_DATA_MIRROR`` (a folder laid out like ``data/raw``; when set, files are
-copied from it instead of downloaded).
-"""
+"""Fetching the registered upstream files into ``data/raw/`` (what ``vqalib fetch`` runs): downloaded, or copied from
+``VQALIB_DATA_MIRROR``, and hash-checked; nothing is partially written, every bad file is reported at once, and an
+interrupted fetch's ``.part`` file is removed (at once on SIGTERM/SIGINT, by the next fetch after SIGKILL)."""
 
 from __future__ import annotations
 
@@ -41,8 +30,7 @@ from vqalib.core.io import NotRegularFile, default_data_dir, open_regular, sha25
 
 
 class FetchError(RuntimeError):
-    """Some registered files could not be fetched; ``problems`` lists (key, message) for every
-    one of them (missing upstream or in the mirror, hash mismatch with expected and actual)."""
+    """Some registered files could not be fetched; ``problems`` lists (key, message) for every one."""
 
     def __init__(self, problems: list[tuple[str, str]], *, data_dir: Path, total: int):
         self.problems = problems
@@ -64,20 +52,17 @@ def _part_pattern(target: Path) -> str:
 
 
 def remove_stale_parts(target: Path) -> list[Path]:
-    """Remove the temporary files that an interrupted fetch of ``target`` left (e.g. after SIGKILL).
-
-    A fetch in progress holds an exclusive lock on its temporary file; a file that can be
-    locked belongs to no live process and is removed. Returns the removed paths.
+    """Remove the temporary files an interrupted fetch of ``target`` left; a file another fetch holds locked is kept.
 
     Parameters
     ----------
     target : Path
-        The registered file's local path; its temporary files are ``.<name>.<random>.part`` beside it.
+        The registered file's local path.
 
     Returns
     -------
     list of Path
-        The removed files, sorted (a file another fetch still holds locked is kept).
+        The removed files, sorted.
     """
     removed = []
     for part in sorted(Path(target).parent.glob(_part_pattern(Path(target)))):
@@ -100,15 +85,14 @@ def remove_stale_parts(target: Path) -> list[Path]:
 
 def download(url: str, out, *, max_bytes: int, deadline: float, desc: str = "download",
              progress: bool = True) -> int:
-    """Stream ``url`` into the open binary file ``out`` within a size cap and an overall deadline (each socket
-    read also times out after 60 s): the one download loop of the upstream files and GQA's questions.
+    """Stream ``url`` into the open binary file ``out`` within a size cap and an overall deadline (60 s per socket read).
 
     Parameters
     ----------
     url : str
         What to download.
     out : binary file
-        Where the bytes go (the caller writes to a temporary file and renames it when complete).
+        Where the bytes go.
     max_bytes : int
         The most bytes accepted.
     deadline : float
@@ -121,7 +105,7 @@ def download(url: str, out, *, max_bytes: int, deadline: float, desc: str = "dow
     Returns
     -------
     int
-        The bytes written; past the cap or the deadline an ``OSError`` says which and how far it got.
+        The bytes written; past the cap or the deadline an ``OSError`` says which.
     """
     started, size = time.monotonic(), 0
     with urllib.request.urlopen(url, timeout=60) as response:
@@ -169,10 +153,8 @@ class _Terminated(BaseException):
 
 @contextlib.contextmanager
 def _clean_exit_on_termination():
-    """While fetching, a SIGTERM (or a SIGINT whose disposition would kill outright) removes the
-    temporary file, then the process exits with status 128 + signal number. SIGINT with Python's
-    usual handler raises KeyboardInterrupt, which removes the temporary file the same way.
-    SIGKILL cannot be caught: the next fetch removes what it left (:func:`remove_stale_parts`)."""
+    """While fetching, SIGTERM (or a SIGINT that would kill outright) removes the temporary file and exits with 128 +
+    the signal number; SIGKILL's leftovers are removed by the next fetch."""
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers can only be set from the main thread
         return
@@ -227,14 +209,8 @@ def _fetch_one(spec: DataFile, *, target: Path, mirror: Path | None, progress: b
 
 def fetch(keys: list[str] | None = None, *, data_dir: Path | None = None, mirror: Path | None = None,
           progress: bool = True) -> pd.DataFrame:
-    """Fetch the registered files into ``data_dir``; return what was done per file.
-
-    A file already present with the right hash is left alone; one present with a wrong
-    hash is replaced. With ``mirror`` set, files are copied from ``mirror/<key>``,
-    otherwise downloaded from the pinned upstream commit. Every file is tried; if any
-    fails (missing upstream or in the mirror, hash mismatch), one :class:`FetchError`
-    lists them all and nothing is written under their names. Temporary ``.part`` files
-    left by an earlier, killed fetch are removed first and counted (``stale_parts_removed``).
+    """Fetch the registered files into ``data_dir`` (a present file with the right hash is left alone); if any fails,
+    one :class:`FetchError` lists them all and nothing is written under their names.
 
     Parameters
     ----------
@@ -250,8 +226,7 @@ def fetch(keys: list[str] | None = None, *, data_dir: Path | None = None, mirror
     Returns
     -------
     pandas.DataFrame
-        One row per file: ``key``, ``action`` (present, copied, downloaded), ``source``,
-        ``stale_parts_removed``.
+        One row per file: ``key``, ``action`` (present, copied, downloaded), ``source``, ``stale_parts_removed``.
     """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     specs = [spec_for(k) for k in keys] if keys else list(REGISTRY)

@@ -1,12 +1,6 @@
-"""Declared limits on what an answers file may make the reader do, checked before the work starts.
-
-A file from outside (``vqalib score``, ``vqalib import``) could hold a line of many megabytes, a JSON value nested
-a hundred thousand deep (which ``json.loads`` meets with a ``RecursionError``), a workbook that inflates a 1 MB
-zip into gigabytes, or a million rows that name no question of the dataset. Each limit is a setting of
-:mod:`vqalib.core.config` (listed in the README); each function here returns why a value is over its limit (the
-limit and the setting that changes it) or None, and the reader raises that as a
-:class:`~vqalib.core.io.DataFormatError` naming the file and line, so this module needs nothing of ``io``.
-"""
+"""Declared limits on what an answers file from outside may make the reader do (line length, JSON nesting, workbook
+inflation, unknown ids), checked before the work starts; each function returns why a value is over its limit
+(naming the setting that changes it) or None, and the reader raises it naming the file and line."""
 
 from __future__ import annotations
 
@@ -33,10 +27,6 @@ def limit(name: str) -> int:
     ----------
     name : str
         A key of :data:`DEFAULTS`.
-
-    Returns
-    -------
-    int
     """
     return config.get_int(name, DEFAULTS[name])
 
@@ -48,10 +38,6 @@ def line_problem(length: int) -> str | None:
     ----------
     length : int
         The line's length in bytes.
-
-    Returns
-    -------
-    str or None
     """
     most = limit(LINE_SETTING)
     if length <= most:
@@ -61,19 +47,14 @@ def line_problem(length: int) -> str | None:
 
 
 def nesting_problem(text: str | bytes, *, most: int | None = None) -> str | None:
-    """Why a JSON text nests deeper than the declared limit, or None (strings are skipped, so brackets in
-    answers do not count).
+    """Why a JSON text nests deeper than the declared limit, or None (brackets inside strings do not count).
 
     Parameters
     ----------
     text : str or bytes
         One JSON document or line.
     most : int, optional
-        The limit (default the setting's current value; a reader of many lines reads it once).
-
-    Returns
-    -------
-    str or None
+        The limit (default the setting's current value).
     """
     most = limit(DEPTH_SETTING) if most is None else most
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
@@ -89,8 +70,7 @@ def nesting_problem(text: str | bytes, *, most: int | None = None) -> str | None
 
 
 def nesting_line(data: bytes, *, most: int) -> int:
-    """The 1-based line of a JSON document where its nesting first passes ``most`` (for the error message only:
-    strings are masked in place, which is slower than :func:`nesting_problem`'s scan).
+    """The 1-based line of a JSON document where its nesting first passes ``most`` (slower; for the error message).
 
     Parameters
     ----------
@@ -98,10 +78,6 @@ def nesting_line(data: bytes, *, most: int) -> int:
         The document.
     most : int
         The limit.
-
-    Returns
-    -------
-    int
     """
     masked = _STRINGS.sub(lambda m: b"_" * len(m.group()), data)
     codes = np.frombuffer(masked, dtype=np.uint8)
@@ -111,17 +87,12 @@ def nesting_line(data: bytes, *, most: int) -> int:
 
 
 def workbook_problem(handle) -> str | None:
-    """Why an .xlsx workbook would inflate past the declared limits (its zip directory, read before any sheet),
-    or None; a file that is not a zip is left to the workbook reader's own message.
+    """Why an .xlsx workbook would inflate past the declared limits (read from its zip directory), or None.
 
     Parameters
     ----------
     handle : binary file
         The open workbook (seekable); it is rewound after the check.
-
-    Returns
-    -------
-    str or None
     """
     try:
         with zipfile.ZipFile(handle) as archive:
@@ -143,11 +114,5 @@ def workbook_problem(handle) -> str | None:
 
 
 def unknown_share() -> float:
-    """The largest share of answer rows whose ids the dataset lacks before scoring stops (``VQALIB_MAX_UNKNOWN_SHARE``).
-
-    Returns
-    -------
-    float
-        In (0, 1]; 1 never stops.
-    """
+    """The largest share, in (0, 1], of answer rows with ids the dataset lacks before scoring stops."""
     return config.get_share(UNKNOWN_SETTING, DEFAULT_UNKNOWN_SHARE)

@@ -1,16 +1,6 @@
-"""Output folders a command may write: a new path, an empty folder, or a folder the same command wrote before.
-
-A command that writes or replaces a folder (``vqalib score --out``, ``vqalib export --out``, the reviewer site)
-describes what it writes as an :class:`OutputKind`: its marker file and the names it writes. :func:`check_out`
-refuses anything else with the path and why: the filesystem root, the home folder, the repository root or the
-current folder (or a folder holding one of them), the repository's ``.git``, a symbolic link, a file, a folder
-that is not empty and lacks the marker (it says how many tracked files it holds), or a marked folder that also
-holds files the command does not write. :func:`replace_folder` then writes a fresh folder beside the target
-and swaps it in whole, under a lock on the parent folder, so two writers queue and a reader never meets half a
-folder; what a killed write left beside it (``.<name>.XXXXXXXX``, ``.<name>.old``) is removed by the next write,
-and only when it carries this command's temporary or final marker. Nothing here deletes a folder it cannot
-show it wrote (ARCHITECTURE.md, "Folders a command writes").
-"""
+"""Output folders a command may write: a new path, an empty folder, or a folder the same command wrote before (its
+marker and only names it writes); anything else is refused with the path and why. :func:`replace_folder` swaps
+a fresh folder in whole under a lock, and nothing here deletes a folder it cannot show it wrote."""
 
 from __future__ import annotations
 
@@ -55,10 +45,6 @@ def json_marker(path: Path, *, max_bytes: int) -> dict | None:
         The marker file.
     max_bytes : int
         The largest marker read.
-
-    Returns
-    -------
-    dict or None
     """
     try:
         data = json.loads(read_regular(path, what="marker file", max_bytes=max_bytes).decode("utf-8"))
@@ -78,10 +64,6 @@ def repository_root(path: Path) -> Path | None:
     ----------
     path : Path
         A resolved path (it need not exist).
-
-    Returns
-    -------
-    Path or None
     """
     for folder in (path, *path.parents):
         if (folder / ".git").exists():
@@ -90,17 +72,12 @@ def repository_root(path: Path) -> Path | None:
 
 
 def tracked_files(path: Path) -> list[str]:
-    """Files at or under ``path`` that git tracks in the repository holding it (empty outside one, or without git).
+    """Files at or under ``path`` that git tracks, relative to the repository root (empty outside one, or without git).
 
     Parameters
     ----------
     path : Path
         A file or folder.
-
-    Returns
-    -------
-    list of str
-        Paths relative to the repository root.
     """
     real = Path(path).resolve()
     top = repository_root(real)
@@ -205,8 +182,7 @@ def _locked(folder: Path):
 
 
 def _leftovers(parent: Path, name: str, kind: OutputKind) -> list[Path]:
-    """What a killed write of ``name`` left in ``parent``: its temporary folders and its set-aside old folder,
-    each only when it is empty or carries :data:`PARTIAL` or the command's marker."""
+    """What a killed write of ``name`` left in ``parent`` (temporary and set-aside folders), only when empty or ours."""
     pattern = re.compile(rf"\.{re.escape(name)}\.([A-Za-z0-9_]{{8}}|old)")
     found = []
     for candidate in parent.iterdir():

@@ -1,17 +1,6 @@
-"""Prompt texts stored as package data: the one loader for every prompt file of the compendium.
-
-A prompt file is ``<package>/prompts/<file>.json``. Files of named prompts hold ``{"prompts": {name:
-{"source": ..., "text": ...}}}`` (``source`` says where the text comes from, ``text`` is the text, or a mapping of
-templates), optionally beside ``name`` and ``description``; they are read by :func:`load_prompt`:
-
-- ``vqalib.core.judge``, ``lave``: the LAVE judge prompts (VizWiz-LF Table 17, mair-lab/lave's reference prompt);
-- ``vqalib.runner``, ``vizwiz_lf`` / ``commvqa`` / ``afgv`` / ``chat_templates``: the runner's prompts
-  (VizWiz-LF Tables 22-24, CommVQA Appendix A.1, AFGV's short-answer templates, test models' chat templates).
-
-A file that is one prompt as a whole (the few-shot classifier prompts of VizWiz-LF Tables 11-14 in
-``vqalib.papers.vizwiz_lf``, ``role_classifier`` / ``info_classifier``) is read by :func:`prompt_file`. Texts
-are byte-identical to what the code used when they were Python literals (tests pin their SHA-256).
-"""
+"""Prompt texts stored as package data (``<package>/prompts/<file>.json``): the one loader for every prompt file.
+A file of named prompts holds ``{"prompts": {name: {"source": ..., "text": ...}}}`` (:func:`load_prompt`); a file
+that is one prompt as a whole is read by :func:`prompt_file`. Tests pin the texts' SHA-256."""
 
 from __future__ import annotations
 
@@ -44,18 +33,12 @@ def prompt_file(package: str, file: str) -> dict[str, Any]:
         The package that holds the ``prompts`` folder, e.g. ``"vqalib.runner"``.
     file : str
         The file's name without ``.json`` (lower-case letters, digits and ``_``).
-
-    Returns
-    -------
-    dict
-        The parsed file; changing it changes nothing for other callers. A name that is not a plain file name is a
-        ``ValueError``; a missing file a ``FileNotFoundError`` naming it.
     """
     return json.loads(_text(package, file))
 
 
 def load_prompt(package: str, file: str, name: str) -> Any:
-    """The text of the named prompt ``name`` in ``<package>/prompts/<file>.json``.
+    """The text (or mapping of templates) of the named prompt ``name`` in ``<package>/prompts/<file>.json``, a copy.
 
     Parameters
     ----------
@@ -64,13 +47,7 @@ def load_prompt(package: str, file: str, name: str) -> Any:
     file : str
         The file's name without ``.json``, e.g. ``"lave"``.
     name : str
-        The prompt's name in the file's ``prompts`` mapping, e.g. ``"vizwiz_lf_instruction"``.
-
-    Returns
-    -------
-    str or dict or list
-        The stored text, a caller's copy (a mapping of templates or a list of demonstrations where the file holds
-        one). An unknown name is a ``KeyError`` listing the known ones.
+        The prompt's name in the file's ``prompts`` mapping; an unknown one is a KeyError.
     """
     entries = prompt_file(package, file)["prompts"]
     if name not in entries:

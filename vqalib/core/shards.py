@@ -1,17 +1,6 @@
-"""Content-addressed on-disk store of float64 rows: the cache behind the embedding service
-(:func:`vqalib.core.encoders.embed`) and the per-pair metric scores of VizWiz-LF Table 4
-(:func:`vqalib.core.metrics.cache.cached_scores`).
-
-A store is a folder of ``shard-<hash>.npz`` files, each holding ``keys`` (SHA-256 hex digests as
-64-byte strings) and ``vectors`` (float64, one row per key). Shards are only ever added, each
-written atomically under a name derived from its keys, so concurrent writers (two notebooks of
-``make reproduce``) never overwrite each other. Each shard is a sealed entry of
-:mod:`vqalib.core.caches` (its SHA-256 checked when read), read with ``allow_pickle=False``: a
-cache file is data, never code; a file that fails its seal (truncated, edited, planted, not a regular
-file) or is not exactly such a pair of arrays (a pickle, an object array) is discarded with a warning
-naming it, and its rows are computed again. A shard that cannot be written (full disk) warns; the
-computed rows are still returned.
-"""
+"""Content-addressed on-disk store of float64 rows (the embedding and metric-score caches): a folder of
+``shard-<hash>.npz`` files, only ever added, each a sealed entry of :mod:`vqalib.core.caches` read with
+``allow_pickle=False``, so concurrent writers never overwrite each other and a bad shard is discarded and recomputed."""
 
 from __future__ import annotations
 
@@ -24,25 +13,19 @@ import numpy as np
 
 
 def item_key(*parts: str) -> str:
-    """SHA-256 naming one item: a single text by its UTF-8 bytes, several texts (a reference and a
-    candidate) by their JSON list, so no two different tuples share a key.
+    """SHA-256 naming one item: one text by its UTF-8 bytes, several by their JSON list (no two tuples share a key).
 
     Parameters
     ----------
     *parts : str
         The texts naming the item (at least one).
-
-    Returns
-    -------
-    str
-        The SHA-256 hex digest (64 characters).
     """
     data = parts[0] if len(parts) == 1 else json.dumps(list(parts), ensure_ascii=False)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
 class ShardStore:
-    """The rows stored in ``folder`` (see the module docstring). ``kind`` names the cache in warnings."""
+    """The rows stored in ``folder``; ``kind`` names the cache in warnings."""
 
     def __init__(self, folder: Path, *, kind: str = "cache") -> None:
         self.folder = Path(folder)
@@ -70,8 +53,7 @@ class ShardStore:
         return store
 
     def write(self, keys: list[str], vectors: np.ndarray) -> None:
-        """Add ``vectors`` (one float64 row per key) as a new sealed shard; nothing is written when ``keys`` is
-        empty, and a shard the disk refuses is only warned about (:func:`vqalib.core.caches.write_entry`).
+        """Add ``vectors`` as a new sealed shard (nothing when ``keys`` is empty; a refused write only warns).
 
         Parameters
         ----------
@@ -91,9 +73,8 @@ class ShardStore:
         write_entry(self.folder / f"shard-{shard}.npz", buffer.getvalue(), kind=self.kind)
 
     def rows(self, keys: list[str], compute) -> np.ndarray:
-        """The rows of ``keys`` (aligned, repeats allowed): stored ones read, the distinct missing ones
-        computed by ``compute(missing_keys) -> array`` in one call and stored as one shard. Missing keys
-        are passed sorted, so what is computed, and the shard's name, do not depend on the request's order.
+        """The rows of ``keys`` (aligned, repeats allowed): stored ones read, the missing ones computed in one call, sorted
+        (so the result and the shard's name do not depend on the request's order), and stored as one shard.
 
         Parameters
         ----------
@@ -105,7 +86,7 @@ class ShardStore:
         Returns
         -------
         ndarray
-            float64, one row per key of ``keys``; an empty ``(0, 0)`` array when ``keys`` is empty.
+            float64, one row per key; an empty ``(0, 0)`` array when ``keys`` is empty.
         """
         store = self.read()
         missing = sorted({k for k in keys if k not in store})

@@ -1,10 +1,4 @@
-"""Validation report: every quirk a loader meets is counted here, nothing silently.
-
-Nothing is dropped silently: a dropped or repaired row is counted and named in the report
-(ARCHITECTURE.md, "Conventions"). Loaders append one :class:`Issue` per (file, check, detail) with a count
-and the action taken; :meth:`ValidationReport.to_frame` gives the tidy table that
-notebook 01 shows.
-"""
+"""Validation report: every quirk a loader meets (a dropped or repaired row) is counted and named, nothing silently."""
 
 from __future__ import annotations
 
@@ -51,7 +45,7 @@ class ValidationReport:
                 shown.append(example)
 
     def extend(self, other: "ValidationReport") -> None:
-        """Add every count and example of ``other`` to this report (examples still capped at ``max_examples``).
+        """Add every count and example of ``other`` to this report (examples still capped).
 
         Parameters
         ----------
@@ -66,7 +60,7 @@ class ValidationReport:
                     shown.append(ex)
 
     def total(self, *, check: str, file: str | None = None) -> int:
-        """How many times ``check`` was counted, over every detail and action.
+        """How many times ``check`` was counted (0 when never), over every detail and action.
 
         Parameters
         ----------
@@ -74,11 +68,6 @@ class ValidationReport:
             The check to count.
         file : str, optional
             Count only this file's quirks; default: every file's.
-
-        Returns
-        -------
-        int
-            The summed count (0 when the check never fired).
         """
         return sum(n for (f, c, _, _), n in self.counts.items()
                    if c == check and (file is None or f == file))
