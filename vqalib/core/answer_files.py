@@ -1,18 +1,6 @@
-"""Model answer files from anywhere, read into one table: plain CSV/JSONL, lmms-eval samples, VLMEvalKit predictions.
-
-Serves ``vqalib score`` and ``vqalib import`` (ARCHITECTURE.md, "Scoring any model"): a researcher's answers
-arrive as a plain table (``question_id``, ``answer``), as the samples file lmms-eval writes with
-``--log_samples`` (``{date}_samples_{task}.jsonl``: ``doc_id``, ``doc``, ``target``, ``resps``,
-``filtered_resps``, ``doc_hash`` and the keys the task's ``process_results`` returns), as a VLMEvalKit
-prediction file (``{model}_{dataset}.xlsx|tsv|json``: the dataset's columns plus ``prediction``), as the
-CommVQA authors' result CSV, or as a run file of ``vqalib run``. Each format is one
-:class:`~vqalib.core.answer_formats.AnswerFormat` in :data:`~vqalib.core.answer_formats.FORMATS` (how to recognise
-it, read it and find its toolkit's version); adding one is one class and
-:func:`~vqalib.core.answer_formats.register`. The format is detected from the content; every problem is a
-:class:`~vqalib.core.io.DataFormatError` naming the file, the line or row and the field.
-Nothing here knows a dataset: joining the rows to a dataset's questions is :func:`match_answers`'s job,
-with the dataset's ids given by the caller (:mod:`vqalib.core.answer_matching`).
-"""
+"""Model answer files from anywhere, read into one table: plain CSV/JSONL, lmms-eval samples, VLMEvalKit predictions,
+a paper's declared result CSV (``vqalib score`` / ``vqalib import``). The format is detected from the content; every
+problem is a :class:`~vqalib.core.io.DataFormatError` naming the file, line and field. Knows no dataset."""
 
 from __future__ import annotations
 
@@ -73,8 +61,8 @@ def detect_format(path: str | Path) -> str:
     Returns
     -------
     str
-        The name of the first format of :data:`~vqalib.core.answer_formats.FORMATS` that recognises it; a :class:`DataFormatError` naming what
-        was found and listing the accepted shapes when none does.
+        The first format of :data:`~vqalib.core.answer_formats.FORMATS` that recognises it (none: a
+        :class:`DataFormatError` listing the accepted shapes).
     """
     path = Path(path)
     if not path.is_file():
@@ -111,21 +99,18 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def read_answers(path: str | Path, *, format: str | None = None) -> tuple[pd.DataFrame, AnswerSource]:
-    """Read a model's answers file into one table (input of ``vqalib score`` / ``vqalib import``).
+    """Read a model's answers file into one table (:data:`COLUMNS`, then its own) and its :class:`AnswerSource`.
 
     Parameters
     ----------
     path : str or Path
         The answers file (``.csv``, ``.tsv``, ``.xlsx``, ``.json``, ``.jsonl``).
     format : str, optional
-        A name of :data:`~vqalib.core.answer_formats.FORMATS` except ``vqalib-run`` (read by :mod:`vqalib.runner.handoff`); default: detected
-        from the content (:func:`detect_format`).
+        A name of :data:`~vqalib.core.answer_formats.FORMATS` except ``vqalib-run``; default detected from the content.
 
     Returns
     -------
     tuple
-        ``(answers, source)``: one row per record, columns :data:`COLUMNS` (ids as text, ``answer`` None when
-        missing) then the file's own columns; and the :class:`AnswerSource` (format, toolkit, version, SHA-256).
     """
     path = Path(path)
     name = format or detect_format(path)

@@ -1,7 +1,6 @@
 """The answers-file formats: one :class:`AnswerFormat` per format in :data:`FORMATS`, in detection order (detect,
 read rows, toolkit version). A new format is one subclass and :func:`register`; a paper's result CSV is declared in
-its ``declarations.toml``. Readers check the input limits and name the file, line and field of a problem.
-"""
+its ``declarations.toml``. Readers check the input limits and name the file, line and field of a problem."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ def _line_length(handle, raw: bytes) -> int:
 
 
 def _json_line(path: Path, number: int, raw: bytes, *, quiet: bool = False, depth: int | None = None) -> object:
-    """One JSON line parsed, its nesting checked first (:func:`vqalib.core.input_limits.nesting_problem`, up to
-    ``depth``); ``quiet``: None instead of an error for text that is not JSON (format detection)."""
+    """One JSON line parsed, nesting checked first; ``quiet``: None, not an error, for text that is not JSON."""
     deep = nesting_problem(raw, most=depth)
     if deep:
         raise DataFormatError(f"{path}: line {number}: {deep}")
@@ -58,7 +56,7 @@ def _read_excel(path: Path) -> pd.DataFrame:
 
 
 def read_json_lines(path: str | Path) -> list[dict]:
-    """Every line of a JSON-lines file as an object; a bad line is an error naming the file and line.
+    """Every line of a JSON-lines file as an object with ``_line`` added; a bad line is an error naming it.
 
     Parameters
     ----------
@@ -68,7 +66,6 @@ def read_json_lines(path: str | Path) -> list[dict]:
     Returns
     -------
     list of dict
-        One object per non-blank line, with ``_line`` (1-based line number) added.
     """
     path = Path(path)
     data = read_regular(path, what="JSON-lines file")
@@ -231,9 +228,8 @@ def _version_beside(path: Path, candidates, keys: tuple[str, ...]) -> str | None
 
 
 class AnswerFormat:
-    """One answers-file format: its name, its toolkit, a one-line shape with an example (listed when a file fits
-    no format), how to recognise it from a JSON record or a table's columns, how to read its rows and where its
-    toolkit's version is. Subclass and :func:`register` it to add a format."""
+    """One answers-file format: name, toolkit, a one-line example ``shape``, how to recognise and read it, and its
+    toolkit's version. Subclass and :func:`register` it to add a format."""
 
     name: str = ""
     toolkit: str | None = None
@@ -278,8 +274,7 @@ class AnswerFormat:
         Returns
         -------
         list of dict
-            One per record: ``line``, ``answer`` and the ids it has (:data:`vqalib.core.answer_files.COLUMNS`), then
-            its own fields.
+            One per record: ``line``, ``answer`` and the ids it has, then its own fields.
         """
         raise NotImplementedError
 
@@ -390,12 +385,11 @@ def register(fmt: AnswerFormat, *, before: str | None = None) -> AnswerFormat:
     fmt : AnswerFormat
         An instance of a subclass; a name already registered is a ValueError.
     before : str, optional
-        A registered format the new one is tried before (e.g. ``"plain"``, which takes any ``answer`` column).
+        A registered format the new one is tried before (e.g. ``"plain"``).
 
     Returns
     -------
     AnswerFormat
-        ``fmt``.
     """
     if not fmt.name or fmt.name in FORMATS:
         raise ValueError(f"an answers format needs a new name, not {fmt.name!r} (registered: {list(FORMATS)})")

@@ -1,11 +1,5 @@
-"""How the LLM judge of VizWiz-LF Table 4 (LAVE column) reaches its model.
-
-:class:`JudgeError` names a failed call as LAVE's per-item ``judge_status`` does; a
-:class:`JudgeBackend` is a chat model: :class:`OpenAIChatBackend`, an OpenAI-compatible HTTP
-server (hosted APIs, vLLM, Ollama's ``/v1``) with deadlines, retries (:func:`retry_wait`) and a cap on
-the reply body it reads, or :class:`TransformersBackend`, a local ``transformers`` causal LM. Settings come from
-:mod:`vqalib.core.judge.settings`.
-"""
+"""How the LLM judge (LAVE ratings) reaches its model: an OpenAI-compatible HTTP server with deadlines,
+retries and a reply-size cap, or a local ``transformers`` causal LM."""
 
 from __future__ import annotations
 
@@ -35,11 +29,7 @@ READ_SIZE = 65536  # bytes asked of the socket per read of a reply body
 class JudgeError(RuntimeError):
     """The judge model could not be reached or refused the request.
 
-    ``status`` names the failure as LAVE's per-item ``judge_status`` does (``timeout``,
-    ``connection error``, ``non-json``, ``too large``: a body over the reply cap, ``server error``:
-    an HTTP 2xx whose JSON is an ``error`` object instead of a completion, ``http <code>``);
-    ``fatal`` marks failures that every further request would meet too (wrong key, URL or model),
-    which end a batch.
+    ``status`` is the per-item ``judge_status``; ``fatal`` marks failures every further request would meet.
     """
 
     def __init__(self, message: str, *, status: str = "error", fatal: bool = False) -> None:
@@ -50,7 +40,7 @@ class JudgeError(RuntimeError):
 
 @runtime_checkable
 class JudgeBackend(Protocol):
-    """A chat model that the LAVE judge (Table 4) sends its prompts to."""
+    """A chat model that the LAVE judge sends its prompts to."""
 
     name: str
     model: str
@@ -76,11 +66,9 @@ class JudgeBackend(Protocol):
 
 def retry_wait(*, attempt: int, backoff_factor: float, retry_after: str | None = None,
                max_retry_after: float = MAX_RETRY_AFTER, now: datetime | None = None) -> float:
-    """Seconds to wait before retrying a failed judge call (Table 4 LAVE requests).
+    """Seconds (>= 0) to wait before retrying a judge call: a valid ``Retry-After``, else exponential backoff.
 
-    The server's ``Retry-After`` (delta seconds or an HTTP date) when it sent a valid one,
-    else exponential backoff ``backoff_factor * 2**attempt`` (``attempt`` counts from 0);
-    either is capped at ``max_retry_after``, because a server may ask for hours (21600 s seen).
+    Capped at ``max_retry_after`` because a server may ask for hours (21600 s seen).
 
     Parameters
     ----------
@@ -89,16 +77,15 @@ def retry_wait(*, attempt: int, backoff_factor: float, retry_after: str | None =
     backoff_factor : float
         Seconds of the first backoff.
     retry_after : str, optional
-        The reply's ``Retry-After`` header; blank or unreadable values fall back to the backoff.
+        The reply's ``Retry-After`` header (seconds or an HTTP date).
     max_retry_after : float, default MAX_RETRY_AFTER
         The longest wait, in seconds.
     now : datetime, optional
-        The time an HTTP date is counted from; default the current UTC time.
+        The time an HTTP date is counted from; default now (UTC).
 
     Returns
     -------
     float
-        Seconds, between 0 (a date in the past) and ``max_retry_after``.
     """
     wait = backoff_factor * (2 ** attempt)
     if retry_after is not None and retry_after.strip():
@@ -124,7 +111,7 @@ def _declared_length(response: Any) -> int:
 
 
 def _error_message(error: Any) -> str:
-    """The server's words from the ``error`` member of a reply (an object or a string), cut to 300 characters."""
+    """The server's words from a reply's ``error`` member, cut to 300 characters."""
     if isinstance(error, dict):
         message = error.get("message")
         detail = ", ".join(f"{k} {error[k]}" for k in ("type", "code") if error.get(k) not in (None, ""))
@@ -146,17 +133,10 @@ def _without_userinfo(url: str) -> str:
 
 
 class OpenAIChatBackend:
-    """An OpenAI-compatible ``/chat/completions`` endpoint as LAVE judge (Table 4).
+    """An OpenAI-compatible ``/chat/completions`` endpoint as LAVE judge.
 
-    ``timeout`` bounds each socket read (and the connect); ``deadline`` bounds the whole call
-    — every attempt, the reading of a body however slowly it trickles, and the waits between
-    attempts. Timeouts, connection errors and the statuses in :data:`RETRY_STATUSES` are retried
-    up to ``max_retries`` times after :func:`retry_wait` (``Retry-After`` capped at
-    ``max_retry_after``); a retry that could not finish before the deadline is not started.
-    A body is read up to ``max_reply_bytes``: a 2xx reply longer than that (or declaring a longer
-    ``Content-Length``) is stopped while streaming and raises status ``too large``, not retried;
-    an error reply longer than that keeps its status, only its text is cut. ``sleep`` and
-    ``clock`` are injectable so tests need not wait.
+    ``timeout`` bounds each socket read; ``deadline`` bounds the whole call (attempts, slow bodies, retry waits).
+    A 2xx body over ``max_reply_bytes`` raises ``too large`` without a retry; ``sleep``/``clock`` are for tests.
     """
 
     name = "openai"
@@ -198,14 +178,9 @@ class OpenAIChatBackend:
                    max_reply_bytes=setting("max_reply_bytes"))
 
     def _attempt(self, url: str, body: bytes, *, remaining: float) -> tuple[int, Any, bytes, bool]:
-        """One POST, cut off after ``remaining`` seconds however the server behaves.
+        """One POST in a worker thread, abandoned after ``remaining`` s (requests' timeout is per read only).
 
-        requests' timeout is per socket read, so a server trickling bytes never trips it: the
-        request runs in a worker thread that the caller stops waiting for at the deadline (the
-        worker then leaves at its next chunk or read timeout). The body is read up to
-        ``max_reply_bytes`` (decoded bytes), so memory stays bounded whatever the server sends.
-        Returns (status, headers, body, over the cap).
-        """
+        Reads at most ``max_reply_bytes``; returns (status, headers, body, over the cap)."""
         box: dict[str, Any] = {}
         done, cancel = threading.Event(), threading.Event()
         read_timeout = min(self.timeout, remaining)
@@ -267,15 +242,12 @@ class OpenAIChatBackend:
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
         """One chat completion (a LAVE rationale and rating); "" when the reply has no text.
 
-        Raises :class:`JudgeError` (with ``status``) when no reply arrives before the deadline,
-        the server keeps failing, answers with a client error, or returns a body that is not JSON
-        (``non-json``), is over ``max_reply_bytes`` (``too large``) or holds an ``error`` object
-        instead of a completion (``server error``); none of these three is retried.
+        Raises :class:`JudgeError` with its ``status`` when no usable reply comes before the deadline.
 
         Parameters
         ----------
         messages : list of dict
-            Chat messages, each with ``role`` and ``content``, sent as they are.
+            Chat messages, each with ``role`` and ``content``.
         temperature : float, default 0.0
             Sent as the request's ``temperature``.
         max_tokens : int, default 256
@@ -284,7 +256,6 @@ class OpenAIChatBackend:
         Returns
         -------
         str
-            The first choice's message content.
         """
         url = f"{self.base_url}/chat/completions"
         body = json.dumps({"model": self.model, "messages": messages, "temperature": temperature,
@@ -328,10 +299,7 @@ class OpenAIChatBackend:
 
 
 class TransformersBackend:
-    """A local ``transformers`` causal LM as LAVE judge (Table 4), e.g. an open-weights model.
-
-    Generation runs in this process, so the HTTP deadline does not apply.
-    """
+    """A local ``transformers`` causal LM as LAVE judge; runs in this process, so no HTTP deadline applies."""
 
     name = "transformers"
 
@@ -357,7 +325,7 @@ class TransformersBackend:
         return cls(model=model, device=config.get(DEVICE_ENV) or "cpu")
 
     def render(self, messages: list[dict]) -> str:
-        """The prompt text for ``messages``: the chat template if the tokenizer has one.
+        """The prompt text for ``messages``, up to the reply: the chat template, else ``Role: content`` turns.
 
         Parameters
         ----------
@@ -367,8 +335,6 @@ class TransformersBackend:
         Returns
         -------
         str
-            The templated prompt with the generation prompt added; without a template, ``Role: content``
-            turns separated by blank lines, ending in ``Assistant:``.
         """
         if getattr(self.tokenizer, "chat_template", None):
             return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
@@ -376,21 +342,20 @@ class TransformersBackend:
         return "\n\n".join(turns + ["Assistant:"])
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
-        """Generate a reply (greedy at temperature 0, seeded sampling above); new text only.
+        """Generate a reply (greedy at temperature 0, seeded sampling above): the new tokens decoded, stripped.
 
         Parameters
         ----------
         messages : list of dict
             Chat messages, rendered by :meth:`render`.
         temperature : float, default 0.0
-            0 decodes greedily; above 0, sampling with the backend's ``seed`` (the global RNG is left untouched).
+            0 decodes greedily; above 0, seeded sampling (the global RNG is untouched).
         max_tokens : int, default 256
             Most new tokens generated.
 
         Returns
         -------
         str
-            The decoded new tokens, special tokens skipped, stripped.
         """
         import torch
 

@@ -1,12 +1,5 @@
-"""LAVE over a batch of answers: VizWiz-LF Table 4's LAVE column (and the ans-acc judge calls of Table 5).
-
-:func:`lave` builds each item's prompt (:mod:`vqalib.core.judge.prompts`), asks the cached judge
-(:mod:`vqalib.core.judge.cache`), reads the rating (:mod:`vqalib.core.judge.parsing`) and scores
-it with :func:`lave_score`; per-item statuses say why an item has no score, and repeated or fatal
-call failures end the batch. Replies without a readable rating follow the ``unparseable`` policy
-(``VQALIB_JUDGE_UNPARSEABLE``): ``drop`` (default; left out of the mean) or ``reference``
-(scored as rating 2, as mair-lab/lave does).
-"""
+"""LAVE over a batch of answers: prompt, cached judge call, rating and score per item, with a status saying
+why an item has no score; repeated or fatal call failures end the batch."""
 
 from __future__ import annotations
 
@@ -26,17 +19,16 @@ from vqalib.core.judge.settings import LAVE_PROMPTS, REFERENCE_FALLBACK_RATING, 
 
 
 def lave_score(rating: int) -> float:
-    """LAVE's score in [0, 1] from a 1-3 rating: ``(rating - 1) / 2`` (Table 4).
+    """LAVE's score (0, 0.5 or 1) from a 1-3 rating: ``(rating - 1) / 2``.
 
     Parameters
     ----------
     rating : int
-        The judge's rating: 1 incorrect, 2 ambiguous or incomplete, 3 correct (not range-checked).
+        1 incorrect, 2 ambiguous or incomplete, 3 correct (not range-checked).
 
     Returns
     -------
     float
-        0, 0.5 or 1.
     """
     return (rating - 1) / 2
 
@@ -48,40 +40,20 @@ def _describe(counts: collections.Counter) -> str:
 def lave(items: pd.DataFrame, *, judge: CachedJudge, prompt: str | None = None, unparseable: str | None = None,
          data_dir: Path | None = None, max_consecutive_failures: int | None = 10,
          progress: bool = True) -> pd.DataFrame:
-    """Rate each candidate answer against its reference with LAVE (VizWiz-LF Table 4 LAVE column).
+    """Rate each candidate answer against its reference with LAVE; adds ``rationale``, ``rating``, ``score``,
+    ``status``, ``judge_status`` and ``.attrs["lave"]`` (prompt, policy, status counts).
 
-    ``items`` has columns ``question``, ``reference``, ``candidate`` (other columns are kept).
-    ``prompt`` is ``vizwiz-lf`` or ``lave-reference`` (default ``VQALIB_JUDGE_PROMPT``, else
-    ``vizwiz-lf``; ``data_dir`` locates the reference's demonstrations). ``unparseable`` is the
-    policy for replies with text but no readable rating (default ``VQALIB_JUDGE_UNPARSEABLE``,
-    else ``drop``): ``drop`` leaves their score missing, so they are out of the mean — the
-    behaviour behind this compendium's numbers so far; VizWiz-LF does not say what it did, and
-    its prompt demands ``Rating: X``. ``reference`` scores them as rating 2 (0.5), as mair-lab/lave
-    does for any generation not ending in 1, 2 or 3, so means are comparable with published LAVE
-    numbers. Under both, items whose call brought no text (empty reply, non-JSON body, a body over
-    the reply cap, an error object in place of a completion, timeout, connection or HTTP failure)
-    keep a missing score: they are not the judge's verdict.
-
-    Adds ``rationale`` (the reply, "" when none), ``rating`` (Int64: the rating read, NA when
-    none), ``score`` (what enters the mean under the policy), ``status`` (``ok`` | ``unparseable``:
-    ``ok`` exactly when a rating was read) and ``judge_status`` (``parsed``, ``unparseable:
-    <reason>``, ``empty``, ``non-json``, ``too large`` (a body over ``VQALIB_JUDGE_MAX_REPLY_BYTES``),
-    ``server error`` (an HTTP 2xx holding an ``error`` object, not a completion), ``timeout``,
-    ``connection error``, ``http <code>``).
-    ``.attrs["lave"]`` holds the prompt, the policy and the count of each ``judge_status``.
-    A failure every further call would meet too (HTTP 401, 403, 404), or
-    ``max_consecutive_failures`` failed calls in a row, ends the batch with :class:`JudgeError`;
-    readable replies already obtained are cached, so a rerun resumes.
+    Unparseable replies: ``drop`` (default; the papers do not say, and their prompt demands ``Rating: X``) leaves
+    them out of the mean; ``reference`` scores them 0.5 as mair-lab/lave does. Failed calls never get a score.
 
     Parameters
     ----------
     items : pandas.DataFrame
-        One row per answer, with ``question``, ``reference`` (a string, or a list for
-        ``lave-reference``) and ``candidate``.
+        One row per answer: ``question``, ``reference`` (a list for ``lave-reference``), ``candidate``.
     judge : CachedJudge
-        The judge to ask (:func:`vqalib.core.judge.cache.judge_from_env`).
+        The judge to ask.
     prompt, unparseable : str, optional
-        The prompt variant and the policy for replies without a rating (see above).
+        The prompt variant and unparseable policy; default ``VQALIB_JUDGE_PROMPT`` / ``_UNPARSEABLE``.
     data_dir : Path, optional
         Where the ``lave-reference`` demonstrations are read from.
     max_consecutive_failures : int or None, default 10
@@ -92,7 +64,6 @@ def lave(items: pd.DataFrame, *, judge: CachedJudge, prompt: str | None = None, 
     Returns
     -------
     pandas.DataFrame
-        A copy of ``items`` with the columns listed above and ``.attrs["lave"]``.
     """
     missing = {"question", "reference", "candidate"} - set(items.columns)
     if missing:

@@ -1,15 +1,5 @@
-"""The cached LLM judge of VizWiz-LF Table 4 (LAVE column): replies stored on disk, so reruns cost no calls.
-
-:class:`CachedJudge` wraps a :class:`~vqalib.core.judge.backends.JudgeBackend` with a
-content-addressed JSON cache (one file per request, named by the SHA-256 of the canonical request
-key: backend, endpoint, model, prompt variant, messages, generation settings) under
-``cache_root("judge")``; :func:`judge_from_env` builds the judge the ``VQALIB_JUDGE_*``
-variables configure. Entries are sealed and verified when read (:mod:`vqalib.core.caches`;
-ARCHITECTURE.md, "Caches verified when read"): the cache is data another user or process may have
-placed, so an entry is served only when it is a regular file whose stored request is this request and
-whose text is a reply within the reply cap (``VQALIB_JUDGE_MAX_REPLY_BYTES``); a cache that cannot be
-written costs calls, never replies.
-"""
+"""The cached LLM judge (LAVE ratings): replies stored on disk, one JSON file per request's SHA-256, so reruns
+cost no calls. Entries are sealed and verified when read, since others may have placed them."""
 
 from __future__ import annotations
 
@@ -39,23 +29,10 @@ def _size(text: str) -> int:
 
 
 class CachedJudge:
-    """A backend whose replies are cached on disk, so reruns of Table 4 make no calls.
+    """A judge backend whose replies are cached on disk, so reruns make no calls.
 
-    The key holds the backend, its endpoint (base URL; another server with the same model name
-    is another judge), the model, the prompt variant, the messages and the generation settings
-    (temperature, max_tokens, the backend's seed). Empty replies are never stored, nor replies
-    that ``accept`` rejects (LAVE: replies without a readable rating), so a later run asks again;
-    a stored reply that ``accept`` rejects is not served either.
-
-    Every entry is checked when read: a regular file, its seal matching its content (an entry
-    written before seals has none and is judged by the rest), holding JSON whose ``request`` is the
-    current request (so the key recomputed from it is the file's name) and whose ``text`` is a
-    non-empty string of at most ``max_reply_bytes`` (default the backend's cap, else
-    ``VQALIB_JUDGE_MAX_REPLY_BYTES``). Anything else (damaged, planted, a folder or pipe in its
-    place, too large) is deleted, best effort, with a warning naming the file and why
-    (:func:`vqalib.core.caches.discard`), and the model is asked again. When the folder cannot be
-    made the judge warns and runs uncached; when an entry cannot be written (full disk, read-only
-    folder) it warns naming the file, returns the reply and counts it in :meth:`summary`.
+    An entry is served only if it is a regular file holding this exact request and a non-empty reply within
+    ``max_reply_bytes``; others are deleted with a warning. A cache that cannot be written costs calls, never replies.
     """
 
     def __init__(self, backend: JudgeBackend, *, cache_dir: str | Path, max_reply_bytes: int | None = None) -> None:
@@ -76,7 +53,7 @@ class CachedJudge:
 
     def request_key(self, messages: list[dict], *, temperature: float, max_tokens: int,
                     prompt: str | None = None) -> dict:
-        """What identifies a reply in the cache (written beside it, without credentials).
+        """What identifies a reply in the cache: backend, endpoint, model, prompt, messages, settings, seed.
 
         Parameters
         ----------
@@ -87,13 +64,11 @@ class CachedJudge:
         max_tokens : int
             The reply's token limit.
         prompt : str, optional
-            The prompt variant's name (e.g. ``vizwiz-lf``).
+            The prompt variant's name.
 
         Returns
         -------
         dict
-            ``backend``, ``endpoint`` (None for a backend without one), ``model``, ``prompt``, ``messages``,
-            ``temperature``, ``max_tokens`` and ``seed`` (None for a backend without one).
         """
         return {"backend": self.backend.name, "endpoint": getattr(self.backend, "endpoint", None),
                 "model": self.backend.model, "prompt": prompt, "messages": messages, "temperature": temperature,
@@ -144,10 +119,9 @@ class CachedJudge:
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256,
                  prompt: str | None = None, accept: Callable[[str], bool] | None = None) -> str:
-        """The backend's reply to ``messages``, from the cache when this exact request was answered
-        before with a reply ``accept`` takes; ``prompt`` names the prompt variant for the key.
-        Backend failures (:class:`JudgeError`) propagate and leave the cache untouched; a bad entry is
-        discarded with a warning and a write failure warned about (see the class), never raised.
+        """The backend's reply to ``messages``, from the cache when this request was answered before.
+
+        A new reply that is empty or rejected by ``accept`` is returned, not stored; backend failures propagate.
 
         Parameters
         ----------
@@ -160,13 +134,11 @@ class CachedJudge:
         prompt : str, optional
             The prompt variant's name, part of the cache key only.
         accept : callable, optional
-            ``accept(text) -> bool``: whether a reply may be served from or written to the cache; default any
-            non-empty reply.
+            ``accept(text) -> bool``: whether a reply may be cached or served from the cache.
 
         Returns
         -------
         str
-            The reply, cached or new (a new one may be empty or rejected by ``accept``: returned, not stored).
         """
         request = self.request_key(messages, temperature=temperature, max_tokens=max_tokens, prompt=prompt)
         path = self._path(request) if self.enabled else None
@@ -183,12 +155,11 @@ class CachedJudge:
         return text
 
     def stats(self) -> dict[str, int]:
-        """Backend calls (failed ones included) and cache hits so far (reported under Table 4)."""
+        """Backend calls (failed ones included) and cache hits so far."""
         return {"calls": self.calls, "cache_hits": self.cache_hits}
 
     def summary(self) -> str:
-        """One line such as ``judge openai:gpt-4o: 120 calls, 240 cache hits`` (then the replies the cache
-        could not store, or that it is off)."""
+        """One line such as ``judge openai:gpt-4o: 120 calls, 240 cache hits`` (and replies not stored)."""
         line = f"judge {self.backend.name}:{self.backend.model}: {self.calls} calls, {self.cache_hits} cache hits"
         if not self.enabled:
             return f"{line} (cache off: {self.cache_dir} could not be made)"
@@ -196,19 +167,16 @@ class CachedJudge:
 
 
 def judge_from_env(*, cache_dir: str | Path | None = None) -> CachedJudge | None:
-    """The cached judge the environment configures for Table 4, or None (see :data:`ENABLE_HINT`).
+    """The cached judge the ``VQALIB_JUDGE_*`` variables configure (HTTP, else ``transformers``), or None.
 
     Parameters
     ----------
     cache_dir : str or Path, optional
-        Where replies are stored; default ``cache_root("judge")`` (:func:`vqalib.core.io.cache_root`).
+        Where replies are stored; default ``cache_root("judge")``.
 
     Returns
     -------
     CachedJudge or None
-        An :class:`OpenAIChatBackend` when ``VQALIB_JUDGE_BASE_URL`` and ``VQALIB_JUDGE_MODEL`` are
-        set, else a :class:`TransformersBackend` when ``VQALIB_JUDGE_HF_MODEL`` is, wrapped in the
-        cache; None when neither is configured.
     """
     if config.get(BASE_URL_ENV) and config.get(MODEL_ENV):
         backend: JudgeBackend = OpenAIChatBackend.from_env()

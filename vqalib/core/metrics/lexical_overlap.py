@@ -1,14 +1,7 @@
 """Unigram lexical overlap of a long answer with short reference answers: 8 candidate definitions.
 
-Citation: none. VizWiz-LF (Huh et al., COLM 2024, Table 4) reports a "Lex-Overlap (Unigram)" column without
-defining it; the definitions below are the plausible readings (recall, precision, Jaccard, VQA-accuracy-style
-containment; Antol et al., 2015 for the last), and notebook 03 shows which comes closest to the paper's column
-(:func:`vqalib.papers.vizwiz_lf.table4.compare_lexical_definitions`).
-
-Exact variant: words are lower-cased alphanumeric runs with an optional apostrophe suffix
-(``[a-z0-9]+(?:'[a-z]+)?``); sets of word types, not counts. Each definition is one entry of
-:data:`LEXICAL_OVERLAPS` (name -> (description, function of a pair row)).
-"""
+Citation: none; "Lex-Overlap (Unigram)" is reported undefined, so these are its plausible readings (recall, precision,
+Jaccard, VQA-accuracy-style containment after Antol et al., 2015) over sets of ``[a-z0-9]+(?:'[a-z]+)?`` words."""
 
 from __future__ import annotations
 
@@ -75,23 +68,18 @@ DEFAULT_LEXICAL_OVERLAP = "crowd_pooled_recall"
 
 
 def lexical_overlap(pairs: pd.DataFrame, *, definition: str = DEFAULT_LEXICAL_OVERLAP) -> np.ndarray:
-    """Unigram lexical overlap of each long answer (Table 4 Lex-Overlap; see the definitions).
-
-    Words are lower-cased alphanumeric runs (with an apostrophe suffix); sets, not counts.
-    Uses the columns ``whole_answer``, ``crowd_answers``, ``question`` and ``reference``
-    (the crowd-majority answer in s_r settings).
+    """Unigram lexical overlap of each long answer under one definition (NaN where the reference has no word).
 
     Parameters
     ----------
     pairs : DataFrame
-        One row per long answer with the columns above.
+        One row per long answer: ``whole_answer``, ``crowd_answers``, ``question``, ``reference`` (majority answer).
     definition : str
-        A key of :data:`LEXICAL_OVERLAPS` (default :data:`DEFAULT_LEXICAL_OVERLAP`).
+        A key of :data:`LEXICAL_OVERLAPS`.
 
     Returns
     -------
     ndarray
-        One float per row (NaN where the reference side has no word).
     """
     if definition not in LEXICAL_OVERLAP_DEFINITIONS:
         raise ValueError(f"unknown definition {definition!r}; known: {list(LEXICAL_OVERLAP_DEFINITIONS)}")

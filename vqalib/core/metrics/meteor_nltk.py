@@ -1,12 +1,7 @@
 """NLTK's METEOR, without WordNet synonyms (a sensitivity variant of METEOR).
 
-Citation: Banerjee, S. and Lavie, A. (2005). "METEOR: An Automatic Metric for MT Evaluation with Improved
-Correlation with Human Judgments". ACL Workshop on Intrinsic and Extrinsic Evaluation Measures.
-
-Exact variant: ``nltk.translate.meteor_score.meteor_score`` (alpha 0.9, beta 3, gamma 0.5) on whitespace tokens
-of PTB-tokenized texts, one reference; exact and Porter-stem matches only (WordNet, which no PyPI package
-ships, is replaced by an empty stand-in); an empty text scores 0.
-"""
+Citation: Banerjee and Lavie (2005), "METEOR: An Automatic Metric for MT Evaluation ...", ACL workshop.
+Exact variant: NLTK ``meteor_score`` on PTB tokens, one reference, exact and Porter-stem matches only."""
 
 from __future__ import annotations
 
@@ -24,8 +19,7 @@ class _NoWordNet:
 def meteor_nltk(references: list[str], candidates: list[str]) -> np.ndarray:
     """NLTK's METEOR (alpha 0.9, beta 3, gamma 0.5) with exact and Porter-stem matches only.
 
-    A sensitivity variant: WordNet synonym matching is off because WordNet data cannot be
-    installed offline, so scores are a lower bound of NLTK's full METEOR.
+    WordNet cannot be installed offline, so scores are a lower bound of NLTK's full METEOR; an empty text scores 0.
 
     Parameters
     ----------
@@ -35,7 +29,6 @@ def meteor_nltk(references: list[str], candidates: list[str]) -> np.ndarray:
     Returns
     -------
     ndarray
-        One float per pair; 0 where either text has no token.
     """
     from nltk.translate.meteor_score import meteor_score
 

@@ -1,13 +1,5 @@
 """The metrics registry: every reference-based text metric with its citation, exact variant, range and direction,
-and one call shape for all of them (:meth:`Metric.score` on a DataFrame of pairs).
-
-Each metric's computation lives in its own module (:mod:`~vqalib.core.metrics.rouge`,
-:mod:`~vqalib.core.metrics.meteor`, :mod:`~vqalib.core.metrics.meteor_nltk`, :mod:`~vqalib.core.metrics.bertscore`,
-:mod:`~vqalib.core.metrics.lexical_overlap`); this table says what each is and how it is called, so code that
-scores pairs (the score cache :mod:`~vqalib.core.metrics.cache`, VizWiz-LF Table 4, CommVQA Table 1) looks a metric
-up by name instead of branching on strings. Pairs are a DataFrame with ``reference`` and ``candidate`` columns, one
-row per pair; Lex-Overlap, a property of a long answer against the crowd's short answers, reads the columns its
-definitions need (``whole_answer``, ``crowd_answers``, ``question``, ``reference``).
+and one call shape for all of them (:meth:`Metric.score` on a DataFrame of ``reference``/``candidate`` pairs).
 """
 
 from __future__ import annotations
@@ -29,47 +21,23 @@ TextScorer = Callable[[list[str], list[str], "Backbone | None"], np.ndarray]
 
 @dataclass(frozen=True)
 class Metric:
-    """One reference-based metric: what it is, where it comes from, and how to call it.
+    """One reference-based metric: what it is, where it comes from, and how to call it."""
 
-    Attributes
-    ----------
-    name : str
-        The key code and caches use (``rouge``, ``meteor``, ...).
-    citation : str
-        The paper that defines it.
-    variant : str
-        The exact variant implemented (library, options): the ``implementation`` column of the tables it scores.
-    low, high : float
-        The range of one score.
-    higher_is_better : bool
-        The direction of the scale.
-    packages : tuple of str
-        The libraries whose versions name its cached scores (:func:`vqalib.core.metrics.cache.score_cache_key`).
-    ptb_tokenized : bool
-        Whether both texts are PTB-tokenized (pycocoevalcap's tokenizer) before scoring.
-    texts : callable or None
-        ``texts(references, candidates, backbone)`` for a metric of two aligned texts, scored pair by pair (and so
-        cacheable per pair); None for a metric of a pair row's other columns (Lex-Overlap).
-    uses_backbone : bool
-        Whether it scores with a model backbone (BERTScore), which names its scores and cache entries.
-    """
-
-    name: str
+    name: str  # the key code and caches use
     citation: str
-    variant: str
+    variant: str  # the exact variant implemented: the ``implementation`` column of the tables it scores
     low: float
     high: float
     higher_is_better: bool
-    packages: tuple[str, ...]
-    ptb_tokenized: bool
-    texts: TextScorer | None
-    uses_backbone: bool = False
+    packages: tuple[str, ...]  # libraries whose versions name its cached scores
+    ptb_tokenized: bool  # both texts PTB-tokenized before scoring
+    texts: TextScorer | None  # scorer of aligned text pairs; None for a metric of other pair columns (Lex-Overlap)
+    uses_backbone: bool = False  # a model backbone (BERTScore) names its scores and cache entries
 
     def score_texts(self, references: Sequence[str], candidates: Sequence[str],
                     backbone: Backbone | None = None) -> np.ndarray:
-        """Scores of aligned raw text pairs: PTB-tokenized first where the metric says so, and a pair that
-        tokenization empties scores 0 (METEOR's Java side cannot score an empty segment). The unit of work the
-        score cache stores (:func:`vqalib.core.metrics.cache.cached_scores`).
+        """Scores of aligned raw text pairs, PTB-tokenized first where the metric says so; a pair tokenization
+        empties scores 0 (METEOR's Java side cannot score an empty segment).
 
         Parameters
         ----------
@@ -81,7 +49,6 @@ class Metric:
         Returns
         -------
         ndarray
-            One float64 score per pair. A metric of pair rows (Lex-Overlap) is a ``ValueError``.
         """
         if self.texts is None:
             raise ValueError(f"metric {self.name!r} scores pair rows, not text pairs: it has no per-pair cache")
@@ -99,13 +66,12 @@ class Metric:
 
     def score(self, pairs: pd.DataFrame, *, backbone: Backbone | None = None,
               definition: str = DEFAULT_LEXICAL_OVERLAP) -> np.ndarray:
-        """Scores of the metric for each pair, uncached (the score cache stores :meth:`score_texts` per pair).
+        """Scores (float64, NaN where undefined) of the metric for each pair, uncached.
 
         Parameters
         ----------
         pairs : DataFrame
-            One row per pair: ``reference`` and ``candidate`` (raw text); Lex-Overlap reads the columns of
-            :func:`vqalib.core.metrics.lexical_overlap.lexical_overlap` instead.
+            One row per pair: ``reference`` and ``candidate`` (Lex-Overlap reads its own columns).
         backbone : Backbone, optional
             The BERTScore backbone (ignored by the other metrics).
         definition : str, optional
@@ -114,7 +80,6 @@ class Metric:
         Returns
         -------
         ndarray
-            One float64 score per row, in :attr:`low` .. :attr:`high` (NaN where a metric is undefined for a pair).
         """
         if self.texts is None:
             return lexical_overlap(pairs, definition=definition)
@@ -122,7 +87,7 @@ class Metric:
 
 
 METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("lex_overlap", citation="none: VizWiz-LF Table 4 reports it without a definition",
+    Metric("lex_overlap", citation="none: reported without a definition",
            variant="unigram recall of the pooled crowd answers' word types in the long answer",
            low=0.0, high=1.0, higher_is_better=True, packages=(), ptb_tokenized=False, texts=None),
     Metric("rouge", citation="Lin, 2004 (ROUGE); pycocoevalcap",
@@ -146,7 +111,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
 
 
 def metric(name: str) -> Metric:
-    """The registry entry of ``name``.
+    """The registry entry of ``name`` (an unknown name is a ``ValueError``).
 
     Parameters
     ----------
@@ -156,7 +121,6 @@ def metric(name: str) -> Metric:
     Returns
     -------
     Metric
-        Its entry; an unknown name is a ``ValueError`` listing the known ones.
     """
     if name not in METRICS:
         raise ValueError(f"unknown metric {name!r}; known: {', '.join(METRICS)}")

@@ -1,12 +1,7 @@
 """ROUGE-L: the F-measure of the longest common subsequence of a candidate and a reference.
 
-Citation: Lin, C.-Y. (2004). "ROUGE: A Package for Automatic Evaluation of Summaries". Text Summarization
-Branches Out (ACL workshop).
-
-Exact variant: ``pycocoevalcap.rouge.rouge.Rouge.calc_score`` with one candidate and one reference: LCS-based
-precision and recall over whitespace tokens, F = (1 + beta^2) P R / (R + beta^2 P) with beta = 1.2; inputs are
-PTB-tokenized texts (:func:`vqalib.core.metrics.tokenize.ptb_tokenize`).
-"""
+Citation: Lin (2004), "ROUGE: A Package for Automatic Evaluation of Summaries". Exact variant: pycocoevalcap's
+``Rouge.calc_score``, one reference, F with beta = 1.2 over PTB tokens."""
 
 from __future__ import annotations
 
@@ -19,12 +14,11 @@ def rouge_l(references: list[str], candidates: list[str]) -> np.ndarray:
     Parameters
     ----------
     references, candidates : list of str
-        Aligned PTB-tokenized texts (:func:`vqalib.core.metrics.tokenize.ptb_tokenize`).
+        Aligned PTB-tokenized texts.
 
     Returns
     -------
     ndarray
-        One float per pair.
     """
     from pycocoevalcap.rouge.rouge import Rouge
 

@@ -1,13 +1,7 @@
 """PTB tokenization as the COCO caption evaluation does it (input of ROUGE-L and both METEORs).
 
-Citation: the Penn Treebank tokenizer of Stanford CoreNLP 3.4.1 (Manning et al., 2014), as wrapped by
-``pycocoevalcap.tokenizer.ptbtokenizer.PTBTokenizer`` (Chen et al., 2015, "Microsoft COCO Captions: Data
-Collection and Evaluation Server").
-
-Exact variant: pycocoevalcap's Java call (``edu.stanford.nlp.process.PTBTokenizer -preserveLines
--lowerCase``) followed by its removal of punctuation tokens; every run of white space inside a text is folded
-to one space first, so each text stays on one line of the Java side.
-"""
+Citation: Stanford CoreNLP 3.4.1's PTB tokenizer (Manning et al., 2014) as wrapped by pycocoevalcap (Chen et al.,
+2015). Exact variant: ``PTBTokenizer -preserveLines -lowerCase``, punctuation tokens removed."""
 
 from __future__ import annotations
 
@@ -31,24 +25,22 @@ def _quiet_stderr():
 
 
 def ptb_tokenize(texts: list[str]) -> list[str]:
-    """pycocoevalcap's PTB tokenizer (Stanford CoreNLP, Java): lower-cased, punctuation removed.
+    """pycocoevalcap's PTB tokenizer (Stanford CoreNLP, Java): one lower-cased text per input, punctuation removed.
 
     Parameters
     ----------
     texts : list of str
-        Raw texts; white space inside each is folded to single spaces first.
+        Raw texts.
 
     Returns
     -------
     list of str
-        One tokenized text per input, tokens joined by spaces, in input order.
     """
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
     if not texts:
         return []
-    # One text per line on the Java side: any line break inside a text (\r, U+2028, ...) would
-    # shift every later text, so all white space is folded to single spaces first.
+    # one text per line on the Java side: a line break inside a text (\r, U+2028, ...) would shift all later ones
     with _quiet_stderr():
         tokenized = PTBTokenizer().tokenize({i: [{"caption": " ".join(t.split())}] for i, t in enumerate(texts)})
     if len(tokenized) != len(texts):

@@ -1,9 +1,4 @@
-"""Robust axes: limits that one extreme value cannot squash, so every figure stays readable.
-
-Axes that one extreme value would squash are cut by :func:`clipped`, and the figure says what was
-cut (:meth:`Clip.note`). Serves the AFGV figure :func:`~vqalib.papers.afgv.figures.tier_distribution`
-(FK grade by tier, notebook 06) and its alt text (:mod:`vqalib.papers.afgv`).
-"""
+"""Robust axes: limits that one extreme value cannot squash (:func:`clipped`), and a note saying what was cut."""
 
 from __future__ import annotations
 
@@ -41,7 +36,6 @@ class Clip(NamedTuple):
         Returns
         -------
         str
-            The values above, then those below, joined by ``"; "``.
         """
         parts = []
         if self.n_above:
@@ -54,21 +48,16 @@ class Clip(NamedTuple):
 
 
 def clipped(values, *, groups=None, k: float = FAR_OUT, pad: float = AXIS_PAD) -> Clip:
-    """Robust axis limits for box plots of ``values`` (one box per ``groups`` key, e.g. AFGV FK grade
-    per question set and tier).
+    """Robust axis limits for box plots of ``values``: the lowest to highest Tukey fence (Q1 - k IQR, Q3 + k IQR).
 
-    The kept range runs from the lowest to the highest Tukey fence of the boxes (Q1 - k IQR,
-    Q3 + k IQR; quartiles as box plots draw them), but never beyond the data, and is padded by
-    ``pad`` of its width on each side. With ``k = 3`` every whisker and every ordinary outlier
-    stays on the axis; only values "far out" of all boxes are left out, and counted. A box whose
-    IQR is 0 keeps its whole range.
+    With ``k = 3`` only values "far out" of all boxes are left out (and counted); a box with IQR 0 keeps its range.
 
     Parameters
     ----------
     values : array-like of float
         All values of all boxes; missing values are dropped.
     groups : optional
-        Anything :meth:`pandas.Series.groupby` accepts, one key per box (``None``: one box).
+        One key per box, as :meth:`pandas.Series.groupby` takes (``None``: one box).
     k : float, default :data:`FAR_OUT`
         Fence distance in IQRs.
     pad : float, default :data:`AXIS_PAD`
@@ -78,11 +67,6 @@ def clipped(values, *, groups=None, k: float = FAR_OUT, pad: float = AXIS_PAD) -
     -------
     Clip
         The limits and the counts of values left out below and above them.
-
-    Raises
-    ------
-    ValueError
-        If there are no values.
     """
     values = pd.Series(values, dtype=float).dropna()
     if values.empty:

@@ -1,10 +1,5 @@
-"""WCAG 2.x contrast checks for every figure, so that low-vision readers can read every text in it.
-
-Text on a filled area is black or white as :func:`text_colour_on` chooses, and
-:func:`contrast_problems` lists every drawn text below :data:`MIN_CONTRAST` against what lies under
-it; :func:`vqalib.core.report.save` refuses a figure with a problem. Serves all figures (VizWiz-LF,
-AFGV, CommVQA) and the shared pieces of :mod:`~vqalib.core.plots.style`.
-"""
+"""WCAG 2.x contrast checks, so low-vision readers can read every text of a figure: :func:`contrast_problems`
+lists every drawn text below :data:`MIN_CONTRAST` against what lies under it (saving refuses such a figure)."""
 
 from __future__ import annotations
 
@@ -20,7 +15,7 @@ MIN_CONTRAST = 4.5  # WCAG 2.x, success criterion 1.4.3 (AA, normal-size text)
 
 
 def relative_luminance(colour) -> float:
-    """WCAG 2.x relative luminance of an opaque colour (any matplotlib colour; alpha is ignored).
+    """WCAG 2.x relative luminance, 0 (black) to 1 (white), of an opaque colour (alpha is ignored).
 
     Parameters
     ----------
@@ -30,7 +25,6 @@ def relative_luminance(colour) -> float:
     Returns
     -------
     float
-        Luminance from 0 (black) to 1 (white).
     """
     rgb = np.array(to_rgba(colour)[:3])
     linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
@@ -48,7 +42,6 @@ def contrast_ratio(a, b) -> float:
     Returns
     -------
     float
-        The ratio of the lighter to the darker luminance, each plus 0.05.
     """
     la, lb = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
     return (la + 0.05) / (lb + 0.05)
@@ -57,8 +50,7 @@ def contrast_ratio(a, b) -> float:
 def text_colour_on(colour) -> str:
     """``"black"`` or ``"white"``, whichever contrasts more with the opaque fill ``colour``.
 
-    One of the two always reaches 4.58:1, so text on any fill passes :data:`MIN_CONTRAST`
-    (a fixed luminance cut such as seaborn's 0.408 does not).
+    One of the two always reaches 4.58:1, so text on any fill passes :data:`MIN_CONTRAST` (a fixed cut does not).
 
     Parameters
     ----------
@@ -68,7 +60,6 @@ def text_colour_on(colour) -> str:
     Returns
     -------
     str
-        ``"black"`` or ``"white"``.
     """
     return "black" if contrast_ratio(colour, "black") >= contrast_ratio(colour, "white") else "white"
 
@@ -79,9 +70,7 @@ def _over(top, alpha: float, below: np.ndarray) -> np.ndarray:
 
 
 class _Recorder(RendererBase):
-    """A renderer that paints nothing: it records, in drawing order, every filled shape and image
-    (what text can sit on) and every text, so :func:`contrast_problems` sees exactly what a save
-    would draw (hidden axes, switched-off tick labels and empty texts are never drawn)."""
+    """A renderer that paints nothing: it records, in drawing order, every fill, image and text a save would draw."""
 
     def __init__(self, fig: plt.Figure):
         super().__init__()
@@ -151,14 +140,9 @@ def _describe(text, fg, bg, ratio: float, minimum: float) -> str:
 
 
 def contrast_problems(fig: plt.Figure, *, minimum: float = MIN_CONTRAST) -> list[str]:
-    """Every text of the drawn ``fig`` whose contrast with what lies under it is below ``minimum``.
+    """Every text of the drawn ``fig`` whose contrast with what lies under it is below ``minimum``, one line each.
 
-    The figure is drawn once on a recording renderer (nothing is painted). For each visible,
-    non-empty text, the background at the centre of its box is the composite, in drawing order,
-    of every filled patch, collection cell, marker and image drawn before it that covers that
-    point (inside its clip box), over the figure's facecolor (on white); the text colour is
-    blended with its own alpha. A fully transparent text is skipped. Hatching and strokes under
-    a text are not counted.
+    The background is every fill and image drawn before the text, composited at its centre (hatching not counted).
 
     Parameters
     ----------
@@ -170,8 +154,6 @@ def contrast_problems(fig: plt.Figure, *, minimum: float = MIN_CONTRAST) -> list
     Returns
     -------
     list of str
-        One readable line per problem (text, colours, ratio); ``[]`` when every text passes
-        WCAG 2.x at ``minimum``.
     """
     rec = _Recorder(fig)
     fig.draw(rec)

@@ -1,14 +1,5 @@
-"""The figure style of the compendium and the pieces every figure shares (all figures).
-
-Accessibility: every figure must be readable with a colour-vision deficiency. Categorical colours
-come from :data:`PALETTE` (Okabe–Ito, ordered so that the first colours stay far apart under simulated
-colour-vision deficiencies), and colour is never the only cue: bars carry :data:`HATCHES`, lines and
-points :data:`MARKERS` and line styles, or the categories are labelled directly. Text on a filled
-area is black or white as :func:`~vqalib.core.plots.contrast.text_colour_on` chooses (see
-:mod:`~vqalib.core.plots.contrast`).
-
-Serves every figure of :mod:`~vqalib.papers.vizwiz_lf.figures`, :mod:`~vqalib.papers.afgv.figures` and
-:mod:`~vqalib.papers.commvqa.figures`, and :func:`vqalib.core.figure_files.use_style` (which calls :func:`use_style`).
+"""The figure style and the pieces every figure shares, readable with a colour-vision deficiency: the Okabe–Ito
+:data:`PALETTE`, and colour never the only cue (bars carry :data:`HATCHES`, points and lines :data:`MARKERS`).
 """
 
 from __future__ import annotations
@@ -21,13 +12,9 @@ from matplotlib.patches import Patch
 
 from vqalib.core.plots.contrast import _over, text_colour_on
 
-# Okabe & Ito (2008), "Color universal design", reordered so that the colours most figures use
-# stay apart for every viewer: under simulated deuteranopia, protanopia and tritanopia the first
-# three (sources of Fig. 2, conditions, tiers) are at least 22 apart in CAM02-UCS, the first six
-# (sources of Table 4, CommVQA contexts) and all eight (functional roles) at least 11 (seaborn's
-# "colorblind" palette: 6 for its first six). Yellow comes last because thin lines and small
-# markers in it vanish on white, black next-to-last because black already marks reference
-# values, error bars and outlines. tests/test_plots.py checks CVD_MIN_DELTA_E.
+# Okabe & Ito (2008), reordered so that under simulated CVD the first three colours are >= 22 apart in CAM02-UCS
+# and the first six and all eight >= 11 (seaborn's "colorblind": 6). Yellow last (vanishes in thin lines on white),
+# black next-to-last (it already marks reference values, error bars and outlines).
 PALETTE = ["#0072B2",  # blue
            "#E69F00",  # orange
            "#56B4E9",  # sky blue
@@ -46,8 +33,7 @@ BANNER_FACE = "#F0E442"  # the SIMULATED banner: Okabe–Ito yellow, black text 
 
 
 def use_style() -> None:
-    """The compendium's one figure style (seaborn whitegrid, :data:`PALETTE`), drawn with matplotlib's own
-    bundled fonts (:func:`bundled_fonts_only`)."""
+    """Set the one figure style: seaborn whitegrid, :data:`PALETTE`, matplotlib's bundled fonts."""
     bundled_fonts_only()
     sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE)
     plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 150, "savefig.bbox": "tight",
@@ -55,9 +41,8 @@ def use_style() -> None:
 
 
 def bundled_fonts_only() -> None:
-    """Resolve every font to the files matplotlib ships, never to the system's or to what the user's font cache
-    lists. Same PNGs and PDFs on every machine: with Debian's fonts-dejavu installed, "DejaVu Sans" can resolve to
-    the system copy (the cache lists both and keeps whichever it found first), whose PDF font subset differs."""
+    """Resolve every font to the files matplotlib ships, so PNGs and PDFs are the same on every machine (a system
+    DejaVu Sans has another PDF font subset)."""
     from pathlib import Path
 
     import matplotlib
@@ -75,7 +60,7 @@ def bundled_fonts_only() -> None:
 
 
 def colours(n: int) -> list[tuple[float, float, float]]:
-    """The first ``n`` colours of :data:`PALETTE` as RGB triples (a figure never cycles the palette).
+    """The first ``n`` colours of :data:`PALETTE` as RGB triples (a figure never cycles the palette: ``ValueError``).
 
     Parameters
     ----------
@@ -85,12 +70,6 @@ def colours(n: int) -> list[tuple[float, float, float]]:
     Returns
     -------
     list of tuple of float
-        ``n`` RGB triples in palette order.
-
-    Raises
-    ------
-    ValueError
-        If ``n`` exceeds the palette.
     """
     if n > len(PALETTE):
         raise ValueError(f"{n} categories, but the colour-blind-safe palette has {len(PALETTE)} colours; "
@@ -121,8 +100,8 @@ BAR_LEGEND = {"handlelength": 2.4, "handleheight": 1.5}  # legend swatches large
 
 
 def _label_cells(ax: plt.Axes) -> None:
-    """Recolour a seaborn heatmap's annotations for contrast with the cell they sit on (seaborn's own
-    choice, a luminance cut at 0.408, leaves white on mid-viridis far below 4.5:1)."""
+    """Recolour a seaborn heatmap's annotations for contrast with their cell (seaborn's own cut leaves white on
+    mid-viridis far below 4.5:1)."""
     mesh = ax.collections[0]
     cells = np.ma.asarray(mesh.get_array())  # rows x columns, as drawn
     for text in ax.texts:
