@@ -1,26 +1,10 @@
-"""Every number the prose states is read from ``figures/`` or checked against it (the claims check).
+"""The claims check: every number in the prose (README, notebooks' Markdown, known differences) is structural
+(:data:`STRUCTURAL`) or bound by a row of ``data/claims/*.csv`` to its source. Claim kinds:
 
-Prose is the README (outside its generated status table), the Markdown cells of the notebooks and the
-explanations of ``data/paper/known_differences.csv``. Each number in it must be one of:
-
-- **structural**: a table, figure, section, notebook or issue reference, a year, a version, a value inside
-  a code span, a list or heading number (:data:`STRUCTURAL`);
-- **claimed**: a row of ``data/claims/*.csv`` binds a snippet of the prose to its source. Kinds:
-
-  ``result``  a value of ``figures/<source>.csv`` (the one row ``where`` selects, ``column``, printed
-              with ``format``): the number must equal it;
-  ``paper``   a value the paper prints, from ``data/paper/<source>.csv``, same selection;
-  ``cited``   a number that must occur, as written, in ``figures/<source>.csv`` (or in the file
-              ``source`` names when it holds a slash: ``benchmarks/results.md``); in known differences
-              this holds without a claim for every number written in a table the explanation names (up to
-              its sign and trailing decimal zeros: "41 fewer" cites a -41.0000)
-              (``vizwiz-lf_table04_sensitivity.csv``, a ``data/paper`` table);
-  ``method``  a constant of a method or design (a seed, a fold count, the paper's N), with ``source``
-              naming where it is set; checked only for presence;
-  ``derived`` arithmetic on other claims or on the paper's numbers, ``source`` says how; presence only.
-
-A claim whose snippet is no longer in the prose fails (the prose changed: update the claim), and so does
-a number that nothing accounts for. ``vqalib claims`` lists the unaccounted numbers.
+``result``/``paper``: equals the selected value of ``figures/<source>.csv``/``data/paper/<source>.csv``;
+``cited``: occurs as written in the source file (known differences cite the tables they name without a claim);
+``method`` (a constant set in ``source``) and ``derived`` (arithmetic ``source`` states): presence only.
+A claim whose snippet left the prose fails, and so does a number nothing accounts for.
 """
 
 from __future__ import annotations
@@ -79,13 +63,12 @@ def load_claims(directory: Path | None = None) -> list[Claim]:
     Parameters
     ----------
     directory : Path, optional
-        The folder of claim files; default :func:`claims_dir` (``<project>/data/claims``).
+        The folder of claim files; default :func:`claims_dir`.
 
     Returns
     -------
     list of Claim
-        By file name, then row. A file without a ``file``, ``text``, ``number`` or ``kind`` column, or a
-        row whose kind is not one of :data:`KINDS`, raises ``ValueError`` naming the file (and line).
+        By file name, then row; a malformed file raises ``ValueError``.
     """
     rows = []
     for path in sorted(Path(directory or claims_dir()).glob("*.csv")):
@@ -103,20 +86,18 @@ def load_claims(directory: Path | None = None) -> list[Claim]:
 # --- prose ------------------------------------------------------------------------------------
 
 def prose(file: str, *, root: Path | None = None) -> list[str]:
-    """The prose units of a file: a notebook's Markdown cells, the README without its generated status
-    table, or the explanations of known_differences.csv.
+    """The prose units of a file: Markdown cells, the README without its status table, or known-difference explanations.
 
     Parameters
     ----------
     file : str
-        A prose file, relative to ``root`` (one of :func:`prose_files`).
+        A prose file, relative to ``root``.
     root : Path, optional
         The project folder; default :func:`~vqalib.core.io.project_root`.
 
     Returns
     -------
     list of str
-        One unit per Markdown cell or explanation; any other file (the README) is one unit.
     """
     from vqalib.compendium import status
 
@@ -145,8 +126,7 @@ def prose_files(root: Path | None = None) -> list[str]:
     Returns
     -------
     list of str
-        ``README.md``, the numbered notebooks ``notebooks/NN_*.ipynb`` in order, and
-        ``data/paper/known_differences.csv``, relative to ``root``.
+        Relative to ``root``.
     """
     root = root or project_root()
     return (["README.md"] + [f"notebooks/{p.name}" for p in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
@@ -168,8 +148,7 @@ def _normal(number: str) -> str:
 
 
 def _canonical(number: str) -> str:
-    """A written number without sign, thousands separators or trailing decimal zeros ("-41.0000" -> "41",
-    "15.2000" -> "15.2"): prose cites a table's "15.2000" as 15.2, and its "-41" as "41 fewer"."""
+    """A written number without sign, separators or trailing zeros: prose cites "-41.0000" as "41 fewer"."""
     text = _normal(number).rstrip("%").lstrip("-")
     return text.rstrip("0").rstrip(".") if "." in text else text
 
@@ -182,16 +161,14 @@ def value_of(claim: Claim, *, root: Path | None = None) -> str:
     Parameters
     ----------
     claim : Claim
-        A ``result`` claim (read from ``figures/<source>.csv``) or a ``paper`` claim
-        (``data/paper/<source>.csv``).
+        A ``result`` or ``paper`` claim.
     root : Path, optional
         The project folder; default :func:`~vqalib.core.io.project_root`.
 
     Returns
     -------
     str
-        ``column`` of the one row that ``where`` (a pandas query; empty: the whole table) selects, formatted
-        with ``format`` (else ``str``); another number of rows raises ``ValueError``.
+        Raises ``ValueError`` unless ``where`` selects one row.
     """
     root = root or project_root()
     folder = root / ("figures" if claim.kind == "result" else "data/paper")
@@ -211,15 +188,13 @@ def check_claim(claim: Claim, units: list[str], *, root: Path | None = None) -> 
     claim : Claim
         The claim.
     units : list of str
-        The prose units of the claim's file (:func:`prose`); its text must occur in one of them.
+        The prose units of the claim's file; its text must occur in one of them.
     root : Path, optional
         The project folder; default :func:`~vqalib.core.io.project_root`.
 
     Returns
     -------
     str or None
-        The problem, naming the file and the claim's text: its text is gone from the prose, its number
-        is not in its text, or (by kind) its value differs, its cited file lacks it, or it names no source.
     """
     root = root or project_root()
     where = f"{claim.file}: claim {claim.text!r}"
@@ -249,8 +224,7 @@ CITED_FILE = re.compile(r"([\w\-]+)\.csv")
 
 
 def _cited_numbers(unit: str, *, root: Path, implied: tuple[str, ...] = ()) -> set[str]:
-    """The numbers written in the tables a known-difference explanation names (``figures/x.csv`` or
-    ``data/paper/x.csv``), and in the tables it explains (``implied``): such a number is read from a file."""
+    """The numbers written in the tables a known-difference explanation names or explains."""
     numbers: set[str] = set()
     for stem in set(CITED_FILE.findall(unit)) | set(implied):
         for folder in ("figures", "data/paper"):
@@ -262,8 +236,7 @@ def _cited_numbers(unit: str, *, root: Path, implied: tuple[str, ...] = ()) -> s
 
 @lru_cache(maxsize=None)
 def _numbers_in(path: Path, version: int) -> frozenset[str]:
-    """The numbers written in a table's rows: not its header, and not the digits of ids ("CV17");
-    ``version`` (the file's mtime) makes a rewritten file read again."""
+    """The numbers in a table's rows (not header, not ids' digits); ``version`` (mtime) rereads a rewritten file."""
     cells = pd.read_csv(path, dtype=str, keep_default_na=False).to_numpy().ravel()
     return frozenset(_canonical(n) for cell in cells for n in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])", cell))
 
@@ -281,22 +254,21 @@ def _explained_tables(root: Path) -> list[tuple[str, ...]]:
 
 
 def unaccounted(file: str, claims: list[Claim], *, root: Path | None = None) -> list[str]:
-    """Numbers of ``file``'s prose that are neither structural, nor covered by a claim on that file, nor
-    (in known differences) written in a table the explanation cites or explains.
+    """Numbers of ``file``'s prose that are neither structural, nor claimed, nor cited by a known difference.
 
     Parameters
     ----------
     file : str
-        A prose file, relative to ``root`` (one of :func:`prose_files`).
+        A prose file, relative to ``root``.
     claims : list of Claim
-        All claims; those on ``file`` cover their number where their text occurs.
+        All claims.
     root : Path, optional
         The project folder; default :func:`~vqalib.core.io.project_root`.
 
     Returns
     -------
     list of str
-        One line per unaccounted number: the file, the number and the text around it.
+        One line per number: the file, the number and the text around it.
     """
     root = root or project_root()
     mine = [c for c in claims if c.file == file]
@@ -335,8 +307,7 @@ def check(*, root: Path | None = None, claims: list[Claim] | None = None) -> lis
     Returns
     -------
     list of str
-        The problems (failing claims, unaccounted numbers, claims on a file that is not a prose file);
-        empty when every number is accounted for.
+        Empty when every number is accounted for.
     """
     root = root or project_root()
     claims = load_claims(root / "data" / "claims") if claims is None else claims

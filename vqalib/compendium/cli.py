@@ -1,30 +1,7 @@
 """The ``vqalib`` command (``python -m vqalib``): every job of the compendium under one name.
 
-Each subcommand is a thin parser over one library function, so what a command does is what the function
-does (ARCHITECTURE.md, "One command"); ``vqalib <command> --help`` says what it reads and writes. Modules are
+Each subcommand is a thin parser over one library function (ARCHITECTURE.md, "One command"); modules are
 imported when their command runs, so ``vqalib --help`` does not load torch.
-
-=================  ==========================================================================================
-command            job
-=================  ==========================================================================================
-``fetch``          fetch and verify the upstream data (:func:`vqalib.core.fetch.fetch`)
-``verify``         check the SHA-256 of the local data (:func:`vqalib.core.data_registry.verified_path`)
-``fetch-gqa``      online only: GQA's questions for AFGV (:func:`vqalib.papers.afgv.gqa.fetch_gqa_questions`)
-``reproduce``      run every notebook, rewrite ``figures/`` (:func:`vqalib.compendium.reproduce.run`)
-``check``          compare a fresh figures folder with the committed one (:func:`vqalib.core.contract.check_dirs`)
-``clean``          after ``reproduce``: ``figures/`` and ``notebooks/`` as committed (:func:`vqalib.core.contract.git_clean`)
-``provenance``     this machine's provenance record (:func:`vqalib.core.contract.provenance`)
-``readme``         regenerate the README's status table (:func:`vqalib.compendium.status.update_readme_status`)
-``claims``         check every number in the prose (:func:`vqalib.compendium.claims.check`)
-``classify``       ``train`` / ``check`` the offline classifiers (:mod:`vqalib.papers.vizwiz_lf.classifier_fits`)
-``run``            generate answers with a VLM into a run file (:func:`vqalib.runner.cli.run_command`)
-``models``         the VLM registry (:func:`vqalib.runner.cli.models_text`)
-``runs``           the run files the notebooks find (:func:`vqalib.runner.cli.runs_text`)
-``site``           ``build`` / ``check`` / ``report`` the reviewer site (:mod:`vqalib.compendium.site`)
-``score``          any model's answers into the papers' tables (:func:`vqalib.compendium.score.score`)
-``import``         a model's answers as a run file the notebooks read (:func:`vqalib.compendium.score.import_answers`)
-``export``         the datasets as lmms-eval tasks / VLMEvalKit TSVs (:mod:`vqalib.runner.toolkit_export`)
-=================  ==========================================================================================
 """
 
 from __future__ import annotations
@@ -320,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     Returns
     -------
     argparse.ArgumentParser
-        The parser; each subcommand sets ``handler`` (the function that runs it) and ``parser`` (its own parser).
+        Each subcommand sets ``handler`` and ``parser``.
     """
     parser = argparse.ArgumentParser(prog="vqalib", description=DESCRIPTION,
                                      epilog="`vqalib COMMAND --help` says what a command reads and writes.")

@@ -1,8 +1,5 @@
-"""The index's answer to "does it reproduce?" (:mod:`vqalib.compendium.site`): one grading rule for every compared
-table (the badges, the index summary and the printed report all use :func:`grade`), the summary table with each
-table's reason, and totals that count each distinct paper cell once (a table repeating another's cells declares it,
-``Spec.repeats``).
-"""
+"""The index's answer to "does it reproduce?": one grading rule for every compared table (:func:`grade`), the
+summary table with each table's reason, and totals that count each distinct paper cell once (``Spec.repeats``)."""
 
 from __future__ import annotations
 
@@ -34,8 +31,7 @@ def _e(text) -> str:
 
 
 def grade(counts: dict) -> tuple[str, str, str]:
-    """(grade, symbol, text) of a table's agreement under the one rule of :data:`GRADES`; a table with half or more
-    of its printed cells not run says so first.
+    """(grade, symbol, text) of a table's agreement under the one rule of :data:`GRADES`.
 
     Parameters
     ----------
@@ -45,7 +41,6 @@ def grade(counts: dict) -> tuple[str, str, str]:
     Returns
     -------
     tuple of str
-        E.g. ``("partial", "◐", "mostly not run (120 of 165 cells); partial: 36 of 40 judged within")``.
     """
     printed = counts["compared"] + counts["not_counted"] + counts["not_run"]
     if printed and counts["not_run"] == printed:
@@ -72,8 +67,7 @@ _STATE_COLUMN = {"within": "within", "explained": "explained", "unexplained": "u
 
 
 def distinct_cells(figures: Path, *, known: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every printed cell of every compared table with the cell it repeats, if any (``Spec.repeats``): the index's
-    totals count each distinct cell once.
+    """Every printed cell of every compared table with the cell it repeats, if any (``Spec.repeats``).
 
     Parameters
     ----------
@@ -85,9 +79,7 @@ def distinct_cells(figures: Path, *, known: pd.DataFrame | None = None) -> pd.Da
     Returns
     -------
     pandas.DataFrame
-        ``stem``, ``key`` (the cell's key values), ``state`` (a :data:`SUMMARY_COLUMNS` name; cells the paper prints
-        for rows not reproduced are left out, as in the counts) and ``repeats`` (the stem of the table whose cell
-        it repeats, else "").
+        ``stem``, ``key``, ``state`` and ``repeats`` (the stem it repeats, else "").
     """
     return _distinct_cells(_compared_frames(figures), known=known)
 
@@ -115,18 +107,17 @@ def _distinct_cells(tables: dict[str, pd.DataFrame], *, known: pd.DataFrame | No
 
 
 def distinct_totals(cells: pd.DataFrame) -> dict:
-    """The totals of :func:`distinct_cells` with each repeated cell counted once, in its most judged state (a cell
-    judged in one table and not counted in the other counts as judged).
+    """The totals of :func:`distinct_cells`, each repeated cell once in its most judged state.
 
     Parameters
     ----------
     cells : pandas.DataFrame
-        :func:`distinct_cells`.
+        :func:`distinct_cells` output.
 
     Returns
     -------
     dict
-        :data:`SUMMARY_COLUMNS` -> count, and ``repeated``: the cells left out as repeats.
+        :data:`SUMMARY_COLUMNS` -> count, and ``repeated``.
     """
     judged = ("within", "explained", "unexplained")
     totals = cells.loc[cells["repeats"].eq(""), "state"].value_counts().to_dict()
@@ -142,8 +133,7 @@ def distinct_totals(cells: pd.DataFrame) -> dict:
 
 
 def summary(figures: Path, *, known: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per compared table: the counts the index opens with (:func:`vqalib.core.report.agreement_counts`), its grade
-    and the cells it repeats of another table.
+    """Per compared table: the counts the index opens with, its grade and the cells it repeats of another table.
 
     Parameters
     ----------
@@ -155,8 +145,7 @@ def summary(figures: Path, *, known: pd.DataFrame | None = None) -> pd.DataFrame
     Returns
     -------
     pandas.DataFrame
-        ``stem``, ``paper``, ``table``, ``compared``, :data:`SUMMARY_COLUMNS`, ``grade`` (:func:`grade`) and
-        ``repeated`` (cells repeating ``repeats``); ``attrs["totals"]`` holds :func:`distinct_totals`.
+        ``attrs["totals"]`` holds :func:`distinct_totals`.
     """
     known = report.load_known_differences() if known is None else known  # read once for every table
     tables = _compared_frames(figures)
@@ -189,8 +178,7 @@ def _label(stem: str) -> str:
 
 
 def summary_html(table: pd.DataFrame, *, link, reasons: dict | None = None) -> str:
-    """The index's summary table: one row per compared table, the counts, a graded badge and the one-line reason;
-    a last row with the totals, each distinct cell once.
+    """The index's summary table: counts, a graded badge and the reason per compared table, then the totals.
 
     Parameters
     ----------
@@ -199,7 +187,7 @@ def summary_html(table: pd.DataFrame, *, link, reasons: dict | None = None) -> s
     link : callable
         stem -> href of its paper view.
     reasons : dict, optional
-        stem -> the table's one-line reason (:data:`vqalib.compendium.status.REASONS`); no reason column without it.
+        stem -> the table's one-line reason; no reason column without it.
 
     Returns
     -------
@@ -234,8 +222,7 @@ def summary_html(table: pd.DataFrame, *, link, reasons: dict | None = None) -> s
 
 
 def summary_figure(table: pd.DataFrame) -> str:
-    """One accessible figure of the summary: a bar per table, split by state, each part labelled with its count
-    (an inline SVG with a title and description; the summary table is its data).
+    """The summary as one accessible inline SVG: a bar per table, split by state, each part labelled with its count.
 
     Parameters
     ----------

@@ -1,29 +1,9 @@
 """The notebooks' model work, done once before they run: the first stage of ``vqalib reproduce``.
 
-Each step calls the package functions a notebook calls, with the notebook's default parameters, so
-the shared caches (embeddings, per-pair metric scores, named entities, CommVQA Table 1, the Table 4
-protocol grid's pairs) hold every model output the notebooks then ask for:
-
-- VizWiz-LF Table 4 (notebook 03): the (answer, setting) pairs under ROUGE-L and both METEORs, and under
-  BERTScore (in two halves by question), then every scoring protocol of the grid (one PTB tokenizer and one
-  METEOR JVM per metric); notebook 09's scorecard of LLaVA's released answers read back from a CSV file;
-- CommVQA (notebooks 07, 08): the named entities of the human and the model answers, the answer and
-  description embeddings of Figure 4 (in four parts), the question embeddings, Table 1 under both protocols
-  and the BLEU variants of the authors' protocol;
-- AFGV (notebook 06): the rewrites (nearest neighbours in the word vectors) and the MiniLM embeddings of
-  their intent similarity.
-
-Why a stage: on a cold cache two notebooks running at once each did their own model work, each on half
-the cores, and the longest of them set the wall time. Here each text is embedded and each pair scored
-once. Why steps on workers: half of this work runs on one core (the METEOR JVM, the PTB tokenizer, spaCy,
-pycocoevalcap's Python scorers, pandas), half is torch, which runs as fast on one thread per worker as on
-two threads in one process; so :func:`fill_caches` hands the steps to one worker per core, each with its
-share of the threads, longest ready step first, a step after the steps whose caches it reads (``after``),
-and the big torch steps come in parts that workers share. The parts do not change a number: embeddings
-and BERTScore are float64 rounded to 1e-6, the same in any batch (:mod:`vqalib.core.encoders`). The
-classifiers' cross-validation needs nothing: its committed results are read without embedding a sentence
-(``vqalib.papers.vizwiz_lf.classifier_cv``). A step a notebook's parameters change (another backbone, a
-smoke run) is not covered: that notebook does its own model work, as before.
+Each step calls what a notebook calls with its default parameters, so the shared caches hold every model output
+the notebooks ask for; each text is embedded and each pair scored once, not once per concurrent notebook. Steps
+run on one worker per core, longest ready first; torch steps come in parts, which change no number (float64
+rounded to 1e-6). A notebook run with other parameters (a smoke run) does its own model work.
 """
 
 from __future__ import annotations
@@ -63,8 +43,7 @@ def vizwiz_lf_table4_lexical(*, data_dir: Path | None = None) -> None:
 
 
 def vizwiz_lf_table4_bertscore(*, data_dir: Path | None = None, part: int = 0, parts: int = 1) -> None:
-    """VizWiz-LF Table 4's BERTScore on the pairs of every ``parts``-th question from the ``part``-th (notebook 03):
-    a question's references and answers stay in one part, so no text is embedded twice.
+    """VizWiz-LF Table 4's BERTScore on one share of the questions (notebook 03); no text is embedded twice.
 
     Parameters
     ----------
@@ -103,8 +82,7 @@ def vizwiz_lf_protocol_grid(*, data_dir: Path | None = None) -> None:
 
 
 def vizwiz_lf_scorecard(*, data_dir: Path | None = None) -> None:
-    """The scorecard of LLaVA's released answers scored as a new model's, read back from a CSV file
-    (notebook 09: its answers' pairs, as written and read again).
+    """The scorecard of LLaVA's released answers scored as a new model's, read back from a CSV file (notebook 09).
 
     Parameters
     ----------
@@ -150,7 +128,7 @@ def _similarity_pairs(data_dir: Path | None):
 
 
 def commvqa_description_embeddings(*, data_dir: Path | None = None, part: int = 0, parts: int = 1) -> None:
-    """Every ``parts``-th distinct text of CommVQA Figure 4 from the ``part``-th, embedded (notebook 07).
+    """One share of the distinct texts of CommVQA Figure 4, embedded (notebook 07).
 
     Parameters
     ----------
@@ -181,8 +159,7 @@ def commvqa_similarity(*, data_dir: Path | None = None) -> None:
 
 
 def commvqa_table1(*, data_dir: Path | None = None) -> None:
-    """CommVQA Table 1 under the authors' and the corrected protocol, one METEOR JVM for both, and the BLEU
-    variants of the authors' protocol (notebook 08).
+    """CommVQA Table 1 under both protocols with one METEOR JVM, and the BLEU variants (notebook 08).
 
     Parameters
     ----------
@@ -200,8 +177,7 @@ def commvqa_table1(*, data_dir: Path | None = None) -> None:
 
 
 def afgv_intent(*, data_dir: Path | None = None) -> None:
-    """AFGV's rewrites of the accessibility question sets, with the MiniLM embeddings of their intent
-    similarity (notebook 06).
+    """AFGV's rewrites of the accessibility question sets and their intent-similarity embeddings (notebook 06).
 
     Parameters
     ----------
@@ -216,8 +192,7 @@ def afgv_intent(*, data_dir: Path | None = None) -> None:
 
 @dataclass(frozen=True)
 class Step:
-    """One step of the model work: ``run(data_dir=...)``, the steps whose caches it reads (``after``: it starts
-    once they are done) and about how many seconds it takes on one core (the longest ready step starts first)."""
+    """One step of the model work: ``run``, the steps whose caches it reads (``after``) and its seconds on one core."""
 
     name: str
     run: Callable[..., None]
@@ -249,8 +224,7 @@ MODEL_SETTINGS = ("VQALIB_DATA_DIR", "VQALIB_BERTSCORE_MODEL", "VQALIB_BERTSCORE
 
 
 def stage_key(*, data_dir: Path | None = None) -> str:
-    """SHA-256 of everything the model work depends on: vqalib's own files, the installed packages and their
-    versions, the model settings (:data:`MODEL_SETTINGS`) and each data file's name, size and modification time.
+    """SHA-256 of everything the model work depends on: code, packages, model settings and data files' stats.
 
     Parameters
     ----------
@@ -260,7 +234,6 @@ def stage_key(*, data_dir: Path | None = None) -> str:
     Returns
     -------
     str
-        64 hexadecimal digits.
     """
     import hashlib
     import sys
@@ -284,8 +257,7 @@ def stage_key(*, data_dir: Path | None = None) -> str:
 
 
 def marker_path(*, data_dir: Path | None = None) -> Path:
-    """The marker :func:`fill_caches` writes once its steps ran: ``$VQALIB_CACHE_DIR/model-work/<key>.json``
-    (:func:`stage_key`); while it exists, the steps are skipped.
+    """The marker :func:`fill_caches` writes once its steps ran; while it exists, the steps are skipped.
 
     Parameters
     ----------
@@ -303,10 +275,7 @@ def marker_path(*, data_dir: Path | None = None) -> Path:
 
 def fill_caches(*, data_dir: Path | None = None, echo: Callable[[str], None] | None = None,
                 pool: Executor | None = None) -> dict[str, float]:
-    """Run every step of :data:`STEPS` (the notebooks' model work), each printing its time; a step served
-    from the caches takes seconds. When the same code, packages, settings and data filled this cache
-    before (a marker named by :func:`stage_key` under ``$VQALIB_CACHE_DIR/model-work``), nothing runs:
-    the notebooks find their model outputs in the caches (``VQALIB_NO_MODEL_CALLS=1`` proves it).
+    """Run every step of :data:`STEPS`, each printing its time; nothing runs while :func:`marker_path` exists.
 
     Parameters
     ----------
@@ -315,9 +284,7 @@ def fill_caches(*, data_dir: Path | None = None, echo: Callable[[str], None] | N
     echo : callable, optional
         Where each step's line goes (default: printed at once).
     pool : concurrent.futures.Executor, optional
-        Worker processes (one per core, each with its share of the threads: ``vqalib reproduce``): a step
-        starts on a worker as soon as the steps it reads are done, the longest first. None: one after another
-        in this process (``make bench`` times the floor so).
+        Worker processes, one per core; None: one after another in this process.
 
     Returns
     -------
@@ -362,8 +329,7 @@ def _timed(run: Callable[..., None], data_dir: Path | None) -> float:
 
 
 def _run_on(pool: Executor, *, data_dir: Path | None, finished: Callable[[Step, float], None]) -> None:
-    """Every step on ``pool``: those whose ``after`` steps are done are submitted, longest first; the first step
-    that fails cancels the rest and raises."""
+    """Every step on ``pool``, ready ones longest first; the first step that fails cancels the rest and raises."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     pending, done, running = list(STEPS), set(), {}

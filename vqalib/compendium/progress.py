@@ -1,16 +1,8 @@
-"""Live progress of ``vqalib reproduce`` (:mod:`vqalib.compendium.reproduce`): which cell each running notebook
-is in, how long it has run and about how long it has left, and quiet kernels.
+"""Live progress of ``vqalib reproduce``: each running notebook's current cell, elapsed time and estimate left.
 
-- **Events.** A notebook runs through papermill with the engine :class:`ProgressEngine`, which reports each cell as
-  it starts (:func:`cell_label`: the table or figure it saves, else its first words) to a callback; the worker
-  process sends the events to the parent through a queue.
-- **Display.** :class:`Display` keeps one line per running notebook (cells done / total, the current cell,
-  elapsed, an estimate from the last run's per-cell times). On a terminal the lines are redrawn in place; in a
-  log (CI) a plain line is printed when a notebook starts and every ``interval`` seconds.
-- **Quiet kernels.** A kernel writes its own log lines to the terminal: ipykernel warns that local TCP is
-  unencrypted and reports the interrupt jupyter_client sends before every shutdown, neither of which a user can
-  act on. :func:`kernel_output_to` sends the kernel's output to ``build/logs/<notebook>.kernel.log`` instead; a
-  failing notebook's error names that file.
+A papermill engine (:class:`ProgressEngine`) reports each cell as it starts; :class:`Display` draws one line per
+notebook (redrawn on a terminal, periodic plain lines in a log). Kernels' own log lines, nothing a user can act
+on, go to ``build/logs/<notebook>.kernel.log`` (:func:`kernel_output_to`).
 """
 
 from __future__ import annotations
@@ -56,7 +48,7 @@ def reporting(callback):
     Parameters
     ----------
     callback : callable
-        Called with one dict per event: ``{"event": "cell", "index", "total", "label"}``.
+        Called with one dict per event.
     """
     global _CALLBACK
     previous, _CALLBACK = _CALLBACK, callback
@@ -92,8 +84,7 @@ def _engine():
 
 
 def kernel_cpu() -> float | None:
-    """CPU seconds so far of this process's children (a notebook's kernel and the processes it has reaped, such as
-    a METEOR JVM): the per-cell CPU of ``vqalib reproduce``; None where psutil cannot tell.
+    """CPU seconds so far of this process's children (a notebook's kernel, reaped processes); None where unknown.
 
     Returns
     -------
@@ -109,8 +100,7 @@ def kernel_cpu() -> float | None:
 
 
 def kernel_peak_mb() -> float | None:
-    """The largest peak resident memory (MB, Linux ``VmHWM``) of this process's live children: a notebook's kernel,
-    sampled at each of its cells by ``vqalib reproduce``; None where it cannot be read.
+    """The largest peak resident memory (MB, Linux ``VmHWM``) of this process's live children; None where unknown.
 
     Returns
     -------
@@ -129,8 +119,7 @@ def kernel_peak_mb() -> float | None:
 
 
 class KernelMeter:
-    """A notebook's kernel as ``vqalib reproduce`` measures it from its worker process (which runs several
-    notebooks, one after another): CPU seconds and peak memory."""
+    """A notebook's kernel as ``vqalib reproduce`` measures it from its worker process: CPU seconds and peak memory."""
 
     def __init__(self) -> None:
         import resource
@@ -146,8 +135,7 @@ class KernelMeter:
         return kernel_cpu()
 
     def result(self) -> tuple[float, float]:
-        """After the kernel ended: (peak MB, CPU seconds of the processes reaped since the meter started). Without
-        a sample, the peak is that of every kernel this worker ran (an upper bound)."""
+        """After the kernel ended: (peak MB, CPU seconds since the meter started); without a sample, an upper bound."""
         import resource
 
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -272,7 +260,7 @@ class Display:
         ----------
         name : str
         event : dict
-            ``{"event": "cell", "index", "total", "label"}``, optionally ``"cpu"`` (the kernel's CPU seconds so far).
+            ``{"event": "cell", "index", "total", "label"}``, optionally ``"cpu"``.
         """
         state = self.running.get(name)
         if state is None:
@@ -305,7 +293,7 @@ class Display:
         name : str
         text : str
         cpu : float, optional
-            The kernel's CPU seconds in all (the last cell's share in :attr:`cell_cpu`).
+            The kernel's CPU seconds in all.
 
         Returns
         -------

@@ -1,11 +1,7 @@
 """``vqalib score``: any model's answers, from our runner or from lmms-eval or VLMEvalKit, into the papers' tables.
 
-The path (ARCHITECTURE.md, "Scoring any model"): read each answers file (:func:`vqalib.core.answer_files.read_answers`,
-or :func:`vqalib.runner.handoff.load_run` for a ``vqalib run`` file), give every row its dataset id (our item id,
-the question id and tier, or the toolkit's ``doc_id``/``index`` through the exported task data), match the rows
-to the dataset's questions and count every row (:func:`vqalib.core.answer_matching.match_answers`), score with the
-paper's own functions (:mod:`vqalib.papers.vizwiz_lf.scorecard`, :mod:`vqalib.papers.commvqa.scorecard`,
-:mod:`vqalib.papers.afgv.scorecard`), and write the scorecard (:mod:`vqalib.compendium.scorecard_files`).
+Each answers file is read, its rows given dataset ids and matched to the questions, scored with the paper's own
+functions and written as a scorecard (ARCHITECTURE.md, "Scoring any model").
 """
 
 from __future__ import annotations
@@ -46,8 +42,7 @@ def run_file_answers(path: str | Path) -> tuple[pd.DataFrame, AnswerSource, str 
     Returns
     -------
     tuple
-        ``(answers, source, model)``: rows like :func:`vqalib.core.answer_files.read_answers`' (``condition`` from
-        a CommVQA strategy), the :class:`AnswerSource`, and the run's model key when it has one.
+        ``(answers, source, model)``; ``model`` is the run's model key when it has one.
     """
     from vqalib.runner.handoff import load_run
 
@@ -68,8 +63,7 @@ def run_file_answers(path: str | Path) -> tuple[pd.DataFrame, AnswerSource, str 
 
 
 def dataset_ids(dataset: str, *, question_set: str = "VizWiz-LF", data_dir: Path | None = None) -> list[str]:
-    """The item ids of a dataset, in its order (``vizwiz-lf``: question ids; ``commvqa``: annotation rows; ``afgv``:
-    ``<question_id>/<tier>`` of the question set's placed rewrites).
+    """The item ids of a dataset, in its order.
 
     Parameters
     ----------
@@ -99,14 +93,13 @@ def with_item_ids(answers: pd.DataFrame, *, dataset: str, task_data: str | Path 
     dataset : str
         The dataset scored.
     task_data : str or Path, optional
-        The exported task data (lmms-eval JSONL / VLMEvalKit TSV) for rows keyed only by ``doc_id``/``index``.
+        The exported task data, for rows keyed only by ``doc_id``/``index``.
     path : str
         The answers file, for messages.
 
     Returns
     -------
     pandas.DataFrame
-        ``answers`` with ``item_id`` filled where it can be.
     """
     out = answers.copy()
     need = out["item_id"].isna() & out["question_id"].notna()
@@ -138,8 +131,7 @@ def read_all(paths: list[str | Path], *, dataset: str, fmt: str | None = None,
     Returns
     -------
     tuple
-        ``(answers, sources, run_model)``: the rows (``file`` says which), each file's :class:`AnswerSource`, and
-        the model key of the run files when they name one.
+        ``(answers, sources, run_model)``.
     """
     frames, sources, run_model = [], [], None
     for path in paths:
@@ -157,8 +149,7 @@ def read_all(paths: list[str | Path], *, dataset: str, fmt: str | None = None,
 
 
 def by_condition(answers: pd.DataFrame, *, condition: str | None, path: str | Path) -> list[tuple[str, pd.DataFrame]]:
-    """A CommVQA answers file's rows per condition: all of them under the one given, else split by their
-    ``condition`` column (CommVQA §5's baseline and contextual conditions).
+    """A CommVQA answers file's rows per condition: all under the one given, else by their ``condition`` (CommVQA §5).
 
     Parameters
     ----------
@@ -172,7 +163,6 @@ def by_condition(answers: pd.DataFrame, *, condition: str | None, path: str | Pa
     Returns
     -------
     list of (str, pandas.DataFrame)
-        ``(condition, rows)`` per condition, in name order.
     """
     if condition:
         return [(condition, answers)]
@@ -219,19 +209,19 @@ def score(paths: list[str | Path], *, dataset: str, model: str | None = None, fm
     dataset : {"vizwiz-lf", "commvqa", "afgv"}
         The dataset.
     model : str, optional
-        The model's name in the tables; default the run file's model key (required otherwise).
+        The model's name in the tables; default the run file's model key.
     fmt : str, optional
-        Force a format of :data:`vqalib.core.answer_formats.FORMATS` (default: detected from the content).
+        Force a format of :data:`vqalib.core.answer_formats.FORMATS`.
     conditions : list of str, optional
-        CommVQA: the condition of each file (``baseline``/``contextual``), unless the rows say it.
+        CommVQA: the condition of each file, unless the rows say it.
     task_data : str or Path, optional
-        The exported task data for toolkit files keyed only by ``doc_id`` (lmms-eval) or ``index`` (VLMEvalKit).
+        The exported task data, for toolkit files keyed only by ``doc_id`` or ``index``.
     duplicates : {"error", "first", "last"}
         A second answer to one question: refused, or the first/last kept.
     question_set : str, default "VizWiz-LF"
         AFGV's question set.
     n_resamples, seed : int
-        Bootstrap settings (the notebooks': 1000, 0).
+        Bootstrap settings.
     compare : bool, default True
         VizWiz-LF: also the paired differences to each released model.
     data_dir : Path, optional
@@ -277,7 +267,7 @@ def score(paths: list[str | Path], *, dataset: str, model: str | None = None, fm
 
 def _score_commvqa(paths, *, model, fmt, conditions, task_data, duplicates, n_resamples, seed, data_dir,
                    settings) -> Scorecard:
-    """CommVQA: each file (authors' layout or keyed by item id) under its condition, then both protocols."""
+    """CommVQA: each file under its condition, then both protocols."""
     from vqalib.papers.commvqa.loading import load_commvqa
     from vqalib.papers.commvqa.scorecard import results_from_answers, results_from_authors_csv, score_commvqa
 
@@ -344,7 +334,6 @@ def coverage_lines(card: Scorecard) -> list[str]:
     Returns
     -------
     list of str
-        One sentence per condition (CommVQA with two files) or one.
     """
     parts = card.coverage.get("by_condition", [card.coverage])
     out = []
@@ -371,13 +360,13 @@ def import_answers(paths: list[str | Path], *, dataset: str, model: str | None, 
     dataset : {"vizwiz-lf", "commvqa", "afgv"}
         The dataset.
     model : str, optional
-        The model's name in the run (required unless the files are run files that name one).
+        The model's name in the run (required unless run files name one).
     out : str or Path
-        The run file to write (``runs/<name>.jsonl``).
+        The run file to write.
     fmt, conditions, task_data, duplicates, question_set
         As in :func:`score`.
     strategy : str, optional
-        The run's strategy (default ``vanilla`` for VizWiz-LF, ``short-answer`` for AFGV; CommVQA: from the condition).
+        The run's strategy (default per dataset; CommVQA: from the condition).
     overwrite : bool, default False
         Replace an existing run file.
     data_dir : Path, optional
@@ -386,7 +375,7 @@ def import_answers(paths: list[str | Path], *, dataset: str, model: str | None, 
     Returns
     -------
     tuple
-        ``(path, coverages)``: the run file and the coverage of each condition (or the one).
+        ``(path, coverages)``.
     """
     from vqalib.runner.importing import COMMVQA_STRATEGY, DEFAULT_STRATEGY, check_run_out, import_records, write_run
     from vqalib.runner.questions import dataset_items

@@ -1,11 +1,5 @@
-"""A scorecard on disk: ``scorecard.json``, each table as ``.csv`` and ``.md``, the figure that fits, and ``index.html``.
-
-``scorecard.json`` (tagged :data:`FORMAT`) holds the new model's rows only; the ``.md`` tables and the page set the
-paper's values and the released models' rows (from the table's twin in ``figures/``) beside them. The folder is
-written whole and replaces only a scorecard (:func:`vqalib.core.out_folders.replace_folder`); the model's name
-and other user text are escaped for each file (:mod:`vqalib.core.escaping`); nothing in it depends on the machine
-or the time, so scoring the same answers twice gives the same files.
-"""
+"""A scorecard on disk: ``scorecard.json`` (the model's rows), each table as ``.csv`` and ``.md`` (beside the paper
+and the released models), the figure that fits and ``index.html``; the same answers always give the same files."""
 
 from __future__ import annotations
 
@@ -55,8 +49,7 @@ def beside(stem: str, rows: pd.DataFrame, *, model: str, figures_dir: str | Path
     Returns
     -------
     pandas.DataFrame or None
-        One row per key: the model's value, each released source's, then ``paper: <source>`` columns; None when the
-        table has no twin.
+        None when the table has no twin.
     """
     if stem not in BESIDE:
         return None
@@ -154,16 +147,14 @@ def card_json(card: Scorecard) -> dict:
 
 
 def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = None) -> Path:
-    """Write a scorecard folder: ``scorecard.json``, ``<table>.csv``/``.md`` (the ``.md`` with the released rows and
-    the paper beside), the figure that fits, ``index.html`` and its stylesheet.
+    """Write a scorecard folder, replacing only a scorecard (``vqalib score --out``).
 
     Parameters
     ----------
     card : Scorecard
         The scorecard (:func:`vqalib.compendium.score.score`).
     out : str or Path
-        The folder: created, or replaced whole when it is a scorecard (:data:`SCORECARD`); anything else is refused
-        (:class:`vqalib.core.out_folders.UnsafeOutput`).
+        The folder: created, or replaced whole when it is a scorecard; anything else is refused.
     figures_dir : str or Path, optional
         Where the tables' twins are (default the project's ``figures/``).
 
@@ -193,8 +184,7 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
         _write_text(out / "assets" / "code.css", "")  # the site's code colours: a scorecard shows no code
         _write_text(out / "index.html", page_html(card, besides, figure=figure, depth=0))
 
-    # written into a fresh folder beside it, then swapped in: a scorecard is replaced whole, a file of an earlier
-    # scorecard (a table this one lacks) never lingers, and a folder that is not a scorecard is refused
+    # written beside, then swapped in: no file of an earlier scorecard lingers; a non-scorecard folder is refused
     final = replace_folder(out, kind=SCORECARD, fill=fill)
     return final / "index.html"
 
@@ -210,7 +200,7 @@ def read(folder: str | Path) -> tuple[Scorecard, dict[str, pd.DataFrame | None],
     Returns
     -------
     tuple
-        ``(card, besides, figure)`` as :func:`vqalib.compendium.scorecard_page.page_html` takes them.
+        ``(card, besides, figure)``.
     """
     folder = Path(folder)
     data = json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
@@ -227,7 +217,7 @@ def read(folder: str | Path) -> tuple[Scorecard, dict[str, pd.DataFrame | None],
 
 
 def scorecard_pages(scores: Path, out: Path) -> list[tuple[str, str]]:
-    """Every scorecard under ``scores/`` (``vqalib score --out scores/<name>``) as a page of the site.
+    """Every scorecard under ``scores/`` as a page of the site.
 
     Parameters
     ----------
@@ -239,7 +229,7 @@ def scorecard_pages(scores: Path, out: Path) -> list[tuple[str, str]]:
     Returns
     -------
     list of (str, str)
-        ``(href from the site root, title)`` per scorecard, by folder name.
+        ``(href from the site root, title)`` per scorecard.
     """
     import shutil
 

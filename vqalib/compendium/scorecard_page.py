@@ -1,12 +1,5 @@
-"""A scorecard's accessible page (``index.html``) and figure, in the reviewer site's style.
-
-The page opens with the verdict (:mod:`vqalib.compendium.scorecard_verdict`), says where the answers came from
-(format, toolkit, version, SHA-256) and how many were scored, then each table: the model's rows (the model named once,
-in the caption; a note that every row shares said once above the table), the same rows beside the released models, and
-beside the paper's printed values (two tables, so that each fits the page). Tables use the site's accessible markup
-(:func:`vqalib.compendium.site_html.html_table`: caption, scoped headers, units, p-values as "< 0.0001"); the figure
-has a long description. ``make check-site`` audits every scorecard under ``scores/`` with axe-core.
-"""
+"""A scorecard's accessible page (``index.html``) and figure, in the reviewer site's style: the verdict, where the
+answers came from, then each table with the model's rows, beside the released models and beside the paper."""
 
 from __future__ import annotations
 
@@ -54,15 +47,14 @@ def stylesheet() -> str:
 
 
 def figure_for(card: Scorecard, out: Path, *, figures_dir=None) -> dict | None:
-    """The figure that fits the scorecard: VizWiz-LF's short-vs-long-reference plot with the model beside the released
-    models (Table 4); none for the other datasets.
+    """The figure that fits the scorecard: VizWiz-LF's Table 4 short-vs-long-reference plot; none for the others.
 
     Parameters
     ----------
     card : Scorecard
         The scorecard.
     out : Path
-        Its folder (``table04_reference_shift.png`` and ``.alt.txt`` are written there).
+        Its folder (the figure and its alt text are written there).
     figures_dir : str or Path, optional
         Where the released models' Table 4 is (default the project's ``figures/``).
 
@@ -113,8 +105,7 @@ def _e(text) -> str:
 
 
 def _table(frame: pd.DataFrame, *, caption: str, table_id: str, model: str | None = None) -> str:
-    """A table of the page; with ``model``, its columns that only repeat the model's name are left out (the caption
-    names it) and a ``note`` that every row shares is said once above the table."""
+    """A table of the page, without columns repeating the model's name and with a shared ``note`` said once above."""
     shown = frame.copy()
     for column in shown.columns:  # label tuples and lists as text
         if shown[column].map(lambda v: isinstance(v, (list, tuple))).any():
@@ -169,14 +160,13 @@ def page_html(card: Scorecard, besides: dict[str, pd.DataFrame | None], *, figur
     figure : dict or None
         :func:`figure_for`'s result.
     depth : int, default 0
-        Folders below the site root (0: a standalone scorecard folder; 2 under the site's ``scores/<name>/``).
+        Folders below the site root (0: a standalone scorecard folder).
     nav : sequence of (str, str)
         Site navigation links.
 
     Returns
     -------
     str
-        The HTML document.
     """
     sources = card.sources
     source_items = "".join(

@@ -1,11 +1,5 @@
-"""The verdict that opens a scorecard page: what was scored, the headline measures with their intervals, where the
-model stands against the released models, what rests on the offline classifier, and the round trip when there is one.
-
-Every number is read from the scorecard's own tables (:class:`vqalib.compendium.score.Scorecard`, as
-:func:`vqalib.compendium.scorecard_files.read` gives them back), never typed: the coverage from ``scorecard.json``,
-measures and intervals from the dataset's tables, comparisons from ``paired_differences`` (VizWiz-LF) or the context
-effect (CommVQA), the classifier's error from ``classifier_error`` and the round trip from ``round_trip``.
-"""
+"""The verdict that opens a scorecard page: what was scored, headline measures with intervals, the comparison with
+the released models, what rests on the offline classifier and the round trip; every number read from its tables."""
 
 from __future__ import annotations
 
@@ -195,8 +189,7 @@ def verdict_blocks(card: Scorecard) -> list[tuple[str, object]]:
     Returns
     -------
     list of tuple
-        In reading order: the coverage, the round trip (when there is one), the headline measures, the comparisons
-        with the released models, what rests on the classifier.
+        In reading order.
     """
     lead = [("p", f"{card.model}: " + "; ".join(coverage_lines(card)) + ".")]
     if card.dataset == "vizwiz-lf":

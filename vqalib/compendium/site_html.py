@@ -1,9 +1,5 @@
-"""The HTML pieces of the reviewer site (:mod:`vqalib.compendium.site`): a table's status label and column
-units, accessible tables, the page frame (landmarks, skip link, navigation) and the status badges.
-
-Pure functions of their arguments: they read no file; :mod:`vqalib.compendium.site` assembles the pages
-from them.
-"""
+"""The HTML pieces of the reviewer site (:mod:`vqalib.compendium.site`): status labels, column units, accessible
+tables, the page frame and badges; pure functions that read no file."""
 
 from __future__ import annotations
 
@@ -35,23 +31,19 @@ SITE = OutputKind(what="reviewer site", option="vqalib site build", marker="inde
 
 
 def status(frame: pd.DataFrame, name: str) -> tuple[str, str]:
-    """(css kind, label) of a table that is not graded against the paper: SIMULATED, not run, partly not run, or
-    its agreement counts. A compared table's badge is its grade (:func:`vqalib.compendium.grades.grade`).
+    """(css kind, label) of a table not graded against the paper: SIMULATED, not run, partly not run, or its counts.
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        The table as saved in ``figures/``; a ``status`` column starting "not run" marks a row not run, and
-        ``within_tolerance``, ``reproduced`` and ``paper`` columns give the agreement.
+        The table as saved in ``figures/``.
     name : str
         The table's file stem; "SIMULATED" in it marks simulated data.
 
     Returns
     -------
     (kind, label) : tuple of str
-        ``kind`` is "simulated", "not-run", "partial" or "result" (the badge's CSS class); ``label`` the badge's
-        text, e.g. "Partly not run (3 of 12 rows)" or "40 of 45 compared cells within tolerance"
-        (:func:`vqalib.core.report.agreement_summary`), else "Result".
+        ``kind`` is the badge's CSS class, ``label`` its text.
     """
     if "SIMULATED" in name:
         return "simulated", "SIMULATED data"
@@ -74,11 +66,9 @@ def unit(column: str, values: pd.Series) -> str:
     Parameters
     ----------
     column : str
-        The column name: p-values, CI bounds, counts, words, characters, syllables, FK grades and shares or
-        percentages are recognised by it.
+        The column name.
     values : pandas.Series
-        The column's values: a share or percent column is a proportion (0-1) when its numeric values all lie
-        within [-1, 1], else a percentage.
+        The column's values: shares within [-1, 1] are proportions, else percentages.
 
     Returns
     -------
@@ -113,8 +103,7 @@ def _e(text) -> str:
 
 
 def _column_texts(values: pd.Series, decimals: int, *, p_value: bool = False) -> tuple[list[str], bool]:
-    """A column as shown (the Markdown file's precision; whole numbers without decimals when every
-    value is whole; a p-value column with 4 decimals and "< 0.0001" below) and whether it is numeric (right-aligned)."""
+    """A column as shown (Markdown precision, whole numbers bare, p-values as "< 0.0001") and whether numeric."""
     if pd.api.types.is_bool_dtype(values):
         return ["yes" if v else "no" for v in values], False
     if p_value and pd.api.types.is_numeric_dtype(values):
@@ -129,28 +118,25 @@ def _column_texts(values: pd.Series, decimals: int, *, p_value: bool = False) ->
 
 def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], decimals: int,
                max_rows: int = MAX_ROWS, table_id: str, start: int = 0, row_anchor: str = "") -> str:
-    """An accessible table: ``<caption>``, column headers with ``scope="col"`` and units, the key columns
-    as row headers (``scope="row"``), "not run" rows marked, p-values as
-    :func:`~vqalib.core.inference.p_value_text` prints them, at most ``max_rows`` rows (the caption says so).
+    """An accessible table: caption, scoped column and row headers with units, "not run" rows marked, ``max_rows`` rows.
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        A table of ``figures/``; a ``status`` column starting "not run" marks its row.
+        A table of ``figures/``.
     caption : str
     row_headers : list of str
         The columns shown as row headers.
     decimals : int
         Decimals of numeric columns that are not all whole numbers.
     max_rows : int, default MAX_ROWS
-        The rows shown on this page; the others are on further pages (:func:`row_pages`).
+        The rows shown on this page.
     table_id : str
-        The table's HTML id; its caption's is ``<table_id>-caption``.
+        The table's HTML id.
     start : int, default 0
         The first row shown.
     row_anchor : str, default ""
-        When given, row k of ``frame`` (from 1) gets the id ``<row_anchor>-<k>`` (the paper views' evidence links
-        point at it).
+        When given, row k (from 1) gets the id ``<row_anchor>-<k>`` (evidence links point at it).
 
     Returns
     -------
@@ -186,18 +172,17 @@ def page(*, title: str, body: str, depth: int, nav: list[tuple[str, str]] = ()) 
     Parameters
     ----------
     title : str
-        The page's title; `` · `` and the site's title (:data:`SITE_TITLE`) follow it unless it is that title.
+        The page's title; the site's title follows it unless it is that title.
     body : str
         The HTML of the ``<main>`` landmark.
     depth : int
-        How many folders below the site root the page is (0 for ``index.html``), for its relative links.
+        How many folders below the site root the page is, for its relative links.
     nav : sequence of (str, str), default ()
-        ``(href, label)`` links of the site navigation after "Compendium home"; ``href`` relative to the root.
+        ``(href, label)`` links of the site navigation, ``href`` relative to the root.
 
     Returns
     -------
     str
-        The HTML document.
     """
     up = "../" * depth
     links = [("index.html", "Compendium home"), *nav]

@@ -1,5 +1,5 @@
-"""What the README's status table says about each notebook (:func:`vqalib.compendium.status.update_readme_status`):
-the tables it compares, headline numbers read from ``figures/`` (never typed) and a note without numbers."""
+"""The README's status table (:func:`update_readme_status`): per notebook, the tables it compares, headline numbers
+read from ``figures/`` (never typed) and a note without numbers."""
 
 from __future__ import annotations
 
@@ -20,9 +20,8 @@ from vqalib.papers.vizwiz_lf.table4_report import full_set_ci_summary
 
 @dataclass(frozen=True)
 class Headline:
-    """A number the README states about a notebook's results, read from ``figures/`` when the README is
-    generated (never typed): ``text`` is formatted with the fields of the one row of ``table`` that
-    ``where`` selects, or with the values a named summary of :data:`vqalib.compendium.status.SUMMARIES` computes."""
+    """A number the README states about a notebook's results, formatted from the one row ``where`` selects of
+    ``table``, or from a named summary of :data:`SUMMARIES`, when the README is generated."""
 
     text: str
     table: str = ""
@@ -32,9 +31,7 @@ class Headline:
 
 @dataclass(frozen=True)
 class NotebookStatus:
-    """One row of the README status table: what a notebook reproduces, then per compared table of the notebook
-    (from the registry) its agreement sentence (:func:`vqalib.core.report.agreement_text`) and reason
-    (:data:`REASONS`), headline numbers and a note without numbers."""
+    """One row of the README status table: what a notebook reproduces, its compared tables, headlines and a note."""
 
     notebook: str
     reproduces: str
@@ -47,8 +44,7 @@ _COUNTED_APART = ("the paper counted a slightly different set of annotations: it
 _CLASSIFIERS = ("offline classifiers scored against the released labels, analogous to the paper's GPT-4 scored against "
                 "human labels of its own test set, which are not released")
 
-# why each compared table agrees with the paper as far as it does, in one line without numbers: the README status
-# table and the reviewer site's summary both read it here
+# why each compared table agrees with the paper as far as it does, one line without numbers (README and site)
 REASONS = {
     "vizwiz-lf_table01_word_counts": "the cells outside are misprints in the paper, and QWEN answers absent from the "
                                      "release (see the notebook)",
@@ -111,7 +107,7 @@ def table_reason(stem: str) -> str:
     Returns
     -------
     str
-        The reason, "" where every cell agrees and nothing needs saying.
+        "" where every cell agrees and nothing needs saying.
     """
     if stem not in REASONS:
         raise KeyError(f"{stem}: a compared table needs a one-line reason in vqalib.compendium.status.REASONS")
@@ -215,14 +211,13 @@ def headline_text(headline: Headline, *, figures: Path) -> str:
     Parameters
     ----------
     headline : Headline
-        The headline: a format string and either a named summary or a table and the row to read.
+        The headline.
     figures : Path
         The folder of saved tables.
 
     Returns
     -------
     str
-        The headline's text with its numbers filled in.
     """
     if headline.summary:
         stem, summarise = SUMMARIES[headline.summary]
@@ -250,7 +245,6 @@ def status_markdown(*, figures: Path | None = None) -> str:
     Returns
     -------
     str
-        The Markdown table, one row per notebook of :data:`STATUS`.
     """
     figures = Path(figures) if figures is not None else project_root() / "figures"
     lines = ["| notebook | reproduces | status |", "|---|---|---|"]
