@@ -167,7 +167,6 @@ def implied_n(accuracy, ci_low, ci_high, *, z: float = Z95) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        The implied n (not rounded).
     """
     p = np.asarray(accuracy, dtype=float)
     half = (np.asarray(ci_high, dtype=float) - np.asarray(ci_low, dtype=float)) / 2

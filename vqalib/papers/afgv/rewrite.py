@@ -42,7 +42,6 @@ def tokens(question: str) -> list[str]:
     Returns
     -------
     list of str
-        The tokens in order, punctuation-only tokens dropped.
     """
     return [t.strip(_PUNCTUATION).lower() for t in question.split() if t.strip(_PUNCTUATION)]
 

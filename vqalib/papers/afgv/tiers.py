@@ -33,7 +33,6 @@ def moves_fk(tier: str, *, rewrite_fk, original_fk) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        Boolean, True where the rewrite moves the grade the tier's way.
     """
     change = np.asarray(rewrite_fk, dtype=float) - np.asarray(original_fk, dtype=float)
     return TIER_DIRECTION[tier] * change > 0  # equal grades move nothing: not placed

@@ -263,7 +263,6 @@ def tune_thresholds(probabilities: np.ndarray, truth: np.ndarray, *,
     Returns
     -------
     numpy.ndarray of shape (n_labels,)
-        One threshold per label.
     """
     out = np.full(truth.shape[1], 0.5)
     for j in range(truth.shape[1]):
@@ -366,7 +365,6 @@ def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role",
     Returns
     -------
     SentenceClassifier
-        The fitted classifier, with ``metadata``.
     """
     units = sentence_units(sentences, answers)
     features = feature_matrix(units, encoder=encoder, cache_dir=cache_dir)
@@ -405,7 +403,6 @@ def data_hash(sentences: pd.DataFrame) -> str:
     Returns
     -------
     str
-        The hex digest.
     """
     digest = hashlib.sha256()
     columns = ["source", "question_id", "sentence_index", "sentence", "roles", "info_sources"]

@@ -99,7 +99,6 @@ def random_predictions(train_truth: np.ndarray, n: int, *, rng: np.random.Genera
     Returns
     -------
     numpy.ndarray of shape (n, n_labels)
-        The drawn rows of ``train_truth``.
     """
     return train_truth[rng.integers(0, len(train_truth), size=n)]
 
@@ -245,8 +244,6 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
                    cache_dir: Path | None = None, fits_dir: Path | None = CV_FITS_DIR,
                    refit: bool = False) -> CVResult:
     """Grouped k-fold cross-validation of the classifier and the baselines (VizWiz-LF Tables 9-10).
-
-    Scores pool out-of-fold predictions over subsets ``"all"`` and ``"trusted sources"`` (without ``exclude_sources``).
 
     Parameters
     ----------

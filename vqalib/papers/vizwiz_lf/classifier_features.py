@@ -50,7 +50,6 @@ def encoder_spec(encoder: str | None = None) -> str:
     Returns
     -------
     str
-        The encoder's spec as recorded in a model's metadata.
     """
     return encoder or config.get(ENCODER_ENV) or PACKAGED_ENCODER
 
@@ -117,7 +116,6 @@ def feature_matrix(units: pd.DataFrame, *, encoder: str | None = None, cache_dir
     Returns
     -------
     numpy.ndarray of shape (len(units), n_features)
-        float64 feature rows in the order of ``units``.
     """
     units = units.reset_index(drop=True)
     both = embed_texts([*units["sentence"], *units["question"]], model=encoder, cache_dir=cache_dir)
@@ -156,7 +154,6 @@ def label_matrix(units: pd.DataFrame, *, kind: str) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of shape (len(units), n_labels)
-        int 0/1.
     """
     labels, column, _ = _labels(kind)
     rows = [[label in set(row) for label in labels] for row in units[column]]

@@ -219,7 +219,6 @@ def decide(probabilities: np.ndarray) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of shape (n_sentences, len(LABELS))
-        int 0/1.
     """
     out = (np.asarray(probabilities) >= 0.5).astype(int)
     roles = out[:, :N_ROLES]

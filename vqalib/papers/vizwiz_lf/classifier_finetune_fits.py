@@ -43,7 +43,6 @@ def settings_key(settings: dict = SETTINGS) -> str:
     Returns
     -------
     str
-        Hex digest.
     """
     payload = dict(version=VERSION, settings=settings, encoder=model_identity(None)[1],
                    untrusted=list(UNTRUSTED_SOURCES), labels=list(LABELS))

@@ -1,7 +1,4 @@
-"""The paper's few-shot LLM sentence classifier (VizWiz-LF Appendix A.2.2, Tables 11-14).
-
-Instructions and 8 labelled examples are data (``prompts/role_classifier.json``, ``info_classifier.json``).
-"""
+"""The paper's few-shot LLM sentence classifier (VizWiz-LF Appendix A.2.2, Tables 11-14); prompts in ``prompts/``."""
 
 from __future__ import annotations
 
