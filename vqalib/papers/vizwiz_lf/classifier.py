@@ -301,7 +301,7 @@ def _fit_one(X: np.ndarray, Y: np.ndarray, rows: np.ndarray, held_out: np.ndarra
 
 
 def _fit_pipelines(X: np.ndarray, Y: np.ndarray, tasks: list, *, estimator: str, seed: int) -> list:
-    """Every (rows, held-out rows) fit in joblib workers, one per core (one MLP fit leaves BLAS threads idle)."""
+    """Every (rows, held-out rows) fit in joblib workers, one per core (one MLP fit leaves BLAS threads partly idle)."""
     import os
 
     n_jobs = min(len(tasks), os.cpu_count() or 1)

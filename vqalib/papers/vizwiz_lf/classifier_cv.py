@@ -357,7 +357,7 @@ def _kappa(a: np.ndarray, b: np.ndarray) -> float:
 def abstention_agreement(predictions: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
     """Per source, agreement of abstention from predicted roles and from labels (VizWiz-LF §7, Table 5).
 
-    The ``*_next_answer`` columns score labels against the next answer's prediction: the chance-level baseline.
+    ``*_next_answer``: labels against the next answer's prediction, as labels unrelated to their own answer agree.
 
     Parameters
     ----------
