@@ -387,7 +387,7 @@ def test_llm_prompts_are_packaged_data_files():
     from vqalib.core.prompts import prompt_file
 
     folder = resources.files("vqalib.papers.vizwiz_lf").joinpath("prompts")
-    assert sorted(p.name for p in folder.iterdir() if p.name.endswith(".json")) == ["info_classifier.json",
+    assert sorted(p.name for p in folder.iterdir() if p.name.endswith(".json")) == ["info_classifier.json", "lave.json",
                                                                                    "role_classifier.json"]
     for name, kind, labels, header in (("role_classifier", "role", taxonomy.ROLES, "Roles"),
                                        ("info_classifier", "info", taxonomy.INFO_SOURCES, "Types")):
