@@ -148,6 +148,17 @@ def test_core_is_paper_free():
             ), name
 
 
+PAPER_NAMES = re.compile(r"vizwiz|commvqa|afgv|huh et al", re.IGNORECASE)
+
+
+def test_core_names_no_paper():
+    """The paper-free layer names no paper in code, strings, comments or data files: papers declare themselves."""
+    named = [f"{path.relative_to(ROOT)}:{number}" for path in sorted((PACKAGE / "core").rglob("*"))
+             if path.is_file() and path.suffix in (".py", ".json", ".toml")
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if PAPER_NAMES.search(line)]
+    assert not named, f"paper names in vqalib/core: {named[:20]}"
+
+
 def test_only_defining_modules_at_the_top():
     """No re-export modules: the package's top level holds only ``__init__`` and ``__main__``."""
     assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py", "__main__.py"]
