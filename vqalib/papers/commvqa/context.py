@@ -44,23 +44,15 @@ def sentence_model(model: str | None = None) -> tuple[str | None, str]:
 
 def embed(texts: list[str], *, model: str | None = None, cache_dir: Path | None = None,
           progress: bool = True) -> np.ndarray:
-    """Unit-length sentence embeddings of ``texts``, cached on disk (CommVQA Figures 2 and 4).
+    """Unit-length float64 sentence embeddings of ``texts``, one row each, cached on disk (CommVQA Figures 2 and 4).
 
     Parameters
     ----------
     texts : list of str
-        Texts to embed.
     model : str, optional
         Sentence model (:func:`sentence_model` resolves the default).
     cache_dir : Path, optional
-        Embedding cache folder.
     progress : bool, default True
-        Show the encoder's progress bar.
-
-    Returns
-    -------
-    numpy.ndarray
-        float64, one row per text.
     """
     return encoders.embed(texts, model=sentence_model(model)[0], cache_dir=cache_dir, progress=progress)
 
@@ -74,11 +66,6 @@ def questions_for_classifier(annotations: pd.DataFrame) -> pd.DataFrame:
     ----------
     annotations : pandas.DataFrame
         ``CommVQA.annotations``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``question_id``, ``context``, ``question`` (stripped) and ``in_benchmark``.
     """
     q = annotations.assign(question=annotations["question"].str.strip())
     return q.drop_duplicates(["context", "question"])[["question_id", "context", "question", "in_benchmark"]]
@@ -108,7 +95,7 @@ def context_classifier(embeddings: np.ndarray, contexts: pd.Series | list[str], 
     Returns
     -------
     tuple of pandas.DataFrame
-        ``(summary, confusion)``: accuracy, fold mean and SD, chance, majority share, binomial p; true contexts as rows.
+        ``(summary, confusion)``: accuracy, fold mean and SD, chance, binomial p; true contexts as rows.
     """
     from sklearn.metrics import confusion_matrix
     from sklearn.model_selection import StratifiedKFold
@@ -153,7 +140,7 @@ def _context_predictions(embeddings: np.ndarray, labels: np.ndarray, *, n_splits
 
 def pairwise_accuracy(embeddings: np.ndarray, contexts: pd.Series | list[str], *, n_splits: int = 20,
                       seed: int = 0, progress: bool = True) -> pd.DataFrame:
-    """Cross-validated accuracy of a binary classifier for each pair of contexts (CommVQA Figure 2).
+    """Cross-validated accuracy of a binary classifier for each pair of contexts, cached (CommVQA Figure 2).
 
     Parameters
     ----------
@@ -166,12 +153,6 @@ def pairwise_accuracy(embeddings: np.ndarray, contexts: pd.Series | list[str], *
     seed : int, default 0
         Seed of the fold shuffle and of the logistic regression.
     progress : bool, default True
-        Show a progress bar over the pairs.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per pair: ``accuracy`` (fold mean), ``fold_sd``, ``majority_share``; cached by content.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
@@ -212,10 +193,6 @@ def pairwise_matrix(pairs: pd.DataFrame) -> pd.DataFrame:
     ----------
     pairs : pandas.DataFrame
         :func:`pairwise_accuracy` output.
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     classes = [c for c in CONTEXTS if c in set(pairs["context_a"]) | set(pairs["context_b"])]
     matrix = pd.DataFrame(np.nan, index=classes, columns=classes)
@@ -225,19 +202,12 @@ def pairwise_matrix(pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def similarity_pairs(annotations: pd.DataFrame, answers: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
-    """(answer, description) pairs of Figure 4 on the benchmark questions, human and generated answers.
-
-    A missing generated answer is kept with ``answer`` None and counted as missing.
+    """(answer, description) pairs of Figure 4 on the benchmark questions; a missing answer is kept as None.
 
     Parameters
     ----------
     annotations, answers, results : pandas.DataFrame
         :func:`~vqalib.papers.commvqa.loading.load_commvqa`'s frames.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``source``, ``condition``, ``question_id``, ``context``, ``answer`` and ``description``.
     """
     bench = annotations[annotations["in_benchmark"]].set_index("question_id")
     human = answers[answers["in_benchmark"]]
@@ -253,7 +223,7 @@ def similarity_pairs(annotations: pd.DataFrame, answers: pd.DataFrame, results: 
 
 def description_similarity(pairs: pd.DataFrame, *, model: str | None = None, cache_dir: Path | None = None,
                            progress: bool = True) -> pd.DataFrame:
-    """Cosine similarity between each answer and its image description (CommVQA Figure 4).
+    """``pairs`` with the cosine ``similarity`` of each answer and its image description (CommVQA Figure 4).
 
     Parameters
     ----------
@@ -262,14 +232,7 @@ def description_similarity(pairs: pd.DataFrame, *, model: str | None = None, cac
     model : str, optional
         Sentence model (see :func:`sentence_model`).
     cache_dir : Path, optional
-        Embedding cache folder.
     progress : bool, default True
-        Show the encoder's progress bar.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``pairs`` with a ``similarity`` column.
     """
     have = _has_answer(pairs)
     sims = pd.Series(np.nan, index=pairs.index)
@@ -292,10 +255,6 @@ def description_texts(pairs: pd.DataFrame) -> list[str]:
     ----------
     pairs : pandas.DataFrame
         :func:`similarity_pairs` output.
-
-    Returns
-    -------
-    list of str
     """
     have = _has_answer(pairs)
     return list(pairs.loc[have, "answer"].astype(str)) + list(pairs.loc[have, "description"])
@@ -310,11 +269,6 @@ def similarity_summary(similarity: pd.DataFrame, *, confidence: float = 0.95) ->
         :func:`description_similarity` output.
     confidence : float, default 0.95
         Level of the interval.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``n_answers``, ``missing_answers``, ``mean``, ``sd``, ``ci_low``, ``ci_high`` per source and condition.
     """
     rows = []
     for (source, condition), g in similarity.groupby(["source", "condition"], sort=False):
@@ -327,35 +281,20 @@ def similarity_summary(similarity: pd.DataFrame, *, confidence: float = 0.95) ->
 
 
 def stars(p: float) -> str:
-    """CommVQA Figure 4's significance marks: *** p < 0.001, ** p < 0.01, * p < 0.05, else n.s.
-
-    Parameters
-    ----------
-    p : float
-        A p-value.
-
-    Returns
-    -------
-    str
-    """
+    """CommVQA Figure 4's significance marks: *** p < 0.001, ** p < 0.01, * p < 0.05, else n.s."""
     return star_mark(p, otherwise="n.s.")
 
 
 def similarity_tests(similarity: pd.DataFrame) -> pd.DataFrame:
-    """Baseline vs contextual description similarity per model (CommVQA Figure 4).
+    """Baseline vs contextual description similarity per model: Welch's and paired t-tests (CommVQA Figure 4).
 
-    Welch's test stands for the paper's "two-sample t-test"; the paired t-test is shown beside it, since both
+    Welch's test stands for the paper's "two-sample t-test"; the paired test is shown beside it, since both
     conditions answer the same questions.
 
     Parameters
     ----------
     similarity : pandas.DataFrame
         :func:`description_similarity` output.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per model: means, ``difference`` (contextual minus baseline), Welch and paired statistics.
     """
     rows = []
     for source in [s for s in dict.fromkeys(similarity["source"]) if s != "Human"]:
@@ -379,10 +318,6 @@ def fig02_alt_text(pairwise: pd.DataFrame) -> str:
     ----------
     pairwise : pandas.DataFrame
         :func:`pairwise_accuracy` output.
-
-    Returns
-    -------
-    str
     """
     best, worst = pairwise.loc[pairwise["accuracy"].idxmax()], pairwise.loc[pairwise["accuracy"].idxmin()]
     return (
@@ -404,10 +339,6 @@ def fig04_alt_text(summary: pd.DataFrame, tests: pd.DataFrame) -> str:
         :func:`similarity_summary` output.
     tests : pandas.DataFrame
         :func:`similarity_tests` output.
-
-    Returns
-    -------
-    str
     """
     s = summary.set_index(["source", "condition"])["mean"]
     models = [m for m in dict.fromkeys(summary["source"]) if m != "Human"]

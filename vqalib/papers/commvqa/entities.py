@@ -44,17 +44,7 @@ def _entities(texts: tuple[str, ...], model: str) -> list[tuple[tuple[str, str],
 
 
 def ner_model_identity(model: str = SPACY_MODEL) -> str:
-    """The spaCy pipeline and version that key cached entities (Figures 3, 5).
-
-    Parameters
-    ----------
-    model : str, default SPACY_MODEL
-        spaCy pipeline name or folder.
-
-    Returns
-    -------
-    str
-    """
+    """The spaCy pipeline ``model`` and its version, which key cached entities (Figures 3, 5)."""
     import json
 
     from vqalib.core.contract import package_version  # spaCy's get_package_version, without importing spaCy (3 s)
@@ -105,11 +95,6 @@ def entity_mentions(texts: list[str], *, model: str = SPACY_MODEL, cache: Path |
         Cache folder (default ``cache_root("commvqa")``).
     progress : bool
         Show a progress bar per chunk.
-
-    Returns
-    -------
-    list of tuple
-        One tuple of ``(label, text)`` pairs per text.
     """
     import hashlib
     import json
@@ -154,11 +139,6 @@ def entity_rates(answers: pd.DataFrame, mentions: list[tuple], *, confidence: fl
         :func:`entity_mentions` of the answers; labels outside :data:`ENTITY_GROUPS` count as OTHER.
     confidence : float, default 0.95
         Level of the interval.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per subset, context and group (plus ``any entity``).
     """
     counts = pd.DataFrame([Counter(ENTITY_GROUPS.get(label, "OTHER") for label, _ in m) for m in mentions],
                           index=answers.index).reindex(columns=list(ENTITY_GROUP_ORDER)).fillna(0)
@@ -179,20 +159,8 @@ ZERO_CELL = "zero cell: the saturated model has no finite estimate"
 
 
 def loglinear_interaction(counts: pd.DataFrame) -> dict:
-    """The interaction of a saturated Poisson log-linear model of a 2 x 2 table, with Fisher's p (CommVQA §4.3).
-
-    The fit is exact: the interaction is the log odds ratio; a zero count has no finite estimate, so no fit.
-
-    Parameters
-    ----------
-    counts : pandas.DataFrame
-        2 x 2 counts, rows two contexts, columns two entity labels; first row and column are the reference.
-
-    Returns
-    -------
-    dict
-        ``beta``, ``se``, ``z``, ``p``, ``p_fisher`` and ``status`` (``"fitted"`` or :data:`ZERO_CELL`).
-    """
+    """The interaction (``beta``, ``se``, ``z``, ``p``) of a saturated Poisson log-linear model of a 2 x 2 table, with
+    Fisher's p (CommVQA §4.3): the table's log odds ratio; a zero count gets no fit (:data:`ZERO_CELL`)."""
     import warnings
 
     import statsmodels.api as sm
@@ -233,11 +201,6 @@ def org_person_interaction(answers: pd.DataFrame, mentions: list[tuple], *, cont
         :func:`entity_mentions` of the answers.
     contexts : tuple of str, default ("travel", "science magazines")
         The two contexts compared; the second is the reference level.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per subset: the four counts, ``log_odds_ratio``, ``se``, ``z``, ``p_wald``, ``p_fisher``, ``status``.
     """
     rows = []
     data = answers.assign(org=[sum(lab == "ORG" for lab, _ in m) for m in mentions],
@@ -267,11 +230,6 @@ def entity_overlap(results: pd.DataFrame, mentions: list[tuple]) -> pd.DataFrame
         Result rows, e.g. ``CommVQA.results``.
     mentions : list of tuple
         :func:`entity_mentions` of the generated answers.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per model and condition, with the shares of numbers and dates among entities not found.
     """
     rows = []
     data = results.assign(entities=mentions)
@@ -303,21 +261,12 @@ def fig05_rates(entities: pd.DataFrame) -> pd.DataFrame:
     ----------
     entities : pandas.DataFrame
         :func:`entity_rates` output.
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     return entities[(entities["subset"] == "benchmark") & (entities["entity"] != "OTHER")]
 
 
 def fig05_groups() -> list[str]:
-    """The entity groups of CommVQA Figure 5 in plotting order.
-
-    Returns
-    -------
-    list of str
-    """
+    """The entity groups of CommVQA Figure 5 in plotting order."""
     return [g for g in (*ENTITY_GROUP_ORDER, "any entity") if g != "OTHER"]
 
 
@@ -328,10 +277,6 @@ def fig05_alt_text(rates: pd.DataFrame) -> str:
     ----------
     rates : pandas.DataFrame
         :func:`fig05_rates` output.
-
-    Returns
-    -------
-    str
     """
     top = rates[rates["entity"] == "any entity"].sort_values("per_answer")
     most = {g: rates[rates["entity"] == g].sort_values("per_answer")["context"].iloc[-1] for g in ("PERSON", "ORG")}

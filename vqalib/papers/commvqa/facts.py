@@ -17,11 +17,6 @@ def load_text_facts(directory: str | Path | None = None) -> pd.DataFrame:
     ----------
     directory : str or Path, optional
         Folder of the CSV (default: :func:`vqalib.core.report.paper_dir`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        With ``paper`` (float, NaN when not a number) and ``paper_decimals``.
     """
     from vqalib.core.report import paper_dir
 
@@ -52,11 +47,6 @@ def compare_text_facts(facts: list[Fact], paper: pd.DataFrame) -> pd.DataFrame:
         :func:`paper_facts` output.
     paper : pandas.DataFrame
         :func:`load_text_facts` output.
-
-    Returns
-    -------
-    pandas.DataFrame
-        :func:`vqalib.core.report.compare`'s comparison.
     """
     from vqalib.core.report import compare
 
@@ -84,10 +74,6 @@ def paper_facts(*, annotations: pd.DataFrame, answers: pd.DataFrame, hedges: pd.
         :func:`~vqalib.papers.commvqa.entities.org_person_interaction` output.
     overlap : pandas.DataFrame, optional
         :func:`~vqalib.papers.commvqa.entities.entity_overlap` output.
-
-    Returns
-    -------
-    list of Fact
     """
     facts: list[Fact] = []
 
@@ -171,10 +157,6 @@ def text_facts_view(text_facts: pd.DataFrame, *, decimals: int = 3) -> pd.DataFr
         :func:`compare_text_facts` output.
     decimals : int
         Decimals of the numeric columns.
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     return text_facts[["fact_id", "subset", "description", "how", "reproduced", "paper", "diff", "within_tolerance",
                        "relation"]].round(decimals)

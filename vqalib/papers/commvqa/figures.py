@@ -11,7 +11,7 @@ from vqalib.core.plots.style import (BAR_LEGEND, SEQUENTIAL_CMAP, _bar_legend_ha
 
 
 def protocol_comparison(steps: pd.DataFrame, *, metrics: list[str], title: str) -> plt.Figure:
-    """CommVQA Table 1 under the authors' and the corrected protocol, beside the paper's values.
+    """CommVQA Table 1 under the authors' and the corrected protocol, beside the paper's values (not saved).
 
     Parameters
     ----------
@@ -20,12 +20,6 @@ def protocol_comparison(steps: pd.DataFrame, *, metrics: list[str], title: str) 
     metrics : list of str
         One panel per metric, in this order.
     title : str
-        Figure title.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Not saved.
     """
     use_style()
     faces = colours(2)
@@ -53,21 +47,15 @@ def protocol_comparison(steps: pd.DataFrame, *, metrics: list[str], title: str) 
 
 
 def accuracy_heatmap(matrix: pd.DataFrame, *, title: str, label: str = "cross-validated accuracy") -> plt.Figure:
-    """Annotated heatmap of pairwise accuracies, diagonal empty (CommVQA Figure 2).
+    """Annotated heatmap of pairwise accuracies, diagonal empty (CommVQA Figure 2; not saved).
 
     Parameters
     ----------
     matrix : pandas.DataFrame
         Square matrix of accuracies between 0.5 and 1.
     title : str
-        Axes title.
     label : str, default "cross-validated accuracy"
         Colour-bar label.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Not saved.
     """
     use_style()
     fig, ax = plt.subplots(figsize=(1.2 * matrix.shape[1] + 2.5, 0.8 * matrix.shape[0] + 1.5))
@@ -82,7 +70,7 @@ def accuracy_heatmap(matrix: pd.DataFrame, *, title: str, label: str = "cross-va
 
 def rates_by_context(frame: pd.DataFrame, *, value: str, group: str, title: str, xlabel: str,
                      groups: list[str] | None = None, contexts: list[str] | None = None) -> plt.Figure:
-    """Grouped horizontal bars with 95% CIs, one bar per context in each group (CommVQA Figures 3 and 5).
+    """Grouped horizontal bars with 95% CIs, one bar per context in each group (CommVQA Figures 3 and 5; not saved).
 
     Parameters
     ----------
@@ -91,14 +79,8 @@ def rates_by_context(frame: pd.DataFrame, *, value: str, group: str, title: str,
     value, group : str
         Column of the bar lengths, and of the groups on the vertical axis.
     title, xlabel : str
-        Axes title and value-axis label.
     groups, contexts : list of str, optional
         Order of the groups and contexts (default: order of appearance).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Not saved.
     """
     use_style()
     groups = groups or list(dict.fromkeys(frame[group]))
@@ -123,7 +105,7 @@ def rates_by_context(frame: pd.DataFrame, *, value: str, group: str, title: str,
 
 
 def description_similarity_bars(summary: pd.DataFrame, tests: pd.DataFrame, *, title: str) -> plt.Figure:
-    """Mean answer-description similarity per source and condition with 95% CIs and significance marks (Figure 4).
+    """Mean answer-description similarity per source and condition, CIs and significance marks (Figure 4; not saved).
 
     Parameters
     ----------
@@ -132,12 +114,6 @@ def description_similarity_bars(summary: pd.DataFrame, tests: pd.DataFrame, *, t
     tests : pandas.DataFrame
         Columns ``source`` and ``stars``.
     title : str
-        Axes title.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Not saved.
     """
     use_style()
     conditions = ["human", "baseline", "contextual"]

@@ -24,11 +24,8 @@ from vqalib.papers.vizwiz_lf.wordcounts import count_words
 
 @dataclass
 class CommVQA:
-    """The loaded release (CommVQA §3): ``annotations``, ``answers``, ``results`` and the validation ``report``.
-
-    ``question_id`` is an annotation row's position in annotations.json; ``in_benchmark``: the question is in the
-    result files.
-    """
+    """The loaded release (CommVQA §3): ``annotations`` (``question_id``: row in annotations.json; ``in_benchmark``:
+    in the result files), ``answers``, ``results`` and the validation ``report``."""
 
     annotations: pd.DataFrame
     answers: pd.DataFrame
@@ -41,22 +38,8 @@ ANNOTATION_FIELDS: dict[str, type] = {"image": str, "context": str, "description
 
 
 def parse_annotations(raw: object, *, file: str, report: ValidationReport) -> pd.DataFrame:
-    """Rows of the annotations frame from parsed annotations.json (CommVQA §3); quirks are reported, rows kept.
-
-    Parameters
-    ----------
-    raw : object
-        The parsed JSON: a non-empty list of objects with the fields of :data:`ANNOTATION_FIELDS`.
-    file : str
-        File name for error messages and report entries.
-    report : ValidationReport
-        Where the quirks met are recorded (modified in place).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per entry, ``question_id`` its position.
-    """
+    """Rows of the annotations frame from parsed annotations.json (CommVQA §3), ``question_id`` each row's position;
+    quirks go to ``report`` and the rows are kept."""
     if not isinstance(raw, list):
         raise DataFormatError(f"{file}: top level: the file holds {json_type(raw)}, expected an array of rows")
     if not raw:
@@ -107,23 +90,8 @@ def parse_annotations(raw: object, *, file: str, report: ValidationReport) -> pd
 
 
 def parse_answers_cell(cell: object, *, file: str, row: int, column: str = "answers") -> tuple[str, ...]:
-    """The human answers of a result row, a Python list literal parsed with :func:`ast.literal_eval` (Table 1).
-
-    Parameters
-    ----------
-    cell : object
-        The cell's text; anything but a non-empty list of strings raises.
-    file : str
-        File name for error messages.
-    row : int
-        0-based data row, for error messages.
-    column : str, default "answers"
-        Column name, for error messages.
-
-    Returns
-    -------
-    tuple of str
-    """
+    """The human answers of a result row's cell, a Python list literal parsed with :func:`ast.literal_eval` (Table 1);
+    anything but a non-empty list of strings raises, naming ``file``, ``row`` and ``column``."""
     where = f"{file}: row {row}, column {column!r}"
     if not isinstance(cell, str):
         raise DataFormatError(f"{where}: expected a Python list literal, found {type(cell).__name__}")
@@ -141,26 +109,8 @@ def parse_answers_cell(cell: object, *, file: str, row: int, column: str = "answ
 
 def parse_results(frame: pd.DataFrame, *, file: str, model: str, condition: str,
                   report: ValidationReport) -> pd.DataFrame:
-    """Rows of the results frame for one released result CSV read as text (Table 1 input).
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        The CSV read with ``dtype=str, keep_default_na=False``.
-    file : str
-        File name, stored in ``file`` and used in messages.
-    model : str
-        A key of :data:`~vqalib.papers.commvqa.names.MODELS` (stored as its Table 1 name) or a new name.
-    condition : str
-        ``baseline`` or ``contextual``.
-    report : ValidationReport
-        Where quirks are recorded (modified in place).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per data row; ``pandas_na`` marks answers pandas' default parsing (the authors') reads as missing.
-    """
+    """Rows of the results frame for one released result CSV read as text (``dtype=str, keep_default_na=False``;
+    Table 1 input); ``pandas_na`` marks answers pandas' default parsing (the authors') reads as missing."""
     missing = [c for c in RESULT_COLUMNS if c not in frame.columns]
     if missing:
         raise DataFormatError(f"{file}: lacks required column(s) {missing}; columns are {list(frame.columns)}")
@@ -199,23 +149,8 @@ def parse_results(frame: pd.DataFrame, *, file: str, model: str, condition: str,
 
 
 def match_results(results: pd.DataFrame, annotations: pd.DataFrame, *, report: ValidationReport) -> pd.DataFrame:
-    """Add ``question_id`` (the annotation row a result row answers) and ``match`` (how it was found; Table 1).
-
-    Matched by image, context and question text, else by image, context and answers (edited question text).
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        Rows of :func:`parse_results`, all files concatenated.
-    annotations : pandas.DataFrame
-        Rows of :func:`parse_annotations`.
-    report : ValidationReport
-        Where differing answers and unmatched questions are recorded.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """``results`` with ``question_id`` (the annotation row answered) and ``match`` (Table 1): by image, context and
+    question text, else by image, context and answers (edited question text); differences go to ``report``."""
     ann = annotations.assign(_q=annotations["question"].str.strip())
     by_question: dict[tuple, list[int]] = {}
     for qid, key in zip(ann["question_id"], zip(ann["image"], ann["context"], ann["_q"])):
@@ -267,18 +202,7 @@ def _cross_file_checks(results: pd.DataFrame, report: ValidationReport) -> None:
 
 
 def human_answers(annotations: pd.DataFrame) -> pd.DataFrame:
-    """One row per human answer with its length in words and characters (CommVQA §4.3).
-
-    Parameters
-    ----------
-    annotations : pandas.DataFrame
-        ``CommVQA.annotations``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``question_id``, ``context``, ``in_benchmark``, ``answer_index``, ``answer``, ``words`` and ``chars``.
-    """
+    """One row per human answer with its length in words and characters (CommVQA §4.3)."""
     rows = [{"question_id": r.question_id, "context": r.context, "in_benchmark": r.in_benchmark,
              "answer_index": k, "answer": a, "words": count_words(a), "chars": len(a.strip())}
             for r in annotations.itertuples(index=False) for k, a in enumerate(r.answers)]
@@ -298,10 +222,6 @@ def load_commvqa(*, data_dir: Path | None = None, annotations_path: Path | None 
         An annotations.json to read instead of the registered one (not hash-checked).
     result_paths : dict, optional
         ``{(model, condition): path}`` of result CSVs to read instead of the registered eight.
-
-    Returns
-    -------
-    CommVQA
     """
     report = ValidationReport()
     ann_path = Path(annotations_path) if annotations_path else verified_path("commvqa/annotations.json",
@@ -348,10 +268,6 @@ def load_summary(data: CommVQA) -> str:
     ----------
     data : CommVQA
         The loaded release, before any smoke subset.
-
-    Returns
-    -------
-    str
     """
     return (f"{len(data.annotations)} annotation rows, {int(data.annotations['in_benchmark'].sum())} in the benchmark "
             f"subset; {len(data.answers)} human answers; result rows per file: "

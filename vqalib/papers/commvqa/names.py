@@ -27,34 +27,12 @@ PANDAS_DEFAULT_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QN
 
 
 def result_key(model: str, condition: str) -> str:
-    """Registry key of a released result file (CommVQA Table 1 input).
-
-    Parameters
-    ----------
-    model : str
-        A key of :data:`MODELS`.
-    condition : str
-        One of :data:`CONDITIONS`.
-
-    Returns
-    -------
-    str
-    """
+    """Registry key of a released result file of ``model`` and ``condition`` (CommVQA Table 1 input)."""
     return f"commvqa/results/{model}_{condition}_results.csv"
 
 
 def canonical_context(raw: str) -> tuple[str, str]:
-    """(canonical context, status) with status ``exact``, ``alias`` or ``unknown`` (CommVQA §3).
-
-    Parameters
-    ----------
-    raw : str
-        A context as spelled in the release.
-
-    Returns
-    -------
-    tuple of str
-    """
+    """(canonical context, status ``exact``, ``alias`` or ``unknown``) of a context as the release spells it (§3)."""
     name = raw.strip().lower()
     if name in CONTEXTS:
         return name, "exact" if name == raw else "alias"
@@ -64,15 +42,5 @@ def canonical_context(raw: str) -> tuple[str, str]:
 
 
 def subsets_of(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """The two populations of every analysis: the 1,215-question benchmark subset and the full release (CommVQA §3).
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Rows with a boolean ``in_benchmark`` column.
-
-    Returns
-    -------
-    list of (str, pandas.DataFrame)
-    """
+    """The two populations of every analysis: the 1,215-question benchmark subset and the full release (CommVQA §3)."""
     return [("benchmark", frame[frame["in_benchmark"]]), ("release", frame)]

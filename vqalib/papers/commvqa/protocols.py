@@ -16,82 +16,30 @@ import pandas as pd
 from vqalib.papers.commvqa.names import PROTOCOLS
 
 def authors_references(cell: str) -> list[str]:
-    """References as the authors' evaluation script builds them (Table 1, authors' protocol).
-
-    Comma-split fragments, three kept if there are exactly three, else the first two; one fragment is returned
-    as is (their script fails on it).
-
-    Parameters
-    ----------
-    cell : str
-        A result file's ``answers`` cell, as written.
-
-    Returns
-    -------
-    list of str
-    """
+    """References as the authors' script builds them from an ``answers`` cell (Table 1): comma-split fragments, three
+    kept if there are exactly three, else the first two; one fragment is returned as is (their script fails on it)."""
     pieces = [p.replace("'", "").replace('"', "").lower().strip()
               for p in cell.replace("]", "").replace("[", "").split(",")]
     return pieces if len(pieces) == 3 else pieces[:2]
 
 
 def authors_candidate(answer: object, *, pandas_na: bool = False) -> str:
-    """A generated answer as the authors' script scores it: missing -> '', else lower-cased and stripped (Table 1).
-
-    Parameters
-    ----------
-    answer : object
-        The generated answer; None, NaN and ``pd.NA`` are missing.
-    pandas_na : bool, default False
-        pandas' default parsing reads the answer as missing.
-
-    Returns
-    -------
-    str
-    """
+    """A generated answer as the authors' script scores it (Table 1): missing (or ``pandas_na``) -> '', else
+    lower-cased and stripped."""
     if pandas_na or answer is None or (isinstance(answer, float) and math.isnan(answer)) or answer is pd.NA:
         return ""
     return str(answer).lower().strip()
 
 
 def authors_subsets(n: int, *, seeds: tuple[int, ...] = (0, 1, 2), fraction: float = 0.8) -> list[list[int]]:
-    """Row positions of the authors' three 80% subsets (Table 1, authors' protocol).
-
-    ``Random(i).sample(range(n), k)`` selects the rows their ``random.seed(i); random.sample(...)`` does.
-
-    Parameters
-    ----------
-    n : int
-        Rows of the result file.
-    seeds : tuple of int, default (0, 1, 2)
-        One subset per seed.
-    fraction : float, default 0.8
-        Share of rows per subset.
-
-    Returns
-    -------
-    list of list of int
-        0-based row positions per seed, in draw order.
-    """
+    """Row positions of the authors' three 80% subsets (Table 1): ``Random(i).sample(range(n), k)`` selects the rows
+    their ``random.seed(i); random.sample(...)`` does."""
     k = int(fraction * n)
     return [random.Random(s).sample(range(n), k) for s in seeds]
 
 
 def protocol_inputs(results: pd.DataFrame, *, protocol: str) -> pd.DataFrame:
-    """References and candidate of every result row under a protocol, before tokenization (Table 1).
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        ``CommVQA.results`` or :func:`~vqalib.papers.commvqa.table1_runs.run_results`.
-    protocol : str
-        ``authors`` or ``corrected``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per result row, with ``references`` and ``candidate``.
-    """
+    """References and candidate of every result row under ``protocol``, before tokenization (Table 1)."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
     frame = results[["model", "condition", "file", "row", "question_id"]].copy()
@@ -106,18 +54,7 @@ def protocol_inputs(results: pd.DataFrame, *, protocol: str) -> pd.DataFrame:
 
 
 def tokenize_inputs(inputs: pd.DataFrame) -> pd.DataFrame:
-    """PTB-tokenize every reference and candidate in one pass (CommVQA Table 1).
-
-    Parameters
-    ----------
-    inputs : pandas.DataFrame
-        :func:`protocol_inputs` output.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``inputs`` with ``ref_tokens`` and ``cand_tokens``.
-    """
+    """``inputs`` with ``ref_tokens`` and ``cand_tokens``, PTB-tokenized in one pass (CommVQA Table 1)."""
     from vqalib.core.metrics.tokenize import ptb_tokenize
 
     flat = [t for refs in inputs["references"] for t in refs] + list(inputs["candidate"])
@@ -136,11 +73,6 @@ def reference_parsing_effects(results: pd.DataFrame) -> pd.DataFrame:
     ----------
     results : pandas.DataFrame
         ``CommVQA.results``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``difference``, ``rows``, ``share`` and ``example``.
     """
     first = results[results["file"] == results["file"].iloc[0]]
     checks = {
@@ -171,7 +103,7 @@ def reference_parsing_effects(results: pd.DataFrame) -> pd.DataFrame:
 
 def bleu_variants(results: pd.DataFrame, *, model: str, condition: str, subset_seeds: tuple[int, ...] = (0, 1, 2),
                   fraction: float = 0.8) -> pd.DataFrame:
-    """BLEU-1 and BLEU-4 of one result file under variants of the authors' protocol (Table 1).
+    """BLEU-1 and BLEU-4 of one result file under variants of the authors' protocol, cached (Table 1).
 
     Parameters
     ----------
@@ -185,11 +117,6 @@ def bleu_variants(results: pd.DataFrame, *, model: str, condition: str, subset_s
         Seeds of the authors' subsets.
     fraction : float, default 0.8
         Share of rows per subset.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per variant; cached by content.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root

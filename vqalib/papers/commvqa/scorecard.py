@@ -24,22 +24,15 @@ def results_from_answers(matched: pd.DataFrame, *, model: str, condition: str, a
     matched : pandas.DataFrame
         ``item_id`` (the annotation row as text) and ``answer``.
     model : str
-        The model's name.
     condition : {"baseline", "contextual"}
-        The prompting condition.
     annotations : pandas.DataFrame
         ``CommVQA.annotations``.
     benchmark : pandas.Series
-        The benchmark question ids; others are counted and left out.
+        The benchmark question ids; others are counted in ``attrs["counts"]`` and left out.
     file : str
         The answers file's name.
     released : pandas.DataFrame, optional
         ``CommVQA.results``: references are then the released files' (as the authors scored every model).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``attrs["counts"]`` counts what was left out.
     """
     from vqalib.papers.commvqa.table1_runs import run_results
 
@@ -69,17 +62,10 @@ def results_from_authors_csv(path: str | Path, *, model: str, condition: str, da
     Parameters
     ----------
     path : str or Path
-        The CSV.
     model : str
-        The model's name.
     condition : {"baseline", "contextual"}
-        Its prompting condition.
     data_dir : Path, optional
         The data folder holding the verified ``annotations.json``.
-
-    Returns
-    -------
-    CommVQA
     """
     from vqalib.papers.commvqa.loading import load_commvqa
 

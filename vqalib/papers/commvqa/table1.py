@@ -64,18 +64,7 @@ class FileStatistics:
         self.rouge = np.asarray(rouge, dtype=float)
 
     def cider(self, rows: list[int]) -> tuple[float, np.ndarray]:
-        """CIDEr-D of the rows, recomputed with the document frequencies of those rows (Table 1).
-
-        Parameters
-        ----------
-        rows : list of int
-            0-based positions in the file, in the order scored.
-
-        Returns
-        -------
-        tuple of (float, numpy.ndarray)
-            The corpus score and the segment scores.
-        """
+        """CIDEr-D of the rows (corpus score, segment scores), with the document frequencies of those rows."""
         from pycocoevalcap.cider.cider import Cider
 
         score, segments = Cider().compute_score({i: list(self.refs[r]) for i, r in enumerate(rows)},
@@ -83,18 +72,7 @@ class FileStatistics:
         return float(score), np.asarray(segments, dtype=float)
 
     def scores(self, rows: list[int]) -> tuple[dict[str, float], dict[str, np.ndarray]]:
-        """The five Table 1 scores of the rows and their segment scores.
-
-        Parameters
-        ----------
-        rows : list of int
-            0-based positions in the file.
-
-        Returns
-        -------
-        tuple of dict
-            ``{metric: score}`` and ``{metric: segment scores}`` (METEOR, ROUGE, CIDEr).
-        """
+        """The five Table 1 scores of the rows, and the segment scores of METEOR, ROUGE and CIDEr."""
         bleu = _bleu_from_pooled(self.bleu_stats[rows].sum(axis=0))[0]
         meteor, meteor_seg = self.meteor.evaluate([self.meteor_text[i] for i in rows])
         cider, cider_seg = self.cider(rows)
@@ -104,22 +82,7 @@ class FileStatistics:
 
 
 def resample_weights(n: int, *, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Bootstrap resamples of ``n`` questions as multiplicities (Table 1, corrected protocol's CIs).
-
-    Parameters
-    ----------
-    n : int
-        Questions (rows) of a result file.
-    n_resamples : int
-        Bootstrap resamples.
-    rng : numpy.random.Generator
-        Draws the question indices (advanced in place).
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (n_resamples, n); each row sums to ``n``.
-    """
+    """Bootstrap resamples of ``n`` questions as multiplicities, shape (n_resamples, n) (Table 1's CIs)."""
     idx = rng.integers(0, n, size=(n_resamples, n))
     weights = np.zeros((n_resamples, n))
     np.add.at(weights, (np.repeat(np.arange(n_resamples), n), idx.ravel()), 1)
@@ -151,7 +114,6 @@ def score_protocol(results: pd.DataFrame, *, protocol: str, n_resamples: int = 1
     meteor : MeteorSession, optional
         An open METEOR process to reuse; default one for this call.
     progress : bool
-        Show a progress bar per result file.
 
     Returns
     -------
@@ -219,7 +181,7 @@ def score_protocol(results: pd.DataFrame, *, protocol: str, n_resamples: int = 1
 
 def protocol_steps(authors: ProtocolScores, corrected: ProtocolScores, *,
                    paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """What changes between the protocols, one step at a time (Table 1).
+    """What changes between the protocols, one step at a time, per model, condition and metric (Table 1).
 
     Parameters
     ----------
@@ -227,11 +189,6 @@ def protocol_steps(authors: ProtocolScores, corrected: ProtocolScores, *,
         :func:`score_protocol` of the two protocols.
     paper : pandas.DataFrame, optional
         The paper's Table 1; its ``paper`` column is added (left join).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per model, condition and metric.
     """
     a = authors.scores.set_index(["model", "condition", "metric"])["value"].rename("authors")
     same_subsets = (corrected.subsets.groupby(["model", "condition", "metric"], sort=False)["value"].mean()
@@ -256,10 +213,6 @@ def protocol_alt_text(steps: pd.DataFrame, compared: pd.DataFrame) -> str:
         :func:`protocol_steps` with ``paper``.
     compared : pandas.DataFrame
         Table 1 compared with the paper (:func:`vqalib.core.report.compare`).
-
-    Returns
-    -------
-    str
     """
     higher = int((steps["corrected_all_rows"] > steps["authors"]).sum())
     largest = steps.loc[(steps["corrected_all_rows"] - steps["authors"]).idxmax()]
@@ -288,11 +241,6 @@ def context_effect(corrected: ProtocolScores, *, confidence: float = 0.95) -> pd
         Scores of the ``corrected`` protocol with bootstrap resamples.
     confidence : float
         Level of the percentile interval.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per model and metric with both conditions' resamples.
     """
     s = corrected.scores.set_index(["model", "condition", "metric"])["value"]
     rows = []
@@ -312,16 +260,5 @@ def context_effect(corrected: ProtocolScores, *, confidence: float = 0.95) -> pd
 
 
 def table1_rows(scores: pd.DataFrame) -> pd.DataFrame:
-    """Protocol scores keyed like the paper's Table 1 (CommVQA §5).
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        ``ProtocolScores.scores`` of :func:`score_protocol`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``model``, ``condition``, ``metric`` and ``value``.
-    """
+    """Protocol scores keyed like the paper's Table 1: ``model``, ``condition``, ``metric``, ``value`` (CommVQA §5)."""
     return scores[["model", "condition", "metric", "value"]].copy()

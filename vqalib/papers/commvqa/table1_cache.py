@@ -28,20 +28,7 @@ PROTOCOL_CACHE_VERSION = "2"  # bump when the scoring code changes what it retur
 
 
 def protocol_cache_key(inputs: pd.DataFrame, **settings) -> str:
-    """Content key of one protocol's scoring: inputs, settings and scorer versions (CommVQA Table 1).
-
-    Parameters
-    ----------
-    inputs : pandas.DataFrame
-        :func:`~vqalib.papers.commvqa.protocols.protocol_inputs` output.
-    **settings
-        The scoring settings (JSON-serializable).
-
-    Returns
-    -------
-    str
-        32 hex digits.
-    """
+    """Content key (32 hex digits) of one protocol's scoring: inputs, ``settings`` and scorer versions (Table 1)."""
     import hashlib
     import importlib.metadata
     import json
@@ -58,17 +45,8 @@ _PROTOCOL_FRAMES = ("scores", "subsets", "per_question")
 
 
 def save_protocol_scores(folder: Path, scored: ProtocolScores) -> None:
-    """Write a protocol's scores atomically (a reader never meets half a result; CommVQA Table 1).
-
-    A failed write (full disk) warns and leaves the caller its scores.
-
-    Parameters
-    ----------
-    folder : Path
-        The cache folder of the key; its parent is created.
-    scored : ProtocolScores
-        The scores to store.
-    """
+    """Write a protocol's scores into ``folder`` atomically, so a reader never meets half a result (Table 1); a failed
+    write (full disk) warns and leaves the caller its scores."""
     import shutil
     import tempfile
 
@@ -91,20 +69,8 @@ def save_protocol_scores(folder: Path, scored: ProtocolScores) -> None:
 
 
 def load_protocol_scores(folder: Path, *, protocol: str) -> ProtocolScores | None:
-    """The cached scores of :func:`save_protocol_scores`, or None when there are none (CommVQA Table 1).
-
-    Parameters
-    ----------
-    folder : Path
-        The cache folder of the key.
-    protocol : str
-        Stored as the result's ``protocol``.
-
-    Returns
-    -------
-    ProtocolScores or None
-        None also when the files fail their manifest (the folder is then discarded with a warning).
-    """
+    """The cached scores of :func:`save_protocol_scores`, or None when there are none or they fail their manifest (the
+    folder is then discarded with a warning; CommVQA Table 1)."""
     if not folder.exists():
         return None
     names = (*(f"{name}.parquet" for name in _PROTOCOL_FRAMES), "resamples.npz")

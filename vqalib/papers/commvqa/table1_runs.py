@@ -29,11 +29,6 @@ def run_results(records: pd.DataFrame, *, annotations: pd.DataFrame, benchmark: 
         ``CommVQA.annotations``.
     benchmark : pandas.Series
         The benchmark question ids.
-
-    Returns
-    -------
-    pandas.DataFrame
-        :func:`~vqalib.papers.commvqa.loading.parse_results`'s columns plus ``question_id``, ``match``, ``run_model``.
     """
     columns = ["model", "condition", "file", "row", "image", "context", "question", "answers_raw", "references",
                "generated_answer", "pandas_na", "description", "question_id", "match", "run_model"]
@@ -72,13 +67,7 @@ CLIPSCORE_NOT_RUN = ("CLIPScore needs the images (images.zip is not in the pinne
 
 
 def clipscore_cells() -> pd.DataFrame:
-    """The CLIPScore cells of CommVQA Table 1 (§5), which need the images and a CLIP model.
-
-    Returns
-    -------
-    DataFrame
-        ``model``, ``condition``, ``metric``.
-    """
+    """The CLIPScore cells of CommVQA Table 1 (§5), which need the images and a CLIP model."""
     return pd.DataFrame([{"model": m, "condition": c, "metric": "CLIPScore"} for m in MODELS.values()
                          for c in CONDITIONS])
 
@@ -92,10 +81,6 @@ def benchmark_runs(runs: pd.DataFrame, *, include_test_runs: bool = False) -> pd
         Run files found by ``vqalib.runner.handoff.discover_runs``.
     include_test_runs : bool
         Also keep runs of the runner's tiny random TEST models (tests only).
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     return runs[(runs["dataset"] == "commvqa") & (include_test_runs | ~runs["test_model"])]
 
@@ -112,11 +97,6 @@ def assemble_table1(scores: pd.DataFrame, *, run_scores: pd.DataFrame | None = N
         The same of the runner's answers.
     run_answers : pandas.DataFrame, optional
         :func:`run_results` of the runner's records (counted in ``status``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``model``, ``condition``, ``metric``, ``value`` and ``status`` per cell.
     """
     from vqalib.core.report import fill_not_run, not_run_rows
 

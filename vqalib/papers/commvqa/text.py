@@ -14,17 +14,12 @@ from vqalib.core.inference import mean_ci
 from vqalib.papers.commvqa.names import CONTEXTS, subsets_of
 
 def context_counts(annotations: pd.DataFrame) -> pd.DataFrame:
-    """Questions, answers, images and image-context pairs per context, per subset (CommVQA §3, §4).
+    """Questions, answers, images and image-context pairs per subset and context, then ``all`` (CommVQA §3, §4).
 
     Parameters
     ----------
     annotations : pandas.DataFrame
         ``CommVQA.annotations``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per subset and context (then ``all``).
     """
     rows = []
     for subset, ann in subsets_of(annotations):
@@ -39,17 +34,12 @@ def context_counts(annotations: pd.DataFrame) -> pd.DataFrame:
 
 
 def answer_length(answers: pd.DataFrame) -> pd.DataFrame:
-    """Words and characters per human answer, per subset and context (CommVQA §4.3: 9.8 words on average).
+    """Words and characters per human answer with a 95% t interval, per subset and context (CommVQA §4.3).
 
     Parameters
     ----------
     answers : pandas.DataFrame
         ``CommVQA.answers``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per subset, context and unit: ``n_answers``, ``mean``, ``sd``, ``ci_low``, ``ci_high``.
     """
     rows = []
     for subset, part in subsets_of(answers):
@@ -87,11 +77,6 @@ def hedge_counts(answers: pd.DataFrame, *, hedges: dict[str, str] | None = None)
         ``CommVQA.answers``.
     hedges : dict of str to str, optional
         Name -> regular expression on the lower-cased answer (default :data:`HEDGES`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per subset, context and hedge, plus ``any of the above``.
     """
     hedges = hedges or HEDGES
     rows = []
@@ -113,7 +98,7 @@ def hedge_counts(answers: pd.DataFrame, *, hedges: dict[str, str] | None = None)
 
 
 def top_trigrams(answers: pd.DataFrame, *, k: int = 10) -> pd.DataFrame:
-    """The most common word trigrams of the human answers, per subset (CommVQA §4.3).
+    """The ``k`` most common word trigrams of the human answers, per subset (CommVQA §4.3).
 
     Parameters
     ----------
@@ -121,11 +106,6 @@ def top_trigrams(answers: pd.DataFrame, *, k: int = 10) -> pd.DataFrame:
         ``CommVQA.answers``.
     k : int, default 10
         Trigrams kept per subset (ties broken alphabetically).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``subset``, ``rank``, ``trigram`` and ``occurrences``.
     """
     from sklearn.feature_extraction.text import CountVectorizer
 
@@ -149,33 +129,13 @@ YES_NO = frozenset({"yes", "no", "yeah", "yep", "nope"})
 
 
 def is_polar(question: str) -> bool:
-    """Rule-based polar (yes/no) question detection (CommVQA Appendix A.2.2).
-
-    Parameters
-    ----------
-    question : str
-        The question text.
-
-    Returns
-    -------
-    bool
-    """
+    """Rule-based polar (yes/no) question detection (CommVQA Appendix A.2.2)."""
     words = re.findall(r"[a-z']+", question.lower().replace("’", "'"))
     return bool(words) and words[0] in POLAR_FIRST_WORDS and " or " not in f" {question.lower()} "
 
 
 def answer_kind(answer: str) -> str:
-    """How an answer to a polar question is built (Appendix A.2.2): ``yes/no only``, ``yes/no + more``, ``no yes/no``.
-
-    Parameters
-    ----------
-    answer : str
-        A human answer.
-
-    Returns
-    -------
-    str
-    """
+    """How a polar question's answer is built (A.2.2): ``yes/no only``, ``yes/no + more`` or ``no yes/no``."""
     words = re.findall(r"[a-z']+", answer.lower().replace("’", "'"))
     if not words or words[0] not in YES_NO:
         return "no yes/no"
@@ -183,7 +143,7 @@ def answer_kind(answer: str) -> str:
 
 
 def polar_answers(annotations: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
-    """Polar questions and how their answers go beyond yes/no, per subset (Appendix A.2.2).
+    """Polar questions and how their answers go beyond yes/no, one row per subset (Appendix A.2.2).
 
     ``polar_questions_incl_or`` drops the " or " exclusion, a sensitivity figure ("Any trees or bushes?" is polar).
 
@@ -193,11 +153,6 @@ def polar_answers(annotations: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFr
         ``CommVQA.annotations``.
     answers : pandas.DataFrame
         ``CommVQA.answers``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per subset.
     """
     polar_ids = set(annotations.loc[annotations["question"].map(is_polar), "question_id"])
     rows = []
@@ -262,9 +217,5 @@ def paper_interrogative_cells(tests: pd.DataFrame) -> pd.DataFrame:
     ----------
     tests : pandas.DataFrame
         :func:`interrogative_tests` output.
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     return tests[(tests["word"].isin(["who", "what"])) & (tests["context"].isin(["social media", "shopping"]))]
