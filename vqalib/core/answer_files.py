@@ -51,18 +51,13 @@ def _first_json_record(path: Path) -> object:
 
 
 def detect_format(path: str | Path) -> str:
-    """The format of an answers file, from its content (the suffix only says how to parse it).
+    """The name of an answers file's format, from its content (the suffix only says how to parse it): the first
+    of :data:`~vqalib.core.answer_formats.FORMATS` that recognises it; none is a DataFormatError listing the shapes.
 
     Parameters
     ----------
     path : str or Path
         The answers file.
-
-    Returns
-    -------
-    str
-        The first format of :data:`~vqalib.core.answer_formats.FORMATS` that recognises it (none: a
-        :class:`DataFormatError` listing the accepted shapes).
     """
     path = Path(path)
     if not path.is_file():
@@ -107,10 +102,6 @@ def read_answers(path: str | Path, *, format: str | None = None) -> tuple[pd.Dat
         The answers file (``.csv``, ``.tsv``, ``.xlsx``, ``.json``, ``.jsonl``).
     format : str, optional
         A name of :data:`~vqalib.core.answer_formats.FORMATS` except ``vqalib-run``; default detected from the content.
-
-    Returns
-    -------
-    tuple
     """
     path = Path(path)
     name = format or detect_format(path)

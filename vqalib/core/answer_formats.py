@@ -56,17 +56,8 @@ def _read_excel(path: Path) -> pd.DataFrame:
 
 
 def read_json_lines(path: str | Path) -> list[dict]:
-    """Every line of a JSON-lines file as an object with ``_line`` added; a bad line is an error naming it.
-
-    Parameters
-    ----------
-    path : str or Path
-        The file (UTF-8; blank lines are skipped).
-
-    Returns
-    -------
-    list of dict
-    """
+    """Every line of a UTF-8 JSON-lines file as a dict with ``_line`` added (blank lines skipped); a bad
+    line is a DataFormatError naming it."""
     path = Path(path)
     data = read_regular(path, what="JSON-lines file")
     if not data.strip():
@@ -105,17 +96,7 @@ def _text(value: object) -> str | None:
 
 
 def as_id(value: object) -> str | None:
-    """An id cell as text: stripped, ``12.0`` (a spreadsheet's number) as ``12``, empty as None.
-
-    Parameters
-    ----------
-    value : object
-        A cell of an id column.
-
-    Returns
-    -------
-    str or None
-    """
+    """An id cell as text: stripped, ``12.0`` (a spreadsheet's number) as ``12``, empty as None."""
     text = _text(value)
     if text is None or not text.strip():
         return None
@@ -236,60 +217,20 @@ class AnswerFormat:
     shape: str = ""
 
     def from_record(self, record: dict) -> bool:
-        """Whether a JSON(-lines) file is in this format.
-
-        Parameters
-        ----------
-        record : dict
-            Its first record.
-
-        Returns
-        -------
-        bool
-        """
+        """Whether a JSON(-lines) file whose first record is ``record`` is in this format."""
         return False
 
     def from_columns(self, columns: list[str]) -> bool:
-        """Whether a table (CSV, TSV, workbook) is in this format.
-
-        Parameters
-        ----------
-        columns : list of str
-            Its header.
-
-        Returns
-        -------
-        bool
-        """
+        """Whether a table (CSV, TSV, workbook) with header ``columns`` is in this format."""
         return False
 
     def rows(self, path: Path) -> list[dict]:
-        """The file's records, read strictly (a problem is a DataFormatError naming the file, line and field).
-
-        Parameters
-        ----------
-        path : Path
-            The answers file.
-
-        Returns
-        -------
-        list of dict
-            One per record: ``line``, ``answer`` and the ids it has, then its own fields.
-        """
+        """The file's records read strictly, one dict each (``line``, ``answer``, the ids it has, its own fields); a
+        problem is a DataFormatError naming the file, line and field."""
         raise NotImplementedError
 
     def version(self, path: Path) -> str | None:
-        """The toolkit's version, when a file beside the answers records it.
-
-        Parameters
-        ----------
-        path : Path
-            The answers file.
-
-        Returns
-        -------
-        str or None
-        """
+        """The toolkit's version, when a file beside the answers records it."""
         return None
 
 
@@ -336,17 +277,8 @@ class _VLMEvalKit(AnswerFormat):
 
 
 class DeclaredCSV(AnswerFormat):
-    """A result CSV a paper declares (``[[answer_format]]``): detected by its columns, the answer read from one.
-
-    Parameters
-    ----------
-    name, shape : str
-        The format's name and its one-line example for error messages.
-    columns : sequence of str
-        The columns that identify the format (all required).
-    answer : str
-        The column holding the answer.
-    """
+    """A result CSV a paper declares (``[[answer_format]]``): detected by having all of ``columns``, the answer
+    read from column ``answer``; ``shape`` is its one-line example for error messages."""
 
     def __init__(self, *, name: str, shape: str, columns, answer: str):
         self.name, self.shape, self.columns, self.answer = name, shape, tuple(columns), answer
@@ -378,19 +310,8 @@ FORMATS: dict[str, AnswerFormat] = {}  # in the order detection tries them: the 
 
 
 def register(fmt: AnswerFormat, *, before: str | None = None) -> AnswerFormat:
-    """Add an answers-file format to :data:`FORMATS` (detection tries it before ``before``, else last).
-
-    Parameters
-    ----------
-    fmt : AnswerFormat
-        An instance of a subclass; a name already registered is a ValueError.
-    before : str, optional
-        A registered format the new one is tried before (e.g. ``"plain"``).
-
-    Returns
-    -------
-    AnswerFormat
-    """
+    """Add an answers-file format to :data:`FORMATS`, tried before the format named ``before`` (else last); a
+    name already registered is a ValueError."""
     if not fmt.name or fmt.name in FORMATS:
         raise ValueError(f"an answers format needs a new name, not {fmt.name!r} (registered: {list(FORMATS)})")
     items = list(FORMATS.items())

@@ -1,4 +1,2 @@
-"""The LLM judge: LAVE ratings of answers against a reference.
-
-Submodules: settings, backends (HTTP, ``transformers``), cache (:class:`CachedJudge`), prompts (``prompts/lave.json``),
-parsing (the 1-3 rating) and batch (:func:`lave`). This file imports nothing."""
+"""The LLM judge: LAVE ratings of answers against a reference. Submodules: settings, backends (HTTP,
+``transformers``), cache, prompts (``prompts/lave.json``), parsing (the 1-3 rating), batch (:func:`lave`)."""

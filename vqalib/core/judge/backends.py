@@ -27,10 +27,8 @@ READ_SIZE = 65536  # bytes asked of the socket per read of a reply body
 
 
 class JudgeError(RuntimeError):
-    """The judge model could not be reached or refused the request.
-
-    ``status`` is the per-item ``judge_status``; ``fatal`` marks failures every further request would meet.
-    """
+    """The judge model could not be reached or refused the request; ``status`` is the per-item ``judge_status``,
+    ``fatal`` marks failures every further request would meet."""
 
     def __init__(self, message: str, *, status: str = "error", fatal: bool = False) -> None:
         super().__init__(message)
@@ -46,47 +44,15 @@ class JudgeBackend(Protocol):
     model: str
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
-        """The assistant's reply text to ``messages``.
-
-        Parameters
-        ----------
-        messages : list of dict
-            Chat messages, each with ``role`` and ``content``.
-        temperature : float, default 0.0
-            Sampling temperature (0: greedy).
-        max_tokens : int, default 256
-            Longest reply, in tokens.
-
-        Returns
-        -------
-        str
-        """
+        """The assistant's reply text to chat ``messages`` (each with ``role`` and ``content``); temperature 0 is
+        greedy, ``max_tokens`` the longest reply."""
         ...
 
 
 def retry_wait(*, attempt: int, backoff_factor: float, retry_after: str | None = None,
                max_retry_after: float = MAX_RETRY_AFTER, now: datetime | None = None) -> float:
-    """Seconds (>= 0) to wait before retrying a judge call: a valid ``Retry-After``, else exponential backoff.
-
-    Capped at ``max_retry_after`` because a server may ask for hours (21600 s seen).
-
-    Parameters
-    ----------
-    attempt : int
-        The failed attempt's number, from 0.
-    backoff_factor : float
-        Seconds of the first backoff.
-    retry_after : str, optional
-        The reply's ``Retry-After`` header (seconds or an HTTP date).
-    max_retry_after : float, default MAX_RETRY_AFTER
-        The longest wait, in seconds.
-    now : datetime, optional
-        The time an HTTP date is counted from; default now (UTC).
-
-    Returns
-    -------
-    float
-    """
+    """Seconds (>= 0) to wait before retry ``attempt`` (from 0): a valid ``Retry-After`` (seconds or HTTP date),
+    else exponential backoff; capped at ``max_retry_after`` because a server may ask for hours (21600 s seen)."""
     wait = backoff_factor * (2 ** attempt)
     if retry_after is not None and retry_after.strip():
         value = retry_after.strip()
@@ -133,11 +99,9 @@ def _without_userinfo(url: str) -> str:
 
 
 class OpenAIChatBackend:
-    """An OpenAI-compatible ``/chat/completions`` endpoint as LAVE judge.
-
-    ``timeout`` bounds each socket read; ``deadline`` bounds the whole call (attempts, slow bodies, retry waits).
-    A 2xx body over ``max_reply_bytes`` raises ``too large`` without a retry; ``sleep``/``clock`` are for tests.
-    """
+    """An OpenAI-compatible ``/chat/completions`` endpoint as LAVE judge: ``timeout`` bounds each socket read,
+    ``deadline`` the whole call (attempts, slow bodies, retry waits); a 2xx body over ``max_reply_bytes`` raises
+    ``too large`` without a retry; ``sleep``/``clock`` are for tests."""
 
     name = "openai"
 
@@ -178,9 +142,8 @@ class OpenAIChatBackend:
                    max_reply_bytes=setting("max_reply_bytes"))
 
     def _attempt(self, url: str, body: bytes, *, remaining: float) -> tuple[int, Any, bytes, bool]:
-        """One POST in a worker thread, abandoned after ``remaining`` s (requests' timeout is per read only).
-
-        Reads at most ``max_reply_bytes``; returns (status, headers, body, over the cap)."""
+        """One POST in a worker thread, abandoned after ``remaining`` s (requests' timeout is per read only); reads
+        at most ``max_reply_bytes`` and returns (status, headers, body, over the cap)."""
         box: dict[str, Any] = {}
         done, cancel = threading.Event(), threading.Event()
         read_timeout = min(self.timeout, remaining)
@@ -240,23 +203,8 @@ class OpenAIChatBackend:
         return content if isinstance(content, str) else ""  # JSON without completion text: counted as empty
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
-        """One chat completion (a LAVE rationale and rating); "" when the reply has no text.
-
-        Raises :class:`JudgeError` with its ``status`` when no usable reply comes before the deadline.
-
-        Parameters
-        ----------
-        messages : list of dict
-            Chat messages, each with ``role`` and ``content``.
-        temperature : float, default 0.0
-            Sent as the request's ``temperature``.
-        max_tokens : int, default 256
-            Sent as the request's ``max_tokens``.
-
-        Returns
-        -------
-        str
-        """
+        """One chat completion (a LAVE rationale and rating); "" when the reply has no text. Raises
+        :class:`JudgeError` with its ``status`` when no usable reply comes before the deadline."""
         url = f"{self.base_url}/chat/completions"
         body = json.dumps({"model": self.model, "messages": messages, "temperature": temperature,
                            "max_tokens": max_tokens}).encode("utf-8")
@@ -325,38 +273,15 @@ class TransformersBackend:
         return cls(model=model, device=config.get(DEVICE_ENV) or "cpu")
 
     def render(self, messages: list[dict]) -> str:
-        """The prompt text for ``messages``, up to the reply: the chat template, else ``Role: content`` turns.
-
-        Parameters
-        ----------
-        messages : list of dict
-            Chat messages, each with ``role`` and ``content``.
-
-        Returns
-        -------
-        str
-        """
+        """The prompt text for ``messages``, up to the reply: the chat template, else ``Role: content`` turns."""
         if getattr(self.tokenizer, "chat_template", None):
             return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         turns = [f"{m['role'].capitalize()}: {m['content']}" for m in messages]
         return "\n\n".join(turns + ["Assistant:"])
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
-        """Generate a reply (greedy at temperature 0, seeded sampling above): the new tokens decoded, stripped.
-
-        Parameters
-        ----------
-        messages : list of dict
-            Chat messages, rendered by :meth:`render`.
-        temperature : float, default 0.0
-            0 decodes greedily; above 0, seeded sampling (the global RNG is untouched).
-        max_tokens : int, default 256
-            Most new tokens generated.
-
-        Returns
-        -------
-        str
-        """
+        """The new tokens of a reply to ``messages``, decoded and stripped: greedy at temperature 0, else seeded
+        sampling (the global RNG is untouched)."""
         import torch
 
         has_template = bool(getattr(self.tokenizer, "chat_template", None))

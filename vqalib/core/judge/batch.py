@@ -19,17 +19,7 @@ from vqalib.core.judge.settings import LAVE_PROMPTS, REFERENCE_FALLBACK_RATING, 
 
 
 def lave_score(rating: int) -> float:
-    """LAVE's score (0, 0.5 or 1) from a 1-3 rating: ``(rating - 1) / 2``.
-
-    Parameters
-    ----------
-    rating : int
-        1 incorrect, 2 ambiguous or incomplete, 3 correct (not range-checked).
-
-    Returns
-    -------
-    float
-    """
+    """LAVE's score (0, 0.5 or 1) from a 1-3 rating (not range-checked): ``(rating - 1) / 2``."""
     return (rating - 1) / 2
 
 
@@ -41,17 +31,15 @@ def lave(items: pd.DataFrame, *, judge: CachedJudge, prompt: str | None = None, 
          data_dir: Path | None = None, max_consecutive_failures: int | None = 10,
          progress: bool = True) -> pd.DataFrame:
     """Rate each candidate answer against its reference with LAVE; adds ``rationale``, ``rating``, ``score``,
-    ``status``, ``judge_status`` and ``.attrs["lave"]`` (prompt, policy, status counts).
-
-    Unparseable replies: ``drop`` (default; the papers do not say, and their prompt demands ``Rating: X``) leaves
-    them out of the mean; ``reference`` scores them 0.5 as mair-lab/lave does. Failed calls never get a score.
+    ``status``, ``judge_status`` and ``.attrs["lave"]`` (prompt, policy, status counts). Unparseable replies: ``drop``
+    (default; the papers do not say, and their prompt demands ``Rating: X``) leaves them out of the mean, ``reference``
+    scores them 0.5 as mair-lab/lave does. Failed calls never get a score.
 
     Parameters
     ----------
     items : pandas.DataFrame
         One row per answer: ``question``, ``reference`` (a list for ``lave-reference``), ``candidate``.
     judge : CachedJudge
-        The judge to ask.
     prompt, unparseable : str, optional
         The prompt variant and unparseable policy; default ``VQALIB_JUDGE_PROMPT`` / ``_UNPARSEABLE``.
     data_dir : Path, optional
@@ -60,10 +48,6 @@ def lave(items: pd.DataFrame, *, judge: CachedJudge, prompt: str | None = None, 
         Failed calls in a row that end the batch (None: never).
     progress : bool, default True
         Show a progress bar.
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     missing = {"question", "reference", "candidate"} - set(items.columns)
     if missing:

@@ -29,11 +29,9 @@ def _size(text: str) -> int:
 
 
 class CachedJudge:
-    """A judge backend whose replies are cached on disk, so reruns make no calls.
-
-    An entry is served only if it is a regular file holding this exact request and a non-empty reply within
-    ``max_reply_bytes``; others are deleted with a warning. A cache that cannot be written costs calls, never replies.
-    """
+    """A judge backend whose replies are cached on disk, so reruns make no calls. An entry is served only if it is a
+    regular file holding this exact request and a non-empty reply within ``max_reply_bytes``; others are deleted with
+    a warning. A cache that cannot be written costs calls, never replies."""
 
     def __init__(self, backend: JudgeBackend, *, cache_dir: str | Path, max_reply_bytes: int | None = None) -> None:
         self.backend = backend
@@ -53,23 +51,7 @@ class CachedJudge:
 
     def request_key(self, messages: list[dict], *, temperature: float, max_tokens: int,
                     prompt: str | None = None) -> dict:
-        """What identifies a reply in the cache: backend, endpoint, model, prompt, messages, settings, seed.
-
-        Parameters
-        ----------
-        messages : list of dict
-            The chat messages sent.
-        temperature : float
-            The sampling temperature.
-        max_tokens : int
-            The reply's token limit.
-        prompt : str, optional
-            The prompt variant's name.
-
-        Returns
-        -------
-        dict
-        """
+        """What identifies a reply in the cache: backend, endpoint, model, prompt, messages, settings, seed."""
         return {"backend": self.backend.name, "endpoint": getattr(self.backend, "endpoint", None),
                 "model": self.backend.model, "prompt": prompt, "messages": messages, "temperature": temperature,
                 "max_tokens": max_tokens, "seed": getattr(self.backend, "seed", None)}
@@ -83,8 +65,7 @@ class CachedJudge:
         canonical = _canonical(request)
         # JSON may spell a character in up to 6 bytes; anything longer cannot hold a reply within the cap
         limit = 6 * (self.max_reply_bytes + _size(canonical)) + 1024
-        # an entry written before seals is still served when its request checks out below, because a judge
-        # reply costs a paid call and a hosted model may not give the same reply again
+        # an unsealed entry is served if its request checks out: a reply is a paid call and may not recur
         data = read_entry(path, kind=KIND, max_bytes=limit, unsealed_ok=True)
         if data is None:  # not asked before, or discarded (a pipe, a folder, over the limit, a broken seal)
             return None
@@ -119,27 +100,8 @@ class CachedJudge:
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256,
                  prompt: str | None = None, accept: Callable[[str], bool] | None = None) -> str:
-        """The backend's reply to ``messages``, from the cache when this request was answered before.
-
-        A new reply that is empty or rejected by ``accept`` is returned, not stored; backend failures propagate.
-
-        Parameters
-        ----------
-        messages : list of dict
-            Chat messages, each with ``role`` and ``content``.
-        temperature : float, default 0.0
-            Sampling temperature, passed to the backend.
-        max_tokens : int, default 256
-            The reply's token limit, passed to the backend.
-        prompt : str, optional
-            The prompt variant's name, part of the cache key only.
-        accept : callable, optional
-            ``accept(text) -> bool``: whether a reply may be cached or served from the cache.
-
-        Returns
-        -------
-        str
-        """
+        """The backend's reply to ``messages``, from the cache when this request was answered before; a new reply
+        that is empty or rejected by ``accept(text)`` is returned, not stored; ``prompt`` is part of the key only."""
         request = self.request_key(messages, temperature=temperature, max_tokens=max_tokens, prompt=prompt)
         path = self._path(request) if self.enabled else None
         if path is not None:
@@ -173,10 +135,6 @@ def judge_from_env(*, cache_dir: str | Path | None = None) -> CachedJudge | None
     ----------
     cache_dir : str or Path, optional
         Where replies are stored; default ``cache_root("judge")``.
-
-    Returns
-    -------
-    CachedJudge or None
     """
     if config.get(BASE_URL_ENV) and config.get(MODEL_ENV):
         backend: JudgeBackend = OpenAIChatBackend.from_env()

@@ -76,19 +76,8 @@ def _ratings_in(text: str) -> tuple[list[int], set[str]]:
 
 
 def parse_lave_reply(text: str | None) -> ParsedRating:
-    """Read the rating of a LAVE reply: ``Rating: X`` and its variants, or a bare ``X`` ending the reply.
-
-    A span (``1-3``), a value off the 1-3 scale or different ratings in one reply yield no rating.
-
-    Parameters
-    ----------
-    text : str or None
-        The judge's reply.
-
-    Returns
-    -------
-    ParsedRating
-    """
+    """Read the rating of a LAVE reply: ``Rating: X`` and its variants, or a bare ``X`` ending the reply; a span
+    (``1-3``), a value off the 1-3 scale or different ratings in one reply yield no rating, with the reason."""
     if text is None or not text.strip():
         return ParsedRating(None, REASON_EMPTY)
     echo = _ECHOED_ITEM.search(text)
@@ -108,17 +97,7 @@ def parse_lave_reply(text: str | None) -> ParsedRating:
 
 
 def parse_rating(text: str | None) -> int | None:
-    """The 1-3 rating of a LAVE reply, or None.
-
-    Parameters
-    ----------
-    text : str or None
-        The judge's reply.
-
-    Returns
-    -------
-    int or None
-    """
+    """The 1-3 rating of a LAVE reply, or None."""
     return parse_lave_reply(text).rating
 
 

@@ -35,12 +35,7 @@ class DeclaredPrompt:
 
 @functools.cache
 def declared_prompts() -> dict[str, DeclaredPrompt]:
-    """The LAVE prompts the papers declare, by name.
-
-    Returns
-    -------
-    dict of str to DeclaredPrompt
-    """
+    """The LAVE prompts the papers declare, by name."""
     out = {}
     for block in declarations.extensions("judge_prompt"):
         path = Path(block["folder"]) / block["file"]
@@ -76,17 +71,8 @@ def _checked_demos(path: Path, records: object) -> tuple[dict, ...]:
 
 
 def load_lave_demos(*, data_dir: Path | None = None) -> LaveDemos:
-    """mair-lab/lave's demonstrations for the ``lave-reference`` prompt, hash-checked (``vqalib fetch`` gets them).
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder holding ``lave/``; default :func:`vqalib.core.io.default_data_dir`.
-
-    Returns
-    -------
-    LaveDemos
-    """
+    """mair-lab/lave's demonstrations for the ``lave-reference`` prompt, hash-checked (``vqalib fetch`` gets them),
+    from ``lave/`` in ``data_dir`` (default :func:`vqalib.core.io.default_data_dir`)."""
     sets = {}
     for kind, key in LAVE_DEMO_KEYS.items():
         path = data_registry.verified_path(key, data_dir=data_dir)
@@ -104,19 +90,8 @@ def _reference_block(*, question: str, references: str, candidate: str, output: 
 
 
 def filter_references(references: Sequence[str], *, p: float = 0.25) -> list[str]:
-    """The references without rare ones, as mair-lab/lave drops answers given <= ``p`` times as often as the commonest.
-
-    Parameters
-    ----------
-    references : sequence of str
-        The item's reference answers, repeats counted (at least one).
-    p : float, default 0.25
-        The largest count ratio to the commonest answer that makes an outlier.
-
-    Returns
-    -------
-    list of str
-    """
+    """The references (repeats counted) without rare ones, as mair-lab/lave drops answers given <= ``p`` times as
+    often as the commonest."""
     counts = collections.Counter(references)
     most = max(counts.values())
     outliers = {answer for answer, n in counts.items() if n / most <= p}
@@ -124,35 +99,15 @@ def filter_references(references: Sequence[str], *, p: float = 0.25) -> list[str
 
 
 def format_references(references: Sequence[str], *, filter_outliers: bool) -> str:
-    """``'a', 'b'``: the references sorted and quoted, as mair-lab/lave's prompt lists them.
-
-    Parameters
-    ----------
-    references : sequence of str
-        The reference answers (repeats are listed again).
-    filter_outliers : bool
-        Drop rare answers first (True for the rated item, False for demonstrations).
-
-    Returns
-    -------
-    str
-    """
+    """``'a', 'b'``: the references sorted and quoted, as mair-lab/lave's prompt lists them; ``filter_outliers``
+    drops rare answers first (True for the rated item, False for demonstrations)."""
     kept = filter_references(references) if filter_outliers else list(references)
     return ", ".join(f"'{r}'" for r in sorted(kept))
 
 
 def is_binary_question(references: Sequence[str]) -> bool:
-    """mair-lab/lave's yes/no rule: the most common reference, lower-cased without a final '.', is yes or no.
-
-    Parameters
-    ----------
-    references : sequence of str
-        The item's reference answers (at least one); on a tie the first counted wins.
-
-    Returns
-    -------
-    bool
-    """
+    """mair-lab/lave's yes/no rule: the most common reference (on a tie the first counted), lower-cased without a
+    final '.', is yes or no."""
     return collections.Counter(references).most_common(1)[0][0].lower().rstrip(".") in ("yes", "no")
 
 
@@ -165,23 +120,9 @@ def _references(reference: str | Sequence[str]) -> list[str]:
 
 def lave_messages(*, question: str, reference: str | Sequence[str], candidate: str, prompt: str = DEFAULT_PROMPT,
                   demos: LaveDemos | None = None) -> list[dict]:
-    """The LAVE chat messages (``{"role", "content"}``) for one answer: the LLM judge's input.
-
-    Parameters
-    ----------
-    question, candidate : str
-        The item's question and the answer to rate.
-    reference : str or sequence of str
-        The reference answer (a declared prompt: exactly one string) or answers (``lave-reference``).
-    prompt : str
-        A declared prompt's name or ``lave-reference``; another name is a ``ValueError``.
-    demos : LaveDemos, optional
-        The ``lave-reference`` demonstrations; default :func:`load_lave_demos`.
-
-    Returns
-    -------
-    list of dict
-    """
+    """The LAVE chat messages (``{"role", "content"}``) for one answer: a declared prompt takes exactly one
+    ``reference`` string, ``lave-reference`` a list and ``demos`` (default :func:`load_lave_demos`); another
+    ``prompt`` is a ValueError."""
     if prompt in declared_prompts():
         declared = declared_prompts()[prompt]
         if not isinstance(reference, str):

@@ -1,6 +1,5 @@
 """Settings of the LLM judge (LAVE): its environment variables, defaults, prompt variants and the policies for a
-reply without a rating; :func:`setting` reads them through :mod:`vqalib.core.config`.
-"""
+reply without a rating; :func:`setting` reads them through :mod:`vqalib.core.config`."""
 
 from __future__ import annotations
 
@@ -85,17 +84,8 @@ SETTINGS: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
 
 
 def setting(name: str) -> Any:
-    """One setting of the LAVE judge from its environment variable, else its default; a bad value is a ``ValueError``.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`SETTINGS`.
-
-    Returns
-    -------
-    Any
-    """
+    """One setting of the LAVE judge (a key of :data:`SETTINGS`) from its environment variable, else its default;
+    a bad value is a ValueError."""
     variable, default, parse = SETTINGS[name]
     raw = config.get(variable)
     if raw is None:

@@ -1,7 +1,6 @@
-"""BERTScore F1 with a configurable backbone, deterministic across machines.
-
-Citation: Zhang et al. (2020), "BERTScore: Evaluating Text Generation with BERT", ICLR. Exact variant: ``bert-score``
-F1, no IDF, no rescaling, backbone in float64, each F1 rounded to :data:`vqalib.core.encoders.DECIMALS`."""
+"""BERTScore F1 with a configurable backbone, deterministic across machines. Citation: Zhang et al. (2020),
+"BERTScore: Evaluating Text Generation with BERT", ICLR. Exact variant: ``bert-score`` F1, no IDF, no rescaling,
+backbone in float64, each F1 rounded to :data:`vqalib.core.encoders.DECIMALS`."""
 
 from __future__ import annotations
 
@@ -28,9 +27,8 @@ class Backbone:
 
 
 def bertscore_backbone(model: str | None = None, *, num_layers: int | None = None) -> Backbone:
-    """The BERTScore backbone: a named model (``roberta-large`` online), else the packaged all-MiniLM-L6-v2.
-
-    The offline MiniLM is matched at layer 4 of 6 by default (bert-score has no default layer for it).
+    """The BERTScore backbone: a named model (``roberta-large`` online), else the packaged all-MiniLM-L6-v2,
+    matched at layer 4 of 6 by default (bert-score has no default layer for it).
 
     Parameters
     ----------
@@ -38,10 +36,6 @@ def bertscore_backbone(model: str | None = None, *, num_layers: int | None = Non
         Hub name or local folder; default ``$VQALIB_BERTSCORE_MODEL``, else the packaged MiniLM.
     num_layers : int, optional
         Layer whose embeddings are matched; default ``$VQALIB_BERTSCORE_LAYERS`` (4 for the MiniLM).
-
-    Returns
-    -------
-    Backbone
     """
     model = model or config.get(BERTSCORE_MODEL_ENV)
     num_layers = num_layers or (config.get_int(BERTSCORE_LAYERS_ENV, 0) or None)
@@ -55,23 +49,8 @@ def bertscore_backbone(model: str | None = None, *, num_layers: int | None = Non
 
 def bertscore_f1(references: list[str], candidates: list[str], *, backbone: Backbone,
                  batch_size: int = 64) -> np.ndarray:
-    """BERTScore F1 per pair, float64 and rounded, so scores are the same on every CPU and batch split.
-
-    bert-score's own steps, but texts are batched by token count, not word count (which padded 63% more tokens).
-
-    Parameters
-    ----------
-    references, candidates : list of str
-        Aligned raw texts.
-    backbone : Backbone
-        The model and layer.
-    batch_size : int
-        Texts embedded per batch and pairs matched per batch.
-
-    Returns
-    -------
-    ndarray
-    """
+    """BERTScore F1 per aligned pair, float64 and rounded, so scores are the same on every CPU and batch split;
+    bert-score's own steps, but texts batched by token count, not word count (which padded 63% more tokens)."""
     import torch
     from bert_score import BERTScorer
     from bert_score.utils import get_bert_embedding, greedy_cos_idf, sent_encode

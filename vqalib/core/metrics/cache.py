@@ -27,19 +27,8 @@ SCORE_CACHE_VERSION = "2"  # 2: scores stored per pair; bump when _score_texts c
 
 
 def score_cache_key(metric: str, backbone: Backbone | None) -> str:
-    """SHA-256 (64 hex digits) naming one metric's score store: metric, library versions, backbone, rounding.
-
-    Parameters
-    ----------
-    metric : str
-        ``rouge``, ``meteor``, ``meteor_nltk`` or ``bertscore``.
-    backbone : Backbone or None
-        The BERTScore backbone (None for the other metrics).
-
-    Returns
-    -------
-    str
-    """
+    """SHA-256 (64 hex digits) naming one metric's score store: metric, library versions, backbone (None but
+    for BERTScore), rounding."""
     from importlib.metadata import PackageNotFoundError, version
 
     def installed(package: str) -> str:
@@ -72,10 +61,6 @@ def cached_scores(metric: str, references: tuple[str, ...], candidates: tuple[st
         The BERTScore backbone (None for the other metrics).
     cache_dir : Path, optional
         Cache folder; default ``cache_root("metrics")``.
-
-    Returns
-    -------
-    ndarray
     """
     if not references:
         return np.array([], dtype=np.float64)

@@ -1,7 +1,6 @@
-"""Unigram lexical overlap of a long answer with short reference answers: 8 candidate definitions.
-
-Citation: none; "Lex-Overlap (Unigram)" is reported undefined, so these are its plausible readings (recall, precision,
-Jaccard, VQA-accuracy-style containment after Antol et al., 2015) over sets of ``[a-z0-9]+(?:'[a-z]+)?`` words."""
+"""Unigram lexical overlap of a long answer with short reference answers: 8 candidate definitions. Citation: none;
+"Lex-Overlap (Unigram)" is reported undefined, so these are its plausible readings (recall, precision, Jaccard,
+VQA-accuracy-style containment after Antol et al., 2015) over sets of ``[a-z0-9]+(?:'[a-z]+)?`` words."""
 
 from __future__ import annotations
 
@@ -76,10 +75,6 @@ def lexical_overlap(pairs: pd.DataFrame, *, definition: str = DEFAULT_LEXICAL_OV
         One row per long answer: ``whole_answer``, ``crowd_answers``, ``question``, ``reference`` (majority answer).
     definition : str
         A key of :data:`LEXICAL_OVERLAPS`.
-
-    Returns
-    -------
-    ndarray
     """
     if definition not in LEXICAL_OVERLAP_DEFINITIONS:
         raise ValueError(f"unknown definition {definition!r}; known: {list(LEXICAL_OVERLAP_DEFINITIONS)}")

@@ -1,7 +1,6 @@
-"""METEOR 1.5 segment and corpus scores through one reusable Java process.
-
-Citation: Denkowski and Lavie (2014), "Meteor Universal: ...", WMT. Exact variant: pycocoevalcap's
-``meteor-1.5.jar`` (``-stdio -l en -norm``); segment scores from its ``EVAL`` reply."""
+"""METEOR 1.5 segment and corpus scores through one reusable Java process. Citation: Denkowski and Lavie (2014),
+"Meteor Universal: ...", WMT. Exact variant: pycocoevalcap's ``meteor-1.5.jar`` (``-stdio -l en -norm``); segment
+scores from its ``EVAL`` reply."""
 
 from __future__ import annotations
 
@@ -11,17 +10,8 @@ import numpy as np
 
 
 def meteor(references: list[str], candidates: list[str]) -> np.ndarray:
-    """METEOR 1.5 segment scores (pycocoevalcap's Java METEOR) per pair of PTB-tokenized texts.
-
-    Parameters
-    ----------
-    references, candidates : list of str
-        Aligned PTB-tokenized texts, none empty (Java cannot score an empty segment).
-
-    Returns
-    -------
-    ndarray
-    """
+    """METEOR 1.5 segment scores (pycocoevalcap's Java METEOR) per aligned pair of PTB-tokenized texts, none empty
+    (Java cannot score an empty segment)."""
     if not references:
         return np.array([], dtype=float)
     with MeteorSession() as session:
@@ -30,10 +20,8 @@ def meteor(references: list[str], candidates: list[str]) -> np.ndarray:
 
 
 class MeteorSession:
-    """One pycocoevalcap METEOR 1.5 process reused for many scorings, its ``SCORE``/``EVAL`` lines pipelined.
-
-    Statistics are kept, so a subset or bootstrap resample is one ``EVAL`` of summed statistics.
-    """
+    """One pycocoevalcap METEOR 1.5 process reused for many scorings, its ``SCORE``/``EVAL`` lines pipelined;
+    statistics are kept, so a subset or bootstrap resample is one ``EVAL`` of summed statistics."""
 
     def __init__(self) -> None:
         from pycocoevalcap.meteor.meteor import Meteor
@@ -79,10 +67,6 @@ class MeteorSession:
             PTB-tokenized candidates (``|||`` removed, double spaces made single, as pycocoevalcap does).
         references : list of list of str
             The references of each candidate, aligned with ``candidates``.
-
-        Returns
-        -------
-        list of str
         """
         lines = [" ||| ".join(("SCORE", " ||| ".join(refs), cand.replace("|||", "").replace("  ", " ")))
                  for cand, refs in zip(candidates, references)]
@@ -95,10 +79,6 @@ class MeteorSession:
         ----------
         stats : list of str
             Lines of :meth:`statistics` (e.g. a resample).
-
-        Returns
-        -------
-        (float, ndarray)
         """
         out = self._exchange(["EVAL" + "".join(f" ||| {s}" for s in stats)], len(stats) + 1)
         return float(out[-1]), np.array([float(x) for x in out[:-1]])
@@ -110,10 +90,6 @@ class MeteorSession:
         ----------
         pooled : ndarray
             One row of 23 summed :func:`meteor_additive` statistics per corpus (1-D: one corpus).
-
-        Returns
-        -------
-        ndarray
         """
         lines = ["EVAL ||| " + " ".join(repr(float(x)) for x in row) for row in np.atleast_2d(pooled)]
         out = self._exchange(lines, 2 * len(lines))
@@ -121,18 +97,13 @@ class MeteorSession:
 
 
 def meteor_additive(stats: np.ndarray) -> np.ndarray:
-    """METEOR statistics (rows of 23) made additive as Java's ``MeteorStats.addStats`` sums them.
-
-    The chunk count (column 20) of a segment matched entirely in one chunk is zeroed, as the aggregate omits it.
+    """METEOR statistics (rows of 23) made additive as Java's ``MeteorStats.addStats`` sums them: the chunk count
+    (column 20) of a segment matched entirely in one chunk is zeroed, as the aggregate omits it.
 
     Parameters
     ----------
     stats : array-like
         Rows of METEOR statistics, as floats.
-
-    Returns
-    -------
-    ndarray
     """
     stats = np.array(stats, dtype=float, copy=True)
     test_matches = stats[:, 4:20:2].sum(axis=1)  # content + function matches of the 4 stages

@@ -1,7 +1,6 @@
-"""NLTK's METEOR, without WordNet synonyms (a sensitivity variant of METEOR).
-
-Citation: Banerjee and Lavie (2005), "METEOR: An Automatic Metric for MT Evaluation ...", ACL workshop.
-Exact variant: NLTK ``meteor_score`` on PTB tokens, one reference, exact and Porter-stem matches only."""
+"""NLTK's METEOR without WordNet synonyms (a sensitivity variant of METEOR). Citation: Banerjee and Lavie (2005),
+"METEOR: An Automatic Metric for MT Evaluation ...", ACL workshop. Exact variant: NLTK ``meteor_score`` on PTB
+tokens, one reference, exact and Porter-stem matches only."""
 
 from __future__ import annotations
 
@@ -17,19 +16,8 @@ class _NoWordNet:
 
 
 def meteor_nltk(references: list[str], candidates: list[str]) -> np.ndarray:
-    """NLTK's METEOR (alpha 0.9, beta 3, gamma 0.5) with exact and Porter-stem matches only.
-
-    WordNet cannot be installed offline, so scores are a lower bound of NLTK's full METEOR; an empty text scores 0.
-
-    Parameters
-    ----------
-    references, candidates : list of str
-        Aligned PTB-tokenized texts (split on white space).
-
-    Returns
-    -------
-    ndarray
-    """
+    """NLTK's METEOR (alpha 0.9, beta 3, gamma 0.5) per aligned pair of PTB-tokenized texts, exact and Porter-stem
+    matches only: WordNet cannot be installed offline, so scores are a lower bound of NLTK's full METEOR; empty is 0."""
     from nltk.translate.meteor_score import meteor_score
 
     return np.array([meteor_score([r.split()], c.split(), wordnet=_NoWordNet()) if r.split() and c.split() else 0.0

@@ -1,6 +1,5 @@
 """The metrics registry: every reference-based text metric with its citation, exact variant, range and direction,
-and one call shape for all of them (:meth:`Metric.score` on a DataFrame of ``reference``/``candidate`` pairs).
-"""
+and one call shape for all of them (:meth:`Metric.score` on a DataFrame of ``reference``/``candidate`` pairs)."""
 
 from __future__ import annotations
 
@@ -37,19 +36,7 @@ class Metric:
     def score_texts(self, references: Sequence[str], candidates: Sequence[str],
                     backbone: Backbone | None = None) -> np.ndarray:
         """Scores of aligned raw text pairs, PTB-tokenized first where the metric says so; a pair tokenization
-        empties scores 0 (METEOR's Java side cannot score an empty segment).
-
-        Parameters
-        ----------
-        references, candidates : sequence of str
-            Aligned raw texts.
-        backbone : Backbone, optional
-            The BERTScore backbone (ignored by the other metrics).
-
-        Returns
-        -------
-        ndarray
-        """
+        empties scores 0 (METEOR's Java side cannot score an empty segment); ``backbone`` is BERTScore's."""
         if self.texts is None:
             raise ValueError(f"metric {self.name!r} scores pair rows, not text pairs: it has no per-pair cache")
         if not self.ptb_tokenized:
@@ -66,21 +53,8 @@ class Metric:
 
     def score(self, pairs: pd.DataFrame, *, backbone: Backbone | None = None,
               definition: str = DEFAULT_LEXICAL_OVERLAP) -> np.ndarray:
-        """Scores (float64, NaN where undefined) of the metric for each pair, uncached.
-
-        Parameters
-        ----------
-        pairs : DataFrame
-            One row per pair: ``reference`` and ``candidate`` (Lex-Overlap reads its own columns).
-        backbone : Backbone, optional
-            The BERTScore backbone (ignored by the other metrics).
-        definition : str, optional
-            The Lex-Overlap definition (ignored by the other metrics).
-
-        Returns
-        -------
-        ndarray
-        """
+        """Scores (float64, NaN where undefined) of the metric for each ``reference``/``candidate`` pair, uncached;
+        Lex-Overlap reads its own columns and ``definition``, BERTScore its ``backbone``."""
         if self.texts is None:
             return lexical_overlap(pairs, definition=definition)
         return self.score_texts(list(pairs["reference"].astype(str)), list(pairs["candidate"].astype(str)), backbone)
@@ -117,10 +91,6 @@ def metric(name: str) -> Metric:
     ----------
     name : str
         A key of :data:`METRICS`.
-
-    Returns
-    -------
-    Metric
     """
     if name not in METRICS:
         raise ValueError(f"unknown metric {name!r}; known: {', '.join(METRICS)}")

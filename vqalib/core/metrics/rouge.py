@@ -1,7 +1,6 @@
-"""ROUGE-L: the F-measure of the longest common subsequence of a candidate and a reference.
-
-Citation: Lin (2004), "ROUGE: A Package for Automatic Evaluation of Summaries". Exact variant: pycocoevalcap's
-``Rouge.calc_score``, one reference, F with beta = 1.2 over PTB tokens."""
+"""ROUGE-L: the F-measure of the longest common subsequence of a candidate and a reference. Citation: Lin (2004),
+"ROUGE: A Package for Automatic Evaluation of Summaries". Exact variant: pycocoevalcap's ``Rouge.calc_score``,
+one reference, F with beta = 1.2 over PTB tokens."""
 
 from __future__ import annotations
 
@@ -9,17 +8,7 @@ import numpy as np
 
 
 def rouge_l(references: list[str], candidates: list[str]) -> np.ndarray:
-    """ROUGE-L F (pycocoevalcap, beta 1.2) per pair of PTB-tokenized texts.
-
-    Parameters
-    ----------
-    references, candidates : list of str
-        Aligned PTB-tokenized texts.
-
-    Returns
-    -------
-    ndarray
-    """
+    """ROUGE-L F (pycocoevalcap, beta 1.2) per aligned pair of PTB-tokenized texts."""
     from pycocoevalcap.rouge.rouge import Rouge
 
     scorer = Rouge()

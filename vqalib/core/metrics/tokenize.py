@@ -1,7 +1,6 @@
-"""PTB tokenization as the COCO caption evaluation does it (input of ROUGE-L and both METEORs).
-
-Citation: Stanford CoreNLP 3.4.1's PTB tokenizer (Manning et al., 2014) as wrapped by pycocoevalcap (Chen et al.,
-2015). Exact variant: ``PTBTokenizer -preserveLines -lowerCase``, punctuation tokens removed."""
+"""PTB tokenization as the COCO caption evaluation does it (input of ROUGE-L and both METEORs). Citation: Stanford
+CoreNLP 3.4.1's PTB tokenizer (Manning et al., 2014) as wrapped by pycocoevalcap (Chen et al., 2015). Exact
+variant: ``PTBTokenizer -preserveLines -lowerCase``, punctuation tokens removed."""
 
 from __future__ import annotations
 
@@ -31,10 +30,6 @@ def ptb_tokenize(texts: list[str]) -> list[str]:
     ----------
     texts : list of str
         Raw texts.
-
-    Returns
-    -------
-    list of str
     """
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 

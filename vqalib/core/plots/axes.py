@@ -32,10 +32,6 @@ class Clip(NamedTuple):
         ----------
         decimals : int, default 1
             Decimals of the limits and extremes printed.
-
-        Returns
-        -------
-        str
         """
         parts = []
         if self.n_above:
@@ -48,9 +44,9 @@ class Clip(NamedTuple):
 
 
 def clipped(values, *, groups=None, k: float = FAR_OUT, pad: float = AXIS_PAD) -> Clip:
-    """Robust axis limits for box plots of ``values``: the lowest to highest Tukey fence (Q1 - k IQR, Q3 + k IQR).
-
-    With ``k = 3`` only values "far out" of all boxes are left out (and counted); a box with IQR 0 keeps its range.
+    """Robust axis limits for box plots of ``values``: the lowest to highest Tukey fence (Q1 - k IQR, Q3 + k IQR), and
+    the counts left out below and above. With ``k = 3`` only values "far out" of all boxes are left out; a box with IQR
+    0 keeps its range.
 
     Parameters
     ----------
@@ -62,11 +58,6 @@ def clipped(values, *, groups=None, k: float = FAR_OUT, pad: float = AXIS_PAD) -
         Fence distance in IQRs.
     pad : float, default :data:`AXIS_PAD`
         Share of the kept range added on each side.
-
-    Returns
-    -------
-    Clip
-        The limits and the counts of values left out below and above them.
     """
     values = pd.Series(values, dtype=float).dropna()
     if values.empty:

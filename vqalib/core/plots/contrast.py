@@ -15,51 +15,26 @@ MIN_CONTRAST = 4.5  # WCAG 2.x, success criterion 1.4.3 (AA, normal-size text)
 
 
 def relative_luminance(colour) -> float:
-    """WCAG 2.x relative luminance, 0 (black) to 1 (white), of an opaque colour (alpha is ignored).
-
-    Parameters
-    ----------
-    colour : matplotlib colour
-        A name, hex string or RGB(A) tuple.
-
-    Returns
-    -------
-    float
-    """
+    """WCAG 2.x relative luminance, 0 (black) to 1 (white), of an opaque matplotlib colour (alpha is ignored)."""
     rgb = np.array(to_rgba(colour)[:3])
     linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
     return float(linear @ [0.2126, 0.7152, 0.0722])
 
 
 def contrast_ratio(a, b) -> float:
-    """WCAG 2.x contrast ratio of two opaque colours, from 1 (same luminance) to 21 (black on white).
-
-    Parameters
-    ----------
-    a, b : matplotlib colour
-        The two colours, in either order.
-
-    Returns
-    -------
-    float
-    """
+    """WCAG 2.x contrast ratio of two opaque colours, from 1 (same luminance) to 21 (black on white)."""
     la, lb = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
     return (la + 0.05) / (lb + 0.05)
 
 
 def text_colour_on(colour) -> str:
-    """``"black"`` or ``"white"``, whichever contrasts more with the opaque fill ``colour``.
-
-    One of the two always reaches 4.58:1, so text on any fill passes :data:`MIN_CONTRAST` (a fixed cut does not).
+    """``"black"`` or ``"white"``, whichever contrasts more with the opaque fill ``colour``; one of the two always
+    reaches 4.58:1, so text on any fill passes :data:`MIN_CONTRAST` (a fixed cut does not).
 
     Parameters
     ----------
     colour : matplotlib colour
         The fill the text sits on.
-
-    Returns
-    -------
-    str
     """
     return "black" if contrast_ratio(colour, "black") >= contrast_ratio(colour, "white") else "white"
 
@@ -140,9 +115,8 @@ def _describe(text, fg, bg, ratio: float, minimum: float) -> str:
 
 
 def contrast_problems(fig: plt.Figure, *, minimum: float = MIN_CONTRAST) -> list[str]:
-    """Every text of the drawn ``fig`` whose contrast with what lies under it is below ``minimum``, one line each.
-
-    The background is every fill and image drawn before the text, composited at its centre (hatching not counted).
+    """Every text of the drawn ``fig`` whose contrast with what lies under it is below ``minimum``, one line each;
+    the background is every fill and image drawn before the text, composited at its centre (hatching not counted).
 
     Parameters
     ----------
@@ -150,10 +124,6 @@ def contrast_problems(fig: plt.Figure, *, minimum: float = MIN_CONTRAST) -> list
         The finished figure (it is drawn, not changed).
     minimum : float, default :data:`MIN_CONTRAST`
         The least acceptable contrast ratio.
-
-    Returns
-    -------
-    list of str
     """
     rec = _Recorder(fig)
     fig.draw(rec)

@@ -1,6 +1,5 @@
 """The figure style and the pieces every figure shares, readable with a colour-vision deficiency: the Okabe–Ito
-:data:`PALETTE`, and colour never the only cue (bars carry :data:`HATCHES`, points and lines :data:`MARKERS`).
-"""
+:data:`PALETTE`, and colour never the only cue (bars carry :data:`HATCHES`, points and lines :data:`MARKERS`)."""
 
 from __future__ import annotations
 
@@ -66,10 +65,6 @@ def colours(n: int) -> list[tuple[float, float, float]]:
     ----------
     n : int
         Number of categories; at most ``len(PALETTE)``.
-
-    Returns
-    -------
-    list of tuple of float
     """
     if n > len(PALETTE):
         raise ValueError(f"{n} categories, but the colour-blind-safe palette has {len(PALETTE)} colours; "
