@@ -1,4 +1,4 @@
-"""Model answers joined to a dataset's questions, every row counted (the ``coverage`` of a scorecard): unknown ids,
+"""Model answers joined to a dataset's questions, every row counted (a scorecard's ``coverage``): unknown ids,
 repeated answers and missing or empty answers are counted and listed, never dropped silently; a file matching no
 id, or mostly unknown ids (over ``VQALIB_MAX_UNKNOWN_SHARE``), is refused before any scoring."""
 
@@ -17,13 +17,7 @@ from vqalib.core.io import DataFormatError, read_csv_text
 DUPLICATE_RULES = ("error", "first", "last")
 
 def lmms_doc_hash(doc: dict) -> str:
-    """The ``doc_hash`` lmms-eval logs for a document (SHA-256 of its ``json.dumps(indent=2)``), to check a samples line.
-
-    Parameters
-    ----------
-    doc : dict
-        One document of the task's data file.
-    """
+    """The ``doc_hash`` lmms-eval logs for a document: SHA-256 of its ``json.dumps(indent=2)``."""
     return hashlib.sha256(json.dumps(doc, indent=2, default=str, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
@@ -32,8 +26,8 @@ NULL_DOC_HASH = hashlib.sha256(b"null").hexdigest()
 
 
 def join_task_data(answers: pd.DataFrame, *, task_data: str | Path, answers_path: str = "answers") -> pd.DataFrame:
-    """Fill ``item_id`` of toolkit rows from the exported task data: lmms-eval ``doc_id`` (``doc_hash`` checked unless it is
-    :data:`NULL_DOC_HASH`) or VLMEvalKit ``index``; a row not in the data, or a differing hash, is a DataFormatError.
+    """Fill missing ``item_id`` of toolkit rows from the exported task data: lmms-eval ``doc_id`` (``doc_hash`` checked
+    unless :data:`NULL_DOC_HASH`) or VLMEvalKit ``index``; a row not in the data, or another hash, is a DataFormatError.
 
     Parameters
     ----------
@@ -43,11 +37,6 @@ def join_task_data(answers: pd.DataFrame, *, task_data: str | Path, answers_path
         The exported data: a JSONL of documents (lmms-eval) or a TSV with ``index`` and an id column (VLMEvalKit).
     answers_path : str
         The answers file's name, for messages.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``answers`` with ``item_id`` filled where it was missing.
     """
     task_data = Path(task_data)
     out = answers.copy()
@@ -92,7 +81,6 @@ def match_answers(answers: pd.DataFrame, *, ids: list[str], dataset: str, key: s
     ids : list of str
         The dataset's ids, in its order.
     dataset : str
-        The dataset's name, for messages.
     key : str, default "item_id"
         The column holding the ids.
     duplicates : {"error", "first", "last"}
@@ -105,8 +93,7 @@ def match_answers(answers: pd.DataFrame, *, ids: list[str], dataset: str, key: s
     Returns
     -------
     tuple
-        ``(matched, coverage)``: answered rows in the dataset's order, and the ids of each kind (``missing``,
-        ``unknown``, ``duplicate``, ``empty``) with counts.
+        ``(matched, coverage)``: answered rows in dataset order, and the ids of each kind with counts.
     """
     if duplicates not in DUPLICATE_RULES:
         raise ValueError(f"duplicates must be one of {DUPLICATE_RULES}, not {duplicates!r}")

@@ -1,6 +1,6 @@
-"""Cache entries verified when read: each file starts with a ``vqalib-cache 1 sha256=...`` seal line, and an entry
-whose content no longer matches (or that is not a regular file) is discarded with a warning and computed again;
-a folder of files written together carries a ``SHA256SUMS`` manifest. Nothing read is unpickled or run."""
+"""Cache entries verified when read: each file starts with a ``vqalib-cache 1 sha256=...`` seal line; an entry that
+no longer matches (or is not a regular file) is discarded with a warning and recomputed; a folder written together
+carries a ``SHA256SUMS`` manifest. Nothing read is unpickled or run."""
 
 from __future__ import annotations
 
@@ -21,24 +21,12 @@ class CorruptEntry(ValueError):
 
 
 def seal(payload: bytes) -> bytes:
-    """``payload`` with its seal line in front (what :func:`write_entry` stores).
-
-    Parameters
-    ----------
-    payload : bytes
-        The entry's content.
-    """
+    """``payload`` with its seal line in front (what :func:`write_entry` stores)."""
     return SEAL_PREFIX + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
 
 
 def unseal(data: bytes) -> bytes:
-    """The payload of a sealed entry, checked against its seal (:class:`CorruptEntry` when missing or different).
-
-    Parameters
-    ----------
-    data : bytes
-        A whole entry as stored.
-    """
+    """The payload of sealed entry ``data`` (:class:`CorruptEntry` if its seal is missing or different)."""
     if not data.startswith(SEAL_PREFIX) or data[_SEAL_LENGTH - 1:_SEAL_LENGTH] != b"\n":
         raise CorruptEntry("no seal line (written by another version, or not a cache entry)")
     stated = data[len(SEAL_PREFIX):_SEAL_LENGTH - 1].decode("ascii", errors="replace")
@@ -49,12 +37,11 @@ def unseal(data: bytes) -> bytes:
 
 
 def discard(path: Path, *, kind: str, why: str) -> None:
-    """Warn that cache entry ``path`` is not used, and remove it (best effort) so the next run recomputes it.
+    """Warn that cache entry ``path`` (file or folder) is not used, and remove it (best effort) so it is recomputed.
 
     Parameters
     ----------
     path : Path
-        The file (or folder) of the entry.
     kind : str
         Which cache, for the warning.
     why : str
@@ -76,18 +63,12 @@ def read_entry(path: Path, *, kind: str, max_bytes: int | None = None, unsealed_
     Parameters
     ----------
     path : Path
-        The entry's file.
     kind : str
         Which cache, for the warning.
     max_bytes : int, optional
         The largest entry accepted (larger: discarded).
     unsealed_ok : bool, default False
-        Return an entry without a seal as it is (older entries checked by their caller); a bad seal is still discarded.
-
-    Returns
-    -------
-    bytes or None
-        The payload.
+        Return an unsealed entry as it is (older entries its caller checks); a bad seal is still discarded.
     """
     path = Path(path)
     try:
@@ -101,21 +82,15 @@ def read_entry(path: Path, *, kind: str, max_bytes: int | None = None, unsealed_
 
 
 def write_entry(path: Path, payload: bytes, *, kind: str) -> bool:
-    """Store ``payload`` sealed at ``path`` (atomically); a cache that cannot be written warns and goes on.
+    """Store ``payload`` sealed at ``path`` (atomically): True, or False after a warning when the disk refused it (a
+    cache that cannot be written does not stop the run).
 
     Parameters
     ----------
     path : Path
-        The entry's file; missing folders are created.
     payload : bytes
-        The content.
     kind : str
         Which cache, for the warning.
-
-    Returns
-    -------
-    bool
-        True when stored, False (after a warning) when the disk refused it.
     """
     try:
         write_atomic(Path(path), seal(payload))
@@ -144,7 +119,7 @@ def _frame_digest(frame) -> str:
 
 
 def content_key(*, code: tuple[str, ...] = (), packages: tuple[str, ...] = (), **inputs) -> str:
-    """SHA-256 naming a computed table by its ``inputs``, the source of the ``code`` modules and package versions.
+    """SHA-256 hex naming a computed table by its ``inputs``, the source of the ``code`` modules and package versions.
 
     Parameters
     ----------
@@ -154,11 +129,6 @@ def content_key(*, code: tuple[str, ...] = (), packages: tuple[str, ...] = (), *
         Installed distributions whose version the result depends on (pandas always).
     **inputs
         Tables, numeric arrays, or JSON-serializable values.
-
-    Returns
-    -------
-    str
-        64 hexadecimal digits.
     """
     import importlib
     import importlib.metadata
@@ -186,14 +156,12 @@ def content_key(*, code: tuple[str, ...] = (), packages: tuple[str, ...] = (), *
 
 
 def cached_frame(path: Path, *, kind: str, compute):
-    """The table stored at ``path``, else ``compute()`` stored there and returned; name ``path`` by a :func:`content_key`.
+    """The table stored at ``path``, else ``compute()`` stored there and returned; name ``path`` by :func:`content_key`.
 
     Parameters
     ----------
     path : Path
-        The entry's file.
     kind : str
-        Which cache, for warnings.
     compute : callable
         Returns the table (default index) when there is no entry.
     """
@@ -223,15 +191,7 @@ def _frame_from_payload(payload: bytes):
 
 
 def read_frame(path: Path, *, kind: str):
-    """The table stored by :func:`write_frame` at ``path``, or None when absent or untrusted (discarded with a warning).
-
-    Parameters
-    ----------
-    path : Path
-        The entry's file.
-    kind : str
-        Which cache, for the warning.
-    """
+    """The table :func:`write_frame` stored at ``path``, or None when absent or untrusted (discarded with a warning)."""
     payload = read_entry(path, kind=kind)
     if payload is None:
         return None
@@ -243,22 +203,8 @@ def read_frame(path: Path, *, kind: str):
 
 
 def write_frame(path: Path, frame, *, kind: str) -> bool:
-    """Store ``frame`` as a sealed Parquet entry (no pickle), only when it reads back equal in values and dtypes.
-
-    Parameters
-    ----------
-    path : Path
-        The entry's file.
-    frame : pandas.DataFrame
-        The table, with a default (range) index.
-    kind : str
-        Which cache, for the warning.
-
-    Returns
-    -------
-    bool
-        As :func:`write_entry`; False too when the table would not read back equal.
-    """
+    """Store ``frame`` (default index) as a sealed Parquet entry (no pickle), only when it reads back equal in values
+    and dtypes; returns as :func:`write_entry`, False too when it would not read back equal."""
     import io
     import json
 
@@ -283,12 +229,11 @@ def write_frame(path: Path, frame, *, kind: str) -> bool:
 
 
 def write_manifest(folder: Path) -> None:
-    """Write ``SHA256SUMS`` in ``folder``: the SHA-256 of every other file in it, for :func:`verify_manifest`.
+    """Write ``SHA256SUMS`` in ``folder`` (before it is renamed into place): the SHA-256 of every other file in it.
 
     Parameters
     ----------
     folder : Path
-        A folder of regular files, before it is renamed into place.
     """
     from vqalib.core.io import sha256_of
 
@@ -302,7 +247,6 @@ def verify_manifest(folder: Path, *, names: tuple[str, ...]) -> str | None:
     Parameters
     ----------
     folder : Path
-        The entry's folder.
     names : tuple of str
         The files it must hold.
     """

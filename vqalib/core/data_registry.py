@@ -1,6 +1,5 @@
 """The registry of upstream data files (each paper's ``[upstream]`` declarations and the LAVE demonstrations), each
-with its repository, pinned commit, path and SHA-256, and their verification; fetching them is
-:mod:`vqalib.core.fetch`."""
+with repository, pinned commit, path and SHA-256, and their verification; :mod:`vqalib.core.fetch` fetches them."""
 
 from __future__ import annotations
 
@@ -58,13 +57,7 @@ def registry_frame() -> pd.DataFrame:
 
 
 def spec_for(key: str) -> DataFile:
-    """The registered file under ``key``; an unknown key raises ``KeyError`` listing the known ones.
-
-    Parameters
-    ----------
-    key : str
-        Its path below ``data/raw/``, e.g. ``"dataset/file.json"``.
-    """
+    """The registered file under ``key`` (path below ``data/raw/``); an unknown key: KeyError listing the known ones."""
     try:
         return _BY_KEY[key]
     except KeyError:
@@ -72,17 +65,7 @@ def spec_for(key: str) -> DataFile:
 
 
 def verify_file(path: Path, *, expected: str, name: str) -> None:
-    """Raise :class:`DataIntegrityError` naming the file and both hashes on a mismatch.
-
-    Parameters
-    ----------
-    path : Path
-        The file to hash.
-    expected : str
-        The registered SHA-256 (hex digest).
-    name : str
-        How the error message names the file.
-    """
+    """Raise :class:`DataIntegrityError` (naming ``name``, both hashes) if ``path``'s SHA-256 is not ``expected``."""
     actual = sha256_of(path)
     if actual != expected:
         error = DataIntegrityError(
@@ -99,7 +82,6 @@ def verified_path(key: str, *, data_dir: Path | None = None) -> Path:
     Parameters
     ----------
     key : str
-        The registered key (path below the data folder).
     data_dir : Path, optional
         The data folder; default :func:`~vqalib.core.io.default_data_dir`.
     """

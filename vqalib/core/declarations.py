@@ -1,9 +1,7 @@
 """The papers' declarations, read as data from each ``vqalib/papers/*/declarations.toml``, so core names no paper.
-
 Blocks: ``[paper]``, ``[upstream]``, ``[[table]]``/``[[figure]]`` (:class:`~vqalib.core.specs.Spec` fields),
 ``[[setting]]``, ``[[judge_prompt]]``, ``[[answer_format]]``; ``"@name"`` is the text of ``[reasons].name``. A bad
-field is a ValueError naming the file, the entry and the field.
-"""
+field is a ValueError naming the file, the entry and the field."""
 
 from __future__ import annotations
 
@@ -88,13 +86,8 @@ EXTENSIONS = {
 
 
 def extensions(kind: str) -> list[dict]:
-    """The ``[[kind]]`` blocks of every paper in paper order, each with ``paper`` and ``folder`` added.
-
-    Parameters
-    ----------
-    kind : str
-        A key of :data:`EXTENSIONS`.
-    """
+    """The ``[[kind]]`` blocks (``kind`` a key of :data:`EXTENSIONS`) of every paper in paper order, each with ``paper``
+    and ``folder`` added."""
     required, optional = EXTENSIONS[kind]
     out = []
     for data in _read():

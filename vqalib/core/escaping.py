@@ -1,6 +1,6 @@
-"""Text from a user (model names, file names, answers, toolkit metadata) made safe for the file it lands in: one
-escaped line of Markdown (no markup, no forged line or cell), and CSV cells that cannot run as spreadsheet formulas
-(a leading ``'``, also before an existing one, so the quoting is reversible)."""
+"""User text (model names, file names, answers, toolkit metadata) made safe for its file: one escaped line of
+Markdown (no markup, no forged line or cell), and CSV cells that cannot run as spreadsheet formulas (a leading
+``'``, also before an existing one, so the quoting is reversible)."""
 
 from __future__ import annotations
 
@@ -28,24 +28,22 @@ def _map_text(frame: pd.DataFrame, change) -> pd.DataFrame:
 
 
 def markdown_text(value: object) -> str:
-    """``value`` as one line of Markdown that shows as the text it is (no markup, no forged line or cell).
+    """``str(value)`` as one Markdown line that shows as the text it is (no markup, no forged line or cell).
 
     Parameters
     ----------
     value : object
-        Any value; ``str()`` of it is escaped.
     """
     text = _BREAKS.sub(" ", str(value))
     return _MARKDOWN.sub(r"\\\1", html.escape(text, quote=False))
 
 
 def markdown_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` with every column name and text cell through :func:`markdown_text`.
+    """A copy of ``frame`` with every column name and text cell through :func:`markdown_text` (for ``to_markdown``).
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        A table about to be written with ``to_markdown``.
     """
     return _map_text(frame, markdown_text)
 
@@ -56,18 +54,15 @@ def csv_formula_safe(frame: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     frame : pandas.DataFrame
-        A table about to be written with ``to_csv``.
     """
     return _map_text(frame, lambda text: "'" + text if text.startswith(_FORMULA_START) else text)
 
 
 def csv_formula_unquoted(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` with one leading ``'`` removed from each text cell and column name (the inverse of
-    :func:`csv_formula_safe`).
+    """A copy of ``frame`` without one leading ``'`` in each text cell and column name (undoes csv_formula_safe).
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        A table read from a CSV file :func:`csv_formula_safe` wrote.
     """
     return _map_text(frame, lambda text: text[1:] if text.startswith("'") else text)

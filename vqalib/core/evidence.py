@@ -68,7 +68,6 @@ def resolve(reference: Reference, *, root: Path, table: pd.DataFrame | None = No
     Parameters
     ----------
     reference : Reference
-        One parsed reference.
     root : Path
         The project folder the path is relative to.
     table : pandas.DataFrame, optional
@@ -96,15 +95,8 @@ def resolve(reference: Reference, *, root: Path, table: pd.DataFrame | None = No
 
 
 def check(known: pd.DataFrame, *, root: Path) -> pd.DataFrame:
-    """Every evidence reference of the known differences, resolved: one row (``table``, ``cell``, ``problem``) per problem.
-
-    Parameters
-    ----------
-    known : pandas.DataFrame
-        ``data/paper/known_differences.csv`` (``table``, ``cell``, ``evidence``).
-    root : Path
-        The project folder.
-    """
+    """Every evidence reference of the ``known`` differences (``table``, ``cell``, ``evidence``) resolved against the
+    project folder ``root``: one row (``table``, ``cell``, ``problem``) per problem."""
     problems = []
     for row in known.to_dict("records"):
         text = str(row.get("evidence") or "").strip()

@@ -1,4 +1,4 @@
-"""Fetching the registered upstream files into ``data/raw/`` (what ``vqalib fetch`` runs): downloaded, or copied from
+"""Fetching the registered upstream files into ``data/raw/`` (``vqalib fetch``): downloaded, or copied from
 ``VQALIB_DATA_MIRROR``, and hash-checked; nothing is partially written, every bad file is reported at once, and an
 interrupted fetch's ``.part`` file is removed (at once on SIGTERM/SIGINT, by the next fetch after SIGKILL)."""
 
@@ -52,18 +52,7 @@ def _part_pattern(target: Path) -> str:
 
 
 def remove_stale_parts(target: Path) -> list[Path]:
-    """Remove the temporary files an interrupted fetch of ``target`` left; a file another fetch holds locked is kept.
-
-    Parameters
-    ----------
-    target : Path
-        The registered file's local path.
-
-    Returns
-    -------
-    list of Path
-        The removed files, sorted.
-    """
+    """Remove and return (sorted) the ``.part`` files an interrupted fetch of ``target`` left, unless still locked."""
     removed = []
     for part in sorted(Path(target).parent.glob(_part_pattern(Path(target)))):
         try:
@@ -85,27 +74,19 @@ def remove_stale_parts(target: Path) -> list[Path]:
 
 def download(url: str, out, *, max_bytes: int, deadline: float, desc: str = "download",
              progress: bool = True) -> int:
-    """Stream ``url`` into the open binary file ``out`` within a size cap and an overall deadline (60 s per socket read).
+    """Stream ``url`` into open binary file ``out`` within a size cap and an overall deadline (60 s per socket read);
+    returns the bytes written, and past the cap or the deadline an ``OSError`` says which.
 
     Parameters
     ----------
     url : str
-        What to download.
     out : binary file
-        Where the bytes go.
     max_bytes : int
-        The most bytes accepted.
     deadline : float
         The most seconds the whole download may take.
     desc : str, default "download"
         The progress bar's label.
     progress : bool, default True
-        Show a tqdm progress bar.
-
-    Returns
-    -------
-    int
-        The bytes written; past the cap or the deadline an ``OSError`` says which.
     """
     started, size = time.monotonic(), 0
     with urllib.request.urlopen(url, timeout=60) as response:
@@ -217,16 +198,15 @@ def fetch(keys: list[str] | None = None, *, data_dir: Path | None = None, mirror
     keys : list of str, optional
         Registered keys to fetch; default every registered file.
     data_dir : Path, optional
-        Where to put them; default :func:`~vqalib.core.io.default_data_dir`.
+        Default :func:`~vqalib.core.io.default_data_dir`.
     mirror : Path, optional
         A folder laid out like ``data/raw`` to copy from; None downloads from upstream.
     progress : bool, default True
-        Show tqdm progress bars.
 
     Returns
     -------
     pandas.DataFrame
-        One row per file: ``key``, ``action`` (present, copied, downloaded), ``source``, ``stale_parts_removed``.
+        ``key``, ``action`` (present, copied, downloaded), ``source``, ``stale_parts_removed`` per file.
     """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     specs = [spec_for(k) for k in keys] if keys else list(REGISTRY)

@@ -1,6 +1,6 @@
-"""Statistical helpers the papers' analyses share, so each computes them the same way: t intervals, bootstrap
-intervals of many means and of grouped multi-label F1, significance marks and printed p-values. Each paper
-prints its own marks, so the levels are a parameter (:data:`THREE_LEVELS`, :data:`TWO_LEVELS`)."""
+"""Statistical helpers the papers' analyses share: t intervals, bootstrap intervals of many means and of grouped
+multi-label F1, significance marks and printed p-values. Each paper prints its own marks, so the levels are a
+parameter (:data:`THREE_LEVELS`, :data:`TWO_LEVELS`)."""
 
 from __future__ import annotations
 
@@ -16,16 +16,14 @@ TWO_LEVELS: tuple[tuple[float, str], ...] = ((0.01, "**"), (0.05, "*"))
 
 def star_mark(p: float | None, *, levels: tuple[tuple[float, str], ...] = THREE_LEVELS,
                        otherwise: str = "") -> str:
-    """The mark of the first level ``p`` is below, else ``otherwise`` (also for a missing p).
+    """The mark of the first level ``p`` is below, else ``otherwise`` (also for a missing p: None or NaN).
 
     Parameters
     ----------
     p : float or None
-        The p-value; None or NaN counts as missing.
     levels : tuple of (float, str), default THREE_LEVELS
         (threshold, mark) pairs, smallest threshold first; ``p`` must be strictly below a threshold.
     otherwise : str, default ""
-        What a p-value above every level (or missing) gets.
     """
     if p is None or not np.isfinite(p):
         return otherwise
@@ -38,9 +36,7 @@ def p_value_text(p: float | None, *, decimals: int = 4) -> str:
     Parameters
     ----------
     p : float or None
-        The p-value.
     decimals : int, default 4
-        Decimals printed.
     """
     if p is None or not np.isfinite(p):
         return ""
@@ -49,19 +45,13 @@ def p_value_text(p: float | None, *, decimals: int = 4) -> str:
 
 
 def mean_ci(values, *, confidence: float = 0.95) -> tuple[float, float, float, float]:
-    """Mean, SD (ddof 1) and the t interval of the mean.
+    """Mean, SD (ddof 1) and two-sided t interval of the mean: ``(mean, sd, ci_low, ci_high)``; with one value the SD
+    is NaN, with no spread the interval is the mean itself.
 
     Parameters
     ----------
     values : array-like of float
-        The sample.
     confidence : float, default 0.95
-        Coverage of the two-sided t interval.
-
-    Returns
-    -------
-    (mean, sd, ci_low, ci_high) : tuple of float
-        With one value the SD is NaN; with no spread the interval is the mean itself.
     """
     values = np.asarray(values, dtype=float)
     n = len(values)
@@ -76,24 +66,16 @@ def mean_ci(values, *, confidence: float = 0.95) -> tuple[float, float, float, f
 
 def bootstrap_mean_cis(samples: list[np.ndarray], *, n_resamples: int = 1000, confidence: float = 0.95,
                        seed: int = 0) -> np.ndarray:
-    """Percentile bootstrap intervals of the mean of many samples at once, bit for bit what ``scipy.stats.bootstrap``
-    (``method="percentile"``, ``default_rng(seed)``) gives each: scipy's index matrix is drawn once per sample size.
+    """Percentile bootstrap intervals (lower, upper per sample) of the means of many samples at once, bit for bit
+    ``scipy.stats.bootstrap``'s (``method="percentile"``, ``default_rng(seed)`` per sample).
 
     Parameters
     ----------
     samples : list of numpy.ndarray
         One-dimensional float samples, each with at least two values.
     n_resamples : int, default 1000
-        Bootstrap resamples.
     confidence : float, default 0.95
-        Coverage of the two-sided interval.
     seed : int, default 0
-        Seed of each sample's generator.
-
-    Returns
-    -------
-    numpy.ndarray of shape (len(samples), 2)
-        Lower and upper bound per sample.
     """
     out = np.full((len(samples), 2), np.nan)
     alpha = np.asarray((1 - confidence) / 2)
@@ -111,28 +93,20 @@ def bootstrap_mean_cis(samples: list[np.ndarray], *, n_resamples: int = 1000, co
 
 def grouped_f1_intervals(truth: np.ndarray, predicted: np.ndarray, *, groups, labels: tuple[str, ...], n_boot: int = 1000,
                  confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """Percentile bootstrap intervals of per-label and support-weighted F1 of multi-label predictions, resampling whole
-    groups; F1 from the resampled counts (0 where a label has none), weighted as scikit-learn's ``average="weighted"``.
+    """Percentile bootstrap intervals (``name``, ``ci_low``, ``ci_high``) of per-label and support-weighted F1 of
+    multi-label predictions, resampling whole groups; F1 from the resampled counts (0 where a label has none),
+    weighted as scikit-learn's ``average="weighted"``.
 
     Parameters
     ----------
     truth, predicted : numpy.ndarray of shape (n_rows, n_labels)
         0/1 true and predicted labels.
     groups : array-like of shape (n_rows,)
-        The group of each row.
     labels : tuple of str
         Names of the label columns, then one for the weighted average.
     n_boot : int, default 1000
-        Number of resamples.
     confidence : float, default 0.95
-        Coverage of the interval.
     seed : int, default 0
-        Seed of the resampling.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``name`` (``labels``), ``ci_low``, ``ci_high``.
     """
     truth, predicted = np.asarray(truth, dtype=np.int64), np.asarray(predicted, dtype=np.int64)
     codes, uniques = pd.factorize(pd.Series(np.asarray(groups)), sort=True)

@@ -1,5 +1,5 @@
-"""Declared limits on what an answers file from outside may make the reader do (line length, JSON nesting, workbook
-inflation, unknown ids), checked before the work starts; each function returns why a value is over its limit
+"""Declared limits on what an outside answers file may make the reader do (line length, JSON nesting, workbook
+inflation, unknown ids), checked before the work starts: each function returns why a value is over its limit
 (naming the setting that changes it) or None, and the reader raises it naming the file and line."""
 
 from __future__ import annotations
@@ -21,24 +21,17 @@ _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 def limit(name: str) -> int:
-    """The current value of one of the whole-number limits (:data:`DEFAULTS`).
+    """The current value of a whole-number limit (a key of :data:`DEFAULTS`).
 
     Parameters
     ----------
     name : str
-        A key of :data:`DEFAULTS`.
     """
     return config.get_int(name, DEFAULTS[name])
 
 
 def line_problem(length: int) -> str | None:
-    """Why a line of ``length`` bytes is too long to read, or None.
-
-    Parameters
-    ----------
-    length : int
-        The line's length in bytes.
-    """
+    """Why a line of ``length`` bytes is too long to read, or None."""
     most = limit(LINE_SETTING)
     if length <= most:
         return None
@@ -52,7 +45,6 @@ def nesting_problem(text: str | bytes, *, most: int | None = None) -> str | None
     Parameters
     ----------
     text : str or bytes
-        One JSON document or line.
     most : int, optional
         The limit (default the setting's current value).
     """
@@ -70,15 +62,7 @@ def nesting_problem(text: str | bytes, *, most: int | None = None) -> str | None
 
 
 def nesting_line(data: bytes, *, most: int) -> int:
-    """The 1-based line of a JSON document where its nesting first passes ``most`` (slower; for the error message).
-
-    Parameters
-    ----------
-    data : bytes
-        The document.
-    most : int
-        The limit.
-    """
+    """The 1-based line of JSON ``data`` where nesting first passes ``most`` (slower; for the error message)."""
     masked = _STRINGS.sub(lambda m: b"_" * len(m.group()), data)
     codes = np.frombuffer(masked, dtype=np.uint8)
     steps = np.isin(codes, (ord("["), ord("{"))).astype(np.int32) - np.isin(codes, (ord("]"), ord("}")))
@@ -87,13 +71,8 @@ def nesting_line(data: bytes, *, most: int) -> int:
 
 
 def workbook_problem(handle) -> str | None:
-    """Why an .xlsx workbook would inflate past the declared limits (read from its zip directory), or None.
-
-    Parameters
-    ----------
-    handle : binary file
-        The open workbook (seekable); it is rewound after the check.
-    """
+    """Why an .xlsx workbook (an open seekable ``handle``, rewound after) would inflate past the declared limits, read
+    from its zip directory; or None."""
     try:
         with zipfile.ZipFile(handle) as archive:
             infos = archive.infolist()

@@ -1,6 +1,6 @@
-"""Project paths and strict, safe file input/output shared by the whole package: reads refuse pipes and folders
-and raise :class:`DataFormatError` naming the file, record and field; writes are atomic. Imports only the
-standard library and :mod:`vqalib.core.config`, so it imports without a cycle."""
+"""Project paths and strict, safe file input/output: reads refuse pipes and folders and raise
+:class:`DataFormatError` naming file, record and field; writes are atomic. Imports only the standard library and
+:mod:`vqalib.core.config` (no import cycle)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,6 @@ def file_kind(mode: int) -> str:
     Parameters
     ----------
     mode : int
-        ``os.stat_result.st_mode``.
     """
     kinds = ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
              (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -56,7 +55,6 @@ def open_regular(path: str | Path, *, what: str = "file", max_bytes: int | None 
     what : str, default "file"
         What the file is, for the error.
     max_bytes : int, optional
-        The largest size accepted.
     """
     path = Path(path)
     try:
@@ -82,11 +80,8 @@ def read_regular(path: str | Path, *, what: str = "file", max_bytes: int | None 
     Parameters
     ----------
     path : str or Path
-        The file.
     what : str, default "file"
-        What the file is, for the error.
     max_bytes : int, optional
-        The largest size accepted.
     """
     with open_regular(path, what=what, max_bytes=max_bytes) as handle:
         data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
@@ -109,17 +104,11 @@ def default_data_dir() -> Path:
 
 
 def cache_root(*parts: str) -> Path:
-    """A cache folder: ``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``, and below it the folder ``parts`` names.
+    """A cache folder (not created): ``$VQALIB_CACHE_DIR`` or ``<project>/.cache/vqalib``, then ``parts`` below it.
 
     Parameters
     ----------
     *parts : str
-        Folder names below the cache root; none for the root.
-
-    Returns
-    -------
-    Path
-        The folder (not created).
     """
     return config.get_path("VQALIB_CACHE_DIR", project_root() / ".cache" / "vqalib").joinpath(*parts)
 
@@ -138,7 +127,6 @@ def sha256_of(path: Path) -> str:
     Parameters
     ----------
     path : Path
-        The file.
     """
     digest = hashlib.sha256()
     with open_regular(path, what="file to hash") as handle:
@@ -148,19 +136,12 @@ def sha256_of(path: Path) -> str:
 
 
 def write_atomic(target: Path, data: bytes) -> Path:
-    """Write ``data`` to ``target`` through a temporary file and a rename, so a reader or a crash never meets half a file.
+    """Write ``data`` to ``target`` (parents created; returned) via a temporary file and a rename: no half file.
 
     Parameters
     ----------
     target : Path
-        The file to write; missing parent folders are created.
     data : bytes
-        Its whole content.
-
-    Returns
-    -------
-    Path
-        ``target``.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -187,19 +168,12 @@ def json_type(value: object) -> str:
     Parameters
     ----------
     value : object
-        A value as ``json.loads`` returns it.
     """
     return JSON_TYPES.get(type(value), type(value).__name__)
 
 
 def json_where(path: tuple) -> str:
-    """Where a value sits in a parsed JSON file: ``top level``, ``entry '12'``, ``row 3``, ``... field 'answers'[2]``.
-
-    Parameters
-    ----------
-    path : tuple
-        The keys (str) and indices (int) leading to the value from the top level.
-    """
+    """Where a value sits in parsed JSON (``entry '12'``, ``row 3 field 'answers'[2]``) from its key/index path."""
     if not path:
         return "top level"
     head, rest = path[0], path[1:]
@@ -243,20 +217,14 @@ def _has_undecoded(text: str) -> bool:
 
 
 def read_json(path: Path, *, max_depth: int | None = None) -> object:
-    """Parse a JSON file strictly: bad syntax, non-UTF-8 bytes, an empty file or a repeated key raise
-    :class:`DataFormatError` naming the file, record and field.
+    """Parse a JSON file strictly (any top-level type: callers check it); bad syntax, non-UTF-8 bytes, an empty file
+    or a repeated key raise :class:`DataFormatError` naming the file, record and field.
 
     Parameters
     ----------
     path : Path
-        The JSON file.
     max_depth : int, optional
         Deepest nesting accepted, checked before parsing.
-
-    Returns
-    -------
-    object
-        The parsed document (any top-level type; callers check it).
     """
     path = Path(path)
     data = read_regular(path, what="JSON file")
@@ -319,22 +287,15 @@ def read_json(path: Path, *, max_depth: int | None = None) -> object:
 
 
 def read_csv_text(path: Path, *, required: tuple[str, ...] = (), sep: str = ",") -> pd.DataFrame:
-    """Read a CSV file strictly with every cell as a string; a bad encoding, empty file, repeated or missing column,
-    no data rows or an untokenizable row raise :class:`DataFormatError` naming the file, row and column.
+    """Read a CSV file strictly, every cell a string; a bad encoding, empty file, repeated or missing column, no data
+    row or an untokenizable row raises :class:`DataFormatError` naming the file, row and column.
 
     Parameters
     ----------
     path : Path
-        The CSV file.
     required : tuple of str, default ()
         Column names the header must hold.
     sep : str, default ","
-        The field separator (``"\\t"`` for TSV files).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Every cell as a string.
     """
     import pandas as pd  # imported here: the rest of this module needs only the standard library
 
@@ -411,23 +372,17 @@ def _csv_cell_with_bad_bytes(data: bytes) -> str | None:
 
 
 def require_fields(entry: object, fields: dict[str, type], *, file: str, where: str) -> dict:
-    """Check that a JSON record is an object with each field of the given type, else raise :class:`DataFormatError`.
+    """Return JSON record ``entry`` if it is an object with each field of ``fields`` (name: type; extra fields allowed),
+    else raise :class:`DataFormatError`.
 
     Parameters
     ----------
     entry : object
-        The parsed record.
     fields : dict of str to type
-        Each required field and its type (extra fields are allowed).
     file : str
         The file's name, for messages.
     where : str
         The record's place in the file (:func:`json_where`), for messages.
-
-    Returns
-    -------
-    dict
-        ``entry`` itself.
     """
     if not isinstance(entry, dict):
         raise DataFormatError(f"{file}: {where} is a {type(entry).__name__}, expected an object")

@@ -1,6 +1,6 @@
 """Output folders a command may write: a new path, an empty folder, or a folder the same command wrote before (its
-marker and only names it writes); anything else is refused with the path and why. :func:`replace_folder` swaps
-a fresh folder in whole under a lock, and nothing here deletes a folder it cannot show it wrote."""
+marker and only names it writes); anything else is refused with the path and why. :func:`replace_folder` swaps a
+fresh folder in whole under a lock; nothing here deletes a folder it cannot show it wrote."""
 
 from __future__ import annotations
 
@@ -42,9 +42,7 @@ def json_marker(path: Path, *, max_bytes: int) -> dict | None:
     Parameters
     ----------
     path : Path
-        The marker file.
     max_bytes : int
-        The largest marker read.
     """
     try:
         data = json.loads(read_regular(path, what="marker file", max_bytes=max_bytes).decode("utf-8"))
@@ -58,13 +56,7 @@ def _is_within(inner: Path, outer: Path) -> bool:
 
 
 def repository_root(path: Path) -> Path | None:
-    """The git work tree holding ``path`` (its nearest folder with ``.git``), or None.
-
-    Parameters
-    ----------
-    path : Path
-        A resolved path (it need not exist).
-    """
+    """The git work tree holding resolved ``path`` (its nearest folder with ``.git``; it need not exist), or None."""
     for folder in (path, *path.parents):
         if (folder / ".git").exists():
             return folder
@@ -77,7 +69,6 @@ def tracked_files(path: Path) -> list[str]:
     Parameters
     ----------
     path : Path
-        A file or folder.
     """
     real = Path(path).resolve()
     top = repository_root(real)
@@ -113,19 +104,13 @@ def _protected(real: Path) -> str | None:
 
 
 def check_out(path: str | Path, *, kind: OutputKind) -> Path:
-    """Refuse an output folder the command did not write (:class:`UnsafeOutput` naming the path and why).
+    """``path`` if it is a new path, an empty folder, or a folder with the command's marker and only names it writes;
+    else :class:`UnsafeOutput` naming the path and why.
 
     Parameters
     ----------
     path : str or Path
-        The folder the command was given.
     kind : OutputKind
-        What the command writes.
-
-    Returns
-    -------
-    Path
-        ``path``: a new path, an empty folder, or a folder with the command's marker and only names it writes.
     """
     path = Path(path).expanduser()
     refuse = f"{kind.option} {path}: refused, "
@@ -197,21 +182,15 @@ def _leftovers(parent: Path, name: str, kind: OutputKind) -> list[Path]:
 
 
 def replace_folder(out: str | Path, *, kind: OutputKind, fill: Callable[[Path], None]) -> Path:
-    """Write a folder whole: ``fill`` writes a fresh folder beside ``out``, which is then swapped in.
+    """Write a folder whole and return it: ``fill`` writes a fresh folder beside ``out``, which is then swapped in.
 
     Parameters
     ----------
     out : str or Path
         The folder (:func:`check_out` must accept it: checked again under the lock).
     kind : OutputKind
-        What the command writes.
     fill : callable
         Called with the fresh folder; writes every file of the new content (the marker among them).
-
-    Returns
-    -------
-    Path
-        ``out``.
     """
     final = check_out(out, kind=kind)
     final.parent.mkdir(parents=True, exist_ok=True)

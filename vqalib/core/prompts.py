@@ -1,6 +1,6 @@
-"""Prompt texts stored as package data (``<package>/prompts/<file>.json``): the one loader for every prompt file.
-A file of named prompts holds ``{"prompts": {name: {"source": ..., "text": ...}}}`` (:func:`load_prompt`); a file
-that is one prompt as a whole is read by :func:`prompt_file`. Tests pin the texts' SHA-256."""
+"""Prompt texts stored as package data (``<package>/prompts/<file>.json``): the one loader for every prompt file,
+named prompts ``{"prompts": {name: {"source": ..., "text": ...}}}`` (:func:`load_prompt`) or a whole-file prompt
+(:func:`prompt_file`). Tests pin the texts' SHA-256."""
 
 from __future__ import annotations
 
@@ -25,27 +25,24 @@ def _text(package: str, file: str) -> str:
 
 
 def prompt_file(package: str, file: str) -> dict[str, Any]:
-    """The whole prompt file ``<package>/prompts/<file>.json``, parsed afresh (a caller's copy).
+    """The whole prompt file ``<package>/prompts/<file>.json`` (``file``: lower-case letters, digits, ``_``), parsed
+    afresh (a caller's copy).
 
     Parameters
     ----------
     package : str
-        The package that holds the ``prompts`` folder, e.g. ``"vqalib.runner"``.
     file : str
-        The file's name without ``.json`` (lower-case letters, digits and ``_``).
     """
     return json.loads(_text(package, file))
 
 
 def load_prompt(package: str, file: str, name: str) -> Any:
-    """The text (or mapping of templates) of the named prompt ``name`` in ``<package>/prompts/<file>.json``, a copy.
+    """The text (or mapping of templates) of prompt ``name`` in ``<package>/prompts/<file>.json``, a copy.
 
     Parameters
     ----------
     package : str
-        The package that holds the ``prompts`` folder, e.g. ``"vqalib.core.judge"``.
     file : str
-        The file's name without ``.json``, e.g. ``"lave"``.
     name : str
         The prompt's name in the file's ``prompts`` mapping; an unknown one is a KeyError.
     """

@@ -1,7 +1,6 @@
 """The table registry: one declarative entry (:class:`Spec`) per reproduced table or figure, read from each paper's
-``declarations.toml``; no tolerance is written anywhere else. A cell is ``same``, ``analogous`` (other method or
-data), ``fitted`` (a choice tuned towards the paper) or ``self-input`` (recomputed from the paper's numbers);
-only ``same`` cells count as reproduced."""
+``declarations.toml`` (the only place tolerances are written). A cell is ``same``, ``analogous`` (other method or
+data), ``fitted`` (tuned towards the paper) or ``self-input`` (from the paper's numbers); only ``same`` counts."""
 
 from __future__ import annotations
 
@@ -26,35 +25,27 @@ def _lookup(entries: dict[str, Spec], stem: str, what: str) -> Spec:
 
 
 def table(stem: str) -> Spec:
-    """The registry entry of the table saved as ``figures/<stem>.csv`` (KeyError when none).
+    """The registry entry of the table saved as ``figures/<stem>.csv`` (a shell-pattern stem matches; else KeyError).
 
     Parameters
     ----------
     stem : str
-        The file name without suffix; an entry whose stem is a shell pattern matches too.
     """
     return _lookup(TABLES, stem, "table")
 
 
 def figure(stem: str) -> Spec:
-    """The registry entry of the figure saved as ``figures/<stem>.png`` (KeyError when none).
+    """The registry entry of the figure saved as ``figures/<stem>.png`` (a shell-pattern stem matches; else KeyError).
 
     Parameters
     ----------
     stem : str
-        The file name without suffix; an entry whose stem is a shell pattern matches too.
     """
     return _lookup(FIGURES, stem, "figure")
 
 
 def spec_for_file(name: str) -> Spec:
-    """The entry a file of ``figures/`` belongs to (``.csv``, ``.md``: table; ``.png``, ``.pdf``, ``.alt.txt``: figure).
-
-    Parameters
-    ----------
-    name : str
-        A file name in ``figures/`` (no folder).
-    """
+    """The entry a ``figures/`` file ``name`` belongs to (.csv, .md: table; .png, .pdf, .alt.txt: figure)."""
     for suffix, find in ((".alt.txt", figure), (".png", figure), (".pdf", figure), (".csv", table), (".md", table)):
         if name.endswith(suffix):
             return find(name[: -len(suffix)])
@@ -81,17 +72,8 @@ def tolerance_rules() -> list[dict]:
 
 
 def absolute_tolerance(spec: Spec, row: dict, printed_decimals: int) -> tuple[float, int]:
-    """(absolute tolerance, decimals compared) of one cell of ``spec``'s comparison.
-
-    Parameters
-    ----------
-    spec : Spec
-        The table's entry; without a ``tolerance``, 0 units.
-    row : dict
-        The cell's row, read for the tolerance's ``column``.
-    printed_decimals : int
-        Decimals the paper printed, unless the tolerance fixes ``decimals``.
-    """
+    """(absolute tolerance, decimals compared) of one cell (``row``) of ``spec``; ``printed_decimals`` unless the
+    tolerance fixes ``decimals``."""
     rule = spec.tolerance or Tolerance()
     key = row.get(rule.column) if rule.column else None
     decimals = rule.decimals_for(key, printed_decimals)
@@ -104,7 +86,6 @@ def band(stem: str, *, decimals: int) -> float:
     Parameters
     ----------
     stem : str
-        The table's stem.
     decimals : int
         Used unless the entry's tolerance fixes its own decimals.
     """
@@ -119,7 +100,6 @@ def cell_rules(spec: Spec, rows) -> list[tuple[float, int]]:
     Parameters
     ----------
     spec : Spec
-        The table's entry.
     rows : pandas.DataFrame
         Rows with ``paper_decimals`` and the printed-column keys.
     """

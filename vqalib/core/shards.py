@@ -1,6 +1,6 @@
-"""Content-addressed on-disk store of float64 rows (the embedding and metric-score caches): a folder of
-``shard-<hash>.npz`` files, only ever added, each a sealed entry of :mod:`vqalib.core.caches` read with
-``allow_pickle=False``, so concurrent writers never overwrite each other and a bad shard is discarded and recomputed."""
+"""Content-addressed store of float64 rows (the embedding and metric-score caches): a folder of ``shard-<hash>.npz``
+files, only ever added, each a sealed :mod:`vqalib.core.caches` entry read with ``allow_pickle=False``, so
+concurrent writers never overwrite each other and a bad shard is discarded and recomputed."""
 
 from __future__ import annotations
 
@@ -13,13 +13,8 @@ import numpy as np
 
 
 def item_key(*parts: str) -> str:
-    """SHA-256 naming one item: one text by its UTF-8 bytes, several by their JSON list (no two tuples share a key).
-
-    Parameters
-    ----------
-    *parts : str
-        The texts naming the item (at least one).
-    """
+    """SHA-256 naming one item by its texts: one by its UTF-8 bytes, several by their JSON list (no two tuples share
+    a key)."""
     data = parts[0] if len(parts) == 1 else json.dumps(list(parts), ensure_ascii=False)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
@@ -53,15 +48,8 @@ class ShardStore:
         return store
 
     def write(self, keys: list[str], vectors: np.ndarray) -> None:
-        """Add ``vectors`` as a new sealed shard (nothing when ``keys`` is empty; a refused write only warns).
-
-        Parameters
-        ----------
-        keys : list of str
-            The rows' keys (:func:`item_key` digests).
-        vectors : ndarray
-            One row per key, stored as float64.
-        """
+        """Add ``vectors`` (one row per key, as float64) as a new sealed shard; nothing when ``keys`` is empty, and a
+        refused write only warns."""
         from vqalib.core.caches import write_entry
 
         if not keys:
@@ -73,21 +61,9 @@ class ShardStore:
         write_entry(self.folder / f"shard-{shard}.npz", buffer.getvalue(), kind=self.kind)
 
     def rows(self, keys: list[str], compute) -> np.ndarray:
-        """The rows of ``keys`` (aligned, repeats allowed): stored ones read, the missing ones computed in one call, sorted
-        (so the result and the shard's name do not depend on the request's order), and stored as one shard.
-
-        Parameters
-        ----------
-        keys : list of str
-            The keys wanted, in the order of the rows returned.
-        compute : callable
-            ``compute(missing_keys)`` returns one row per missing key; called at most once.
-
-        Returns
-        -------
-        ndarray
-            float64, one row per key; an empty ``(0, 0)`` array when ``keys`` is empty.
-        """
+        """The float64 rows of ``keys`` (aligned, repeats allowed; ``(0, 0)`` when empty): stored ones read, the missing
+        ones computed by one ``compute(missing_keys)`` call, sorted (result and shard name do not depend on the
+        request's order), and stored as one shard."""
         store = self.read()
         missing = sorted({k for k in keys if k not in store})
         if missing:

@@ -31,25 +31,12 @@ class Tolerance:
                              "say why in Tolerance(why=...)")
 
     def units_for(self, value: object) -> float:
-        """The tolerance, in units of the last printed digit, of a cell whose row has ``value`` in ``column``.
-
-        Parameters
-        ----------
-        value : object
-            The row's value in ``column`` (ignored when ``column`` is None).
-        """
+        """The tolerance, in units of the last printed digit, of a cell whose row has ``value`` in ``column``."""
         return dict(self.by).get(value, self.units) if self.column else self.units
 
     def decimals_for(self, value: object, printed: int) -> int:
-        """The decimals a cell is compared at: ``decimals_by[value]``, else ``decimals``, else ``printed``.
-
-        Parameters
-        ----------
-        value : object
-            The row's value in ``column`` (ignored when ``column`` is None).
-        printed : int
-            The decimals of the paper's transcribed value.
-        """
+        """The decimals a cell is compared at: ``decimals_by[value]``, else ``decimals``, else ``printed`` (the
+        paper value's)."""
         if self.column and value in dict(self.decimals_by):
             return dict(self.decimals_by)[value]
         return self.decimals if self.decimals is not None else printed
@@ -87,13 +74,7 @@ class Relation:
                 raise ValueError(f"relation {kind!r} is not one of {RELATIONS}")
 
     def of(self, row: dict) -> str:
-        """The relation (one of :data:`RELATIONS`) of one row's cells to the paper.
-
-        Parameters
-        ----------
-        row : dict
-            The row, read for ``from_column`` or ``column``.
-        """
+        """The relation (one of :data:`RELATIONS`) of one row's cells to the paper."""
         if self.from_column:
             value = row.get(self.from_column)
             text = self.default if is_nan(value) or value == "" else str(value)  # a paper-only row has none
@@ -109,13 +90,7 @@ class Relation:
         return self.default
 
     def reason(self, kind: str) -> str:
-        """Why cells of relation ``kind`` are not ``same`` ("" when none is declared).
-
-        Parameters
-        ----------
-        kind : str
-            One of :data:`RELATIONS`.
-        """
+        """Why cells of relation ``kind`` are not ``same`` ("" when none is declared)."""
         return dict(self.reasons).get(kind, "")
 
 
@@ -129,23 +104,11 @@ class ModelDerived:
     where: tuple[str, tuple[str, ...]] | None = None
 
     def tolerance(self, column: str) -> float | str | None:
-        """The drift allowed in ``column``: a tolerance, :data:`FOLLOWS`, or None when not model-derived.
-
-        Parameters
-        ----------
-        column : str
-            A column of the table.
-        """
+        """The drift allowed in ``column``: a tolerance, :data:`FOLLOWS`, or None when not model-derived."""
         return dict(self.columns).get(column)
 
     def applies(self, row: dict) -> bool:
-        """Whether the model-derived columns are model-derived in ``row`` (always without ``where``).
-
-        Parameters
-        ----------
-        row : dict
-            The row, read for ``where``'s column.
-        """
+        """Whether the model-derived columns are model-derived in ``row`` (always without ``where``)."""
         if self.where is None:
             return True
         column, values = self.where
@@ -161,13 +124,7 @@ class Repeats:
     rename: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
     def key(self, values: tuple[str, ...]) -> tuple[str, ...]:
-        """The other table's key values for a cell of this one.
-
-        Parameters
-        ----------
-        values : tuple of str
-            The cell's key values, in the order of the entry's cell keys.
-        """
+        """The other table's key values for a cell of this one (``values`` in the order of the cell keys)."""
         for own, other in self.rename:
             if values[:len(own)] == own:
                 return other + values[len(own):]
@@ -209,11 +166,5 @@ class Spec:
 
 
 def is_nan(value) -> bool:
-    """Whether ``value`` is missing: None or a float NaN (not ``pd.NA`` or a float32 NaN).
-
-    Parameters
-    ----------
-    value : object
-        Any cell value.
-    """
+    """Whether ``value`` is missing: None or a float NaN (not ``pd.NA`` or a float32 NaN)."""
     return value is None or (isinstance(value, float) and math.isnan(value))

@@ -25,15 +25,12 @@ class ValidationReport:
         Parameters
         ----------
         file : str
-            The data file the quirk was met in.
         check : str
-            The check that met it.
         detail : str
             What exactly was found.
         action : str
             What the loader did (e.g. dropped or repaired the row).
         count : int, default 1
-            How many occurrences to add.
         example : str, optional
             One occurrence to show (an id or a value).
         """
@@ -45,12 +42,11 @@ class ValidationReport:
                 shown.append(example)
 
     def extend(self, other: "ValidationReport") -> None:
-        """Add every count and example of ``other`` to this report (examples still capped).
+        """Add every count and example of ``other`` (another loader's report) to this one (examples still capped).
 
         Parameters
         ----------
         other : ValidationReport
-            Another loader's report.
         """
         for key, n in other.counts.items():
             self.counts[key] += n
@@ -65,7 +61,6 @@ class ValidationReport:
         Parameters
         ----------
         check : str
-            The check to count.
         file : str, optional
             Count only this file's quirks; default: every file's.
         """
