@@ -58,18 +58,8 @@ def claims_dir() -> Path:
 
 
 def load_claims(directory: Path | None = None) -> list[Claim]:
-    """Every row of ``data/claims/*.csv`` (one file per prose file).
-
-    Parameters
-    ----------
-    directory : Path, optional
-        The folder of claim files; default :func:`claims_dir`.
-
-    Returns
-    -------
-    list of Claim
-        By file name, then row; a malformed file raises ``ValueError``.
-    """
+    """Every row of ``data/claims/*.csv`` (or ``directory``), by file then row; a malformed file raises
+    ``ValueError``."""
     rows = []
     for path in sorted(Path(directory or claims_dir()).glob("*.csv")):
         table = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -86,19 +76,8 @@ def load_claims(directory: Path | None = None) -> list[Claim]:
 # --- prose ------------------------------------------------------------------------------------
 
 def prose(file: str, *, root: Path | None = None) -> list[str]:
-    """The prose units of a file: Markdown cells, the README without its status table, or known-difference explanations.
-
-    Parameters
-    ----------
-    file : str
-        A prose file, relative to ``root``.
-    root : Path, optional
-        The project folder; default :func:`~vqalib.core.io.project_root`.
-
-    Returns
-    -------
-    list of str
-    """
+    """The prose units of ``file``: Markdown cells, the README without its status table, or known-difference
+    explanations."""
     from vqalib.compendium import status
 
     root = root or project_root()
@@ -116,18 +95,7 @@ def prose(file: str, *, root: Path | None = None) -> list[str]:
 
 
 def prose_files(root: Path | None = None) -> list[str]:
-    """The files whose numbers the claims check covers.
-
-    Parameters
-    ----------
-    root : Path, optional
-        The project folder; default :func:`~vqalib.core.io.project_root`.
-
-    Returns
-    -------
-    list of str
-        Relative to ``root``.
-    """
+    """The files, relative to ``root``, whose numbers the claims check covers."""
     root = root or project_root()
     return (["README.md"] + [f"notebooks/{p.name}" for p in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
             + ["data/paper/known_differences.csv"])
@@ -156,20 +124,8 @@ def _canonical(number: str) -> str:
 # --- checking ---------------------------------------------------------------------------------
 
 def value_of(claim: Claim, *, root: Path | None = None) -> str:
-    """The number a ``result`` or ``paper`` claim should print, read from its source and formatted.
-
-    Parameters
-    ----------
-    claim : Claim
-        A ``result`` or ``paper`` claim.
-    root : Path, optional
-        The project folder; default :func:`~vqalib.core.io.project_root`.
-
-    Returns
-    -------
-    str
-        Raises ``ValueError`` unless ``where`` selects one row.
-    """
+    """The number a ``result`` or ``paper`` claim should print, read from its source and formatted; ``ValueError``
+    unless its ``where`` selects one row."""
     root = root or project_root()
     folder = root / ("figures" if claim.kind == "result" else "data/paper")
     table = pd.read_csv(folder / f"{claim.source}.csv")
@@ -181,21 +137,7 @@ def value_of(claim: Claim, *, root: Path | None = None) -> str:
 
 
 def check_claim(claim: Claim, units: list[str], *, root: Path | None = None) -> str | None:
-    """None if the claim holds, else what is wrong.
-
-    Parameters
-    ----------
-    claim : Claim
-        The claim.
-    units : list of str
-        The prose units of the claim's file; its text must occur in one of them.
-    root : Path, optional
-        The project folder; default :func:`~vqalib.core.io.project_root`.
-
-    Returns
-    -------
-    str or None
-    """
+    """None if the claim holds (its text in one of ``units``, its value right), else what is wrong."""
     root = root or project_root()
     where = f"{claim.file}: claim {claim.text!r}"
     if not any(_pattern(claim.text).search(unit) for unit in units):
@@ -254,22 +196,8 @@ def _explained_tables(root: Path) -> list[tuple[str, ...]]:
 
 
 def unaccounted(file: str, claims: list[Claim], *, root: Path | None = None) -> list[str]:
-    """Numbers of ``file``'s prose that are neither structural, nor claimed, nor cited by a known difference.
-
-    Parameters
-    ----------
-    file : str
-        A prose file, relative to ``root``.
-    claims : list of Claim
-        All claims.
-    root : Path, optional
-        The project folder; default :func:`~vqalib.core.io.project_root`.
-
-    Returns
-    -------
-    list of str
-        One line per number: the file, the number and the text around it.
-    """
+    """The numbers of ``file``'s prose that are neither structural, nor claimed, nor cited by a known difference, one
+    line each with the text around it."""
     root = root or project_root()
     mine = [c for c in claims if c.file == file]
     out = []

@@ -292,13 +292,7 @@ def _command(commands, name: str, handler, *, help: str, reads: str, writes: str
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``vqalib`` command line: one subcommand per job of the compendium.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        Each subcommand sets ``handler`` and ``parser``.
-    """
+    """The ``vqalib`` command line: one subcommand per job, each setting ``handler`` and ``parser``."""
     parser = argparse.ArgumentParser(prog="vqalib", description=DESCRIPTION,
                                      epilog="`vqalib COMMAND --help` says what a command reads and writes.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -417,17 +411,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``vqalib`` and ``python -m vqalib``.
+    """Entry point of ``vqalib`` and ``python -m vqalib``; returns the command's exit status.
 
     Parameters
     ----------
     argv : list of str, optional
         The arguments (default: the command line's).
-
-    Returns
-    -------
-    int
-        The command's exit status.
     """
     args = build_parser().parse_args(argv)
     from vqalib.core import config

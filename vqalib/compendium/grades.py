@@ -37,10 +37,6 @@ def grade(counts: dict) -> tuple[str, str, str]:
     ----------
     counts : dict
         :func:`vqalib.core.report.agreement_counts`.
-
-    Returns
-    -------
-    tuple of str
     """
     printed = counts["compared"] + counts["not_counted"] + counts["not_run"]
     if printed and counts["not_run"] == printed:
@@ -67,20 +63,8 @@ _STATE_COLUMN = {"within": "within", "explained": "explained", "unexplained": "u
 
 
 def distinct_cells(figures: Path, *, known: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every printed cell of every compared table with the cell it repeats, if any (``Spec.repeats``).
-
-    Parameters
-    ----------
-    figures : Path
-        The folder of saved tables.
-    known : pandas.DataFrame, optional
-        As in :func:`cell_states`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``stem``, ``key``, ``state`` and ``repeats`` (the stem it repeats, else "").
-    """
+    """Every printed cell of every compared table with the stem of the table whose cell it repeats
+    (``Spec.repeats``)."""
     return _distinct_cells(_compared_frames(figures), known=known)
 
 
@@ -107,18 +91,7 @@ def _distinct_cells(tables: dict[str, pd.DataFrame], *, known: pd.DataFrame | No
 
 
 def distinct_totals(cells: pd.DataFrame) -> dict:
-    """The totals of :func:`distinct_cells`, each repeated cell once in its most judged state.
-
-    Parameters
-    ----------
-    cells : pandas.DataFrame
-        :func:`distinct_cells` output.
-
-    Returns
-    -------
-    dict
-        :data:`SUMMARY_COLUMNS` -> count, and ``repeated``.
-    """
+    """The totals of :func:`distinct_cells`, each repeated cell once in its most judged state, and ``repeated``."""
     judged = ("within", "explained", "unexplained")
     totals = cells.loc[cells["repeats"].eq(""), "state"].value_counts().to_dict()
     state = {(r["stem"], r["key"]): r["state"] for r in cells.to_dict("records")}
@@ -178,21 +151,7 @@ def _label(stem: str) -> str:
 
 
 def summary_html(table: pd.DataFrame, *, link, reasons: dict | None = None) -> str:
-    """The index's summary table: counts, a graded badge and the reason per compared table, then the totals.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        :func:`summary` output.
-    link : callable
-        stem -> href of its paper view.
-    reasons : dict, optional
-        stem -> the table's one-line reason; no reason column without it.
-
-    Returns
-    -------
-    str
-    """
+    """The index's summary table: counts, a graded badge and the reason per compared table, then the totals."""
     headers = ("Paper table", *SUMMARY_HEADERS, "Agreement") + (("Why",) if reasons is not None else ())
     head = "".join(f'<th scope="col">{_e(h)}</th>' for h in headers)
     body = []
@@ -222,17 +181,7 @@ def summary_html(table: pd.DataFrame, *, link, reasons: dict | None = None) -> s
 
 
 def summary_figure(table: pd.DataFrame) -> str:
-    """The summary as one accessible inline SVG: a bar per table, split by state, each part labelled with its count.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        :func:`summary` output.
-
-    Returns
-    -------
-    str
-    """
+    """The summary as one accessible inline SVG: a bar per table, split by state, each part labelled with its count."""
     fills = {"within": "#1b7837", "explained": "url(#hatch)", "unexplained": "#b2182b", "not_counted": "#d9d9d9",
              "not_run": "#ffffff"}
     width, bar, gap, left = 860, 18, 8, 330

@@ -29,13 +29,7 @@ def _table4_pairs(data_dir: Path | None):
 
 
 def vizwiz_lf_table4_lexical(*, data_dir: Path | None = None) -> None:
-    """VizWiz-LF Table 4's ROUGE-L and both METEORs on every pair (notebook 03).
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder (None: the project's).
-    """
+    """VizWiz-LF Table 4's ROUGE-L and both METEORs on every pair (notebook 03)."""
     from vqalib.papers.vizwiz_lf import table4
 
     _, pairs = _table4_pairs(data_dir)
@@ -43,15 +37,7 @@ def vizwiz_lf_table4_lexical(*, data_dir: Path | None = None) -> None:
 
 
 def vizwiz_lf_table4_bertscore(*, data_dir: Path | None = None, part: int = 0, parts: int = 1) -> None:
-    """VizWiz-LF Table 4's BERTScore on one share of the questions (notebook 03); no text is embedded twice.
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder (None: the project's).
-    part, parts : int
-        Which share of the questions, of how many.
-    """
+    """VizWiz-LF Table 4's BERTScore on share ``part`` of ``parts`` of the questions (notebook 03)."""
     from vqalib.core.metrics import bertscore
     from vqalib.papers.vizwiz_lf import table4
 
@@ -62,13 +48,7 @@ def vizwiz_lf_table4_bertscore(*, data_dir: Path | None = None, part: int = 0, p
 
 
 def vizwiz_lf_protocol_grid(*, data_dir: Path | None = None) -> None:
-    """VizWiz-LF Table 4's grid of scoring protocols on every question (notebook 03).
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder (None: the project's).
-    """
+    """VizWiz-LF Table 4's grid of scoring protocols on every question (notebook 03)."""
     from vqalib.core import report
     from vqalib.papers.vizwiz_lf import classifier_cv, table4_protocols
 
@@ -82,13 +62,7 @@ def vizwiz_lf_protocol_grid(*, data_dir: Path | None = None) -> None:
 
 
 def vizwiz_lf_scorecard(*, data_dir: Path | None = None) -> None:
-    """The scorecard of LLaVA's released answers scored as a new model's, read back from a CSV file (notebook 09).
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder (None: the project's).
-    """
+    """The scorecard of LLaVA's released answers scored as a new model's, read back from a CSV file (notebook 09)."""
     import tempfile
 
     from vqalib.compendium import score
@@ -103,13 +77,7 @@ def vizwiz_lf_scorecard(*, data_dir: Path | None = None) -> None:
 
 
 def commvqa_entities(*, data_dir: Path | None = None) -> None:
-    """CommVQA's named entities of the human and the model answers (Figures 3, 5; notebook 07).
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder (None: the project's).
-    """
+    """CommVQA's named entities of the human and the model answers (Figures 3, 5; notebook 07)."""
     from vqalib.papers.commvqa import entities, loading
 
     data = loading.load_commvqa(data_dir=data_dir)
@@ -128,15 +96,7 @@ def _similarity_pairs(data_dir: Path | None):
 
 
 def commvqa_description_embeddings(*, data_dir: Path | None = None, part: int = 0, parts: int = 1) -> None:
-    """One share of the distinct texts of CommVQA Figure 4, embedded (notebook 07).
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder (None: the project's).
-    part, parts : int
-        Which share of the texts, of how many.
-    """
+    """Share ``part`` of ``parts`` of the distinct texts of CommVQA Figure 4, embedded (notebook 07)."""
     from vqalib.papers.commvqa import context
 
     _, pairs = _similarity_pairs(data_dir)
@@ -144,13 +104,7 @@ def commvqa_description_embeddings(*, data_dir: Path | None = None, part: int = 
 
 
 def commvqa_similarity(*, data_dir: Path | None = None) -> None:
-    """CommVQA's question embeddings (Figure 2) and Figure 4's description similarity (notebook 07).
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder (None: the project's).
-    """
+    """CommVQA's question embeddings (Figure 2) and Figure 4's description similarity (notebook 07)."""
     from vqalib.papers.commvqa import context
 
     annotations, pairs = _similarity_pairs(data_dir)
@@ -159,13 +113,7 @@ def commvqa_similarity(*, data_dir: Path | None = None) -> None:
 
 
 def commvqa_table1(*, data_dir: Path | None = None) -> None:
-    """CommVQA Table 1 under both protocols with one METEOR JVM, and the BLEU variants (notebook 08).
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder (None: the project's).
-    """
+    """CommVQA Table 1 under both protocols with one METEOR JVM, and the BLEU variants (notebook 08)."""
     from vqalib.core.metrics.meteor import MeteorSession
     from vqalib.papers.commvqa import loading, protocols, table1
 
@@ -177,13 +125,7 @@ def commvqa_table1(*, data_dir: Path | None = None) -> None:
 
 
 def afgv_intent(*, data_dir: Path | None = None) -> None:
-    """AFGV's rewrites of the accessibility question sets and their intent-similarity embeddings (notebook 06).
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder (None: the project's).
-    """
+    """AFGV's rewrites of the accessibility question sets and their intent-similarity embeddings (notebook 06)."""
     from vqalib.papers.afgv import question_sets, rewrite, vectors
 
     rewrite.rewrite_question_sets(question_sets.accessibility_question_sets(data_dir=data_dir),
@@ -224,17 +166,7 @@ MODEL_SETTINGS = ("VQALIB_DATA_DIR", "VQALIB_BERTSCORE_MODEL", "VQALIB_BERTSCORE
 
 
 def stage_key(*, data_dir: Path | None = None) -> str:
-    """SHA-256 of everything the model work depends on: code, packages, model settings and data files' stats.
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder (None: the project's).
-
-    Returns
-    -------
-    str
-    """
+    """SHA-256 of everything the model work depends on: code, packages, model settings and data files' stats."""
     import hashlib
     import sys
     from importlib.metadata import distributions
@@ -257,17 +189,7 @@ def stage_key(*, data_dir: Path | None = None) -> str:
 
 
 def marker_path(*, data_dir: Path | None = None) -> Path:
-    """The marker :func:`fill_caches` writes once its steps ran; while it exists, the steps are skipped.
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder (None: the project's).
-
-    Returns
-    -------
-    Path
-    """
+    """The marker :func:`fill_caches` writes once its steps ran; while it exists, the steps are skipped."""
     from vqalib.core.io import cache_root
 
     return cache_root("model-work") / f"{stage_key(data_dir=data_dir)[:32]}.json"

@@ -19,19 +19,8 @@ _CALLBACK = None  # set by :func:`reporting` in the process that runs papermill
 
 
 def cell_label(source: str, *, width: int = 48) -> str:
-    """What a cell does, in a few words: "saves <stem>" when it saves a table or figure, else its first code line.
-
-    Parameters
-    ----------
-    source : str
-        The cell's source.
-    width : int, default 48
-        Longest label.
-
-    Returns
-    -------
-    str
-    """
+    """What a cell does in at most ``width`` characters: "saves <stem>" when it saves a table or figure, else its first
+    code line."""
     saved = SAVED.findall(source)
     if saved:
         text = "saves " + ", ".join(saved)
@@ -84,12 +73,7 @@ def _engine():
 
 
 def kernel_cpu() -> float | None:
-    """CPU seconds so far of this process's children (a notebook's kernel, reaped processes); None where unknown.
-
-    Returns
-    -------
-    float or None
-    """
+    """CPU seconds so far of this process's children (a notebook's kernel, reaped processes); None where unknown."""
     try:
         import psutil
 
@@ -100,12 +84,7 @@ def kernel_cpu() -> float | None:
 
 
 def kernel_peak_mb() -> float | None:
-    """The largest peak resident memory (MB, Linux ``VmHWM``) of this process's live children; None where unknown.
-
-    Returns
-    -------
-    float or None
-    """
+    """The largest peak resident memory (MB, Linux ``VmHWM``) of this process's live children; None where unknown."""
     try:
         import psutil
 
@@ -144,12 +123,7 @@ class KernelMeter:
 
 
 def engine_name() -> str:
-    """The registered name of the progress engine (registering it once per process).
-
-    Returns
-    -------
-    str
-    """
+    """The registered name of the progress engine (registering it once per process)."""
     global _ENGINE
     if _ENGINE is None:
         _ENGINE = _engine()
@@ -286,7 +260,7 @@ class Display:
                 self._write(self._line(name, state, now) + "\n")
 
     def finish(self, name: str, text: str, *, cpu: float | None = None) -> list[float]:
-        """A notebook ended: print ``text`` (its summary line) above the live lines.
+        """A notebook ended: print ``text`` (its summary line) above the live lines; return its per-cell seconds.
 
         Parameters
         ----------
@@ -294,11 +268,6 @@ class Display:
         text : str
         cpu : float, optional
             The kernel's CPU seconds in all.
-
-        Returns
-        -------
-        list of float
-            Its per-cell seconds (the next run's estimate).
         """
         state = self.running.pop(name, None)
         if state is not None and state["total"]:

@@ -32,18 +32,7 @@ class Scorecard:
 
 
 def run_file_answers(path: str | Path) -> tuple[pd.DataFrame, AnswerSource, str | None]:
-    """A ``vqalib run`` file's final records as answer rows (errors as missing answers, counted as empty).
-
-    Parameters
-    ----------
-    path : str or Path
-        The run file.
-
-    Returns
-    -------
-    tuple
-        ``(answers, source, model)``; ``model`` is the run's model key when it has one.
-    """
+    """A ``vqalib run`` file's final records as answer rows, errors as missing answers: ``(answers, source, model)``."""
     from vqalib.runner.handoff import load_run
 
     records = load_run(path, finals_only=True)
@@ -63,44 +52,15 @@ def run_file_answers(path: str | Path) -> tuple[pd.DataFrame, AnswerSource, str 
 
 
 def dataset_ids(dataset: str, *, question_set: str = "VizWiz-LF", data_dir: Path | None = None) -> list[str]:
-    """The item ids of a dataset, in its order.
-
-    Parameters
-    ----------
-    dataset : {"vizwiz-lf", "commvqa", "afgv"}
-        The dataset.
-    question_set : str, default "VizWiz-LF"
-        AFGV's question set.
-    data_dir : Path, optional
-        The data folder.
-
-    Returns
-    -------
-    list of str
-    """
+    """The item ids of ``dataset`` in its order (AFGV: ``<question_id>/<tier>`` of ``question_set``)."""
     from vqalib.runner.questions import dataset_items
 
     return list(dataset_items(dataset, question_set=question_set, data_dir=data_dir)["item_id"])
 
 
 def with_item_ids(answers: pd.DataFrame, *, dataset: str, task_data: str | Path | None, path: str) -> pd.DataFrame:
-    """Every row's item id: given, from the question id (and tier for AFGV), or from the exported task data.
-
-    Parameters
-    ----------
-    answers : pandas.DataFrame
-        Rows of :func:`vqalib.core.answer_files.read_answers`.
-    dataset : str
-        The dataset scored.
-    task_data : str or Path, optional
-        The exported task data, for rows keyed only by ``doc_id``/``index``.
-    path : str
-        The answers file, for messages.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """``answers`` with every row's item id: given, from the question id (and tier), or from the exported
+    ``task_data``."""
     out = answers.copy()
     need = out["item_id"].isna() & out["question_id"].notna()
     if dataset == "afgv":
@@ -115,24 +75,8 @@ def with_item_ids(answers: pd.DataFrame, *, dataset: str, task_data: str | Path 
 
 def read_all(paths: list[str | Path], *, dataset: str, fmt: str | None = None,
              task_data: str | Path | None = None) -> tuple[pd.DataFrame, list[AnswerSource], str | None]:
-    """Read every answers file of one model into one table with item ids (and ``condition`` for CommVQA).
-
-    Parameters
-    ----------
-    paths : list of str or Path
-        The answers files (CommVQA: one per condition).
-    dataset : str
-        The dataset scored.
-    fmt : str, optional
-        The format of every file (default: detected per file).
-    task_data : str or Path, optional
-        The exported task data, for toolkit rows without our ids.
-
-    Returns
-    -------
-    tuple
-        ``(answers, sources, run_model)``.
-    """
+    """Every answers file of one model as one table with item ids (and ``condition`` for CommVQA): ``(answers, sources,
+    run_model)``."""
     frames, sources, run_model = [], [], None
     for path in paths:
         found = fmt or detect_format(path)
@@ -149,21 +93,8 @@ def read_all(paths: list[str | Path], *, dataset: str, fmt: str | None = None,
 
 
 def by_condition(answers: pd.DataFrame, *, condition: str | None, path: str | Path) -> list[tuple[str, pd.DataFrame]]:
-    """A CommVQA answers file's rows per condition: all under the one given, else by their ``condition`` (CommVQA §5).
-
-    Parameters
-    ----------
-    answers : pandas.DataFrame
-        Rows of one file (:func:`read_all`).
-    condition : str, optional
-        The file's condition (``--condition``).
-    path : str or Path
-        The file, for the message when neither says the condition.
-
-    Returns
-    -------
-    list of (str, pandas.DataFrame)
-    """
+    """A CommVQA answers file's rows per condition: all under ``condition`` when given, else by their ``condition``
+    column (CommVQA §5)."""
     if condition:
         return [(condition, answers)]
     groups = [(c, answers[answers["condition"] == c]) for c in sorted(answers["condition"].dropna().unique())]
@@ -207,7 +138,6 @@ def score(paths: list[str | Path], *, dataset: str, model: str | None = None, fm
     paths : list of str or Path
         The answers files: one, or for CommVQA one per condition.
     dataset : {"vizwiz-lf", "commvqa", "afgv"}
-        The dataset.
     model : str, optional
         The model's name in the tables; default the run file's model key.
     fmt : str, optional
@@ -225,11 +155,6 @@ def score(paths: list[str | Path], *, dataset: str, model: str | None = None, fm
     compare : bool, default True
         VizWiz-LF: also the paired differences to each released model.
     data_dir : Path, optional
-        The data folder.
-
-    Returns
-    -------
-    Scorecard
     """
     if dataset not in DATASETS:
         raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
@@ -329,11 +254,6 @@ def coverage_lines(card: Scorecard) -> list[str]:
     Parameters
     ----------
     card : Scorecard
-        The scorecard.
-
-    Returns
-    -------
-    list of str
     """
     parts = card.coverage.get("by_condition", [card.coverage])
     out = []
@@ -358,7 +278,6 @@ def import_answers(paths: list[str | Path], *, dataset: str, model: str | None, 
     paths : list of str or Path
         The answers files (CommVQA: one per condition).
     dataset : {"vizwiz-lf", "commvqa", "afgv"}
-        The dataset.
     model : str, optional
         The model's name in the run (required unless run files name one).
     out : str or Path
@@ -370,7 +289,6 @@ def import_answers(paths: list[str | Path], *, dataset: str, model: str | None, 
     overwrite : bool, default False
         Replace an existing run file.
     data_dir : Path, optional
-        The data folder.
 
     Returns
     -------

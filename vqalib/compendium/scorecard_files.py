@@ -33,24 +33,8 @@ BESIDE = {
 
 
 def beside(stem: str, rows: pd.DataFrame, *, model: str, figures_dir: str | Path | None = None) -> pd.DataFrame | None:
-    """The model's rows beside the released models' rows and the paper's values of the table's ``figures/`` twin.
-
-    Parameters
-    ----------
-    stem : str
-        The table id (a ``figures/`` stem in :data:`BESIDE`).
-    rows : pandas.DataFrame
-        The model's rows.
-    model : str
-        The model's name.
-    figures_dir : str or Path, optional
-        The figures folder (default the project's).
-
-    Returns
-    -------
-    pandas.DataFrame or None
-        None when the table has no twin.
-    """
+    """The model's ``rows`` beside the released models' rows and the paper's values of the ``figures/`` twin of
+    ``stem``; None when the table has no twin."""
     if stem not in BESIDE:
         return None
     twin_path = report.figures_dir(figures_dir) / f"{stem}.csv"
@@ -125,18 +109,7 @@ SCORECARD = OutputKind(what="scorecard", option="vqalib score --out", marker="sc
 
 
 def card_json(card: Scorecard) -> dict:
-    """``scorecard.json``: model, dataset, source, coverage, settings and the model's rows per table.
-
-    Parameters
-    ----------
-    card : Scorecard
-        The scorecard.
-
-    Returns
-    -------
-    dict
-        JSON-ready (NaN as null).
-    """
+    """``scorecard.json`` of ``card``, JSON-ready (NaN as null): model, dataset, source, coverage, settings and rows."""
     from vqalib.core.contract import package_version
     tables = {stem: json.loads(frame.to_json(orient="records", double_precision=10))
               for stem, frame in card.tables.items()}
@@ -147,7 +120,7 @@ def card_json(card: Scorecard) -> dict:
 
 
 def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = None) -> Path:
-    """Write a scorecard folder, replacing only a scorecard (``vqalib score --out``).
+    """Write a scorecard folder, replacing only a scorecard (``vqalib score --out``); returns ``out/index.html``.
 
     Parameters
     ----------
@@ -157,11 +130,6 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
         The folder: created, or replaced whole when it is a scorecard; anything else is refused.
     figures_dir : str or Path, optional
         Where the tables' twins are (default the project's ``figures/``).
-
-    Returns
-    -------
-    Path
-        ``out/index.html``.
     """
     def fill(out: Path) -> None:
         lines = coverage_lines(card)
@@ -190,18 +158,7 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
 
 
 def read(folder: str | Path) -> tuple[Scorecard, dict[str, pd.DataFrame | None], dict | None]:
-    """A written scorecard folder read back (the reviewer site renders it within its own pages).
-
-    Parameters
-    ----------
-    folder : str or Path
-        A folder :func:`write` wrote.
-
-    Returns
-    -------
-    tuple
-        ``(card, besides, figure)``.
-    """
+    """A written scorecard folder read back as ``(card, besides, figure)`` (the reviewer site renders it)."""
     folder = Path(folder)
     data = json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
     sources = data["source"] if isinstance(data["source"], list) else [data["source"]]

@@ -37,32 +37,13 @@ ROW_HEADERS = ("source", "model", "column", "category", "role", "info_source", "
 
 
 def stylesheet() -> str:
-    """The reviewer site's stylesheet (``vqalib/compendium/site.css``).
-
-    Returns
-    -------
-    str
-    """
+    """The reviewer site's stylesheet (``vqalib/compendium/site.css``)."""
     return resources.files("vqalib.compendium").joinpath("site.css").read_text("utf-8")
 
 
 def figure_for(card: Scorecard, out: Path, *, figures_dir=None) -> dict | None:
-    """The figure that fits the scorecard: VizWiz-LF's Table 4 short-vs-long-reference plot; none for the others.
-
-    Parameters
-    ----------
-    card : Scorecard
-        The scorecard.
-    out : Path
-        Its folder (the figure and its alt text are written there).
-    figures_dir : str or Path, optional
-        Where the released models' Table 4 is (default the project's ``figures/``).
-
-    Returns
-    -------
-    dict or None
-        ``{"png": name, "alt": text}``.
-    """
+    """The figure that fits the scorecard, written into ``out`` (VizWiz-LF's Table 4 short-vs-long-reference plot;
+    none for the others): ``{"png": name, "alt": text}`` or None."""
     import matplotlib.pyplot as plt
 
     from vqalib.core import report
@@ -149,25 +130,7 @@ def _self_comparison_note(frame: pd.DataFrame) -> str:
 
 def page_html(card: Scorecard, besides: dict[str, pd.DataFrame | None], *, figure: dict | None, depth: int = 0,
               nav: list[tuple[str, str]] = ()) -> str:
-    """The scorecard page.
-
-    Parameters
-    ----------
-    card : Scorecard
-        The scorecard.
-    besides : dict
-        Table id -> :func:`vqalib.compendium.scorecard_files.beside` (or None).
-    figure : dict or None
-        :func:`figure_for`'s result.
-    depth : int, default 0
-        Folders below the site root (0: a standalone scorecard folder).
-    nav : sequence of (str, str)
-        Site navigation links.
-
-    Returns
-    -------
-    str
-    """
+    """The scorecard page, ``depth`` folders below the site root (0: a standalone scorecard folder)."""
     sources = card.sources
     source_items = "".join(
         f"<li><code>{_e(Path(s['path']).name)}</code>: {_e(s['format'])}"

@@ -179,18 +179,7 @@ def _afgv(card: Scorecard) -> list:
 
 
 def verdict_blocks(card: Scorecard) -> list[tuple[str, object]]:
-    """The verdict as blocks: ``("p", text)``, ``("p-html", markup)`` or ``("ul", [text, …])``.
-
-    Parameters
-    ----------
-    card : Scorecard
-        The scorecard (its tables as saved).
-
-    Returns
-    -------
-    list of tuple
-        In reading order.
-    """
+    """The verdict as blocks in reading order: ``("p", text)``, ``("p-html", markup)`` or ``("ul", [text, …])``."""
     lead = [("p", f"{card.model}: " + "; ".join(coverage_lines(card)) + ".")]
     if card.dataset == "vizwiz-lf":
         return lead + _round_trip(card) + _vizwiz_headline(card) + _vizwiz_comparisons(card) + _classifier(card)
@@ -198,17 +187,7 @@ def verdict_blocks(card: Scorecard) -> list[tuple[str, object]]:
 
 
 def verdict_text(card: Scorecard) -> str:
-    """The verdict as plain text, one block a paragraph (list items on their own lines).
-
-    Parameters
-    ----------
-    card : Scorecard
-        The scorecard.
-
-    Returns
-    -------
-    str
-    """
+    """The verdict as plain text, one block a paragraph (list items on their own lines)."""
     import re
 
     lines = []
@@ -221,17 +200,7 @@ def verdict_text(card: Scorecard) -> str:
 
 
 def verdict_html(card: Scorecard) -> str:
-    """The verdict section that opens the scorecard page (a ``<section>`` with its heading).
-
-    Parameters
-    ----------
-    card : Scorecard
-        The scorecard.
-
-    Returns
-    -------
-    str
-    """
+    """The verdict section that opens the scorecard page (a ``<section>`` with its heading)."""
     parts = []
     for kind, content in verdict_blocks(card):
         if kind == "ul":

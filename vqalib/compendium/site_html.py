@@ -39,11 +39,6 @@ def status(frame: pd.DataFrame, name: str) -> tuple[str, str]:
         The table as saved in ``figures/``.
     name : str
         The table's file stem; "SIMULATED" in it marks simulated data.
-
-    Returns
-    -------
-    (kind, label) : tuple of str
-        ``kind`` is the badge's CSS class, ``label`` its text.
     """
     if "SIMULATED" in name:
         return "simulated", "SIMULATED data"
@@ -61,20 +56,8 @@ def status(frame: pd.DataFrame, name: str) -> tuple[str, str]:
 
 
 def unit(column: str, values: pd.Series) -> str:
-    """The unit shown under a column header, where the column name and values make it certain.
-
-    Parameters
-    ----------
-    column : str
-        The column name.
-    values : pandas.Series
-        The column's values: shares within [-1, 1] are proportions, else percentages.
-
-    Returns
-    -------
-    str
-        The unit, or "" when it is not certain.
-    """
+    """The unit shown under a column header where the column name and values make it certain, else "" (shares within
+    [-1, 1] are proportions, else percentages)."""
     c = column.lower()
     if c in {"p", "friedman_p", "p_value"} or c.startswith("p_") or c.endswith("_p"):
         return "p-value"
@@ -137,10 +120,6 @@ def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], dec
         The first row shown.
     row_anchor : str, default ""
         When given, row k (from 1) gets the id ``<row_anchor>-<k>`` (evidence links point at it).
-
-    Returns
-    -------
-    str
     """
     shown = frame.iloc[start:start + max_rows]
     cap = _e(caption) + (f' <span class="unit">rows {start + 1:,}–{start + len(shown):,} of {len(frame):,}; the other '
@@ -167,23 +146,8 @@ def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], dec
 
 
 def page(*, title: str, body: str, depth: int, nav: list[tuple[str, str]] = ()) -> str:
-    """A whole page: language, viewport, title, skip link, banner, main and footer landmarks.
-
-    Parameters
-    ----------
-    title : str
-        The page's title; the site's title follows it unless it is that title.
-    body : str
-        The HTML of the ``<main>`` landmark.
-    depth : int
-        How many folders below the site root the page is, for its relative links.
-    nav : sequence of (str, str), default ()
-        ``(href, label)`` links of the site navigation, ``href`` relative to the root.
-
-    Returns
-    -------
-    str
-    """
+    """A whole page: language, viewport, ``title``, skip link, banner, ``nav``, main (``body``) and footer landmarks;
+    ``depth`` folders below the site root."""
     up = "../" * depth
     links = [("index.html", "Compendium home"), *nav]
     items = "".join(f'<li><a href="{up}{href}">{_e(label)}</a></li>' for href, label in links)

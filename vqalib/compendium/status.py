@@ -82,33 +82,13 @@ REASONS = {
 
 
 def compared_tables(notebook: str) -> list[str]:
-    """The compared tables a notebook saves, in registry order (the README status table's and the site's list).
-
-    Parameters
-    ----------
-    notebook : str
-        The notebook's stem.
-
-    Returns
-    -------
-    list of str
-    """
+    """The compared tables a notebook saves, in registry order (the README status table's and the site's list)."""
     return [stem for stem, spec in registry.TABLES.items()
             if spec.compared and "*" not in stem and spec.notebook == notebook]
 
 
 def table_reason(stem: str) -> str:
-    """The one-line reason of a compared table (:data:`REASONS`); a compared table without one is an error.
-
-    Parameters
-    ----------
-    stem : str
-
-    Returns
-    -------
-    str
-        "" where every cell agrees and nothing needs saying.
-    """
+    """The one-line reason of a compared table (:data:`REASONS`), "" where nothing needs saying; none is an error."""
     if stem not in REASONS:
         raise KeyError(f"{stem}: a compared table needs a one-line reason in vqalib.compendium.status.REASONS")
     return REASONS[stem]
@@ -206,19 +186,7 @@ def _read_figure_table(figures: Path, stem: str) -> pd.DataFrame:
 
 
 def headline_text(headline: Headline, *, figures: Path) -> str:
-    """A README headline with its numbers read from ``figures/``.
-
-    Parameters
-    ----------
-    headline : Headline
-        The headline.
-    figures : Path
-        The folder of saved tables.
-
-    Returns
-    -------
-    str
-    """
+    """A README headline with its numbers read from ``figures/``."""
     if headline.summary:
         stem, summarise = SUMMARIES[headline.summary]
         return headline.text.format(**summarise(_read_figure_table(figures, stem)))
@@ -235,17 +203,7 @@ def _sentence(text: str) -> str:
 
 
 def status_markdown(*, figures: Path | None = None) -> str:
-    """The README table "What each notebook reproduces", every number in it read from ``figures/``.
-
-    Parameters
-    ----------
-    figures : Path, optional
-        The folder of saved tables (default ``<project>/figures``).
-
-    Returns
-    -------
-    str
-    """
+    """The README table "What each notebook reproduces", every number in it read from ``figures/``."""
     figures = Path(figures) if figures is not None else project_root() / "figures"
     lines = ["| notebook | reproduces | status |", "|---|---|---|"]
     for row in STATUS:
@@ -267,7 +225,7 @@ STATUS_END = "<!-- status: end -->"
 
 
 def update_readme_status(readme: Path | None = None, *, figures: Path | None = None) -> bool:
-    """Rewrite the generated status table of README.md between its markers.
+    """Rewrite the generated status table of README.md between its markers; returns whether the file changed.
 
     Parameters
     ----------
@@ -275,11 +233,6 @@ def update_readme_status(readme: Path | None = None, *, figures: Path | None = N
         The README to rewrite (default ``<project>/README.md``).
     figures : Path, optional
         The folder of saved tables (default ``<project>/figures``).
-
-    Returns
-    -------
-    bool
-        Whether the file changed.
     """
     readme = Path(readme) if readme is not None else project_root() / "README.md"
     text = readme.read_text(encoding="utf-8")
