@@ -195,6 +195,7 @@ def test_the_layers_exist_and_every_module_says_what_it_serves():
     assert not missing, f"modules without a docstring: {missing}"
 
 
+DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 CLI_MODULES = {"vqalib.compendium.cli", "vqalib.runner.cli", "vqalib.__main__"}
 
 
@@ -246,10 +247,14 @@ def public_api() -> set[tuple[str, str]]:
                 found.add((module, dotted[len(module) + 1:].split(".")[0]))
 
     for name, path in modules.items():
-        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        found |= {(m, a) for m, a in _uses(ast.parse(text), package, known) if name in CLI_MODULES or _unit(name) != _unit(m)}
-        named(text)
+        found |= {(m, a) for m, a in _uses(tree, package, known) if name in CLI_MODULES or _unit(name) != _unit(m)}
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, DOCUMENTED) and n.body
+                      and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):  # dotted names in strings the code uses (not in docstrings)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                named(node.value)
     for path in [*PACKAGE.glob("papers/*/declarations.toml"), ROOT / "pyproject.toml"]:
         named(path.read_text(encoding="utf-8"))
     for path in ROOT.glob("notebooks/*.ipynb"):
