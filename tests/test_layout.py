@@ -303,3 +303,30 @@ def test_no_tracker_references(folder):
             if p.suffix in (".py", ".ipynb", ".md", ".json") and ".ipynb_checkpoints" not in p.parts
             and pattern.search(p.read_text(encoding="utf-8"))]
     assert not hits
+
+
+MAX_DOC_SHARE = 0.30  # docstring lines over all lines of the package
+MAX_HELPER_DOC = 3  # lines of a private helper's docstring
+
+
+def _docstring_nodes(tree: ast.AST):
+    for node in ast.walk(tree):
+        if (isinstance(node, DOCUMENTED) and node.body and isinstance(node.body[0], ast.Expr)
+                and isinstance(node.body[0].value, ast.Constant) and isinstance(node.body[0].value.value, str)):
+            yield node, node.body[0]
+
+
+def test_docstrings_are_concise():
+    """Docstrings at most 30% of the package's lines, and a private helper's one to three lines."""
+    total = documented = 0
+    long_helpers = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        total += len(text.splitlines())
+        for node, doc in _docstring_nodes(ast.parse(text)):
+            documented += doc.end_lineno - doc.lineno + 1
+            if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("_")
+                    and not node.name.startswith("__") and doc.end_lineno - doc.lineno + 1 > MAX_HELPER_DOC):
+                long_helpers.append(f"{path.relative_to(ROOT)}:{node.name}")
+    assert documented / total <= MAX_DOC_SHARE, f"docstrings are {documented / total:.1%} of the package's {total} lines"
+    assert not long_helpers, f"private helpers with docstrings over {MAX_HELPER_DOC} lines: {long_helpers[:20]}"
