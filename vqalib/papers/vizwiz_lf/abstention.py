@@ -1,8 +1,5 @@
-"""Abstention of long-form answers (VizWiz-LF §7, Tables 5 and 26, A.4.1).
-
-An answer abstains when one of its sentences has the Answer Failure role (§7.1); unanswerable (VizWiz's
-crowd label) is the positive class. Baselines: Random (abstain at the unanswerable rate), Majority (always answer).
-"""
+"""Abstention of long-form answers (VizWiz-LF §7, Tables 5, 26, A.4.1): an answer abstains when a sentence has the
+Answer Failure role (§7.1); crowd-unanswerable is the positive class; baselines Random (at that rate), Majority."""
 
 from __future__ import annotations
 
@@ -17,37 +14,17 @@ ABSTAIN_ROLE = "Answer Failure"
 
 
 def abstains(roles: pd.Series) -> pd.Series:
-    """True where an answer's role set contains Answer Failure (§7.1).
+    """True where an answer's role collection contains Answer Failure (§7.1).
 
     Parameters
     ----------
     roles : pandas.Series
-        One role collection per answer.
-
-    Returns
-    -------
-    pandas.Series
     """
     return roles.map(lambda r: ABSTAIN_ROLE in r).astype(bool)
 
 
 def abstention_scores(*, unanswerable: np.ndarray, abstained: np.ndarray) -> dict[str, float]:
-    """abs-acc, abs-prec, abs-recall, abs-f1 and abs-% of one set of decisions (Table 5).
-
-    Never abstaining gives precision 0 (``zero_division=0``), as the paper's Majority row prints.
-
-    Parameters
-    ----------
-    unanswerable : numpy.ndarray
-        Gold answerability per answer (True: unanswerable).
-    abstained : numpy.ndarray
-        Whether each answer abstains; same non-zero length (else ValueError).
-
-    Returns
-    -------
-    dict of str to float
-        The :data:`METRICS`; abs-% in percent, the others in 0-1.
-    """
+    """The :data:`METRICS` of one set of decisions (Table 5); never abstaining gives precision 0 as the paper prints."""
     y_true = np.asarray(unanswerable, dtype=bool)
     y_pred = np.asarray(abstained, dtype=bool)
     if y_true.shape != y_pred.shape or y_true.size == 0:
@@ -59,21 +36,14 @@ def abstention_scores(*, unanswerable: np.ndarray, abstained: np.ndarray) -> dic
 
 
 def abstention_metrics(answers: pd.DataFrame, *, decision: str = "abstains", by: str = "source") -> pd.DataFrame:
-    """Abstention metrics per source from a boolean ``decision`` column (Table 5 vanilla rows).
+    """Abstention metrics per ``by`` group from a boolean ``decision`` column (Table 5 vanilla rows).
 
     Parameters
     ----------
     answers : pandas.DataFrame
         One row per answer with ``answerability``, ``decision`` and ``by`` columns.
     decision : str, default "abstains"
-        The boolean column saying whether an answer abstains.
     by : str, default "source"
-        The grouping column.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per group: ``by``, ``n`` and the five metrics.
     """
     rows = []
     for key, group in answers.groupby(by, sort=False):
@@ -88,17 +58,9 @@ def random_baseline(unanswerable: np.ndarray, *, n_draws: int = 1000, seed: int 
 
     Parameters
     ----------
-    unanswerable : numpy.ndarray
-        Gold answerability per question (True: unanswerable).
+    unanswerable : numpy.ndarray of bool
     n_draws : int, default 1000
-        Number of seeded draws.
     seed : int, default 0
-        Seed of ``numpy.random.default_rng``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Three rows (``model``, ``variant``) with the :data:`METRICS` columns.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
@@ -126,38 +88,13 @@ def _random_baseline(gold: np.ndarray, *, n_draws: int, seed: int) -> pd.DataFra
 
 
 def majority_baseline(unanswerable: np.ndarray) -> dict[str, float]:
-    """Always answer (the majority class): Table 5's Majority row.
-
-    Parameters
-    ----------
-    unanswerable : numpy.ndarray
-        Gold answerability per question (True: unanswerable).
-
-    Returns
-    -------
-    dict of str to float
-    """
+    """Always answer (the majority class): Table 5's Majority row, from gold answerability (True: unanswerable)."""
     gold = np.asarray(unanswerable, dtype=bool)
     return abstention_scores(unanswerable=gold, abstained=np.zeros_like(gold))
 
 
 def long_format(frame: pd.DataFrame, *, model: str = "model", method: str = "vanilla") -> pd.DataFrame:
-    """One row per (model, method, metric): the layout of the paper's Tables 5 and 26 in ``data/paper/``.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        One row per model with :data:`METRICS` columns.
-    model : str, default "model"
-        The column naming the model.
-    method : str, default "vanilla"
-        The method every row gets.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``model``, ``method``, ``metric``, ``value``.
-    """
+    """One row per (model, method, metric): the layout of the paper's Tables 5 and 26 in ``data/paper/``."""
     out = frame.melt(id_vars=[model], value_vars=[m for m in METRICS if m in frame.columns],
                      var_name="metric", value_name="value")
     out = out.rename(columns={model: "model"}).assign(method=method)
@@ -168,21 +105,15 @@ def long_format(frame: pd.DataFrame, *, model: str = "model", method: str = "van
 
 def decision_comparison(*, by_labels: pd.DataFrame, by_classifier: pd.DataFrame, paper: pd.DataFrame,
                         paper_names: dict[str, str] | None = None) -> pd.DataFrame:
-    """Table 5's vanilla metrics decided by the released labels and by the offline classifier, beside the paper.
+    """Table 5's vanilla metrics decided by the released labels and by the offline classifier, beside the ``paper``.
 
     Parameters
     ----------
     by_labels, by_classifier : pandas.DataFrame
         :func:`abstention_metrics` output of each decision.
     paper : pandas.DataFrame
-        Table 5 as loaded from ``data/paper/``.
     paper_names : dict of str to str, optional
         Our source names -> the paper's.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (model, metric) with both values, ``paper`` and ``closer_to_paper``.
     """
     names = paper_names or {}
     out = (long_format(by_labels, model="source").rename(columns={"value": "released_labels"})
@@ -208,12 +139,6 @@ def answerability_agreement(answers: pd.DataFrame, *, source: str = "Expert") ->
     answers : pandas.DataFrame
         The release's answers with ``source``, ``answerability`` and ``abstains``.
     source : str, default "Expert"
-        The source compared with the crowd.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``quantity``, ``count`` and ``share``.
     """
     a = answers[answers["source"] == source]
     crowd_unans = a["answerability"].eq("unanswerable")
@@ -250,11 +175,6 @@ def definition_variants(answers: pd.DataFrame, sentences: pd.DataFrame) -> pd.Da
         The release's answers (``source``, ``question_id``, ``answerability``).
     sentences : pandas.DataFrame
         The release's sentences; an answer without sentences never abstains.
-
-    Returns
-    -------
-    pandas.DataFrame
-        :func:`abstention_metrics` rows with ``definition``.
     """
     per_sentence = sentences.assign(
         af=sentences["roles"].map(lambda r: ABSTAIN_ROLE in r),
@@ -285,24 +205,8 @@ PAPER_MODELS = {"llava-1.5-13b": "LLaVA", "llava-1.5-7b": "LLaVA", "blip2-flan-t
 
 
 def label_runs(records: pd.DataFrame, gold: pd.DataFrame, *, labeller) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Label the final answers of VizWiz-LF model runs (Tables 5/26 strategy rows and Fig. 3).
-
-    Error records stay as ``kind == "error"`` rows; questions not in ``gold`` are counted in ``attrs["not_in_gold"]``.
-
-    Parameters
-    ----------
-    records : pandas.DataFrame
-        Final runner records.
-    gold : pandas.DataFrame
-        ``question_id``, ``question`` and ``answerability`` per question.
-    labeller : callable
-        Frame -> ``(sentences, answers)``, as :func:`vqalib.papers.vizwiz_lf.labelling.label_answers`.
-
-    Returns
-    -------
-    tuple of pandas.DataFrame
-        ``(sentences, answers)`` with ``model``, ``run_model``, ``strategy``, ``method``, ``kind``, ``answerability``.
-    """
+    """``(sentences, answers)`` of model runs' final answers labelled by ``labeller`` (Tables 5/26, Fig. 3); errors stay
+    as ``kind == "error"`` rows, questions not in ``gold`` are counted in ``attrs["not_in_gold"]``."""
     ids = ["run_model", "strategy", "question_id"]
     finals = records.assign(run_model=records["model"], question_id=records["question_id"].astype(str))
     gold = gold.assign(question_id=gold["question_id"].astype(str))  # run records carry ids as text
@@ -324,17 +228,7 @@ def label_runs(records: pd.DataFrame, gold: pd.DataFrame, *, labeller) -> tuple[
 
 
 def strategy_metrics(answers: pd.DataFrame) -> pd.DataFrame:
-    """Abstention metrics of model runs per (model, strategy) (Tables 5 and 26 strategy rows).
-
-    Parameters
-    ----------
-    answers : pandas.DataFrame
-        The second frame of :func:`label_runs`; error rows are counted in ``errors``.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """Abstention metrics of model runs per (model, strategy) (Tables 5, 26 strategy rows); errors counted."""
     rows = []
     for (run_model, strategy), group in answers.groupby(["run_model", "strategy"], sort=False):
         scored = group[group["kind"] != "error"]
@@ -357,11 +251,6 @@ def ans_acc_pairs(run_answers: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFr
         The second frame of :func:`label_runs`.
     answers : pandas.DataFrame
         The release's answers (``crowd_majority`` and ``crowd_answers``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Pairs shaped for :func:`vqalib.papers.vizwiz_lf.table4.score_with_judge`.
     """
     crowd = (answers.drop_duplicates("question_id")[["question_id", "crowd_majority", "crowd_answers"]]
              .assign(question_id=lambda f: f["question_id"].astype(str)))
@@ -373,41 +262,23 @@ def ans_acc_pairs(run_answers: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFr
 
 
 def ans_acc(scores: pd.DataFrame, *, by: tuple[str, ...] = ("model", "strategy", "method")) -> pd.DataFrame:
-    """Mean LAVE score per group of judge-scored pairs (Table 5 ans-acc).
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        Judge scores of :func:`ans_acc_pairs` or of the released answers' pairs.
-    by : tuple of str, default ("model", "strategy", "method")
-        Grouping columns (``("source",)`` for the released answers).
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """Mean LAVE score per group of judge-scored pairs (Table 5 ans-acc)."""
     return (scores.groupby(list(by), sort=False)["score"].mean().rename("value").reset_index()
             .assign(metric="ans-acc"))
 
 
 def strategy_role_mix(sentences: pd.DataFrame, *, methods: tuple[str, ...] = ("vanilla", "instruction"),
                       released: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Share of role annotations per model before and after the abstention instruction (Fig. 3).
-
-    A model without a vanilla run takes its "before" bar from ``released``.
+    """Share of role annotations per model before and after the abstention instruction (Fig. 3); without a vanilla run
+    the "before" bar (first of ``methods``) comes from ``released``.
 
     Parameters
     ----------
     sentences : pandas.DataFrame
         The first frame of :func:`label_runs`.
     methods : tuple of str, default ("vanilla", "instruction")
-        The methods compared; the first is the "before" bar.
     released : pandas.DataFrame, optional
         The release's sentences (``source`` and ``roles``).
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     parts = []
     runs = sentences[sentences["method"].isin(methods)]

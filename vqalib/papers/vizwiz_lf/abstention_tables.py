@@ -1,6 +1,5 @@
 """Assembling VizWiz-LF Tables 5 and 26 and the alt text of Fig. 3 (§7, A.4.4; notebook 05) in the paper's
-long format, with a "not run" row wherever a model run or a judge is missing.
-"""
+long format, with a "not run" row wherever a model run or a judge is missing."""
 
 from __future__ import annotations
 
@@ -28,41 +27,22 @@ def _cells(models, *, method: str, metrics) -> pd.DataFrame:
 
 
 def run_rows(run_metrics: pd.DataFrame, method: str, *, as_method: str) -> pd.DataFrame:
-    """Long-format rows of one strategy's model runs (Tables 5 and 26 strategy cells, §7).
-
-    Parameters
-    ----------
-    run_metrics : pandas.DataFrame
-        ``strategy_metrics`` of the runs.
-    method, as_method : str
-        The runs' method (Table 26's name) and the name the rows get (Table 5: "prompt").
-
-    Returns
-    -------
-    pandas.DataFrame
-        Empty when there are no runs of ``method``.
-    """
+    """Long-format rows of one ``method``'s model runs, named ``as_method`` (Tables 5, 26; §7); empty without runs."""
     part = run_metrics[run_metrics["method"] == method]
     return long_format(part, method=as_method) if not part.empty else pd.DataFrame()
 
 
 def score_runs(records: pd.DataFrame | None, answers: pd.DataFrame, *,
                labeller) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Label and score VizWiz-LF model runs (Tables 5/26 strategy cells and Fig. 3, §7).
+    """``(sentences, answers, metrics)`` of labelled, scored model runs (Tables 5/26, Fig. 3); empty if no ``records``.
 
     Parameters
     ----------
     records : pandas.DataFrame or None
-        Final runner records; None: no runs.
     answers : pandas.DataFrame
         The release's answers; the Expert rows give question and answerability.
     labeller : callable
         As in ``label_runs``.
-
-    Returns
-    -------
-    tuple of pandas.DataFrame
-        ``(sentences, answers, metrics)``; empty with key columns when ``records`` is None.
     """
     if records is None:
         return (pd.DataFrame(columns=["model", "method", "roles"]), pd.DataFrame(columns=["model", "method", "kind"]),
@@ -81,12 +61,7 @@ def vanilla_rows(random_rows: pd.DataFrame, per_source: pd.DataFrame, unanswerab
         ``random_baseline`` output; its expectation row is used.
     per_source : pandas.DataFrame
         ``abstention_metrics`` with ``source`` renamed to ``model``.
-    unanswerable : numpy.ndarray
-        Gold answerability per question, for the Majority baseline.
-
-    Returns
-    -------
-    pandas.DataFrame
+    unanswerable : numpy.ndarray of bool
     """
     return pd.concat([random_rows.iloc[[0]].drop(columns="variant"),
                       pd.DataFrame([{"model": "Majority", **majority_baseline(unanswerable)}]),
@@ -99,11 +74,6 @@ def vanilla_ans_acc_pairs(answers: pd.DataFrame, sentences: pd.DataFrame) -> pd.
     Parameters
     ----------
     answers, sentences : pandas.DataFrame
-        The release's answers and sentences.
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     from vqalib.papers.vizwiz_lf.table4 import evaluation_pairs  # Table 4's pairing; imported late (heavy)
     pairs = evaluation_pairs(answers, sentences)
@@ -112,9 +82,8 @@ def vanilla_ans_acc_pairs(answers: pd.DataFrame, sentences: pd.DataFrame) -> pd.
 
 def table5(vanilla: pd.DataFrame, per_source: pd.DataFrame, run_metrics: pd.DataFrame, *, lave: pd.DataFrame | None = None,
            run_lave: pd.DataFrame | None = None, enable: str = "") -> pd.DataFrame:
-    """Assemble VizWiz-LF Table 5 (§7) in long format, before comparison with the paper.
-
-    The "prompt" column is "not run" except for Expert unless abstention-instruction runs fill it.
+    """Assemble VizWiz-LF Table 5 (§7) in long format (with ``status``), before comparison with the paper. The "prompt"
+    column is "not run" except for Expert unless abstention-instruction runs fill it.
 
     Parameters
     ----------
@@ -126,11 +95,6 @@ def table5(vanilla: pd.DataFrame, per_source: pd.DataFrame, run_metrics: pd.Data
         Judge scores of the vanilla and of the instructed runs' ans-acc pairs (None: not run).
     enable : str
         How to configure a judge (shown in the "not run" cells).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``model``, ``method``, ``metric``, ``value`` and ``status``.
     """
     models = list(per_source["model"])
     if lave is None:
@@ -150,8 +114,7 @@ def table5(vanilla: pd.DataFrame, per_source: pd.DataFrame, run_metrics: pd.Data
 
 def table26(vanilla: pd.DataFrame, per_source: pd.DataFrame, run_metrics: pd.DataFrame, *,
             strategies: tuple[str, ...] = TABLE26_STRATEGIES) -> pd.DataFrame:
-    """Assemble VizWiz-LF Table 26 (§7, A.4.4) in long format, before comparison with the paper.
-
+    """Assemble VizWiz-LF Table 26 (§7, A.4.4) in long format (with ``status``), before comparison with the paper.
     Runs' vanilla rows are added as "vanilla (run)" beside the release's, never replacing them.
 
     Parameters
@@ -161,12 +124,6 @@ def table26(vanilla: pd.DataFrame, per_source: pd.DataFrame, run_metrics: pd.Dat
     run_metrics : pandas.DataFrame
         ``strategy_metrics`` of the model runs (may be empty).
     strategies : tuple of str
-        Table 26's strategy methods.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``model``, ``method``, ``metric``, ``value`` and ``status``.
     """
     models = [m for m in per_source["model"] if m != "Expert"]
     table = pd.concat([long_format(per_source.drop(columns="n"))] + [
@@ -187,10 +144,6 @@ def role_mix_alt_text(role_mix: pd.DataFrame) -> str:
     ----------
     role_mix : pandas.DataFrame
         ``strategy_role_mix`` output.
-
-    Returns
-    -------
-    str
     """
     failure = role_mix[role_mix["label"] == ABSTAIN_ROLE].set_index("source")["percent"]
     return ("Stacked horizontal bars, two per model (vanilla, then with the abstention instruction), showing the "

@@ -1,6 +1,5 @@
 """VizWiz-LF figures (notebooks 02-05): role mixes (Tables 15-16, Fig. 3), Fig. 5's heatmap, paper agreement
-(Tables 2-3), the reference shift (Table 4, §5) and the human-evaluation bars (Fig. 2, §6).
-"""
+(Tables 2-3), the reference shift (Table 4, §5) and the human-evaluation bars (Fig. 2, §6); none is saved here."""
 
 from __future__ import annotations
 
@@ -17,23 +16,15 @@ from vqalib.core.plots.style import (BANNER_FACE, BAR_LEGEND, MARKERS, SEQUENTIA
 
 
 def stacked_shares(distribution: pd.DataFrame, *, title: str, label_order: list[str]) -> plt.Figure:
-    """Horizontal stacked bars: share of each label per source (Tables 15-16 role mix; Fig. 3).
-
-    Each label has a colour and a hatch; a wide segment holds its percentage on a patch of its colour.
+    """Horizontal stacked bars of each label's share per source (Tables 15-16; Fig. 3), wide segments labelled in %.
 
     Parameters
     ----------
     distribution : pandas.DataFrame
         ``source``, ``label`` and ``percent``; sources drawn top-down in order of appearance.
     title : str
-        Axes title.
     label_order : list of str
         Labels in stacking and legend order (at most eight).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure, not saved.
     """
     use_style()
     wide = distribution.pivot(index="source", columns="label", values="percent")
@@ -69,14 +60,7 @@ def heatmap(matrix: pd.DataFrame, *, title: str, xlabel: str, ylabel: str, fmt: 
     matrix : pandas.DataFrame
         Counts, rows and columns as labelled on the axes.
     title, xlabel, ylabel : str
-        Axes title and labels.
     fmt : str, default "d"
-        Format of the cell annotations.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure, not saved.
     """
     use_style()
     fig, ax = plt.subplots(figsize=(1.6 * matrix.shape[1] + 3, 0.5 * matrix.shape[0] + 1.5))
@@ -98,19 +82,11 @@ def paper_agreement(comparison: pd.DataFrame, *, title: str, unit: str, toleranc
     ----------
     comparison : pandas.DataFrame
         ``reproduced``, ``paper`` and ``within_tolerance``; rows missing a value are left out.
-    title : str
-        Axes title.
-    unit : str
-        Unit of both axes, e.g. ``"%"``.
+    title, unit : str
     tolerance : float
         Half-width of the shaded band around the diagonal.
     hue : str, optional
         Column whose levels get their own colour and marker.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure, not saved.
     """
     use_style()
     data = comparison.dropna(subset=["reproduced", "paper"])
@@ -154,14 +130,7 @@ def reference_shift(summary: pd.DataFrame, *, metrics: list[str], metric_names: 
     metrics : list of str
         One panel per metric, in this order.
     metric_names : dict of str to str
-        Panel titles by metric.
     title : str
-        Figure title.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure, not saved.
     """
     use_style()
     data = summary[summary["metric"].isin(metrics) & summary["reference_kind"].isin(["s_r", "l_r"])]
@@ -191,7 +160,6 @@ def reference_shift(summary: pd.DataFrame, *, metrics: list[str], metric_names: 
 
 def human_eval_bars(means: pd.DataFrame, marks: pd.DataFrame, *, title: str, watermark: str | None = None) -> plt.Figure:
     """Normalised rankings and ratings per source, groups x criteria, with 95% CIs and stars (VizWiz-LF Fig. 2, §6).
-
     ``watermark`` goes in a banner and inside every panel, so no crop of the figure loses it.
 
     Parameters
@@ -201,14 +169,8 @@ def human_eval_bars(means: pd.DataFrame, marks: pd.DataFrame, *, title: str, wat
     marks : pandas.DataFrame
         ``significance_marks`` output (a bracket for each ``shown`` row).
     title : str
-        Figure title.
     watermark : str, optional
         Banner and per-panel label text, e.g. ``"SIMULATED"``.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure, not saved.
     """
     use_style()
     groups = list(dict.fromkeys(means["group"]))

@@ -1,7 +1,5 @@
-"""Statistics of the VizWiz-LF human evaluation (§6, Fig. 2): 0-1 scores (rank r -> (3 - r) / 2, rating
-r -> (r - 1) / 2), a Friedman test per group x criterion over participant x question blocks, then pairwise
-Wilcoxon tests, Bonferroni-corrected by 3; stars at p < .05, .01, .001.
-"""
+"""Statistics of VizWiz-LF's human evaluation (§6, Fig. 2): 0-1 scores (rank r -> (3 - r) / 2, rating r -> (r - 1) / 2),
+a Friedman test per group x criterion over participant x question blocks, then Wilcoxon pairs, Bonferroni x 3."""
 
 from __future__ import annotations
 
@@ -26,53 +24,19 @@ BLOCK = ["participant_id", "question_id"]
 
 
 def criterion_label(criterion: str, group: str) -> str:
-    """Display name of a Fig. 2 criterion; S+I's plausibility column is Correctness (§6).
-
-    Parameters
-    ----------
-    criterion : str
-        One of :data:`CRITERIA`.
-    group : str
-        The participant group (``B``, ``B+I``, ``S``, ``S+I``).
-
-    Returns
-    -------
-    str
-    """
+    """Display name of a Fig. 2 criterion for a group; S+I's plausibility column is Correctness (§6)."""
     if criterion == "plausibility" and group == CORRECTNESS_GROUP:
         return "Correctness"
     return CRITERION_LABELS[criterion]
 
 
 def stars(p: float) -> str:
-    """Fig. 2's marks: *** p < .001, ** p < .01, * p < .05, '' otherwise (or p missing).
-
-    Parameters
-    ----------
-    p : float
-        A p-value (NaN allowed).
-
-    Returns
-    -------
-    str
-    """
+    """Fig. 2's marks: *** p < .001, ** p < .01, * p < .05, '' otherwise (or p missing)."""
     return star_mark(p, levels=STAR_LEVELS)
 
 
 def bonferroni(p_values, *, factor: int) -> np.ndarray:
-    """Bonferroni-adjusted p-values min(1, factor * p) (Fig. 2: factor 3).
-
-    Parameters
-    ----------
-    p_values : array-like of float
-        Unadjusted p-values (NaN stays NaN).
-    factor : int
-        Number of comparisons, at least 1 (else ValueError).
-
-    Returns
-    -------
-    numpy.ndarray
-    """
+    """Bonferroni-adjusted p-values min(1, factor * p) (Fig. 2: factor 3); NaN stays NaN."""
     if factor < 1:
         raise ValueError(f"Bonferroni factor must be >= 1, got {factor}")
     return np.minimum(1.0, np.asarray(p_values, dtype=float) * factor)
@@ -85,11 +49,6 @@ def normalised_scores(ratings: pd.DataFrame) -> pd.DataFrame:
     ----------
     ratings : pandas.DataFrame
         Ratings in :mod:`vqalib.papers.vizwiz_lf.ratings`' schema.
-
-    Returns
-    -------
-    pandas.DataFrame
-        participant_id, group, question_id, question_category, source, criterion, criterion_label, score.
     """
     ids = ["participant_id", "group", "question_id", "question_category", "source"]
     wide = ratings[ids].copy()
@@ -125,20 +84,7 @@ def _families(scores: pd.DataFrame, sources: tuple[str, ...]):
 
 
 def friedman_tests(scores: pd.DataFrame, *, sources: tuple[str, ...] = SOURCES) -> pd.DataFrame:
-    """Friedman test across answer sources per group x criterion (Fig. 2); each block needs one score per source.
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        :func:`normalised_scores` output.
-    sources : tuple of str, default :data:`~vqalib.papers.vizwiz_lf.ratings.SOURCES`
-        The sources compared, in column order.
-
-    Returns
-    -------
-    pandas.DataFrame
-        group, criterion, criterion_label, n_blocks, statistic, df, p (empty where no score varies), stars.
-    """
+    """Friedman test across answer sources per group x criterion (Fig. 2); each block needs one score per source."""
     rows = []
     for group, criterion, label, matrix in _families(scores, sources):
         with warnings.catch_warnings():
@@ -155,27 +101,8 @@ WILCOXON_CORRECTION = True  # continuity correction of the normal approximation 
 
 def pairwise_wilcoxon(scores: pd.DataFrame, *, sources: tuple[str, ...] = SOURCES,
                       zero_method: str = "wilcox", correction: bool = WILCOXON_CORRECTION) -> pd.DataFrame:
-    """Pairwise Wilcoxon signed-rank tests between sources, Bonferroni-corrected per group x criterion (Fig. 2).
-
-    The paper names no software; the continuity correction is on by default as in R's ``wilcox.test`` and
-    pingouin (the conservative choice; scipy's default is off).
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        :func:`normalised_scores` output.
-    sources : tuple of str, default :data:`~vqalib.papers.vizwiz_lf.ratings.SOURCES`
-        The sources compared pairwise.
-    zero_method : str, default "wilcox"
-        scipy's handling of zero differences.
-    correction : bool, default :data:`WILCOXON_CORRECTION` (True)
-        The continuity correction of the normal approximation.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per group x criterion x pair: means, statistic, p, p_bonferroni, stars (p empty if no difference).
-    """
+    """Pairwise Wilcoxon signed-rank tests between sources, Bonferroni-corrected per group x criterion (Fig. 2). No
+    software named: continuity correction on as in R's ``wilcox.test`` and pingouin (conservative; scipy's is off)."""
     pairs = list(itertools.combinations(sources, 2))
     rows = []
     for group, criterion, label, matrix in _families(scores, sources):
@@ -200,21 +127,7 @@ def pairwise_wilcoxon(scores: pd.DataFrame, *, sources: tuple[str, ...] = SOURCE
 
 
 def significance_marks(friedman: pd.DataFrame, pairwise: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
-    """Pairwise results with ``friedman_p`` and ``shown``: a pair is starred when its Friedman p < ``alpha`` (§6).
-
-    Parameters
-    ----------
-    friedman : pandas.DataFrame
-        :func:`friedman_tests` output.
-    pairwise : pandas.DataFrame
-        :func:`pairwise_wilcoxon` output.
-    alpha : float, default 0.05
-        Level of the Friedman test.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """Pairwise results with ``friedman_p`` and ``shown``: a pair is starred when its Friedman p < ``alpha`` (§6)."""
     marks = pairwise.merge(friedman[["group", "criterion", "p"]].rename(columns={"p": "friedman_p"}),
                            on=["group", "criterion"], how="left")
     marks["shown"] = marks["friedman_p"].lt(alpha) & marks["stars"].ne("")
@@ -222,22 +135,7 @@ def significance_marks(friedman: pd.DataFrame, pairwise: pd.DataFrame, *, alpha:
 
 
 def source_means(scores: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
-    """Mean normalised score per group x criterion x source with a t CI over participants' means (Fig. 2 bars).
-
-    Participants, not ratings, are the observations; ``sd`` is over all ratings (as the paper's "SD = 0.28").
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        :func:`normalised_scores` output.
-    confidence : float, default 0.95
-        Confidence level of the interval.
-
-    Returns
-    -------
-    pandas.DataFrame
-        group, group_name, criterion, criterion_label, source, n_participants, n_ratings, mean, sd, ci_low, ci_high.
-    """
+    """Mean 0-1 score per group x criterion x source, t CI over participants' means, sd over ratings (Fig. 2 bars)."""
     rows = []
     sources = tuple(s for s in SOURCES if s in set(scores["source"].unique()))
     for group, criterion, label, matrix in _families(scores, sources):
@@ -260,22 +158,7 @@ def source_means(scores: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFr
 
 
 def pooled_summary(scores: pd.DataFrame, *, groups: tuple[str, ...], criterion: str) -> dict[str, float]:
-    """Mean and SD of one criterion pooled over groups and sources (§6: BLV Plausibility 0.84, SD 0.28).
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        :func:`normalised_scores` output.
-    groups : tuple of str
-        The groups pooled, e.g. ``("B", "B+I")``.
-    criterion : str
-        One of :data:`CRITERIA`.
-
-    Returns
-    -------
-    dict
-        ``n_ratings``, ``mean`` and ``sd``.
-    """
+    """n_ratings, mean and sd of one criterion pooled over groups and sources (§6: BLV Plausibility 0.84, SD 0.28)."""
     values = scores.loc[scores["group"].isin(groups) & (scores["criterion"] == criterion), "score"]
     return {"n_ratings": int(len(values)), "mean": float(values.mean()), "sd": float(values.std(ddof=1))}
 
@@ -292,22 +175,16 @@ class Figure2Analysis:
 
 def figure2_analysis(ratings: pd.DataFrame, *, alpha: float = 0.05, confidence: float = 0.95,
                      correction: bool = WILCOXON_CORRECTION) -> Figure2Analysis:
-    """Normalise, average with CIs and test (Friedman, then Wilcoxon): VizWiz-LF Fig. 2.
+    """VizWiz-LF Fig. 2: normalise, average with ``confidence`` CIs, test (Friedman at ``alpha``, then Wilcoxon).
 
     Parameters
     ----------
     ratings : pandas.DataFrame
         Ratings in :mod:`vqalib.papers.vizwiz_lf.ratings`' schema.
     alpha : float, default 0.05
-        Friedman level for the stars.
     confidence : float, default 0.95
-        Confidence level of the bars' intervals.
     correction : bool, default :data:`WILCOXON_CORRECTION`
         The Wilcoxon continuity correction.
-
-    Returns
-    -------
-    Figure2Analysis
     """
     scores = normalised_scores(ratings)
     friedman = friedman_tests(scores)
@@ -317,17 +194,12 @@ def figure2_analysis(ratings: pd.DataFrame, *, alpha: float = 0.05, confidence: 
 
 
 def correction_sensitivity(scores: pd.DataFrame) -> pd.DataFrame:
-    """Pairwise Wilcoxon tests with and without the continuity correction, and whether the stars differ (Fig. 2).
+    """Pairwise Wilcoxon stars with and without the continuity correction, and ``stars_differ`` (Fig. 2).
 
     Parameters
     ----------
     scores : pandas.DataFrame
         :func:`normalised_scores` output.
-
-    Returns
-    -------
-    pandas.DataFrame
-        p_bonferroni and stars suffixed ``_continuity`` and ``_none``, and ``stars_differ``.
     """
     keys = ["group", "criterion", "source_a", "source_b"]
     on = pairwise_wilcoxon(scores, correction=True)[keys + ["p_bonferroni", "stars"]]
@@ -338,18 +210,12 @@ def correction_sensitivity(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure2_summary_text(analysis: Figure2Analysis, *, study: str) -> str:
-    """A one-paragraph description of Fig. 2 computed from its data (the figure's alt text).
+    """A one-paragraph description of Fig. 2 computed from its data (the figure's alt text), opening with ``study``.
 
     Parameters
     ----------
     analysis : Figure2Analysis
-        :func:`figure2_analysis` output.
     study : str
-        The study's label, the paragraph's first words.
-
-    Returns
-    -------
-    str
     """
     means, marks = analysis.means, analysis.pairwise
     n_groups, n_criteria = means["group"].nunique(), means["criterion"].nunique()
@@ -381,10 +247,6 @@ def figure2_means_wide(means: pd.DataFrame) -> pd.DataFrame:
     ----------
     means : DataFrame
         :func:`source_means` output.
-
-    Returns
-    -------
-    DataFrame
     """
     cell = (means["mean"].map("{:.2f}".format) + " [" + means["ci_low"].map("{:.2f}".format) + ", "
             + means["ci_high"].map("{:.2f}".format) + "]")
@@ -399,11 +261,6 @@ def blv_plausibility_text(scores: pd.DataFrame, *, study: str) -> str:
     scores : DataFrame
         :func:`normalised_scores` output.
     study : str
-        The study's label.
-
-    Returns
-    -------
-    str
     """
     blv = pooled_summary(scores, groups=("B", "B+I"), criterion="plausibility")
     return (f"{study}: BLV plausibility pooled over sources: mean {blv['mean']:.2f}, SD {blv['sd']:.2f} "
@@ -418,11 +275,6 @@ def correction_sensitivity_text(moved: pd.DataFrame, *, study: str) -> str:
     moved : DataFrame
         :func:`correction_sensitivity` output.
     study : str
-        The study's label.
-
-    Returns
-    -------
-    str
     """
     return (f"{study}: {int(moved['stars_differ'].sum())} of {len(moved)} pairwise stars differ between the "
             "continuity-corrected and uncorrected Wilcoxon tests")
@@ -435,10 +287,6 @@ def shown_marks(pairwise: pd.DataFrame) -> pd.DataFrame:
     ----------
     pairwise : DataFrame
         ``Figure2Analysis.pairwise``.
-
-    Returns
-    -------
-    DataFrame
     """
     return pairwise[pairwise["shown"]][["group", "criterion_label", "source_a", "source_b", "mean_difference",
                                         "p", "p_bonferroni", "stars"]]

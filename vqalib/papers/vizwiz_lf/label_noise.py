@@ -1,6 +1,5 @@
 """How noisy the released VizWiz-LF sentence labels are (§4, A.2.2; §7 abstention labels): the checks behind
-leaving GPT-4V's sentence labels out of training (:data:`~vqalib.papers.vizwiz_lf.classifier.UNTRUSTED_SOURCES`).
-"""
+leaving GPT-4V's sentence labels out of training (:data:`~vqalib.papers.vizwiz_lf.classifier.UNTRUSTED_SOURCES`)."""
 
 from __future__ import annotations
 
@@ -26,17 +25,7 @@ FAILURE_WORDING = re.compile(  # label_noise(): wording that can express an answ
 
 
 def normalise_text(text: str | None) -> str:
-    """Lower case, letters and digits only, single spaces (duplicate-sentence matching, A.2.2).
-
-    Parameters
-    ----------
-    text : str or None
-        A sentence; None counts as ``""``.
-
-    Returns
-    -------
-    str
-    """
+    """Lower case, letters and digits only, single spaces (duplicate-sentence matching, A.2.2); None gives ``""``."""
     return " ".join(re.sub(r"[^a-z0-9]+", " ", (text or "").lower()).split())
 
 
@@ -55,27 +44,9 @@ def _duplicate_pairs(sentences: pd.DataFrame, *, kind: str) -> tuple[np.ndarray,
 
 def misaligned_answers(units: pd.DataFrame, probabilities: np.ndarray, truth: np.ndarray, *,
                        margin: float = 2.0) -> pd.DataFrame:
-    """Answers whose label lists fit their sentences better in another order (§4, A.2.2).
-
-    Label lists are re-assigned by maximum held-out likelihood (Hungarian algorithm); misaligned when the gain
-    exceeds ``margin`` nats, ``rotated`` when the best order is a cyclic shift.
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        One row per sentence with ``source``, ``question_id`` and ``sentence_index``.
-    probabilities : numpy.ndarray of shape (len(units), n_labels)
-        Held-out label probabilities.
-    truth : numpy.ndarray of shape (len(units), n_labels)
-        0/1 released labels.
-    margin : float, default 2.0
-        Log-likelihood gain (nats) above which an answer counts as misaligned.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per answer with two or more sentences.
-    """
+    """Per answer of 2+ sentences, whether its label lists fit its sentences better in another order (§4, A.2.2):
+    lists re-assigned by maximum held-out likelihood (Hungarian algorithm); misaligned when the gain exceeds
+    ``margin`` nats, ``rotated`` when the best order is a cyclic shift."""
     p = np.clip(probabilities, 1e-4, 1 - 1e-4)
     log_p, log_q = np.log(p), np.log(1 - p)
     rows = []
@@ -83,8 +54,7 @@ def misaligned_answers(units: pd.DataFrame, probabilities: np.ndarray, truth: np
         if len(idx) < 2:
             continue
         idx = idx[np.argsort(units["sentence_index"].to_numpy()[idx], kind="stable")]
-        # cost[i, j]: minus the log-likelihood that sentence i carries label list j; rounded, so that
-        # equally good orders (repeated label lists) tie exactly on every machine
+        # cost[i, j]: -log-likelihood of label list j on sentence i; rounded so equal orders tie on every machine
         cost = np.round(-(log_p[idx] @ truth[idx].T + log_q[idx] @ (1 - truth[idx]).T), DECIMALS)
         _, best = linear_sum_assignment(cost)
         gain = float(np.trace(cost) - cost[np.arange(len(idx)), best].sum())
@@ -97,27 +67,18 @@ def misaligned_answers(units: pd.DataFrame, probabilities: np.ndarray, truth: np
 
 def label_noise(sentences: pd.DataFrame, *, answers: pd.DataFrame | None = None,
                 predictions: pd.DataFrame | None = None, margin: float = 2.0) -> pd.DataFrame:
-    """How noisy the released sentence labels are, and what that bounds (§4, A.2.2).
-
-    Measures: F1 and exact agreement between copies of the same sentence (a rough ceiling for a text-only
-    classifier); with ``predictions``, misaligned/rotated answers; with ``answers``, Answer Failure labels on
-    answers without failure wording (§7).
+    """How noisy the released sentence labels are, and what that bounds (§4, A.2.2): F1 and exact agreement between
+    copies of one sentence (a rough ceiling for a text-only classifier); with ``predictions``, misaligned/rotated
+    answers; with ``answers``, Answer Failure labels on answers without failure wording (§7).
 
     Parameters
     ----------
     sentences : pandas.DataFrame
-        The release's sentences.
     answers : pandas.DataFrame, optional
-        The release's answers; None: no wording check.
     predictions : pandas.DataFrame, optional
-        Out-of-fold predictions with ``p_<label>``; None: no misalignment check.
+        Out-of-fold predictions with ``p_<label>``.
     margin : float, default 2.0
         As in :func:`misaligned_answers`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``measure``, ``kind``, ``source``, ``value``, ``n``.
     """
     rows = []
     for kind in ("role", "info"):

@@ -1,6 +1,5 @@
 """Labelling new long-form answers offline (VizWiz-LF §4 sentences and roles, §7 abstention, without GPT-4):
-sentence splitting as in the release and the committed classifiers (``data/models/``).
-"""
+sentence splitting as in the release and the committed classifiers (``data/models/``)."""
 
 from __future__ import annotations
 
@@ -22,21 +21,8 @@ _SPLIT = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]]))\s+")  # white space afte
 
 
 def split_sentences(text: str, *, splitter: str = "auto") -> list[str]:
-    """Split a long-form answer into sentences the way the release does (VizWiz-LF §4).
-
-    The regex keeps "3.5 mm", "U.S. army" and common abbreviations whole; like the release, a final period is dropped.
-
-    Parameters
-    ----------
-    text : str
-        The answer; None or empty gives no sentence.
-    splitter : {"auto", "spacy", "regex"}, default "auto"
-        spaCy's sentencizer, the regex, or spaCy when installed.
-
-    Returns
-    -------
-    list of str
-    """
+    """Split an answer into sentences as the release does, final period dropped (§4): spaCy's sentencizer or a regex
+    keeping "3.5 mm", "U.S. army" and abbreviations whole ("auto": spaCy if installed)."""
     if splitter not in ("auto", "spacy", "regex"):
         raise ValueError(f"splitter must be 'auto', 'spacy' or 'regex', not {splitter!r}")
     text = (text or "").strip()
@@ -85,7 +71,7 @@ def default_models() -> tuple[SentenceClassifier, SentenceClassifier]:
 def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None = None,
                   info_model: SentenceClassifier | None = None, classifier: str | None = None, splitter: str = "auto",
                   cache_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Label new long-form answers offline: sentences, roles, information sources, abstention (§4, §7).
+    """Label new answers offline: ``(sentences, answers)``, answers gaining counts, labels and abstention (§4, §7).
 
     Parameters
     ----------
@@ -96,14 +82,7 @@ def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None 
     classifier : {"frozen", "finetuned"}, optional
         Which committed classifier labels when no model is given; default the selected one.
     splitter : {"auto", "spacy", "regex"}, default "auto"
-        As in :func:`split_sentences`.
     cache_dir : Path, optional
-        The embedding cache (None: the shared default).
-
-    Returns
-    -------
-    tuple of pandas.DataFrame
-        ``(sentences, answers)``; answers gain ``n_sentences``, ``roles``, ``info_sources`` and ``abstains``.
     """
     if role_model is None and info_model is None:
         from vqalib.papers.vizwiz_lf import classifier_choice
@@ -153,22 +132,7 @@ def label_answers(frame: pd.DataFrame, *, role_model: SentenceClassifier | None 
 
 
 def answer_labels(sentences: pd.DataFrame, *, by: str, keys) -> pd.DataFrame:
-    """Each answer's labels from its sentences' (§4 roles and information sources, §7 abstention).
-
-    Parameters
-    ----------
-    sentences : pandas.DataFrame
-        Labelled sentences with ``roles``, ``info_sources`` and the ``by`` column.
-    by : str
-        The column naming a sentence's answer.
-    keys : sequence
-        The answers, in the order wanted.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per key: ``n_sentences``, ``roles``, ``info_sources`` and ``abstains``.
-    """
+    """Per answer of ``keys`` (column ``by``), its sentence count, roles, info sources and abstention (§4, §7)."""
     keys = list(keys)
     per_answer = sentences.groupby(by)
     out = pd.DataFrame({"n_sentences": per_answer.size().reindex(keys, fill_value=0).to_numpy()})

@@ -1,7 +1,5 @@
-"""Loading and validating the VizWiz-LF release (§3-§4; input of Tables 1-3 and 15-16): tidy answer and
-sentence frames, and a validation report counting every quirk met; a broken file raises
-:class:`~vqalib.core.io.DataFormatError` naming the file, entry and field.
-"""
+"""Load and validate the VizWiz-LF release (§3-§4; Tables 1-3, 15-16 input): answer and sentence frames and a report
+counting every quirk; a broken file raises :class:`~vqalib.core.io.DataFormatError` naming file, entry, field."""
 
 from __future__ import annotations
 
@@ -85,23 +83,8 @@ def _canonical_lists(label_lists: list[list[str]], *, kind: str, file: str, qid:
 
 
 def merge_fragments(sentences: list[str], *, n_units: int) -> list[list[int]]:
-    """Group sentence fragments into ``n_units`` groups (VizWiz-LF sentence/label mismatch).
-
-    The release splits some answers at abbreviations ("CO.", "3.5mm"); the shortest fragment is merged into its
-    preceding neighbour (the following one for the first) until the counts match.
-
-    Parameters
-    ----------
-    sentences : list of str
-        The answer's sentence fragments, in order.
-    n_units : int
-        The number of label lists to match (at least one group is kept).
-
-    Returns
-    -------
-    list of list of int
-        Per group, the positions of its fragments.
-    """
+    """Fragment positions per group, merged into ``n_units`` groups: the release splits some answers at abbreviations
+    ("CO.", "3.5mm"); the shortest fragment joins its preceding neighbour (the first its next) until counts match."""
     groups = [[i] for i in range(len(sentences))]
     while len(groups) > max(n_units, 1):
         lengths = [sum(len(sentences[i].strip()) for i in g) for g in groups]
@@ -164,24 +147,7 @@ def _sentence_units(entry: dict, roles: list, infos: list, *, file: str, qid: st
 
 def parse_vizwiz_lf(raw: object, *, file: str, source: str,
                     report: ValidationReport) -> tuple[list[dict], list[dict]]:
-    """Rows of the answer and sentence frames for one parsed VizWiz-LF file (Tables 1-3 input).
-
-    Parameters
-    ----------
-    raw : object
-        The file's parsed JSON, an object keyed by question id.
-    file : str
-        The file name, for messages and the report.
-    source : str
-        The answer source the rows get (e.g. ``"GPT-4V"``).
-    report : ValidationReport
-        Collects every quirk met; added to in place.
-
-    Returns
-    -------
-    tuple of list of dict
-        ``(answers, sentences)``.
-    """
+    """``(answers, sentences)`` rows of one parsed file of ``source``; quirks go to ``report`` (Tables 1-3 input)."""
     if not isinstance(raw, dict):
         raise DataFormatError(f"{file}: top level: the file holds {json_type(raw)}, expected an object keyed by "
                               "question id")
@@ -251,17 +217,7 @@ def _cross_source_checks(answers: pd.DataFrame, report: ValidationReport) -> Non
 
 
 def vizwiz_lf_question_ids(*, data_dir: Path | None = None) -> frozenset[int]:
-    """The question ids of the VizWiz-LF release (1-600): the keys of its seven hash-checked files.
-
-    Parameters
-    ----------
-    data_dir : Path, optional
-        The data folder; default :func:`~vqalib.core.io.default_data_dir`.
-
-    Returns
-    -------
-    frozenset of int
-    """
+    """The question ids of the VizWiz-LF release (1-600): the keys of its seven hash-checked files."""
     ids: set[int] = set()
     for stem in taxonomy.SOURCES:
         path = verified_path(f"vizwiz-lf/{stem}.json", data_dir=data_dir)
@@ -283,15 +239,10 @@ def load_vizwiz_lf(*, data_dir: Path | None = None, sources: list[str] | None = 
     Parameters
     ----------
     data_dir : Path, optional
-        The data folder; default :func:`~vqalib.core.io.default_data_dir`.
     sources : list of str, optional
         Release file stems to load; default all seven.
     paths : dict of str to Path, optional
         Stem -> user-supplied answer file of the same format (no hash check).
-
-    Returns
-    -------
-    VizWizLF
     """
     stems = list(paths) if paths else (sources or list(taxonomy.SOURCES))
     report = ValidationReport()

@@ -1,8 +1,5 @@
-"""Per-rating data of the VizWiz-LF human evaluation: schema, strict loader, labels (§6, Fig. 2; Table 18).
-
-The study's ratings are not public; this checks a user-supplied file of the same design (one row per
-participant, question and source; schema in ``data/ratings/README.md``; S+I's ``plausibility`` holds Correctness).
-"""
+"""Per-rating data of the VizWiz-LF human evaluation (§6, Fig. 2; Table 18): schema, strict loader, labels. The ratings
+are not public; this checks a user's file of the same design (schema: ``data/ratings/README.md``)."""
 
 from __future__ import annotations
 
@@ -53,25 +50,8 @@ def _format(name: str, line: int | None, column: str | None, message: str) -> st
 
 def load_ratings(path: str | Path, *, question_ids: Collection[int] | None = None,
                  data_dir: Path | None = None) -> pd.DataFrame:
-    """Read and validate a ratings file of the human evaluation (VizWiz-LF §6, Fig. 2).
-
-    Every problem raises :class:`RatingsFileError` naming file, line and column; nothing is dropped or repaired.
-    A path that is not a regular file is refused at once, never waited on.
-
-    Parameters
-    ----------
-    path : str or Path
-        The ratings CSV.
-    question_ids : collection of int, optional
-        The ids a row may use; default the release's, read from ``data_dir``.
-    data_dir : Path, optional
-        The data folder of the release.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The rows in file order; ``question_id``, ``rank`` and ratings as integers, others as text.
-    """
+    """Read and validate a ratings file, typed (§6, Fig. 2): every problem raises :class:`RatingsFileError` naming file,
+    line and column, nothing repaired, a non-regular file refused; ``question_ids`` default to the release's."""
     path = Path(path)
     name = str(path)
     data = read_regular(path, what="ratings file").removeprefix(b"\xef\xbb\xbf")
@@ -136,25 +116,8 @@ def _undecodable_cells(data: bytes) -> list[tuple[int | None, str | None, str]]:
 
 def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = None,
                   question_ids: Collection[int] | None = None, ids_from: str = RELEASE) -> pd.DataFrame:
-    """Validate a frame of the ratings schema given as text; return it typed (Fig. 2 input).
-
-    Parameters
-    ----------
-    text : pandas.DataFrame
-        The rows as text, with the :data:`COLUMNS`.
-    name : str
-        The file name used in messages.
-    lines : list of int, optional
-        The file lines of the rows (default: row position + 2).
-    question_ids : collection of int, optional
-        The ids a row may use; None checks no ids.
-    ids_from : str, default :data:`RELEASE`
-        Whose ids ``question_ids`` are, for the message.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """Validate a frame of the ratings schema given as text and return it typed (Fig. 2 input); ``lines`` are the rows'
+    file lines for messages (default: position + 2); ``question_ids`` None checks no ids."""
     text = text.astype(str).reset_index(drop=True)
     line = pd.Series(lines if lines is not None else range(2, len(text) + 2), index=text.index)
     missing = [c for c in COLUMNS if c not in text.columns]
@@ -176,8 +139,7 @@ def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = No
     digits = text["question_id"].str.fullmatch(r"[0-9]+")
     flag(~digits | text["question_id"].str.fullmatch(r"0+"),
          "question_id", lambda v: f"{v!r} is not a positive integer question id")
-    # past int64 the typing below would end in a bare OverflowError; compared as text (digit strings of one
-    # length order as numbers), since int() refuses strings of over 4,300 digits
+    # past int64 the typing below would overflow; compare as text since int() refuses over 4,300 digits
     significant = text["question_id"].str.lstrip("0")
     flag(digits & (significant.str.len().gt(19) | (significant.str.len().eq(19) & significant.gt(str(INT64_MAX)))),
          "question_id", lambda v: f"question id {v if len(v) <= 40 else v[:40] + f'... ({len(v)} digits)'} is out "
@@ -208,9 +170,7 @@ def check_ratings(text: pd.DataFrame, *, name: str, lines: list[int] | None = No
 
 
 def _design_problems(typed: pd.DataFrame, line: pd.Series) -> list[tuple[int, str, str]]:
-    """Cross-row rules (unique answers, one group per participant, one category per question, ranks 1-3),
-    in linear time however many rows fail.
-    """
+    """Cross-row rules (unique answers, one group per participant and category per question, ranks 1-3), linear time."""
     problems = []
     lines = line.to_numpy()
     participant = typed["participant_id"].tolist()
@@ -244,17 +204,12 @@ def _design_problems(typed: pd.DataFrame, line: pd.Series) -> list[tuple[int, st
 
 
 def per_answer_correctness(ratings: pd.DataFrame) -> pd.DataFrame:
-    """Human correctness of each answer for Table 18 (A.3.1): S+I's 0-1 Correctness averaged over raters.
+    """Human correctness of each answer for Table 18 (A.3.1): S+I's 0-1 Correctness averaged over raters (``n_raters``).
 
     Parameters
     ----------
     ratings : pandas.DataFrame
         :func:`load_ratings` output; ValueError without S+I ratings.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``source``, ``question_id``, ``correctness``, ``n_raters``.
     """
     rated = ratings[ratings["group"] == CORRECTNESS_GROUP]
     if rated.empty:
@@ -267,17 +222,7 @@ def per_answer_correctness(ratings: pd.DataFrame) -> pd.DataFrame:
 
 
 def is_simulated(ratings: pd.DataFrame) -> bool:
-    """True when a ratings frame's ``study`` column says :data:`SIMULATED` (§6, Fig. 2).
-
-    Parameters
-    ----------
-    ratings : pandas.DataFrame
-        A ratings frame.
-
-    Returns
-    -------
-    bool
-    """
+    """True when a ratings frame's ``study`` column says :data:`SIMULATED` (§6, Fig. 2)."""
     return "study" in ratings.columns and ratings["study"].astype(str).str.contains(SIMULATED).any()
 
 
@@ -292,20 +237,13 @@ class Study:
     @classmethod
     def from_file(cls, path: str | Path, *, question_ids: Collection[int] | None = None,
                   data_dir: Path | None = None) -> Study:
-        """The study of a ratings file (§6, Fig. 2), simulated when :func:`is_simulated` says so.
+        """The study of a ratings file (:func:`load_ratings`; §6, Fig. 2), simulated when :func:`is_simulated` says so.
 
         Parameters
         ----------
         path : str or Path
-            The ratings CSV.
         question_ids : collection of int, optional
-            As in :func:`load_ratings`.
         data_dir : Path, optional
-            As in :func:`load_ratings`.
-
-        Returns
-        -------
-        Study
         """
         ratings = load_ratings(path, question_ids=question_ids, data_dir=data_dir)
         if is_simulated(ratings):
@@ -318,11 +256,6 @@ class Study:
         Parameters
         ----------
         part : str
-            What the output holds, e.g. ``"means"``.
-
-        Returns
-        -------
-        str
         """
         return f"vizwiz-lf_fig02_{SIMULATED if self.simulated else 'human'}_{part}"
 
@@ -332,11 +265,6 @@ class Study:
         Parameters
         ----------
         text : str
-            The title.
-
-        Returns
-        -------
-        str
         """
         if self.simulated:
             return f"{SIMULATED} data, not the paper's results: {text}"
@@ -349,10 +277,6 @@ class Study:
         ----------
         frame : pandas.DataFrame
             A table; an existing ``study`` column is replaced.
-
-        Returns
-        -------
-        pandas.DataFrame
         """
         return pd.concat([pd.DataFrame({"study": [self.label] * len(frame)}, index=frame.index),
                           frame.drop(columns="study", errors="ignore")], axis=1)
@@ -370,10 +294,6 @@ def correctness_table(studies: list[Study]) -> pd.DataFrame:
     ----------
     studies : list of Study
         The studies of notebook 04; simulated ones are skipped.
-
-    Returns
-    -------
-    DataFrame
     """
     from vqalib.core import report
 

@@ -1,6 +1,5 @@
 """Functional roles and information sources of long-form answers (VizWiz-LF §4.1, A.2.3): shares by
-answerability (Tables 2-3), annotation shares per source (Tables 15-16), role x source counts (Fig. 5).
-"""
+answerability (Tables 2-3), annotation shares per source (Tables 15-16), role x source counts (Fig. 5)."""
 
 from __future__ import annotations
 
@@ -19,21 +18,14 @@ def _labels_and_names(kind: str) -> tuple[tuple[str, ...], str]:
 
 def answers_with_label(answers: pd.DataFrame, *, kind: str = "role",
                        by: str = "answerability") -> pd.DataFrame:
-    """Percent of answers having at least one sentence with each label (Tables 2 and 3).
+    """Percent of answers with a sentence of each label per source and ``by`` value: roles (Table 2), info (Table 3).
 
     Parameters
     ----------
     answers : pandas.DataFrame
         One row per answer with ``source``, ``by`` and the label tuples.
     kind : {"role", "info"}, default "role"
-        Roles (Table 2) or information sources (Table 3).
     by : str, default "answerability"
-        The column to split answers by.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (source, label, ``by`` value) with ``n_answers``, ``n_with_label`` and ``percent``.
     """
     labels, column = _labels_and_names(kind)
     rows = []
@@ -54,21 +46,15 @@ def answers_with_label(answers: pd.DataFrame, *, kind: str = "role",
 
 def annotation_distribution(sentences: pd.DataFrame, *, kind: str = "role",
                             totals: dict[str, list[str] | None] | None = None) -> pd.DataFrame:
-    """Share of all label annotations (one label on one sentence) per source (Tables 15 and 16).
+    """Share of label annotations per source: roles (Table 15), info sources (Table 16); unknown labels not counted.
 
     Parameters
     ----------
     sentences : pandas.DataFrame
-        One row per sentence with ``source`` and the label tuples; labels outside the taxonomy are not counted.
+        One row per sentence with ``source`` and the label tuples.
     kind : {"role", "info"}, default "role"
-        Roles (Table 15) or information sources (Table 16).
     totals : dict of str to list of str or None, optional
         Pooled rows to add, name -> sources (None: all); the paper's ``Total`` pools GPT-4V, Gemini and Expert.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``source``, ``n_annotations``, ``label``, ``count`` and ``percent``.
     """
     labels, column = _labels_and_names(kind)
     exploded = sentences[["source", column]].explode(column).dropna()
@@ -89,16 +75,12 @@ def annotation_distribution(sentences: pd.DataFrame, *, kind: str = "role",
 
 
 def role_info_cooccurrence(sentences: pd.DataFrame) -> pd.DataFrame:
-    """Sentences carrying each (role, information source) pair, roles as rows (Fig. 5).
+    """Sentences carrying each (role, information source) pair, roles as rows (Fig. 5); unknown labels left out.
 
     Parameters
     ----------
     sentences : pandas.DataFrame
-        One row per sentence with ``roles`` and ``info_sources``; labels outside the taxonomy are left out.
-
-    Returns
-    -------
-    pandas.DataFrame
+        One row per sentence with ``roles`` and ``info_sources``.
     """
     pairs = sentences[["roles", "info_sources"]].explode("roles").explode("info_sources").dropna()
     pairs = pairs[pairs["roles"].isin(taxonomy.ROLES) & pairs["info_sources"].isin(taxonomy.INFO_SOURCES)]
@@ -107,19 +89,13 @@ def role_info_cooccurrence(sentences: pd.DataFrame) -> pd.DataFrame:
 
 
 def implied_paper_counts(comparison: pd.DataFrame) -> pd.DataFrame:
-    """The annotation counts the paper's Tables 15 and 16 imply (its percentage of its own total), beside ours (A.2.3).
-
-    ``count_diff`` says how many annotations of each label the paper counted fewer or more than the release holds.
+    """The annotation counts the paper's Tables 15 and 16 imply (its percentage of its own total), beside ours (A.2.3):
+    ``count_diff`` is how many annotations of each label the paper counted fewer or more than the release holds.
 
     Parameters
     ----------
     comparison : pandas.DataFrame
         The comparison of :func:`annotation_distribution` with the paper (``paper_n_annotations``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``comparison`` with ``paper_count_exact``, ``paper_count`` and ``count_diff``.
     """
     exact = comparison["paper"] * pd.to_numeric(comparison["paper_n_annotations"]) / 100.0
     return comparison.assign(paper_count_exact=exact, paper_count=exact.round(),

@@ -1,7 +1,5 @@
-"""A new model's VizWiz-LF answers scored into the paper's tables (Tables 1-5, §3-§7) by the notebooks' own
-functions (``vqalib score --dataset vizwiz-lf``), with labels from the offline classifier and paired
-differences to each released model.
-"""
+"""A new model's VizWiz-LF answers scored into Tables 1-5 (§3-§7) by the notebooks' functions (``vqalib score --dataset
+vizwiz-lf``), labelled by the offline classifier, with paired differences to each released model."""
 
 from __future__ import annotations
 
@@ -28,21 +26,7 @@ EQUAL_NOTE = "equal scores on every question, no test"
 
 
 def model_answers(matched: pd.DataFrame, *, model: str, released: pd.DataFrame) -> pd.DataFrame:
-    """A model's answers in the release's layout, with question, category and references from the Expert rows.
-
-    Parameters
-    ----------
-    matched : pandas.DataFrame
-        ``item_id`` (question id as text) and ``answer`` per answered question.
-    model : str
-        The model's name (its ``source``).
-    released : pandas.DataFrame
-        The release's answers.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """A model's answers in the release's layout, question fields and references from the Expert rows."""
     expert = released[released["source"] == "Expert"].drop_duplicates("question_id").set_index("question_id")
     ids = matched["item_id"].astype(int).to_numpy()
     rows = expert.loc[ids].reset_index()
@@ -54,21 +38,7 @@ def model_answers(matched: pd.DataFrame, *, model: str, released: pd.DataFrame) 
 
 
 def table1_rows(answers: pd.DataFrame, *, model: str, released: pd.DataFrame) -> pd.DataFrame:
-    """Table 1 word statistics of the model's answers per category, in ``figures/``' long layout.
-
-    Parameters
-    ----------
-    answers : pandas.DataFrame
-        :func:`model_answers` output.
-    model : str
-        The model's name (the table's column).
-    released : pandas.DataFrame
-        The release's answers.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """Table 1 word statistics of the model's answers per category, in ``figures/``' long layout."""
     frame = pd.concat([released[released["source"] == "Expert"], answers], ignore_index=True)
     table = word_count_table(frame, columns={model: model})
     table = long_format(table[table["column"] == model]).rename(columns={"words": "value"})
@@ -76,55 +46,21 @@ def table1_rows(answers: pd.DataFrame, *, model: str, released: pd.DataFrame) ->
 
 
 def label_rows(answers: pd.DataFrame, *, kind: str) -> pd.DataFrame:
-    """Tables 2 (roles) and 3 (information sources) of the model: percent of answers with each label.
-
-    Parameters
-    ----------
-    answers : pandas.DataFrame
-        Labelled answers.
-    kind : {"role", "info"}
-        Table 2 or Table 3.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """Table 2 (``kind`` role) or Table 3 (info) of the model: percent of answers with each label."""
     rows = answers_with_label(answers, kind=kind).rename(columns={"percent": "value"})
     return rows.rename(columns={"label": "role" if kind == "role" else "info_source"})
 
 
 def table5_row(answers: pd.DataFrame) -> pd.DataFrame:
-    """Table 5's vanilla abstention row of the model, in ``figures/``' long layout (§7).
-
-    Parameters
-    ----------
-    answers : pandas.DataFrame
-        Labelled answers with ``source``, ``answerability`` and ``abstains``.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """Table 5's vanilla abstention row of the model, in ``figures/``' long layout (§7)."""
     wide = abstention_metrics(answers).rename(columns={"source": "model"})
     return wide.melt(id_vars=["model", "n"], var_name="metric", value_name="value").assign(method="vanilla")[
         ["model", "method", "metric", "n", "value"]]
 
 
 def classifier_error(*, figures_dir: str | Path | None = None) -> pd.DataFrame:
-    """The offline classifier's measured error beside every classifier-derived number (Tables 2, 3, 5).
-
-    Read from notebook 05's committed cross-validation tables: abstention agreement per released model and
-    per-label F1, each with its 95% interval.
-
-    Parameters
-    ----------
-    figures_dir : str or Path, optional
-        The figures folder (default the project's).
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """The offline classifier's measured error beside every classifier-derived number (Tables 2, 3, 5), read from
+    notebook 05's committed tables: abstention agreement per released model and per-label F1, with 95% intervals."""
     from vqalib.papers.vizwiz_lf import classifier_choice
 
     folder = report.figures_dir(figures_dir)
@@ -147,25 +83,8 @@ def classifier_error(*, figures_dir: str | Path | None = None) -> pd.DataFrame:
 
 def paired_differences(scores: pd.DataFrame, *, model: str, n_resamples: int = 1000, seed: int = 0,
                        confidence: float = 0.95) -> pd.DataFrame:
-    """The model minus each released model per Table 4 setting, on the questions both answered (§5).
-
-    The paper compares without a test; here each difference gets Table 4's seeded bootstrap CI and a Wilcoxon p.
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        Per-pair scores of the model and the released sources.
-    model : str
-        The model's ``source``.
-    n_resamples, seed : int
-        Bootstrap settings.
-    confidence : float, default 0.95
-        Level of the interval.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """The model minus each released model per Table 4 setting, on the questions both answered (§5). The paper compares
+    without a test; here each difference gets Table 4's seeded bootstrap CI and a Wilcoxon p."""
     keys = ["metric", "reference_kind", "candidate_kind", "question_id"]
     mine = scores[scores["source"] == model]
     pairs = [mine.merge(scores[scores["source"] == versus], on=keys, suffixes=("", "_other")).assign(versus=versus)
@@ -190,10 +109,6 @@ def same_answer_sources(diffs: pd.DataFrame) -> list[str]:
     ----------
     diffs : pandas.DataFrame
         :func:`paired_differences` output (or its saved table).
-
-    Returns
-    -------
-    list of str
     """
     whole = diffs[diffs["candidate"].astype(str) != LABELLED_CANDIDATE]
     zero = whole["wilcoxon_p"].isna() & whole[["difference", "ci_low", "ci_high"]].eq(0).all(axis=1)
@@ -208,10 +123,6 @@ def with_notes(diffs: pd.DataFrame) -> pd.DataFrame:
     ----------
     diffs : pandas.DataFrame
         :func:`paired_differences` output (or its saved table).
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     same = diffs["versus"].isin(same_answer_sources(diffs))
     labelled = diffs["candidate"].astype(str) == LABELLED_CANDIDATE
@@ -223,33 +134,24 @@ def with_notes(diffs: pd.DataFrame) -> pd.DataFrame:
 def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, judge=None,
                     n_resamples: int = 1000, seed: int = 0, cross_fit: bool = True, compare: bool = True,
                     cache_dir: Path | None = None) -> dict[str, pd.DataFrame]:
-    """Every VizWiz-LF table of a new model (``vqalib score --dataset vizwiz-lf``).
+    """Every VizWiz-LF table of a new model, keyed by ``figures/`` stem (``vqalib score``), plus ``round_trip`` when the
+    answers are a released model's.
 
     Parameters
     ----------
     matched : pandas.DataFrame
         The model's answers matched to the questions (``item_id``, ``answer``).
     model : str
-        The model's name.
     data : VizWizLF
-        The release.
     backbone : Backbone, optional
-        The BERTScore backbone.
     judge : optional
         A configured LAVE judge; None gives "not run" rows.
     n_resamples, seed : int
-        Bootstrap settings.
     cross_fit : bool, default True
         Out-of-fold labels for answers equal to a released answer.
     compare : bool, default True
         Also score the released answers and compute :func:`paired_differences`.
     cache_dir : Path, optional
-        The embedding cache.
-
-    Returns
-    -------
-    dict of str to pandas.DataFrame
-        Table id (the ``figures/`` stem) -> rows; ``round_trip`` when the answers are a released model's.
     """
     from vqalib.core.judge.settings import ENABLE_HINT
     from vqalib.core.metrics.bertscore import bertscore_backbone
@@ -297,21 +199,13 @@ def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, j
 
 
 def round_trip(tables: dict[str, pd.DataFrame], *, source: str, figures_dir: str | Path | None = None) -> pd.DataFrame:
-    """A released model's answers scored as a new model, beside its numbers in ``figures/`` (Tables 1, 4, 5).
+    """A released model's answers scored as a new model (``tables``) beside its ``figures/`` numbers (Tables 1, 4, 5).
 
     Parameters
     ----------
     tables : dict of str to pandas.DataFrame
-        :func:`score_vizwiz_lf` of the released answers of ``source``.
     source : str
-        The released source.
     figures_dir : str or Path, optional
-        The figures folder.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``table``, ``cell``, ``scored``, ``figures``, ``equal_4dp``.
     """
     folder = report.figures_dir(figures_dir)
     rows = []
@@ -338,15 +232,10 @@ def round_trip(tables: dict[str, pd.DataFrame], *, source: str, figures_dir: str
 
 
 def round_trip_summary(frame: pd.DataFrame) -> dict:
-    """How many round-trip cells equal ``figures/`` to 4 decimals (README status of notebook 09).
+    """``equal`` and ``n``: how many cells of a saved round-trip table equal ``figures/`` to 4 decimals (README status).
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        The saved round-trip table.
-
-    Returns
-    -------
-    dict
     """
     return {"equal": int(frame["equal_4dp"].astype(str).eq("True").sum()), "n": len(frame)}

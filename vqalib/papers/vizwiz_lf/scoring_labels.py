@@ -1,8 +1,5 @@
-"""Sentence roles and information sources of a new model's VizWiz-LF answers, cross-fitted (§4, Tables 2, 3, 5).
-
-The classifiers were fitted on the released answers, so an answer equal to a released one gets that
-question's out-of-fold labels instead of in-sample ones; every other answer gets the final classifiers' labels.
-"""
+"""Roles and information sources of a new model's VizWiz-LF answers, cross-fitted (§4, Tables 2, 3, 5): an answer equal
+to a released one (training data) gets that question's out-of-fold labels, any other the final classifiers'."""
 
 from __future__ import annotations
 
@@ -17,20 +14,7 @@ SENTENCE_COLUMNS = ["source", "question_id", "sentence_index", "sentence", "role
 
 
 def released_matches(answers: pd.DataFrame, released: pd.DataFrame) -> pd.Series:
-    """For each new answer, the released source whose answer to the same question has the same text (§4).
-
-    Parameters
-    ----------
-    answers : pandas.DataFrame
-        ``question_id`` and ``answer`` of the model scored.
-    released : pandas.DataFrame
-        The release's answers.
-
-    Returns
-    -------
-    pandas.Series
-        The first matching released source, or None.
-    """
+    """Per new answer, the first released source with the same text for the same question, or None (§4)."""
     index: dict[tuple[int, str], str] = {}
     for source, qid, text in zip(released["source"], released["question_id"], released["answer"]):
         if isinstance(text, str):
@@ -41,21 +25,7 @@ def released_matches(answers: pd.DataFrame, released: pd.DataFrame) -> pd.Series
 
 def out_of_fold_sentences(matches: pd.DataFrame, *, sentences: pd.DataFrame, answers: pd.DataFrame,
                           cache_dir: Path | None = None) -> pd.DataFrame:
-    """The release sentences of matched answers with their out-of-fold roles and information sources (§4).
-
-    Parameters
-    ----------
-    matches : pandas.DataFrame
-        ``question_id`` and ``released_source`` of each matched answer.
-    sentences, answers : pandas.DataFrame
-        The release's sentences and answers.
-    cache_dir : Path, optional
-        The embedding cache (None: the shared default).
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """Matched answers' release sentences with their out-of-fold roles and information sources (§4)."""
     from vqalib.papers.vizwiz_lf.classifier_choice import selected_cv
 
     keys = set(zip(matches["released_source"], matches["question_id"].astype(int)))
@@ -95,21 +65,7 @@ def _labels_key(frame: pd.DataFrame, *, splitter: str) -> str:
 
 
 def classifier_labels(frame: pd.DataFrame, *, splitter: str = "auto", cache_dir: Path | None = None) -> pd.DataFrame:
-    """The committed classifiers' sentence labels of answers, cached by content (§4).
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        ``question_id``, ``question``, ``answer``.
-    splitter : {"auto", "spacy", "regex"}
-        Sentence splitter.
-    cache_dir : Path, optional
-        The embedding cache (None: the shared default).
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
+    """The committed classifiers' sentence labels of new answers, cached by content (§4)."""
     from vqalib.core.caches import discard, read_entry, write_entry
     from vqalib.core.io import cache_root
     from vqalib.papers.vizwiz_lf.labelling import label_answers
@@ -137,28 +93,8 @@ def classifier_labels(frame: pd.DataFrame, *, splitter: str = "auto", cache_dir:
 def label_model_answers(answers: pd.DataFrame, *, model: str, released_answers: pd.DataFrame,
                         released_sentences: pd.DataFrame, cross_fit: bool = True, splitter: str = "auto",
                         cache_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Label a model's answers: roles, information sources and abstention (scorecard input of Tables 2-5).
-
-    Parameters
-    ----------
-    answers : pandas.DataFrame
-        One row per answer: ``question_id``, ``question``, ``answer`` (other columns kept).
-    model : str
-        The model's name (the ``source`` of its sentences).
-    released_answers, released_sentences : pandas.DataFrame
-        The release.
-    cross_fit : bool, default True
-        Out-of-fold labels for answers equal to a released answer.
-    splitter : {"auto", "spacy", "regex"}
-        Sentence splitter.
-    cache_dir : Path, optional
-        The embedding cache (None: the shared default).
-
-    Returns
-    -------
-    tuple of pandas.DataFrame
-        ``(sentences, answers)``, each with ``labelled_by``.
-    """
+    """``(sentences, answers)`` of a model's labelled answers, each with ``labelled_by``: roles, information sources,
+    abstention (scorecard input of Tables 2-5); ``cross_fit``: out-of-fold labels for answers equal to released ones."""
     from vqalib.papers.vizwiz_lf.labelling import answer_labels
 
     frame = answers.reset_index(drop=True).copy()

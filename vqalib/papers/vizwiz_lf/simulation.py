@@ -1,10 +1,7 @@
-"""A SIMULATED human evaluation with the design of VizWiz-LF §6 (Fig. 2), to demonstrate the analysis.
-
-The study's per-rating data are not public; every output made here says SIMULATED and is never a result.
-Model: latent normal y* = location + effect + participant + question + answer + impression + noise, cut at
-two thresholds into ratings 1-3; ranks order each question's three latent impressions. Default effects follow
-§6's narrative in direction only; their sizes are invented (the locations roughly match BLV plausibility 0.84).
-"""
+"""A SIMULATED human evaluation with the design of VizWiz-LF §6 (Fig. 2), to demonstrate the analysis (the ratings
+are not public: every output says SIMULATED, never a result). Latent normal y* = location + effect + participant +
+question + answer + impression + noise, cut at two thresholds into ratings 1-3; ranks order the latent impressions.
+Default effects follow §6 in direction only; sizes invented (locations roughly match BLV plausibility 0.84)."""
 
 from __future__ import annotations
 
@@ -38,21 +35,14 @@ def default_effects() -> pd.DataFrame:
 
 
 def design_questions(answers: pd.DataFrame | None = None, *, per_category: int = 3, seed: int = 0) -> pd.DataFrame:
-    """The study's questions (§6: 3 per category), real ids drawn with the seed when ``answers`` is given.
+    """The study's questions and categories (§6: 3 per category), real ids drawn when ``answers`` is given.
 
     Parameters
     ----------
     answers : pandas.DataFrame, optional
         The release's answers; None gives plain ids 1, 2, ... (data-free).
     per_category : int, default 3
-        Questions per category.
     seed : int, default 0
-        Seed of the draw (unused without ``answers``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``question_id`` and ``question_category``, in category order.
     """
     if answers is None:
         ids = range(1, per_category * len(CATEGORIES) + 1)
@@ -72,32 +62,9 @@ def simulate_ratings(*, seed: int, questions: pd.DataFrame | None = None, partic
                      location: dict[str, float] | None = None,
                      thresholds: tuple[float, float] = DEFAULT_THRESHOLDS, participant_sd: float = 0.5,
                      question_sd: float = 0.3, answer_sd: float = 0.0, impression_sd: float = 0.5) -> pd.DataFrame:
-    """A SIMULATED ratings table of the §6 design (input of Fig. 2's analysis); the same arguments give the same table.
-
-    Parameters
-    ----------
-    seed : int
-        Seed of every random draw.
-    questions : pandas.DataFrame, optional
-        ``question_id`` and ``question_category``; default :func:`design_questions`.
-    participants_per_group : int, default 10
-        Participants in each of the four groups.
-    effects : pandas.DataFrame, optional
-        ``group``, ``criterion``, ``source``, ``effect`` (missing cells 0); default :func:`default_effects`.
-    effect_scale : float, default 1.0
-        Multiplier of every effect (0: a null study).
-    location : dict of str to float, optional
-        Latent location per rating criterion, overriding :data:`DEFAULT_LOCATION`.
-    thresholds : tuple of float, default :data:`DEFAULT_THRESHOLDS`
-        The two latent cut points between ratings 1|2 and 2|3.
-    participant_sd, question_sd, answer_sd, impression_sd : float, default 0.5, 0.3, 0.0, 0.5
-        SDs of leniency, difficulty, answer quality (Fig. 2's tests count it as a source difference) and impression.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The ratings schema plus ``study`` = ``SIMULATED``, one row per participant x question x source.
-    """
+    """A SIMULATED ratings table of the §6 design (Fig. 2's input, ``study`` = SIMULATED), deterministic in its args.
+    The SDs are participant leniency, question difficulty, answer quality (Fig. 2's tests count it as a source
+    difference) and impression; ``effect_scale=0`` is a null study; ``thresholds`` cut ratings 1|2 and 2|3."""
     questions = design_questions() if questions is None else questions.reset_index(drop=True)
     effects = default_effects() if effects is None else effects
     location = {**DEFAULT_LOCATION, **(location or {})}
@@ -145,13 +112,8 @@ def simulated_study(*, seed: int, **kwargs) -> Study:
     Parameters
     ----------
     seed : int
-        Seed of :func:`simulate_ratings`.
     **kwargs
         Passed to :func:`simulate_ratings`.
-
-    Returns
-    -------
-    Study
     """
     ratings = simulate_ratings(seed=seed, **kwargs)
     checked = check_ratings(ratings.astype(str), name=f"simulate_ratings(seed={seed})")
@@ -159,25 +121,16 @@ def simulated_study(*, seed: int, **kwargs) -> Study:
 
 
 def rejection_rates(*, seeds, effect_scale: float, alpha: float = 0.05, **kwargs) -> pd.DataFrame:
-    """Share of SIMULATED replicates whose Friedman test has p < ``alpha``, per group x criterion.
-
-    With ``effect_scale=0`` this is the design's false-positive rate; with the default effects its power.
+    """Share of SIMULATED replicates (one per seed) whose Friedman p < ``alpha`` (missing p: not rejected), per group x
+    criterion: with ``effect_scale=0`` the design's false-positive rate, with the default effects its power.
 
     Parameters
     ----------
     seeds : iterable of int
-        One replicate per seed.
     effect_scale : float
-        Multiplier of the source effects.
     alpha : float, default 0.05
-        Friedman level (a missing p counts as not rejected).
     **kwargs
         Passed to :func:`simulate_ratings`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        group, criterion, criterion_label, effect_scale, replicates, rejection_rate.
     """
     tables = []
     for seed in seeds:
@@ -192,16 +145,11 @@ def rejection_rates(*, seeds, effect_scale: float, alpha: float = 0.05, **kwargs
 
 
 def scaled_effects(effect_scale: float = 1.0) -> pd.DataFrame:
-    """:func:`default_effects` multiplied by ``effect_scale`` (notebook 04's SIMULATED study).
+    """:func:`default_effects` multiplied by ``effect_scale`` (notebook 04's SIMULATED study; 0: a null study).
 
     Parameters
     ----------
     effect_scale : float
-        Multiplier of every source effect (0: a null study).
-
-    Returns
-    -------
-    DataFrame
     """
     return default_effects().assign(effect=lambda f: f["effect"] * effect_scale)
 
@@ -213,32 +161,20 @@ def effects_wide(effects: pd.DataFrame) -> pd.DataFrame:
     ----------
     effects : DataFrame
         :func:`scaled_effects` output.
-
-    Returns
-    -------
-    DataFrame
     """
     return report.wide(effects, index=["criterion", "group"], columns="source", values="effect").reset_index()
 
 
 def design_rejection_rates(*, seeds, effect_scale: float = 1.0, alpha: float = 0.05, **kwargs) -> pd.DataFrame:
-    """:func:`rejection_rates` under notebook 04's three conditions (null, null with answer quality, power); cached.
+    """:func:`rejection_rates` of notebook 04: null, null + answer quality, default effects x ``effect_scale``; cached.
 
     Parameters
     ----------
     seeds : iterable of int
-        Replicate seeds.
     effect_scale : float
-        Multiplier of the default effects in the power condition.
     alpha : float
-        Friedman level.
     **kwargs
         Passed to :func:`simulate_ratings`.
-
-    Returns
-    -------
-    DataFrame
-        The rates of each ``condition``.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
@@ -267,10 +203,6 @@ def rejection_rate_summary(rates: pd.DataFrame) -> str:
     ----------
     rates : DataFrame
         :func:`design_rejection_rates` output.
-
-    Returns
-    -------
-    str
     """
     return rates.groupby("condition", sort=False)["rejection_rate"].mean().round(3).to_string()
 
@@ -282,10 +214,6 @@ def rejection_rates_wide(rates: pd.DataFrame) -> pd.DataFrame:
     ----------
     rates : DataFrame
         :func:`design_rejection_rates` output.
-
-    Returns
-    -------
-    DataFrame
     """
     return report.wide(rates, index=["group", "criterion_label"], columns="condition",
                        values="rejection_rate").reset_index()

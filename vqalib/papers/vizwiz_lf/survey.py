@@ -1,7 +1,5 @@
-"""The short-vs-long preliminary survey of VizWiz-LF (A.3.2, Table 19; §6: "75%, p < .0001"): the binomial
-test for each possible number of questions (the paper omits it) and which numbers the printed means and SDs
-allow; Table 19 itself is shown as printed (its per-response data are not public).
-"""
+"""The short-vs-long survey of VizWiz-LF (A.3.2, Table 19; §6 "75%, p < .0001"): the binomial test per possible number
+of questions (the paper omits it) and which numbers Table 19 allows; Table 19 shown as printed (data not public)."""
 
 from __future__ import annotations
 
@@ -16,23 +14,16 @@ from vqalib.core import report
 
 def preference_binomial(*, participants: int = 8, questions=range(1, 31), share: float = 0.75,
                         threshold: float = 1e-4) -> pd.DataFrame:
-    """Exact binomial test (vs 50%) of the long-form preference for each possible survey size (§6, A.3.2, Table 19).
+    """Exact binomial test (vs 50%) of the long-form preference for each survey size N in ``questions`` (§6, A.3.2,
+    Table 19); ``significant``: two-sided p below ``threshold``.
 
     Parameters
     ----------
     participants : int, default 8
-        Survey participants.
     questions : iterable of int, default 1-30
-        Survey sizes N tried.
     share : float, default 0.75
         Share of comparisons won by the long answer (rounded to a count).
     threshold : float, default 1e-4
-        ``significant`` says whether the two-sided p is below it.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per N with the counts and the two- and one-sided p.
     """
     rows = []
     for n_questions in questions:
@@ -46,41 +37,14 @@ def preference_binomial(*, participants: int = 8, questions=range(1, 31), share:
 
 
 def scientific(p: float, *, digits: int = 2) -> str:
-    """A small p-value as text that tables keep as written, e.g. ``7.73×10^-5`` (Table 19).
-
-    Parameters
-    ----------
-    p : float
-        The value.
-    digits : int, default 2
-        Digits after the mantissa's decimal point.
-
-    Returns
-    -------
-    str
-    """
+    """A small p-value as text that tables keep as written, e.g. ``7.73×10^-5`` (Table 19)."""
     mantissa, exponent = f"{p:.{digits}e}".split("e")
     return f"{mantissa}×10^{int(exponent)}"
 
 
 def smallest_significant_survey(preference: pd.DataFrame, *, column: str = "p_two_sided",
                                 threshold: float = 1e-4) -> int | None:
-    """The fewest questions for which ``column`` is below ``threshold`` (Table 19).
-
-    Parameters
-    ----------
-    preference : pandas.DataFrame
-        :func:`preference_binomial` (or :func:`survey_table`) output.
-    column : str, default "p_two_sided"
-        The p-value column.
-    threshold : float, default 1e-4
-        The p level.
-
-    Returns
-    -------
-    int or None
-        None when no size reaches it.
-    """
+    """The fewest questions for which ``column`` is below ``threshold``, or None (Table 19)."""
     below = preference.loc[preference[column] < threshold, "questions"]
     return int(below.min()) if len(below) else None
 
@@ -100,24 +64,8 @@ def _reachable_mean_sd(n: int, levels: tuple[int, ...]) -> tuple[np.ndarray, np.
 
 
 def survey_consistency(paper19: pd.DataFrame, *, participants: int = 8, questions=range(1, 31)) -> pd.DataFrame:
-    """Which survey sizes could give every printed mean and SD of Table 19 (A.3.2), under sample and population SD.
-
-    A cell is consistent when some split of its answers over the scale rounds to the printed mean and SD.
-
-    Parameters
-    ----------
-    paper19 : pandas.DataFrame
-        The paper's Table 19, long (criterion, answer_length, statistic AVG/STDEV, paper, paper_decimals).
-    participants : int, default 8
-        Survey participants.
-    questions : iterable of int, default 1-30
-        Survey sizes N tried.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per N with the counts of consistent cells under each SD.
-    """
+    """Per survey size N, how many printed means and SDs of Table 19 (A.3.2) it could give, under sample and
+    population SD: a cell is consistent when some split of its answers over the scale rounds to the printed values."""
     cells = paper19.pivot_table(index=["criterion", "answer_length"], columns="statistic",
                                 values=["paper", "paper_decimals"], sort=False)
     rows = []
@@ -151,11 +99,6 @@ def table19_shown(paper19: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     paper19 : DataFrame
-        The paper's Table 19.
-
-    Returns
-    -------
-    DataFrame
     """
 
     table = report.compare(pd.DataFrame(columns=["criterion", "answer_length", "statistic", "value"]),
@@ -170,24 +113,17 @@ SURVEY_COLUMNS = ["questions", "comparisons", "long_preferred", "p_two_sided_pri
 
 def survey_table(paper19: pd.DataFrame, *, participants: int = 8, questions=range(1, 21), share: float = 0.75,
                  threshold: float = 1e-4) -> pd.DataFrame:
-    """Per survey size, the binomial test and whether Table 19's means and SDs are attainable (A.3.2).
+    """Per survey size N in ``questions``, the binomial test and whether Table 19's means and SDs can arise (A.3.2).
 
     Parameters
     ----------
     paper19 : DataFrame
-        The paper's Table 19, long.
     participants : int
-        Survey participants (8).
     questions : iterable of int
-        Survey sizes N tried.
     share : float
         Share of comparisons won by the long answer.
     threshold : float
         The p level of ``significant``.
-
-    Returns
-    -------
-    DataFrame
     """
     preference = preference_binomial(participants=participants, questions=questions, share=share,
                                      threshold=threshold)
@@ -205,11 +141,6 @@ def survey_summary_text(survey: pd.DataFrame, *, threshold: float = 1e-4) -> str
     survey : DataFrame
         :func:`survey_table` output.
     threshold : float
-        The p level.
-
-    Returns
-    -------
-    str
     """
     smallest = smallest_significant_survey(survey, column="p_two_sided", threshold=threshold)
     smallest_one = smallest_significant_survey(survey, column="p_one_sided", threshold=threshold)

@@ -1,9 +1,6 @@
-"""VizWiz-LF Table 4 (§5) and Table 18 (A.3.1): reference-based metrics of long-form answers.
-
-References ``s_r`` (crowd majority) and ``l_r`` (expert long answer); candidates ``l_c`` (whole answer) and
-``l_c_prime`` (its Answer sentences). ROUGE-L and METEOR 1.5 via pycocoevalcap on PTB tokens; BERTScore F1
-without IDF or rescaling (the paper's 0.8-0.9 are unrescaled); Lex-Overlap is undefined in the paper.
-"""
+"""VizWiz-LF Table 4 (§5), Table 18 (A.3.1): reference-based metrics. References ``s_r`` (crowd majority), ``l_r``
+(expert); candidates ``l_c`` (whole answer), ``l_c_prime`` (its Answer sentences). ROUGE-L, METEOR 1.5 (PTB tokens);
+BERTScore F1 unrescaled, no IDF (as the paper's 0.8-0.9); the paper leaves Lex-Overlap undefined."""
 
 from __future__ import annotations
 
@@ -35,18 +32,7 @@ NO_ANSWER_RULES = ("zero", "exclude", "whole_answer")
 # --- evaluation pairs ----------------------------------------------------------------
 
 def answer_sentences_text(sentences: pd.DataFrame) -> pd.Series:
-    """l'_c: each answer's sentences labelled Answer, in order, joined by a space (VizWiz-LF Table 4).
-
-    Parameters
-    ----------
-    sentences : pandas.DataFrame
-        Labelled sentences (``source``, ``question_id``, ``sentence_index``, ``sentence``, ``roles``).
-
-    Returns
-    -------
-    pandas.Series
-        Indexed by (source, question_id); an answer with no Answer sentence is absent.
-    """
+    """l'_c: each answer's Answer sentences joined in order, by (source, question_id); none: absent (Table 4)."""
     has_answer = sentences["roles"].map(lambda roles: "Answer" in roles) & sentences["sentence"].notna()
     kept = sentences[has_answer].sort_values(["source", "question_id", "sentence_index"], kind="stable")
     joined: dict[tuple, list[str]] = {}  # a plain loop: a groupby with a Python join is 20x slower here
@@ -58,9 +44,8 @@ def answer_sentences_text(sentences: pd.DataFrame) -> pd.Series:
 
 def evaluation_pairs(answers: pd.DataFrame, sentences: pd.DataFrame, *, question_ids=None,
                      sources: list[str] | None = None, reference_source: str = "Expert") -> pd.DataFrame:
-    """One row per (answer, setting): the reference and candidate texts of Table 4.
-
-    ``candidate`` is NaN where an l'_c answer has no Answer sentence; no l_r rows for the reference source.
+    """One row per (answer, setting): the reference and candidate texts of Table 4. ``candidate`` is NaN where an
+    l'_c answer has no Answer sentence; no l_r rows for ``reference_source`` (whose answer is ``l_r``).
 
     Parameters
     ----------
@@ -71,11 +56,6 @@ def evaluation_pairs(answers: pd.DataFrame, sentences: pd.DataFrame, *, question
     sources : list of str, optional
         Answer sources kept (default: all).
     reference_source : str
-        The source whose answer is the long reference ``l_r``.
-
-    Returns
-    -------
-    DataFrame
     """
     a = answers
     if question_ids is not None:
@@ -102,48 +82,22 @@ def evaluation_pairs(answers: pd.DataFrame, sentences: pd.DataFrame, *, question
 
 def paper_sample(answers: pd.DataFrame, *, per_category: int = 30, seed: int = 0,
                  sources: tuple[str, ...] = ("GPT-4V", "Gemini", "Expert")) -> list[int]:
-    """A seeded sample of questions balanced over the 4 categories (Table 4's 120 questions).
-
-    The release does not say which 120 questions the paper scored; this draws among questions all ``sources`` answered.
+    """Sorted ids of a seeded sample balanced over the 4 question types (Table 4's 120 questions; the release does not
+    say which 120 the paper scored), among questions all ``sources`` answered.
 
     Parameters
     ----------
     answers : DataFrame
-        The VizWiz-LF answers.
     per_category : int
-        Questions drawn per question type.
     seed : int
-        Seed of ``numpy.random.default_rng``.
     sources : tuple of str
-        Sources that must all have answered a question.
-
-    Returns
-    -------
-    list of int
-        The sorted question ids.
     """
     return sample_draws(answers, seeds=[seed], per_category=per_category, sources=sources)[0]
 
 
 def sample_draws(answers: pd.DataFrame, *, seeds, per_category: int = 30,
                  sources: tuple[str, ...] = ("GPT-4V", "Gemini", "Expert")) -> list[list[int]]:
-    """:func:`paper_sample` for each of ``seeds`` (Table 4's seed sweep).
-
-    Parameters
-    ----------
-    answers : DataFrame
-        The VizWiz-LF answers.
-    seeds : iterable of int
-        One draw per seed.
-    per_category : int
-        Questions drawn per question type.
-    sources : tuple of str
-        Sources that must all have answered a question.
-
-    Returns
-    -------
-    list of list of int
-    """
+    """:func:`paper_sample` for each of ``seeds`` (Table 4's seed sweep)."""
     have = answers[answers["source"].isin(sources)].groupby("question_id")["source"].nunique()
     complete = set(have[have == len(sources)].index)
     questions = (answers[answers["question_id"].isin(complete)]
@@ -175,10 +129,8 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
                 backbone: Backbone | None = None, no_answer: str = "zero",
                 lexical_definition: str = DEFAULT_LEXICAL_OVERLAP, cache_dir: Path | None = None,
                 progress: bool = True) -> pd.DataFrame:
-    """Score every evaluation pair with each metric (Table 4 inputs); long format.
-
-    An l'_c candidate with no Answer sentence scores 0 by default (it earns nothing). Lex-Overlap is a
-    property of the long answer, scored once per answer on its s_r + l_c row.
+    """Score every evaluation pair with each metric (Table 4 inputs), long format. An l'_c candidate without Answer
+    sentence scores 0 by default; Lex-Overlap, a property of the long answer, is scored once on its s_r + l_c row.
 
     Parameters
     ----------
@@ -188,19 +140,11 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
         Metric ids: ``lex_overlap``, ``rouge``, ``meteor``, ``meteor_nltk``, ``bertscore``.
     backbone : Backbone, optional
         BERTScore backbone (default :func:`bertscore_backbone`).
-    no_answer : str
-        One of :data:`NO_ANSWER_RULES`: ``zero``, ``exclude`` or ``whole_answer``.
+    no_answer : {"zero", "exclude", "whole_answer"}
     lexical_definition : str
         Lex-Overlap definition (:data:`LEXICAL_OVERLAP_DEFINITIONS`).
     cache_dir : Path, optional
-        Score cache folder.
     progress : bool
-        Show a progress bar over metrics.
-
-    Returns
-    -------
-    DataFrame
-        The pairs with ``status``, ``metric``, ``score`` and ``backbone``.
     """
     frame, scorable = _apply_no_answer_rule(pairs, no_answer=no_answer)
     backbone = backbone or (bertscore_backbone() if any(metric_spec(m).uses_backbone for m in metrics) else None)
@@ -229,27 +173,16 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
 
 def summarize(scores: pd.DataFrame, *, by: tuple[str, ...] = ("source", "metric", "reference_kind", "candidate_kind"),
               n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """Mean score per group with a seeded percentile bootstrap CI over answers (Table 4, full set).
-
-    Missing scores (the ``exclude`` rule) are left out and not counted in ``n``.
+    """Mean per group with a seeded percentile bootstrap CI over answers (Table 4, full set); missing scores not in n.
 
     Parameters
     ----------
     scores : DataFrame
         :func:`score_pairs` output.
     by : tuple of str
-        Grouping columns.
     n_resamples : int
-        Bootstrap resamples.
     confidence : float
-        Confidence level of the interval.
     seed : int
-        Seed of each group's generator.
-
-    Returns
-    -------
-    DataFrame
-        The ``by`` columns, ``n``, ``mean``, ``ci_low`` and ``ci_high``.
     """
     rows, varying = [], []
     for key, group in scores.groupby(list(by), sort=False):
@@ -267,22 +200,12 @@ def summarize(scores: pd.DataFrame, *, by: tuple[str, ...] = ("source", "metric"
 
 
 def significance_stars(p: float) -> str:
-    """Table 18's marks: ** for p < 0.01, * for p < 0.05.
-
-    Parameters
-    ----------
-    p : float
-        A p-value.
-
-    Returns
-    -------
-    str
-    """
+    """Table 18's marks: ** for p < 0.01, * for p < 0.05."""
     return star_mark(p, levels=TWO_LEVELS)
 
 
 def human_correlation(scores: pd.DataFrame, human: pd.DataFrame, *, rating: str = "correctness") -> pd.DataFrame:
-    """Pearson r between each metric setting and human correctness (Table 18).
+    """Pearson r (with p and stars) between each metric setting and human correctness (Table 18); needs 3 rated scores.
 
     Parameters
     ----------
@@ -291,12 +214,6 @@ def human_correlation(scores: pd.DataFrame, human: pd.DataFrame, *, rating: str 
     human : DataFrame
         One rating per answer: ``source``, ``question_id`` and ``rating``.
     rating : str
-        The rating column correlated.
-
-    Returns
-    -------
-    DataFrame
-        metric, reference_kind, candidate_kind, n, r, p, stars; settings with under 3 rated scores are left out.
     """
     merged = scores.merge(human[["source", "question_id", rating]], on=["source", "question_id"], how="inner")
     rows = []
@@ -312,9 +229,7 @@ def human_correlation(scores: pd.DataFrame, human: pd.DataFrame, *, rating: str 
 
 
 def score_with_judge(pairs: pd.DataFrame, *, judge, no_answer: str = "zero", progress: bool = True) -> pd.DataFrame:
-    """LAVE scores of every evaluation pair through a configured judge (Table 4 LAVE column).
-
-    A reply without a readable rating leaves the score missing with its reason in ``status``.
+    """LAVE scores of every evaluation pair via a judge (Table 4); an unreadable reply: missing, ``status`` says why.
 
     Parameters
     ----------
@@ -322,15 +237,8 @@ def score_with_judge(pairs: pd.DataFrame, *, judge, no_answer: str = "zero", pro
         :func:`evaluation_pairs` output, or pairs of that shape.
     judge : CachedJudge
         A configured judge (:mod:`vqalib.core.judge`).
-    no_answer : str, default "zero"
-        One of :data:`NO_ANSWER_RULES`.
+    no_answer : {"zero", "exclude", "whole_answer"}, default "zero"
     progress : bool, default True
-        Show a progress bar.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The pairs with ``status``, ``score``, ``metric`` (``"lave"``) and ``backbone``.
     """
     from vqalib.core.judge.batch import lave
 
@@ -360,10 +268,6 @@ def table4_rows(summary: pd.DataFrame, *, implementation: dict[str, str]) -> pd.
         :func:`summarize` output.
     implementation : dict of str to str
         Metric id -> text of the ``implementation`` column.
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     out = summary.rename(columns={"reference_kind": "reference", "candidate_kind": "candidate", "mean": "value"})
     out["implementation"] = out["metric"].map(implementation)
@@ -372,45 +276,26 @@ def table4_rows(summary: pd.DataFrame, *, implementation: dict[str, str]) -> pd.
 
 
 def metric_cells(*, sources: list[str], metric: str, reference_source: str = "Expert") -> pd.DataFrame:
-    """The Table 4 cells of one metric: every source x setting but the reference source against itself.
-
-    Parameters
-    ----------
-    sources : list of str
-        The answer sources (rows of Table 4), in order.
-    metric : str
-        The metric's key in :data:`METRIC_NAMES`.
-    reference_source : str, default "Expert"
-        The source whose long answer is the ``l_r`` reference.
-
-    Returns
-    -------
-    DataFrame
-    """
+    """The Table 4 cells of one metric: every source x setting but the reference source against itself."""
     return pd.DataFrame([{"source": s, "metric": METRIC_NAMES[metric], "reference": r, "candidate": c}
                          for s in sources for r, c in SETTINGS if not (r == "l_r" and s == reference_source)],
                         columns=["source", "metric", "reference", "candidate"])
 
 
 def paper_in_ci(frame: pd.DataFrame) -> pd.Series:
-    """Whether the paper's value lies inside [ci_low, ci_high] (Table 4).
+    """Whether the paper's value lies inside [ci_low, ci_high] (Table 4); missing where ``paper`` or ``ci_low`` is.
 
     Parameters
     ----------
     frame : pandas.DataFrame
         Rows with ``paper``, ``ci_low`` and ``ci_high``.
-
-    Returns
-    -------
-    pandas.Series
-        Nullable boolean; missing where ``paper`` or ``ci_low`` is.
     """
     inside = (frame["paper"] >= frame["ci_low"] - 1e-12) & (frame["paper"] <= frame["ci_high"] + 1e-12)
     return inside.astype("boolean").where(frame["paper"].notna() & frame["ci_low"].notna())
 
 
 def compare_lexical_definitions(pairs: pd.DataFrame, paper: pd.Series) -> pd.DataFrame:
-    """Each plausible Lex-Overlap definition's mean per source beside the paper's column (Table 4).
+    """Each plausible Lex-Overlap definition's mean per source beside the paper's column, with ``mae`` (Table 4).
 
     Parameters
     ----------
@@ -418,11 +303,6 @@ def compare_lexical_definitions(pairs: pd.DataFrame, paper: pd.Series) -> pd.Dat
         :func:`evaluation_pairs` output.
     paper : pandas.Series
         Source -> reported value.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per definition with its means, ``mae`` to the paper, ``closest`` and ``used_in_table4``.
     """
     rows = pairs[(pairs["reference_kind"] == "s_r") & (pairs["candidate_kind"] == "l_c")]
     rows = rows[rows["source"].isin(paper.index)]

@@ -1,8 +1,6 @@
-"""VizWiz-LF Table 4 (§5): the scoring protocols the paper leaves open (METEOR implementation, the l_r + l′_c
-reference, whose labels give l′_c, population, no-Answer-sentence rule), a grid of all of them, the one
-declared protocol (:data:`CHOICES`: each choice backed by the paper's text or fitted to its numbers, and a
-cell any fitted choice touches counts as fitted) and the seed spread of the 120-question sample design.
-"""
+"""VizWiz-LF Table 4 (§5): the scoring protocols the paper leaves open (METEOR, l_r + l′_c reference, labels of l′_c,
+population, no-Answer rule), their grid, the declared protocol (:data:`CHOICES`, each from the paper's text or
+fitted to its numbers; a cell a fitted choice touches counts as fitted), the seed spread of the 120-question sample."""
 
 from __future__ import annotations
 
@@ -80,39 +78,13 @@ RULE_STEM = "vizwiz-lf_table04_declared_protocol"  # the registry entry whose to
 
 
 def paper_rules(paper: pd.DataFrame) -> pd.DataFrame:
-    """The paper's Table 4 cells with the registry's tolerance and compared decimals of each.
-
-    Parameters
-    ----------
-    paper : pandas.DataFrame
-        Rows of :func:`vqalib.core.report.load_paper_table`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``paper`` with ``tolerance`` and ``decimals``.
-    """
+    """The paper's Table 4 cells with the registry's ``tolerance`` and compared ``decimals`` of each."""
     rules = registry.cell_rules(registry.table(RULE_STEM), paper)
     return paper.assign(tolerance=[t for t, _ in rules], decimals=[d for _, d in rules])
 
 
 def cell_relation(protocol: Protocol, *, metric: str, reference: str, candidate: str, source: str) -> str:
-    """The relation to the paper of one Table 4 cell scored under ``protocol`` (``same`` or ``fitted: why``).
-
-    Parameters
-    ----------
-    protocol : Protocol
-        The protocol the cell is scored with.
-    metric, reference, candidate : str
-        The cell's Table 4 column.
-    source : str
-        The answer source (row).
-
-    Returns
-    -------
-    str
-        ``"same"``, or ``"fitted: <option> = <value>, ..."`` naming the fitted choices that touch the cell.
-    """
+    """One Table 4 cell's relation to the paper under ``protocol``: "same" or "fitted: <option> = <value>, ..."."""
     fitted = []
     for option, value in asdict(protocol).items():
         if value == getattr(DEFAULT, option) and (option, value) not in CHOICES:
@@ -132,12 +104,6 @@ def choices_table(protocol: Protocol = DECLARED) -> pd.DataFrame:
     Parameters
     ----------
     protocol : Protocol, default DECLARED
-        The protocol described.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``option``, ``default``, ``declared``, ``basis`` and ``why``.
     """
     rows = []
     for option, value in asdict(protocol).items():
@@ -153,14 +119,8 @@ def classifier_sentences(sentences: pd.DataFrame, predictions: pd.DataFrame) -> 
     Parameters
     ----------
     sentences : pandas.DataFrame
-        The release's labelled sentences.
     predictions : pandas.DataFrame
         Role predictions of :func:`vqalib.papers.vizwiz_lf.classifier_cv.cross_validate`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``sentences`` with predicted ``roles`` (none without a prediction).
     """
     keys = ["source", "question_id", "sentence_index"]
     predicted = predictions.set_index(keys)["predicted"]
@@ -171,26 +131,17 @@ def classifier_sentences(sentences: pd.DataFrame, predictions: pd.DataFrame) -> 
 
 def protocol_pairs(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd.DataFrame, *,
                    protocol: Protocol, sources: list[str], reference_source: str = "Expert") -> pd.DataFrame:
-    """Table 4's evaluation pairs under a protocol's label and reference choices (before scoring).
-
-    An l_r + l′_c pair whose l′_r reference is empty loses its candidate too, so the no-Answer rule treats it alike.
+    """Table 4's evaluation pairs of ``sources`` under a protocol's label and reference choices; an l_r + l′_c pair
+    whose l′_r reference is empty loses its candidate too, so the no-Answer rule treats it alike.
 
     Parameters
     ----------
     answers, sentences : pandas.DataFrame
-        The release.
     classified : pandas.DataFrame
         :func:`classifier_sentences` output.
     protocol : Protocol
-        The protocol applied.
     sources : list of str
-        Answer sources scored.
     reference_source : str, default "Expert"
-        The source of the long reference.
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     if protocol.answer_labels == "released":
         labelled = sentences
@@ -221,14 +172,7 @@ def protocol_scores(pairs: pd.DataFrame, *, protocol: Protocol, cache_dir: Path 
     pairs : pandas.DataFrame
         :func:`protocol_pairs` output for the same protocol.
     protocol : Protocol
-        The protocol applied.
     cache_dir : Path, optional
-        Score cache folder.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``score_pairs`` rows; ``score`` missing where the rule excludes.
     """
     scores = score_pairs(pairs, metrics=("rouge", protocol.meteor), no_answer=protocol.no_answer,
                          cache_dir=cache_dir, progress=False)
@@ -250,11 +194,6 @@ def cell_means(scores: pd.DataFrame) -> pd.DataFrame:
     ----------
     scores : pandas.DataFrame
         :func:`protocol_scores` output.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``source``, ``metric``, ``reference``, ``candidate`` and ``value``.
     """
     means = scores.groupby(["source", "metric", "reference_kind", "candidate_kind"], sort=False)["score"].mean()
     return table4_rows(means.rename("mean").reset_index(), implementation={}).drop(columns="implementation")
@@ -267,9 +206,7 @@ def _pairs_key(protocol: Protocol) -> tuple:
 
 
 def _score_once(pair_sets: list[tuple[pd.DataFrame, Protocol]], *, cache_dir: Path | None) -> None:
-    """Score the distinct pairs of many protocols in one call per metric (one tokenizer, one METEOR JVM), filling
-    the per-pair cache that :func:`protocol_scores` then reads.
-    """
+    """Fill the per-pair score cache for many protocols in one call per metric (one tokenizer, one METEOR JVM)."""
     scorable = [(_apply_no_answer_rule(pairs, no_answer=p.no_answer)[1], p.meteor) for pairs, p in pair_sets]
     for metric in ("rouge", *OPTIONS["meteor"]):
         frames = [rows for rows, meteor in scorable if metric in ("rouge", meteor)]
@@ -279,27 +216,16 @@ def _score_once(pair_sets: list[tuple[pd.DataFrame, Protocol]], *, cache_dir: Pa
 
 def protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: pd.DataFrame, paper: pd.DataFrame, *,
                   sources: list[str], cache_dir: Path | None = None, progress: bool = True) -> pd.DataFrame:
-    """Every protocol of :data:`OPTIONS` scored on all questions, each ROUGE/METEOR cell beside the paper's (Table 4).
+    """Every protocol of :data:`OPTIONS` on all questions, each ROUGE/METEOR cell beside the paper's (Table 4); cached.
 
     Parameters
     ----------
-    answers, sentences : pandas.DataFrame
-        The release.
+    answers, sentences, paper : pandas.DataFrame
     classified : pandas.DataFrame
         :func:`classifier_sentences` output.
-    paper : pandas.DataFrame
-        The paper's Table 4.
     sources : list of str
-        The paper's sources.
     cache_dir : Path, optional
-        Score cache folder.
     progress : bool, default True
-        Show a progress bar.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per protocol x cell with ``value``, ``paper``, ``diff`` and ``within``; cached by content.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
@@ -319,8 +245,7 @@ def _protocol_grid(answers: pd.DataFrame, sentences: pd.DataFrame, classified: p
     cells = cells[["source", "metric", "reference", "candidate", "paper", "tolerance", "decimals"]]
     rows = []
     protocols = [Protocol(*values) for values in itertools.product(*OPTIONS.values())]
-    # the pairs depend on the labels, the long reference and (with l'_r) the whole-answer rule; the scores
-    # on those, the METEOR and the rule; the population only filters: each is built once
+    # build each distinct pair set and score set once; the population only filters
     pairs_of, unfiltered = {}, {}  # pairs key -> pairs; score key -> a protocol of population "all"
     for p in protocols:
         if _pairs_key(p) not in pairs_of:
@@ -344,11 +269,6 @@ def grid_summary(grid: pd.DataFrame) -> pd.DataFrame:
     ----------
     grid : pandas.DataFrame
         :func:`protocol_grid` output.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The options, ``within``, ``cells``, ``declared`` and ``default``; most cells first.
     """
     summary = grid.groupby(list(OPTIONS), sort=False)["within"].agg(["sum", "size"]).reset_index()
     summary = summary.rename(columns={"sum": "within", "size": "cells"})
@@ -359,22 +279,15 @@ def grid_summary(grid: pd.DataFrame) -> pd.DataFrame:
 
 
 def declared_rows(scores: pd.DataFrame, *, protocol: Protocol, default: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Table 4's ROUGE/METEOR cells under one protocol with bootstrap CIs, relation and our default's value.
+    """Table 4's ROUGE/METEOR cells under one protocol with bootstrap CIs, relation and the ``default``'s value.
 
     Parameters
     ----------
     scores : pandas.DataFrame
         :func:`protocol_scores` under ``protocol``.
     protocol : Protocol
-        The declared protocol.
     default : pandas.DataFrame
-        The default protocol's full-set cells.
     n_resamples, seed : int
-        Bootstrap settings.
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     summary = summarize(scores, n_resamples=n_resamples, seed=seed)
     table = table4_rows(summary, implementation={})
@@ -390,30 +303,18 @@ def declared_rows(scores: pd.DataFrame, *, protocol: Protocol, default: pd.DataF
 def seed_sweep(scores: dict[str, pd.DataFrame], answers: pd.DataFrame, paper: pd.DataFrame, *, n_draws: int = 1000,
                per_category: int = 30, sources: tuple[str, ...] = ("GPT-4V", "Gemini", "Expert"),
                seed_of_sample: int = 0) -> pd.DataFrame:
-    """The spread of Table 4's cells over draws of the paper's balanced design (seed k = draw k; seed 0 is
-    notebook 03's sample), with the percentile of the paper's value and of our sample.
+    """The spread of Table 4's cells over ``n_draws`` draws of the paper's balanced design (seed k = draw k), with the
+    percentile of the paper's value and of our sample (seed ``seed_of_sample``, notebook 03's).
 
     Parameters
     ----------
     scores : dict of str to pandas.DataFrame
         Protocol name -> per-answer scores.
-    answers : pandas.DataFrame
-        The release's answers.
-    paper : pandas.DataFrame
-        The paper's Table 4.
-    n_draws : int, default 1000
-        Number of draws.
-    per_category : int, default 30
-        Questions per category in a draw.
+    answers, paper : pandas.DataFrame
+    n_draws, per_category : int, default 1000, 30
     sources : tuple of str
         Sources that must all have answered a drawn question.
     seed_of_sample : int, default 0
-        The seed of the committed sample.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per protocol x cell: draw statistics, ``paper_percentile``, ``seed0_percentile``, ``share_within``.
     """
     draws = sample_draws(answers, seeds=range(n_draws), per_category=per_category, sources=sources)
     ids = np.array(draws)  # one row of question ids per draw (each draw takes the same count per category)

@@ -1,6 +1,5 @@
 """Notebook 03's assembly of VizWiz-LF Table 4 (§5) and Table 18 (A.3.1) from the metric scores of
-:mod:`vqalib.papers.vizwiz_lf.table4`: comparisons with the paper, sensitivity and reference-shift analyses.
-"""
+:mod:`vqalib.papers.vizwiz_lf.table4`: comparisons with the paper, sensitivity and reference-shift analyses."""
 
 from __future__ import annotations
 
@@ -15,17 +14,11 @@ from vqalib.papers.vizwiz_lf.table4 import (METRIC_NAMES, NO_ANSWER_RULES, human
                                             metric_cells, paper_in_ci, score_pairs, summarize, table4_rows)
 
 def no_answer_sentence_counts(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Per source, how many answers have no Answer sentence, so no l'_c candidate (Table 4, §5).
+    """Per source, the count and share of answers without an Answer sentence (missing l'_c candidate; Table 4, §5).
 
     Parameters
     ----------
     pairs : DataFrame
-        Evaluation pairs; a missing candidate marks an answer without an Answer sentence.
-
-    Returns
-    -------
-    DataFrame
-        Indexed by source: the count and the share of such answers.
     """
     return (pairs.assign(no_answer_sentence=pairs["candidate"].isna())
             .query("candidate_kind == 'l_c_prime' and reference_kind == 's_r'")
@@ -34,19 +27,12 @@ def no_answer_sentence_counts(pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def implementations(backbone: Backbone, judge=None) -> dict[str, str]:
-    """The ``implementation`` column of Table 4: each metric's registry variant, naming the BERTScore backbone and judge.
+    """Metric id -> Table 4's ``implementation`` text: the registry variant, naming the BERTScore backbone and judge.
 
     Parameters
     ----------
     backbone : Backbone
-        The BERTScore backbone used.
     judge : optional
-        The configured judge, or None.
-
-    Returns
-    -------
-    dict
-        Metric id -> implementation text.
     """
     names = {name: m.variant + (f", {backbone.label}" if m.uses_backbone else "") for name, m in METRICS.items()}
     return {**names, "lave": f"LAVE (Table 17) via {judge.backend.name}:{judge.backend.model}" if judge else ""}
@@ -54,7 +40,7 @@ def implementations(backbone: Backbone, judge=None) -> dict[str, str]:
 
 def sample_table4(scores: pd.DataFrame, question_ids, *, sources: list[str], implementation: dict[str, str],
                   n_resamples: int = 1000, seed: int = 0, not_run: dict[str, str] | None = None) -> pd.DataFrame:
-    """Table 4 on the paper's setup: bootstrap summaries of the sampled answers, plus not-run cells (§5, Table 4).
+    """Table 4 on the paper's setup: bootstrap summaries of the sampled answers, plus ``not_run`` cells (§5, Table 4).
 
     Parameters
     ----------
@@ -63,17 +49,11 @@ def sample_table4(scores: pd.DataFrame, question_ids, *, sources: list[str], imp
     question_ids : collection
         The paper-style sample.
     sources : list of str
-        The answer sources the paper reports.
     implementation : dict
         Metric id -> ``implementation`` text.
     n_resamples, seed : int
-        Bootstrap settings.
     not_run : dict, optional
-        Metric id -> reason, for metrics without scores.
-
-    Returns
-    -------
-    DataFrame
+        Metric id -> reason.
     """
     sample = scores[scores["question_id"].isin(question_ids) & scores["source"].isin(sources)]
     table = table4_rows(summarize(sample, n_resamples=n_resamples, seed=seed), implementation=implementation)
@@ -83,20 +63,13 @@ def sample_table4(scores: pd.DataFrame, question_ids, *, sources: list[str], imp
 
 
 def compare_with_paper(table: pd.DataFrame, stem: str, *, paper: pd.DataFrame) -> pd.DataFrame:
-    """Table 4 rows beside the paper's values with ``paper_in_ci`` (Table 4 and its full-set extension).
+    """Table 4 rows (with CIs) beside the ``paper``'s, compared per registry entry ``stem``, with ``paper_in_ci``.
 
     Parameters
     ----------
     table : DataFrame
-        Table 4 rows with ``ci_low``/``ci_high``.
     stem : str
-        The registry entry whose keys and tolerance are used.
     paper : DataFrame
-        The paper's table.
-
-    Returns
-    -------
-    DataFrame
     """
     compared = report.compare(table, stem, paper=paper)
     compared["paper_in_ci"] = paper_in_ci(compared)
@@ -104,20 +77,14 @@ def compare_with_paper(table: pd.DataFrame, stem: str, *, paper: pd.DataFrame) -
 
 
 def table4_wide(compared: pd.DataFrame, *, values: str = "reproduced", decimals: int = 3) -> pd.DataFrame:
-    """A Table 4 comparison in the paper's layout: one row per source, columns metric x setting.
+    """A Table 4 comparison in the paper's layout, showing ``values``: one row per source, columns metric x setting.
 
     Parameters
     ----------
     compared : DataFrame
         :func:`compare_with_paper` output.
     values : str
-        The column shown.
     decimals : int
-        Rounding of the shown values.
-
-    Returns
-    -------
-    DataFrame
     """
 
     setting = (compared["reference"] + "+" + compared["candidate"]).replace({"+": "answer"})
@@ -130,36 +97,26 @@ PAPER_IN_CI_COLUMNS = ["source", "metric", "reference", "candidate", "reproduced
 
 
 def paper_cells_in_ci(full: pd.DataFrame, *, metrics: tuple[str, ...] = ("ROUGE", "METEOR")) -> pd.DataFrame:
-    """The full-set Table 4 cells the paper prints, with whether its value lies inside our bootstrap CI.
+    """The full-set Table 4 cells of ``metrics`` (paper names) the paper prints, with whether they lie inside our CI.
 
     Parameters
     ----------
     full : DataFrame
         :func:`compare_with_paper` output on the full set.
     metrics : tuple of str
-        Paper column names kept.
-
-    Returns
-    -------
-    DataFrame
     """
     cells = full[full["metric"].isin(list(metrics)) & full["paper"].notna()]
     return cells[PAPER_IN_CI_COLUMNS]
 
 
 def paper_in_ci_text(cells: pd.DataFrame, *, label: str = "ROUGE/METEOR") -> str:
-    """One sentence counting the paper's cells inside the full-set 95% CI (Table 4, notebook 03).
+    """One sentence counting the paper's ``label`` cells inside the full-set 95% CI (Table 4, notebook 03).
 
     Parameters
     ----------
     cells : DataFrame
         :func:`paper_cells_in_ci` output.
     label : str
-        How the metrics are named in the sentence.
-
-    Returns
-    -------
-    str
     """
     return (f"{int(cells['paper_in_ci'].sum())} of {len(cells)} {label} cells of the paper lie inside "
             "the full-set 95% CI")
@@ -172,21 +129,11 @@ def no_answer_sensitivity(pairs: pd.DataFrame, paper: pd.DataFrame, *, implement
 
     Parameters
     ----------
-    pairs : DataFrame
-        The evaluation pairs to score.
-    paper : DataFrame
-        The paper's Table 4.
+    pairs, paper : DataFrame
     implementation : dict
         Metric id -> ``implementation`` text.
     metrics : tuple of str
-        Metric ids scored.
     cache_dir : Path, optional
-        Score cache folder.
-
-    Returns
-    -------
-    DataFrame
-        One row per rule x question subset x cell: ``value``, ``no_answer``, ``questions`` and ``paper``.
     """
     rows = []
     for rule in NO_ANSWER_RULES:
@@ -204,13 +151,7 @@ def sensitivity_wide(sensitivity: pd.DataFrame, *, decimals: int = 3) -> pd.Data
     Parameters
     ----------
     sensitivity : DataFrame
-        :func:`no_answer_sensitivity` output.
     decimals : int
-        Rounding.
-
-    Returns
-    -------
-    DataFrame
     """
     return report.wide(sensitivity.assign(setting=sensitivity["reference"] + "+" + sensitivity["candidate"]),
                        index=["metric", "source", "setting"], columns=["questions", "no_answer"], values="value",
@@ -218,17 +159,7 @@ def sensitivity_wide(sensitivity: pd.DataFrame, *, decimals: int = 3) -> pd.Data
 
 
 def reference_gains(shift: pd.DataFrame) -> pd.Series:
-    """Mean score with the long reference minus with the short one, per metric x source x candidate (§5).
-
-    Parameters
-    ----------
-    shift : DataFrame
-        ``summarize`` output.
-
-    Returns
-    -------
-    Series
-    """
+    """Mean score with the long reference minus with the short one, per metric x source x candidate (§5)."""
     means = shift.pivot_table(index=["metric", "source", "candidate_kind"], columns="reference_kind",
                               values="mean").dropna()
     return means["l_r"] - means["s_r"]
@@ -240,11 +171,7 @@ def reference_shift_alt_text(shift: pd.DataFrame) -> str:
     Parameters
     ----------
     shift : DataFrame
-        The summaries drawn.
-
-    Returns
-    -------
-    str
+        ``summarize`` output.
     """
     gains = reference_gains(shift)
     return ("Three panels (ROUGE, METEOR, BERTScore), each with one pair of lines per model answer source (GPT-4V, "
@@ -260,18 +187,12 @@ TABLE18_ENABLE = ("pass human_ratings=<csv with source, question_id, correctness
 
 
 def table18(scores: pd.DataFrame, human: pd.DataFrame | None) -> pd.DataFrame:
-    """Table 18 (A.3.1): the human correlation, or a not-run row saying how to enable it.
+    """Table 18 (A.3.1): correlation with per-answer human correctness, or a not-run row saying how to enable it.
 
     Parameters
     ----------
     scores : DataFrame
-        Long metric scores.
     human : DataFrame or None
-        Per-answer human correctness, or None.
-
-    Returns
-    -------
-    DataFrame
     """
 
     if human is None:
@@ -280,17 +201,12 @@ def table18(scores: pd.DataFrame, human: pd.DataFrame | None) -> pd.DataFrame:
 
 
 def full_set_ci_summary(full: pd.DataFrame) -> dict:
-    """How many of the paper's ROUGE/METEOR cells lie inside our full-set 95% CI (Table 4; README status).
+    """``inside`` and ``n``: the paper's ROUGE/METEOR cells inside our full-set 95% CI (Table 4; README status).
 
     Parameters
     ----------
     full : DataFrame
         The saved full-set bootstrap table.
-
-    Returns
-    -------
-    dict
-        ``inside`` and ``n`` (cells with a paper value).
     """
     cells = full[full["metric"].isin(["ROUGE", "METEOR"]) & full["paper"].notna()]
     return {"inside": int(cells["paper_in_ci"].astype(str).eq("True").sum()), "n": len(cells)}

@@ -1,8 +1,5 @@
-"""Canonical functional roles and information sources of VizWiz-LF (§4, Tables 7-8).
-
-Maps every label spelling in the release onto one canonical name, and canonical names onto the
-column headers the paper prints (Tables 2, 3, 15, 16).
-"""
+"""Canonical functional roles and information sources of VizWiz-LF (§4, Tables 7-8): every label spelling in the
+release mapped onto one canonical name, and canonical names onto the headers the paper prints (Tables 2, 3, 15, 16)."""
 
 from __future__ import annotations
 
@@ -57,20 +54,7 @@ ANSWERABILITY: tuple[str, ...] = ("answerable", "unanswerable")
 
 
 def canonical_label(label: str, *, kind: str) -> tuple[str, str]:
-    """Map one raw label onto its canonical name (VizWiz-LF §4).
-
-    Parameters
-    ----------
-    label : str
-        The label as written (case and spelling matter).
-    kind : {"role", "info"}
-        Functional role or information source; anything else raises ValueError.
-
-    Returns
-    -------
-    tuple of str
-        ``(canonical, status)``, status ``"canonical"``, ``"alias"`` or ``"unknown"`` (unknown labels pass unchanged).
-    """
+    """``(canonical, status)`` of a raw role or info label (§4); status canonical, alias or unknown (kept as is)."""
     if kind not in ("role", "info"):
         raise ValueError(f"kind must be 'role' or 'info', not {kind!r}")
     names, aliases = (ROLES, ROLE_ALIASES) if kind == "role" else (INFO_SOURCES, INFO_ALIASES)
@@ -82,34 +66,21 @@ def canonical_label(label: str, *, kind: str) -> tuple[str, str]:
 
 
 def paper_role_name(role: str) -> str:
-    """Column header the paper prints for a canonical role (Tables 2 and 15).
+    """Column header the paper prints for a canonical role (Tables 2 and 15); ``role`` itself when not abbreviated.
 
     Parameters
     ----------
     role : str
-        A canonical role (:data:`ROLES`).
-
-    Returns
-    -------
-    str
-        The abbreviation of :data:`PAPER_ROLE_NAMES`, else ``role`` unchanged.
     """
     return PAPER_ROLE_NAMES.get(role, role)
 
 
 def paper_info_name(info: str, *, table: str = "table03") -> str:
-    """Column header the paper prints for an information source (Tables 3 and 16; Table 3 abbreviates).
+    """Column header the paper prints for an information source (Tables 3 and 16); only ``"table03"`` abbreviates.
 
     Parameters
     ----------
     info : str
-        A canonical information source (:data:`INFO_SOURCES`).
     table : str, default "table03"
-        ``"table03"`` uses Table 3's abbreviations; any other value returns ``info`` unchanged.
-
-    Returns
-    -------
-    str
-        The column header.
     """
     return PAPER_INFO_NAMES_TABLE3.get(info, info) if table == "table03" else info

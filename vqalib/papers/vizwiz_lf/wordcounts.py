@@ -1,6 +1,5 @@
 """Word counts of questions and answers (VizWiz-LF Table 1, §3); a word is a run of non-white-space
-characters (``str.split()``), the definition that reproduces the paper's Table 1.
-"""
+characters (``str.split()``), the definition that reproduces the paper's Table 1."""
 
 from __future__ import annotations
 
@@ -20,11 +19,6 @@ def count_words(text: str) -> int:
     Parameters
     ----------
     text : str
-        A question or answer.
-
-    Returns
-    -------
-    int
     """
     return len(text.split())
 
@@ -36,23 +30,15 @@ def _summary(values: pd.Series) -> dict:
 
 def word_count_table(answers: pd.DataFrame, *, question_source: str = "Expert",
                      columns: dict[str, str] | None = None) -> pd.DataFrame:
-    """Mean and sample SD of words per category and in total (VizWiz-LF Table 1).
-
-    Columns: ``Question``, ``Answer`` (all ten crowd answers per question, pooled) and each long-form source.
+    """Mean and sample SD of words per category and in total (VizWiz-LF Table 1): ``Question``, ``Answer`` (the ten
+    crowd answers per question, pooled) and each long-form source of ``columns``.
 
     Parameters
     ----------
     answers : pandas.DataFrame
-        The loader's answers.
     question_source : str, default "Expert"
         The source whose rows give the questions and crowd answers; ValueError when it has none.
-    columns : dict of str to str, optional
-        Table column -> answer source; default :data:`TABLE1_COLUMNS`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``category``, ``dataset``, ``column``, ``n``, ``mean_words``, ``sd_words``.
+    columns : dict of str to str, default :data:`TABLE1_COLUMNS`
     """
     questions = answers[answers["source"] == question_source]
     if questions.empty:
@@ -83,10 +69,6 @@ def long_format(table: pd.DataFrame) -> pd.DataFrame:
     ----------
     table : pandas.DataFrame
         :func:`word_count_table` output.
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     return table.melt(id_vars=["category", "dataset", "column", "n"], value_vars=["mean_words", "sd_words"],
                       var_name="statistic", value_name="words")
@@ -100,11 +82,6 @@ def paper_layout(table: pd.DataFrame, *, decimals: int = 1) -> pd.DataFrame:
     table : pandas.DataFrame
         :func:`word_count_table` output.
     decimals : int, default 1
-        Decimals of mean and SD.
-
-    Returns
-    -------
-    pandas.DataFrame
     """
     cells = table.assign(cell=[f"{m:.{decimals}f} ({s:.{decimals}f})"
                                for m, s in zip(table["mean_words"], table["sd_words"])])
@@ -113,18 +90,7 @@ def paper_layout(table: pd.DataFrame, *, decimals: int = 1) -> pd.DataFrame:
 
 
 def pair_agreement(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Per (category, column) mean/SD pair, whether both cells are within tolerance (Table 1).
-
-    Parameters
-    ----------
-    comparison : pandas.DataFrame
-        Table 1 beside the paper, with ``within_tolerance``; rows without a verdict are left out.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``category``, ``column``, ``cells``, ``within`` and ``pair_within``.
-    """
+    """Per (category, column) mean/SD pair of a Table 1 comparison, whether both judged cells are within tolerance."""
     pairs = (comparison.dropna(subset=["within_tolerance"])
              .groupby(["category", "column"], sort=False)["within_tolerance"]
              .agg(cells="size", within="sum").reset_index())
