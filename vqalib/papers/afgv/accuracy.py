@@ -1,6 +1,5 @@
 """AFGV tier statistics (Table 1): accuracy with Wald CIs, z-scores and CI separations against the baseline, Table 1
-recomputed from its accuracies, the sample size a CI implies, and the intent-preserved vs shifted "2.8x" analysis.
-"""
+recomputed from its accuracies, the sample size a CI implies, and the intent-preserved vs shifted "2.8x" analysis."""
 
 from __future__ import annotations
 
@@ -13,22 +12,7 @@ Z95 = 1.959963984540054
 
 
 def wald_ci(p: np.ndarray | float, n: np.ndarray | int, *, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
-    """Wald 95% CI of a binomial proportion: p ± z·sqrt(p(1-p)/n) (AFGV Table 1).
-
-    Parameters
-    ----------
-    p : float or array of float
-        Proportion(s) in [0, 1].
-    n : int or array of int
-        Sample size(s), broadcast against ``p``.
-    z : float, default Z95
-        Normal quantile.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(low, high)``, not clipped to [0, 1].
-    """
+    """Wald 95% CI ``(low, high)`` of a binomial proportion, p ± z·sqrt(p(1-p)/n), unclipped (AFGV Table 1)."""
     p, n = np.asarray(p, dtype=float), np.asarray(n, dtype=float)
     half = z * np.sqrt(p * (1 - p) / n)
     return p - half, p + half
@@ -36,21 +20,8 @@ def wald_ci(p: np.ndarray | float, n: np.ndarray | int, *, z: float = Z95) -> tu
 
 def z_vs_baseline(p: np.ndarray | float, p0: np.ndarray | float, n: np.ndarray | int,
                   n0: np.ndarray | int | None = None) -> np.ndarray:
-    """Two-proportion z-score (unpooled SE, non-negative) of a tier against the baseline tier (AFGV Table 1).
-
-    Parameters
-    ----------
-    p, p0 : float or array of float
-        Accuracy of the tier and of the baseline (proportions).
-    n : int or array of int
-        Questions of the tier.
-    n0 : int or array of int, optional
-        Questions of the baseline (default ``n``).
-
-    Returns
-    -------
-    numpy.ndarray
-    """
+    """Two-proportion z-score (unpooled SE, non-negative) of a tier (``p``, ``n``) against the baseline (``p0``, ``n0``,
+    default ``n``; AFGV Table 1)."""
     p, p0 = np.asarray(p, dtype=float), np.asarray(p0, dtype=float)
     n = np.asarray(n, dtype=float)
     n0 = n if n0 is None else np.asarray(n0, dtype=float)
@@ -58,21 +29,7 @@ def z_vs_baseline(p: np.ndarray | float, p0: np.ndarray | float, n: np.ndarray |
 
 
 def min_ci_separation(p: np.ndarray | float, p0: np.ndarray | float, n, n0=None) -> np.ndarray:
-    """Gap between the two Wald CIs in percentage points, negative when they overlap (AFGV Table 1).
-
-    Parameters
-    ----------
-    p, p0 : float or array of float
-        Accuracy of the tier and of the baseline (proportions).
-    n : int or array of int
-        Questions of the tier.
-    n0 : int or array of int, optional
-        Questions of the baseline (default ``n``).
-
-    Returns
-    -------
-    numpy.ndarray
-    """
+    """Gap between the Wald CIs of a tier and the baseline, in points, negative when they overlap (AFGV Table 1)."""
     low0, high0 = wald_ci(p0, n if n0 is None else n0)
     low, high = wald_ci(p, n)
     gap = np.where(np.asarray(p) < np.asarray(p0), low0 - high, low - high0)
@@ -80,7 +37,7 @@ def min_ci_separation(p: np.ndarray | float, p0: np.ndarray | float, n, n0=None)
 
 
 def table1_from_accuracies(table: pd.DataFrame, *, n: int) -> pd.DataFrame:
-    """Recompute AFGV Table 1's CI, delta, z and CI-separation columns from its accuracies and N.
+    """AFGV Table 1's CI, delta, z and CI-separation columns recomputed from its accuracies and N, per model and tier.
 
     Parameters
     ----------
@@ -88,11 +45,6 @@ def table1_from_accuracies(table: pd.DataFrame, *, n: int) -> pd.DataFrame:
         ``model``, ``tier``, ``accuracy`` (proportion); each model needs a ``Baseline`` tier.
     n : int
         Questions per tier.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per model and tier; comparison columns on non-baseline tiers only.
     """
     rows = []
     for model, group in table.groupby("model", sort=False):
@@ -108,17 +60,7 @@ def table1_from_accuracies(table: pd.DataFrame, *, n: int) -> pd.DataFrame:
 
 
 def normalize_answer(text: str) -> str:
-    """Exact-match normal form: lower-case, punctuation and articles removed, spaces folded (AFGV Table 1).
-
-    Parameters
-    ----------
-    text : str
-        An answer or prediction (converted with ``str``).
-
-    Returns
-    -------
-    str
-    """
+    """Exact-match normal form: lower-case, punctuation and articles removed, spaces folded (AFGV Table 1)."""
     text = re.sub(r"[^\w\s]", " ", str(text).lower())
     return " ".join(w for w in text.split() if w not in ("a", "an", "the"))
 
@@ -132,11 +74,6 @@ def tier_accuracy(predictions: pd.DataFrame, *, by: tuple[str, ...] = ("model", 
         ``question_id``, ``tier`` (baseline as ``baseline``), ``model``, ``prediction``, ``answer``.
     by : tuple of str, default ("model", "tier")
         Grouping columns; must include ``tier``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Accuracy, ``n``, CI and comparison columns (NaN on baseline rows).
     """
     p = predictions.assign(correct=[normalize_answer(a) == normalize_answer(b)
                                     for a, b in zip(predictions["prediction"], predictions["answer"])])
@@ -162,11 +99,6 @@ def implied_n(accuracy, ci_low, ci_high, *, z: float = Z95) -> np.ndarray:
     accuracy, ci_low, ci_high : float or array of float
         The printed accuracy and interval (proportions).
     z : float, default Z95
-        Normal quantile of the interval.
-
-    Returns
-    -------
-    numpy.ndarray
     """
     p = np.asarray(accuracy, dtype=float)
     half = (np.asarray(ci_high, dtype=float) - np.asarray(ci_low, dtype=float)) / 2
@@ -174,7 +106,7 @@ def implied_n(accuracy, ci_low, ci_high, *, z: float = Z95) -> np.ndarray:
 
 
 def intent_deltas(predictions: pd.DataFrame, *, threshold: float = 0.80) -> pd.DataFrame:
-    """Accuracy change vs baseline of intent-preserved and intent-shifted rewrites, per question (the "2.8x" analysis).
+    """Accuracy change vs baseline of intent-preserved and intent-shifted rewrites (the "2.8x" analysis, AFGV Table 1).
 
     Parameters
     ----------

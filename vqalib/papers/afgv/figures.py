@@ -12,10 +12,10 @@ from vqalib.core.plots.style import PALETTE, use_style
 
 def tier_distribution(frame: pd.DataFrame, *, value: str, by: str, title: str, ylabel: str,
                       clip: bool | Clip = True) -> plt.Figure:
-    """Box plots of ``value`` per AFGV tier, one panel per ``by`` group (FK grade by tier, AFGV Table 2).
+    """Box plots of ``value`` per AFGV tier, one panel per ``by`` group (FK grade by tier, AFGV Table 2); not saved.
 
-    The axis is clipped so one absurd value (a CommVQA question has grade 197) does not squash the boxes; boxes and
-    means still use every value, and each box says how many of its values are off the axis.
+    The axis is clipped so one absurd value (a CommVQA grade of 197) cannot squash the boxes; each box counts its
+    values off the axis.
 
     Parameters
     ----------
@@ -26,14 +26,8 @@ def tier_distribution(frame: pd.DataFrame, *, value: str, by: str, title: str, y
     by : str
         Column whose groups get one panel each.
     title, ylabel : str
-        Figure title and value-axis label.
     clip : bool or Clip, default True
         Cut the value axis at :func:`clipped`'s limits, at the given limits, or not at all.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure, not saved.
     """
     use_style()
     tiers = ["simplified", "baseline", "complex"]

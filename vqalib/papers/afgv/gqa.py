@@ -13,17 +13,12 @@ GQA_DEADLINE = 4 * 3600.0
 
 
 def fetch_gqa_questions(*, dest: Path | None = None) -> Path:
-    """Download and unpack GQA's questions archive (AFGV Methods); GQA publishes no checksum, so its SHA-256 is printed.
+    """Download and unpack GQA's questions into ``dest``, printing the SHA-256 (GQA publishes none; AFGV Methods).
 
     Parameters
     ----------
     dest : Path, optional
         Download folder, created if needed (default ``<project>/data/raw/gqa``).
-
-    Returns
-    -------
-    Path
-        ``dest``, with the archive and its ``*balanced_questions.json`` files.
     """
     import hashlib
     import zipfile

@@ -1,6 +1,5 @@
-"""AFGV intent and answer similarity (MiniLM cosines): the rewrites' intent filter (Methods, threshold 0.80) and
-the Answer Semantic Similarity of predictions (Metrics, Table 1 from predictions).
-"""
+"""AFGV intent and answer similarity (MiniLM cosines): the rewrites' intent filter (Methods, threshold 0.80) and the
+Answer Semantic Similarity of predictions (Metrics, Table 1 from predictions)."""
 
 from __future__ import annotations
 
@@ -22,22 +21,7 @@ def _row_cosines(left: list[str], right: list[str], *, model: str | None, cache_
 
 def intent_similarity(rewrites: pd.DataFrame, *, model: str | None = None,
                       cache_dir: Path | None = None) -> pd.Series:
-    """MiniLM cosine similarity between each rewrite and its original (intent filter, AFGV Methods).
-
-    Parameters
-    ----------
-    rewrites : pandas.DataFrame
-        Rewrite rows with ``original`` and ``question`` (the rewrite).
-    model : str, optional
-        Sentence model (default: the packaged all-MiniLM-L6-v2).
-    cache_dir : Path, optional
-        Embedding cache folder.
-
-    Returns
-    -------
-    pandas.Series
-        ``intent_similarity``, indexed like ``rewrites``.
-    """
+    """MiniLM cosine of each rewrite (``question``) with its ``original``, as ``intent_similarity`` (AFGV Methods)."""
     cosines = _row_cosines(list(rewrites["original"]), list(rewrites["question"]), model=model, cache_dir=cache_dir)
     return pd.Series(cosines, index=rewrites.index, name="intent_similarity")
 
@@ -51,11 +35,6 @@ def intent_filter_table(rewrites: pd.DataFrame, *, threshold: float = 0.80) -> p
         Rewrite rows with ``tier``, ``status`` and ``intent_similarity``.
     threshold : float, default 0.80
         MiniLM cosine below which a rewrite is removed.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``tier``, ``rewritten``, ``removed``, ``share_removed``, ``mean_similarity`` and ``threshold``.
     """
     r = rewrites[rewrites["status"] == "rewritten"]
     g = r.assign(removed=r["intent_similarity"] < threshold).groupby("tier", observed=True)
@@ -65,29 +44,14 @@ def intent_filter_table(rewrites: pd.DataFrame, *, threshold: float = 0.80) -> p
 
 def answer_similarity(predictions: pd.DataFrame, *, model: str | None = None,
                       cache_dir: Path | None = None) -> pd.Series:
-    """Answer Semantic Similarity: MiniLM cosine between each prediction and its answer (AFGV Metrics).
-
-    Parameters
-    ----------
-    predictions : pandas.DataFrame
-        ``prediction`` and ``answer`` (converted with ``str``).
-    model : str, optional
-        Sentence model (default: the packaged all-MiniLM-L6-v2).
-    cache_dir : Path, optional
-        Embedding cache folder.
-
-    Returns
-    -------
-    pandas.Series
-        ``answer_similarity``, indexed like ``predictions``.
-    """
+    """Answer Semantic Similarity: MiniLM cosine between each ``prediction`` and its ``answer`` (AFGV Metrics)."""
     cosines = _row_cosines(list(map(str, predictions["prediction"])), list(map(str, predictions["answer"])),
                            model=model, cache_dir=cache_dir)
     return pd.Series(cosines, index=predictions.index, name="answer_similarity")
 
 
 def intent_filter_by_set(rewrites: dict[str, pd.DataFrame], *, threshold: float = 0.80) -> pd.DataFrame:
-    """:func:`intent_filter_table` of every question set, named in ``question_set`` (intent filter, Methods).
+    """:func:`intent_filter_table` of every question set, named in ``question_set`` (intent filter, AFGV Methods).
 
     Parameters
     ----------
@@ -95,10 +59,6 @@ def intent_filter_by_set(rewrites: dict[str, pd.DataFrame], *, threshold: float 
         Name -> rewrite rows with ``intent_similarity``.
     threshold : float
         MiniLM cosine below which a rewrite is removed.
-
-    Returns
-    -------
-    DataFrame
     """
     return pd.concat([intent_filter_table(r, threshold=threshold).assign(question_set=name)
                       for name, r in rewrites.items()], ignore_index=True)

@@ -1,6 +1,5 @@
 """AFGV model predictions per tier (Table 1 from predictions; the "2.8x" intent analysis): runner records as a
-predictions table, with their rewrites, and notebook 06's prediction tables.
-"""
+predictions table, with their rewrites, and notebook 06's prediction tables."""
 
 from __future__ import annotations
 
@@ -17,11 +16,6 @@ def predictions_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
     ----------
     runs : pandas.DataFrame
         Runner records (final only); rows of other datasets are dropped.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``question_id``, ``tier``, ``model``, ``question``, ``prediction``, ``answer``, ``kind`` (missing as "").
     """
     records = runs[runs["dataset"] == "afgv"]
     return pd.DataFrame({"question_id": records["question_id"], "tier": records["tier"], "model": records["model"],
@@ -33,7 +27,7 @@ def attach_rewrites(predictions: pd.DataFrame, rewrites: pd.DataFrame,
                     question_sets: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
     """Predictions with their rewrite's question_set, question_type and intent_similarity (Table 1 by type; intent).
 
-    Matched on question_id, tier and, when present, question text and set; ``attrs["unmatched"]`` counts misses.
+    Matched on question_id, tier (as text) and, if present, question text and set; misses in ``attrs["unmatched"]``.
 
     Parameters
     ----------
@@ -43,11 +37,6 @@ def attach_rewrites(predictions: pd.DataFrame, rewrites: pd.DataFrame,
         Rewrite rows of all question sets.
     question_sets : dict of str to DataFrame, optional
         Question types, used only when ``rewrites`` has no ``question_type``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per prediction, ids as text, with the rewrite columns.
     """
     if question_sets is not None and "question_type" not in rewrites:
         types = pd.concat([q[["question_id", "question_type"]].assign(question_set=name)

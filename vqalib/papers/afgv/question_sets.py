@@ -1,8 +1,6 @@
 """AFGV question sets (Methods): GQA's balanced questions sampled with a seed (the paper's N = 20,000), the offline
 accessibility sets (VizWiz-LF's 600 questions, CommVQA's distinct ones) and each set's rewritten tier items.
-
-Depends on :mod:`vqalib.papers.vizwiz_lf.loading`, VizWiz-LF's validated loader, rather than parsing its release twice.
-"""
+VizWiz-LF's questions come from :mod:`vqalib.papers.vizwiz_lf.loading`, its validated loader."""
 
 from __future__ import annotations
 
@@ -15,7 +13,7 @@ QUESTION_SETS = ("VizWiz-LF", "CommVQA")
 
 
 def load_gqa_questions(path: str | Path, *, n: int | None = 20_000, seed: int = 0) -> pd.DataFrame:
-    """GQA balanced questions (a ``*_balanced_questions.json`` file) sampled with a seed (AFGV Methods).
+    """GQA balanced questions (a ``*_balanced_questions.json`` file) sampled with a seed, ids as text (AFGV Methods).
 
     Parameters
     ----------
@@ -24,12 +22,6 @@ def load_gqa_questions(path: str | Path, *, n: int | None = 20_000, seed: int = 
     n : int or None, default 20000
         Questions sampled (the paper's N); None keeps all.
     seed : int, default 0
-        ``random_state`` of the sample.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``question_id`` (text), ``question``, ``answer``, ``image_id``, ``question_type``.
     """
     from vqalib.core.io import DataFormatError, read_json
 
@@ -51,17 +43,12 @@ def load_gqa_questions(path: str | Path, *, n: int | None = 20_000, seed: int = 
 
 
 def accessibility_question_sets(*, data_dir: Path | None = None) -> dict[str, pd.DataFrame]:
-    """The offline question sets: VizWiz-LF's 600 questions and CommVQA's distinct questions (AFGV Methods).
+    """The offline question sets by name: VizWiz-LF's 600 questions and CommVQA's distinct questions (AFGV Methods).
 
     Parameters
     ----------
     data_dir : Path, optional
         The data folder (default: :func:`vqalib.core.io.default_data_dir`).
-
-    Returns
-    -------
-    dict of str to pandas.DataFrame
-        ``{"VizWiz-LF": ..., "CommVQA": ...}``, each with ``question_id``, ``question`` and ``question_type``.
     """
     from vqalib.core import data_registry
     from vqalib.core import io
@@ -79,23 +66,16 @@ def accessibility_question_sets(*, data_dir: Path | None = None) -> dict[str, pd
 
 def tier_items(*, question_set: str = "VizWiz-LF", data_dir: Path | None = None, word_vectors: str | None = None,
                topn: int = 20) -> pd.DataFrame:
-    """The placed (question, tier) rewrites of one question set with reference answers (AFGV Methods).
+    """The placed rewrites of a question set by ``item_id`` (``<question_id>/<tier>``), VizWiz-LF's with ``reference``.
 
     Parameters
     ----------
     question_set : {"VizWiz-LF", "CommVQA"}
-        The rewritten question set.
     data_dir : Path, optional
-        The data folder.
     word_vectors : str, optional
         The rewrite's word vectors (default: the packaged ones).
     topn : int, default 20
         Neighbours considered per target word.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``item_id`` (``<question_id>/<tier>``), question and tier columns, ``reference`` (VizWiz-LF only).
     """
     if question_set not in QUESTION_SETS:
         raise ValueError(f"question_set must be one of {QUESTION_SETS}, not {question_set!r}")

@@ -45,32 +45,12 @@ def textstat_module():
 
 
 def syllables(word: str) -> int:
-    """textstat's syllable count of one word (CMUdict, else pyphen; AFGV Table 2).
-
-    Parameters
-    ----------
-    word : str
-        The word.
-
-    Returns
-    -------
-    int
-    """
+    """textstat's syllable count of one word (CMUdict, else pyphen; AFGV Table 2)."""
     return int(textstat_module().syllable_count(word))
 
 
 def fk_grade(text: str) -> float:
-    """textstat's Flesch-Kincaid grade of a text (AFGV Readability Analysis, Table 2).
-
-    Parameters
-    ----------
-    text : str
-        A question.
-
-    Returns
-    -------
-    float
-    """
+    """textstat's Flesch-Kincaid grade of a text (AFGV Readability Analysis, Table 2)."""
     return float(textstat_module().flesch_kincaid_grade(text))
 
 

@@ -1,8 +1,7 @@
 """The AFGV rewrite pipeline (Methods, Implementation Details; Fig. 1): simplified and complex question rewrites.
 
 The least frequent content word is replaced by the filtered nearest neighbour giving the lowest (simplified) or
-highest (complex) Flesch-Kincaid grade; the tier rule then keeps a rewrite only if it moves the grade that way.
-"""
+highest (complex) Flesch-Kincaid grade; the tier rule then keeps a rewrite only if it moves the grade that way."""
 
 from __future__ import annotations
 
@@ -32,32 +31,12 @@ def stopwords() -> frozenset[str]:
 
 
 def tokens(question: str) -> list[str]:
-    """White-space tokens without surrounding punctuation, lower-cased ("t-shirt" stays one token; AFGV Methods).
-
-    Parameters
-    ----------
-    question : str
-        The question text.
-
-    Returns
-    -------
-    list of str
-    """
+    """White-space tokens without surrounding punctuation, lower-cased ("t-shirt" stays one token; AFGV Methods)."""
     return [t.strip(_PUNCTUATION).lower() for t in question.split() if t.strip(_PUNCTUATION)]
 
 
 def corpus_frequencies(questions: pd.Series) -> Counter:
-    """Word frequencies over the question corpus, which pick the substitution target (AFGV Methods).
-
-    Parameters
-    ----------
-    questions : pandas.Series
-        Question texts (any iterable of str).
-
-    Returns
-    -------
-    collections.Counter
-    """
+    """Word frequencies over the question corpus, which pick the substitution target (AFGV Methods)."""
     counts: Counter = Counter()
     for q in questions:
         counts.update(tokens(q))
@@ -65,22 +44,7 @@ def corpus_frequencies(questions: pd.Series) -> Counter:
 
 
 def substitution_target(question: str, *, frequencies: Counter, vocabulary) -> str | None:
-    """The least frequent content word (3+ letters, not a stop word) that has a vector, first on ties (AFGV Methods).
-
-    Parameters
-    ----------
-    question : str
-        The question text.
-    frequencies : collections.Counter
-        Word frequencies; an unseen word has frequency 0.
-    vocabulary : container of str
-        Words that have a vector.
-
-    Returns
-    -------
-    str or None
-        The target, lower-cased; None when no content word has a vector.
-    """
+    """The rarest content word (3+ letters, no stop word) with a vector, first on ties, else None (AFGV Methods)."""
     stop = stopwords()
     # a target is a whole alphabetic word of 3+ letters: parts of "t-shirt" or "I'm" are not swapped
     words = [w for w in tokens(question) if w.isalpha() and len(w) >= 3 and w not in stop and w in vocabulary]
@@ -102,19 +66,7 @@ def _porter():
 
 
 def keep_candidate(candidate: str, *, target: str) -> bool:
-    """Candidate filter: alphabetic lower-case word of 2+ letters, not a stop word nor the target or its inflection.
-
-    Parameters
-    ----------
-    candidate : str
-        A nearest neighbour of the target.
-    target : str
-        The substitution target.
-
-    Returns
-    -------
-    bool
-    """
+    """Candidate filter: alphabetic lower-case word of 2+ letters, not a stop word nor the target or its inflection."""
     if not candidate.isalpha() or not candidate.islower() or len(candidate) < 2:
         return False
     if candidate in stopwords() or candidate == target:
@@ -152,7 +104,7 @@ def _vectors_digest(vectors) -> str:
 def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig = RewriteConfig(),
                       frequencies: Counter | None = None, progress: bool = True,
                       cache_dir: Path | None = None) -> pd.DataFrame:
-    """Simplified and complex rewrites of each question (AFGV pipeline, Fig. 1), cached by content.
+    """Simplified and complex rewrites of each question, three rows each (AFGV pipeline, Fig. 1), cached by content.
 
     A question without usable target or candidate keeps its original text in every tier, marked in ``status``.
 
@@ -161,20 +113,14 @@ def rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfig
     questions : pandas.DataFrame
         ``question_id`` and ``question``.
     vectors : gensim.models.KeyedVectors
-        Word vectors.
     config : RewriteConfig, default RewriteConfig()
         Neighbours per target (``topn``) and the candidates' tie-break frequency.
     frequencies : collections.Counter, optional
         Target frequencies (default: :func:`corpus_frequencies` of ``questions``).
     progress : bool, default True
-        Show a progress bar over the questions.
+        Show a progress bar.
     cache_dir : Path, optional
         The cache folder (default ``$VQALIB_CACHE_DIR/afgv/rewrites``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Three rows per question (``tier`` categorical) with rewrite, words, FK grade, status and rejections.
     """
     from vqalib.core.caches import cached_frame, content_key
     from vqalib.core.io import cache_root
@@ -246,21 +192,14 @@ def _rewrite_questions(questions: pd.DataFrame, *, vectors, config: RewriteConfi
 
 def rewrite_question_sets(question_sets: dict[str, pd.DataFrame], *, vectors,
                           config: RewriteConfig = RewriteConfig()) -> dict[str, pd.DataFrame]:
-    """:func:`rewrite_questions` of every question set, with ``intent_similarity`` and ``question_set`` (AFGV Methods).
+    """:func:`rewrite_questions` of each question set by name, plus ``intent_similarity``, ``question_set`` (Methods).
 
     Parameters
     ----------
     question_sets : dict
         Name -> questions (``question_id``, ``question``[, ``question_type``]).
-    vectors
-        Word vectors.
+    vectors : gensim.models.KeyedVectors
     config : RewriteConfig
-        Neighbour settings.
-
-    Returns
-    -------
-    dict
-        Name -> rewrite rows, in the order of ``question_sets``.
     """
     out = {}
     for name, questions in question_sets.items():

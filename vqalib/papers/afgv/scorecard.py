@@ -1,8 +1,7 @@
 """A new model's answers to the AFGV reading-level tiers scored into Table 1's layout (AFGV Methods, Table 1).
 
-Answers are keyed by ``item_id`` (``<question_id>/<tier>``) of one question set's tier items and scored as in
-notebook 06; the reference is VizWiz's crowd majority, or a ``reference`` column of the answers file.
-"""
+Answers are keyed by ``item_id`` (``<question_id>/<tier>``) of one question set's tier items, scored as in notebook
+06; the reference is VizWiz's crowd majority, or a ``reference`` column of the answers file."""
 
 from __future__ import annotations
 
@@ -13,23 +12,19 @@ from vqalib.core import report
 
 def score_afgv(matched: pd.DataFrame, *, model: str, items: pd.DataFrame,
                threshold: float = 0.80) -> dict[str, pd.DataFrame]:
-    """Tier accuracy, accuracy by question type, and intent deltas of a model's tier answers (AFGV Table 1).
+    """Tier accuracy, accuracy by question type and intent deltas of a model's tier answers, by stem (AFGV Table 1).
+
+    Each table is a "not run" row when no answered item has a reference answer.
 
     Parameters
     ----------
     matched : pandas.DataFrame
         ``item_id`` and ``answer`` (and optionally ``reference``) per answered item.
     model : str
-        The model's name.
     items : pandas.DataFrame
         The question set's tier items.
     threshold : float, default 0.80
         The intent threshold.
-
-    Returns
-    -------
-    dict of str to pandas.DataFrame
-        Three tables by stem; "not run" rows when no answered item has a reference answer.
     """
     from vqalib.papers.afgv.predictions import prediction_tables
 

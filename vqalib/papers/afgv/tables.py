@@ -1,6 +1,5 @@
 """AFGV tables of notebook 06: Table 2 (readability per tier, left-out questions, tier ordering, example rewrites,
-box-plot alt text) and Table 1 recomputed from the paper's accuracies with the sample size its CIs imply.
-"""
+box-plot alt text) and Table 1 recomputed from the paper's accuracies with the sample size its CIs imply."""
 
 from __future__ import annotations
 
@@ -16,18 +15,12 @@ from vqalib.papers.afgv.tiers import LEFT_OUT, PLACED, TIERS, _baseline_rows, _q
 def readability_table(rewrites: pd.DataFrame) -> pd.DataFrame:
     """Mean and SD of syllables and FK grade per tier, with the questions each tier leaves out (AFGV Table 2 layout).
 
-    ``n`` plus the ``left_out_*`` counts is ``n_questions``; rewritten tiers also get the baseline means over the
-    same questions (``baseline_mean_*_same_questions``), the paired comparison.
+    ``n`` + the ``left_out_*`` counts = ``n_questions``; rewritten tiers also get those questions' baseline means.
 
     Parameters
     ----------
     rewrites : DataFrame
-        One set's rewrite rows (``tier``, ``status``, ``syllables``, ``fk_grade``, ``words``).
-
-    Returns
-    -------
-    DataFrame
-        One row per tier (SDs with ddof 1); an unknown status raises ``ValueError``.
+        One set's rewrite rows (``tier``, ``status``, ``syllables``, ``fk_grade``, ``words``); unknown statuses raise.
     """
     unknown = set(rewrites["status"]) - set(PLACED) - set(LEFT_OUT)
     if unknown:
@@ -52,19 +45,13 @@ def readability_table(rewrites: pd.DataFrame) -> pd.DataFrame:
 
 
 def example_rewrites(rewrites: pd.DataFrame, *, per_set: int = 4) -> pd.DataFrame:
-    """The rows of the first ``per_set`` questions of each set with a rewrite in both tiers (AFGV Table 2 examples).
+    """Every tier's rows of each set's first ``per_set`` questions with a rewrite in both tiers (AFGV Table 2 examples).
 
     Parameters
     ----------
     rewrites : DataFrame
         Rewrite rows of all sets.
     per_set : int
-        Questions per set.
-
-    Returns
-    -------
-    DataFrame
-        Every tier's row of those questions.
     """
     both = rewrites[rewrites["status"] == "rewritten"].groupby(["question_set", "question_id"]).size().eq(2)
     examples = (both[both].reset_index()[["question_set", "question_id"]]
@@ -73,18 +60,13 @@ def example_rewrites(rewrites: pd.DataFrame, *, per_set: int = 4) -> pd.DataFram
 
 
 def examples_wide(examples: pd.DataFrame, value: str = "question") -> pd.DataFrame:
-    """:func:`example_rewrites` with one column per tier showing ``value`` (the text or its FK grade).
+    """:func:`example_rewrites` with one column per tier showing ``value`` (the text or its FK grade; AFGV Table 2).
 
     Parameters
     ----------
     examples : DataFrame
         :func:`example_rewrites` output.
     value : str
-        The column shown.
-
-    Returns
-    -------
-    DataFrame
     """
     return report.wide(examples, index=["question_set", "question_id"], columns="tier", values=value)
 
@@ -95,7 +77,7 @@ TABLE2_COLUMNS = ["question_set", "tier", "statistics_over", "n_questions", "n",
 
 
 def readability_by_set(rewrites: dict[str, pd.DataFrame], *, paper: pd.DataFrame) -> pd.DataFrame:
-    """:func:`readability_table` of every question set beside the paper's GQA syllable means and SDs (Table 2).
+    """:func:`readability_table` of each question set beside the paper's GQA syllable means and SDs (Table 2).
 
     Parameters
     ----------
@@ -103,11 +85,6 @@ def readability_by_set(rewrites: dict[str, pd.DataFrame], *, paper: pd.DataFrame
         Name -> rewrite rows.
     paper : DataFrame
         The paper's Table 2, long (``tier``, ``statistic``, ``paper``).
-
-    Returns
-    -------
-    DataFrame
-        One row per set × tier, with ``question_set`` and the ``paper_gqa_*`` columns.
     """
     table = pd.concat([readability_table(r).assign(question_set=name) for name, r in rewrites.items()],
                       ignore_index=True)
@@ -124,27 +101,18 @@ def table2_columns(readability: pd.DataFrame) -> pd.DataFrame:
     ----------
     readability : DataFrame
         :func:`readability_by_set` output.
-
-    Returns
-    -------
-    DataFrame
     """
     left_out = [column for column in readability if column.startswith("left_out_")]
     return readability[TABLE2_COLUMNS[:5] + left_out + TABLE2_COLUMNS[5:]]
 
 
 def tier_ordering(readability: pd.DataFrame) -> pd.DataFrame:
-    """Mean FK grade per set and tier, and whether simplified < baseline < complex holds (Table 2).
+    """Mean FK per set and tier; whether simplified < baseline < complex holds, overall and vs originals (Table 2).
 
     Parameters
     ----------
     readability : DataFrame
         :func:`readability_by_set` output.
-
-    Returns
-    -------
-    DataFrame
-        One row per question set, overall and against the same questions' originals.
     """
     ordered = readability.pivot(index="question_set", columns="tier", values="mean_fk")
     ordered["simplified < baseline < complex"] = ((ordered["simplified"] < ordered["baseline"])
@@ -167,10 +135,6 @@ def fk_by_tier_alt_text(in_tier: pd.DataFrame, readability: pd.DataFrame, *, cli
         :func:`readability_by_set` output.
     clip : vqalib.core.plots.axes.Clip
         The axis limits of the figure.
-
-    Returns
-    -------
-    str
     """
     counts = readability.set_index(["question_set", "tier"])["n"]
     means = readability.set_index(["question_set", "tier"])["mean_fk"]
@@ -204,27 +168,13 @@ def table1_long(paper: pd.DataFrame, *, n: int = 20_000) -> pd.DataFrame:
         The paper's Table 1, long (``model``, ``tier``, ``metric``, ``paper``).
     n : int
         Questions per tier.
-
-    Returns
-    -------
-    DataFrame
     """
     recomputed = table1_from_accuracies(paper_accuracies(paper), n=n)
     return recomputed.melt(id_vars=["model", "tier"], var_name="metric", value_name="value").dropna(subset=["value"])
 
 
 def paper_accuracies(paper: pd.DataFrame) -> pd.DataFrame:
-    """The accuracies Table 1 prints: model, tier, accuracy.
-
-    Parameters
-    ----------
-    paper : DataFrame
-        The paper's Table 1, long.
-
-    Returns
-    -------
-    DataFrame
-    """
+    """The accuracies the paper's Table 1 (long) prints: model, tier, accuracy."""
     return paper[paper["metric"] == "accuracy"].rename(columns={"paper": "accuracy"})[["model", "tier", "accuracy"]]
 
 
@@ -240,14 +190,9 @@ def implied_n_table(paper: pd.DataFrame, *, model: str = "LLaVA-1.5", n: int = 5
     paper : DataFrame
         The paper's Table 1, long.
     model : str
-        The model recomputed at ``n``.
+        The model recomputed at ``n`` (``*_at_n{n}`` columns).
     n : int
         Its implied sample size.
-
-    Returns
-    -------
-    DataFrame
-        The paper's table wide with ``implied_n`` and ``*_at_n{n}`` columns (filled for ``model`` only).
     """
     wide = paper.pivot_table(index=["model", "tier"], columns="metric", values="paper", sort=False)
     wide["implied_n"] = implied_n(wide["accuracy"], wide["ci95_low"], wide["ci95_high"])
@@ -258,17 +203,12 @@ def implied_n_table(paper: pd.DataFrame, *, model: str = "LLaVA-1.5", n: int = 5
 
 
 def tier_order_summary(table: pd.DataFrame) -> dict:
-    """Question sets whose mean FK grade is ordered simplified < baseline < complex (AFGV Table 2; README status).
+    """``{"ordered": k, "n": n}``: question sets whose mean FK grade is simplified < baseline < complex (Table 2).
 
     Parameters
     ----------
     table : DataFrame
         The saved table ``afgv_table02_readability_by_tier``.
-
-    Returns
-    -------
-    dict
-        ``ordered`` of ``n`` question sets.
     """
     grades = table.pivot(index="question_set", columns="tier", values="mean_fk")
     ordered = (grades["simplified"] < grades["baseline"]) & (grades["baseline"] < grades["complex"])

@@ -1,6 +1,5 @@
 """The AFGV tier rule (Readability Analysis; Table 2's counts): a rewrite enters the simplified tier only if it lowers
-the Flesch-Kincaid grade, the complex tier only if it raises it; row statuses, and the check that the rule held.
-"""
+the Flesch-Kincaid grade, the complex tier only if it raises it; row statuses, and the check that the rule held."""
 
 from __future__ import annotations
 
@@ -21,19 +20,7 @@ LEFT_OUT = {  # status of a question without a rewrite in a tier -> its count co
 
 
 def moves_fk(tier: str, *, rewrite_fk, original_fk) -> np.ndarray:
-    """Whether a rewrite belongs in ``tier``: FK strictly below the original's (simplified) or above (complex).
-
-    Parameters
-    ----------
-    tier : str
-        ``simplified`` or ``complex``.
-    rewrite_fk, original_fk : float or array of float
-        FK grades of the rewrites and of their originals, broadcast together.
-
-    Returns
-    -------
-    numpy.ndarray
-    """
+    """Whether rewrites belong in ``tier``: FK grade strictly below the original's (simplified) or above (complex)."""
     change = np.asarray(rewrite_fk, dtype=float) - np.asarray(original_fk, dtype=float)
     return TIER_DIRECTION[tier] * change > 0  # equal grades move nothing: not placed
 
@@ -61,21 +48,9 @@ def _baseline_rows(rewrites: pd.DataFrame) -> pd.DataFrame:
 
 
 def place_in_tiers(rewrites: pd.DataFrame) -> pd.DataFrame:
-    """Keep a tier's rewrite only where it moves the FK grade the tier's way (AFGV Readability Analysis).
-
-    The candidate is already the tier's extreme, so if it fails no neighbour succeeds: the row then carries the
-    original with status ``"no rewrite lowers FK"`` / ``"... raises FK"``. Rows are never dropped; idempotent.
-
-    Parameters
-    ----------
-    rewrites : pandas.DataFrame
-        Rows with ``tier``, ``status``, ``fk_grade``, ``replacement``; one baseline row per question.
-
-    Returns
-    -------
-    pandas.DataFrame
-        A copy, same rows and order, with ``rejected_replacement`` and ``rejected_fk_grade``.
-    """
+    """Keep a tier's rewrite only where it moves the FK grade the tier's way (AFGV Readability Analysis); the candidate
+    is the tier's extreme, so a failed row carries the original, ``rejected_*`` columns and its :data:`FK_NOT_MOVED`
+    status. Returns a copy, same rows and order (idempotent)."""
     keys = _question_keys(rewrites)
     base = _baseline_rows(rewrites)
     at = _question_index(rewrites)
@@ -107,11 +82,6 @@ def out_of_order(rewrites: pd.DataFrame) -> pd.DataFrame:
     ----------
     rewrites : pandas.DataFrame
         Rewrite rows, each question with one baseline row.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``question_set`` (if present), ``tier``, ``placed`` and ``out_of_order``.
     """
     base = _baseline_rows(rewrites)
     placed = rewrites[(rewrites["status"] == "rewritten") & rewrites["tier"].astype(str).isin(list(TIER_DIRECTION))]

@@ -1,8 +1,7 @@
 """AFGV word vectors, the space the rewrite candidates come from, and their nearest neighbours (Methods).
 
-``VQALIB_WORD_VECTORS`` names a word2vec-format file (never a pickle) or a ``gensim.downloader`` name (the
-paper's ``word2vec-google-news-300``); unset, the packaged GloVe 6B 50-d vectors are used offline.
-"""
+``VQALIB_WORD_VECTORS`` names a word2vec-format file (never a pickle) or a ``gensim.downloader`` name (the paper's
+``word2vec-google-news-300``); unset, the packaged GloVe 6B 50-d vectors are used offline."""
 
 from __future__ import annotations
 
@@ -43,10 +42,6 @@ def load_word_vectors(name: str | None = None, *, vocab_limit: int | None = 100_
         A word2vec-format file or a gensim-downloader name (default: the setting, else the packaged GloVe).
     vocab_limit : int or None, default 100000
         Most frequent words kept, keeping rare tokens out of rewrites; None keeps all.
-
-    Returns
-    -------
-    gensim.models.KeyedVectors
     """
     from gensim.models import KeyedVectors
 
@@ -74,24 +69,8 @@ def load_word_vectors(name: str | None = None, *, vocab_limit: int | None = 100_
 
 
 def nearest_neighbours(targets: list[str], *, vectors, topn: int = 20, batch: int = 128) -> dict[str, list[str]]:
-    """Top-``topn`` cosine neighbours of each target, the same on every machine (float64, rounded; AFGV Methods).
-
-    Parameters
-    ----------
-    targets : list of str
-        Words in ``vectors``' vocabulary; repeats are computed once.
-    vectors : gensim.models.KeyedVectors
-        The word-vector space.
-    topn : int, default 20
-        Neighbours per target.
-    batch : int, default 128
-        Targets per matrix product.
-
-    Returns
-    -------
-    dict of str to list of str
-        Target -> neighbours, nearest first (ties in vocabulary order), the target excluded.
-    """
+    """Top-``topn`` cosine neighbours of each target, nearest first (ties in vocabulary order), target excluded;
+    float64, rounded cosines make them the same on every machine (AFGV Methods)."""
     raw = np.asarray(vectors.vectors, dtype=np.float64)
     unit = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), np.finfo(float).tiny)
     index = vectors.key_to_index

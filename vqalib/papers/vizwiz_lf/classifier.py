@@ -1,8 +1,7 @@
 """The offline role / information-source classifier and its training (VizWiz-LF §4, A.2.2, Tables 9-10).
 
 An MLP (or logistic regression) with per-label thresholds tuned on grouped inner folds; training leaves out
-:data:`UNTRUSTED_SOURCES`, whose sentence labels are misaligned.
-"""
+:data:`UNTRUSTED_SOURCES`, whose sentence labels are misaligned."""
 
 from __future__ import annotations
 
@@ -38,20 +37,8 @@ MODEL_PATHS = {"role": MODEL_DIR / "vizwiz-lf_role_classifier.skops",
 
 
 def make_pipeline(*, estimator: str = "mlp", seed: int = 0) -> Pipeline:
-    """The unfitted scikit-learn pipeline behind the classifiers (VizWiz-LF Tables 9-10).
-
-    Parameters
-    ----------
-    estimator : {"mlp", "logreg"}, default "mlp"
-        The model; anything else raises ValueError.
-    seed : int, default 0
-        Random state of the question PCA and of the MLP.
-
-    Returns
-    -------
-    sklearn.pipeline.Pipeline
-        Feature columns (question embedding via PCA), standard scaling, then the model.
-    """
+    """The unfitted pipeline behind the classifiers: feature columns (question embedding via PCA), standard scaling,
+    then the ``"mlp"`` or ``"logreg"`` model, seeded by ``seed`` (VizWiz-LF Tables 9-10)."""
     text = EMBED_DIM * (1 + len(HIDDEN_LAYERS))
     columns = ColumnTransformer([
         ("text", "passthrough", list(range(text))),
@@ -70,25 +57,9 @@ def make_pipeline(*, estimator: str = "mlp", seed: int = 0) -> Pipeline:
 
 
 class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
-    """The role or information-source classifier (VizWiz-LF Tables 9-10 replacement), a scikit-learn estimator.
-
-    Parameters
-    ----------
-    kind : str
-        ``"role"`` (at least one per sentence) or ``"info"`` (a sentence may have none).
-    estimator : str
-        ``"mlp"`` or ``"logreg"`` (:func:`make_pipeline`).
-    seed : int
-        Random state of the pipeline and of the inner folds.
-    tune : bool
-        Tune per-label thresholds on inner folds (else 0.5 for every label).
-    inner_splits : int
-        Number of inner folds for the thresholds.
-    encoder : str
-        The encoder the features come from (recorded, never the weights).
-    encoder_name : str
-        The encoder's model name.
-    """
+    """The role or information-source classifier (VizWiz-LF Tables 9-10 replacement), a scikit-learn estimator: ``kind``
+    "role" (at least one label per sentence) or "info"; per-label thresholds tuned on ``inner_splits`` grouped inner
+    folds when ``tune`` (else 0.5); ``encoder`` names the feature encoder (recorded, never its weights)."""
 
     def __init__(self, kind: str = "role", *, estimator: str = "mlp", seed: int = 0, tune: bool = True,
                  inner_splits: int = 3, encoder: str = PACKAGED_ENCODER, encoder_name: str = ENCODER_NAME):
@@ -101,22 +72,7 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         self.encoder_name = encoder_name
 
     def fit(self, X: np.ndarray, Y: np.ndarray, groups=None) -> SentenceClassifier:
-        """Fit the pipeline on all rows; thresholds from grouped inner folds of the same rows.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n_sentences, n_features)
-            Feature rows.
-        Y : ndarray of shape (n_sentences, n_labels)
-            0/1 labels, columns in taxonomy order.
-        groups : array-like of shape (n_sentences,), optional
-            Question id of each row; needed when ``tune``.
-
-        Returns
-        -------
-        SentenceClassifier
-            ``self``, fitted.
-        """
+        """Fit the pipeline on all rows; thresholds from inner folds grouped by ``groups`` (question ids)."""
         plan = self._plan(groups, n=len(X))
         return self._from_fits(Y, plan, _fit_pipelines(X, Y, plan, estimator=self.estimator, seed=self.seed))
 
@@ -151,48 +107,15 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         return hasattr(self, "pipeline_")
 
     def predict_proba(self, features: np.ndarray) -> np.ndarray:
-        """Probability of each label per feature row (VizWiz-LF Tables 9-10).
-
-        Parameters
-        ----------
-        features : numpy.ndarray of shape (n_sentences, n_features)
-            Feature rows.
-
-        Returns
-        -------
-        numpy.ndarray of shape (n_sentences, n_labels)
-            Rounded probabilities, columns in :attr:`labels` order.
-        """
+        """Rounded probability of each label per feature row, columns in :attr:`labels` order (Tables 9-10)."""
         return _probabilities(self.pipeline, features, n_labels=len(self.labels))
 
     def decide(self, probabilities: np.ndarray) -> np.ndarray:
-        """0/1 labels from probabilities, as the module function :func:`decide` with this model's thresholds.
-
-        Parameters
-        ----------
-        probabilities : numpy.ndarray of shape (n_sentences, n_labels)
-            :meth:`predict_proba` output.
-
-        Returns
-        -------
-        numpy.ndarray of shape (n_sentences, n_labels)
-            int 0/1 labels.
-        """
+        """0/1 labels from probabilities, as :func:`decide` with this model's thresholds."""
         return decide(probabilities, thresholds=self.thresholds, min_labels=self.min_labels)
 
     def predict(self, features: np.ndarray) -> np.ndarray:
-        """0/1 labels per feature row.
-
-        Parameters
-        ----------
-        features : numpy.ndarray of shape (n_sentences, n_features)
-            Feature rows.
-
-        Returns
-        -------
-        numpy.ndarray of shape (n_sentences, n_labels)
-            int 0/1 labels, columns in :attr:`labels` order.
-        """
+        """0/1 labels per feature row, columns in :attr:`labels` order."""
         return self.decide(self.predict_proba(features))
 
     # the fitted state under the names the classifier had before it was an estimator
@@ -207,13 +130,7 @@ class SentenceClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
     @metadata.setter
     def metadata(self, value: dict) -> None:
-        """Set the model's metadata.
-
-        Parameters
-        ----------
-        value : dict
-            The metadata, stored as ``metadata_``.
-        """
+        """Set the model's metadata (stored as ``metadata_``)."""
         self.metadata_ = value
 
 
@@ -224,22 +141,8 @@ def _probabilities(pipeline: Pipeline, features: np.ndarray, *, n_labels: int) -
 
 
 def decide(probabilities: np.ndarray, *, thresholds: np.ndarray, min_labels: int = 1) -> np.ndarray:
-    """Turn probabilities into labels: each at or above its threshold (VizWiz-LF A.2.2).
-
-    Parameters
-    ----------
-    probabilities : numpy.ndarray of shape (n_sentences, n_labels)
-        Label probabilities.
-    thresholds : numpy.ndarray of shape (n_labels,)
-        Per-label thresholds.
-    min_labels : int, default 1
-        Nonzero: a sentence with no label gets its most probable one.
-
-    Returns
-    -------
-    numpy.ndarray of shape (n_sentences, n_labels)
-        int 0/1 labels.
-    """
+    """0/1 labels: each label at or above its threshold; with ``min_labels``, a sentence without any gets its most
+    probable one (VizWiz-LF A.2.2)."""
     predicted = (probabilities >= np.asarray(thresholds)).astype(int)
     if min_labels and len(predicted):
         empty = predicted.sum(axis=1) == 0
@@ -249,21 +152,8 @@ def decide(probabilities: np.ndarray, *, thresholds: np.ndarray, min_labels: int
 
 def tune_thresholds(probabilities: np.ndarray, truth: np.ndarray, *,
                     grid: np.ndarray = np.round(np.arange(0.05, 0.951, 0.025), 3)) -> np.ndarray:
-    """Per-label threshold maximising that label's F1 on held-out predictions; 0.5 without positives (Tables 9-10).
-
-    Parameters
-    ----------
-    probabilities : numpy.ndarray of shape (n_sentences, n_labels)
-        Held-out label probabilities.
-    truth : numpy.ndarray of shape (n_sentences, n_labels)
-        0/1 true labels.
-    grid : numpy.ndarray, default 0.05 to 0.95 in steps of 0.025
-        Candidate thresholds; the first of equally good ones wins.
-
-    Returns
-    -------
-    numpy.ndarray of shape (n_labels,)
-    """
+    """Per-label threshold maximising that label's held-out F1 over ``grid`` (first of ties wins); 0.5 for a label
+    without positives (Tables 9-10)."""
     out = np.full(truth.shape[1], 0.5)
     for j in range(truth.shape[1]):
         if truth[:, j].any():
@@ -273,22 +163,7 @@ def tune_thresholds(probabilities: np.ndarray, truth: np.ndarray, *,
 
 
 def question_folds(units: pd.DataFrame, *, n_splits: int = 5, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Train/test row positions of shuffled GroupKFold by ``question_id`` (Tables 9-10).
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        Rows to split, with ``question_id``.
-    n_splits : int, default 5
-        Number of folds.
-    seed : int, default 0
-        Shuffling seed.
-
-    Returns
-    -------
-    list of (numpy.ndarray, numpy.ndarray)
-        Per fold, the train and test row positions.
-    """
+    """(train, test) row positions per fold of shuffled GroupKFold by ``question_id`` (Tables 9-10)."""
     splitter = GroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     return [(train, test) for train, test in splitter.split(np.zeros(len(units)), groups=units["question_id"])]
 
@@ -339,33 +214,8 @@ def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role",
           estimator: str = "mlp", exclude_sources: tuple[str, ...] = UNTRUSTED_SOURCES,
           tune: bool = True, inner_splits: int = 3, encoder: str | None = None,
           cache_dir: Path | None = None) -> SentenceClassifier:
-    """Train the role or information-source classifier on the released labels (VizWiz-LF §4, Tables 9-10).
-
-    Parameters
-    ----------
-    sentences, answers : pandas.DataFrame
-        The release's sentences and answers.
-    kind : {"role", "info"}, default "role"
-        Which labels to classify.
-    seed : int, default 0
-        Random state of the pipeline and of the inner folds.
-    estimator : {"mlp", "logreg"}, default "mlp"
-        :func:`make_pipeline`'s model.
-    exclude_sources : tuple of str, default :data:`UNTRUSTED_SOURCES`
-        Sources whose sentences are not fitted on.
-    tune : bool, default True
-        Tune per-label thresholds on inner folds (else 0.5).
-    inner_splits : int, default 3
-        Number of inner folds for the thresholds.
-    encoder : str, optional
-        As in :func:`~vqalib.papers.vizwiz_lf.classifier_features.encoder_spec`.
-    cache_dir : Path, optional
-        The embedding cache (None: the shared default).
-
-    Returns
-    -------
-    SentenceClassifier
-    """
+    """Train the role or information-source classifier on the released labels, with its metadata (VizWiz-LF §4, Tables
+    9-10); ``exclude_sources`` are not fitted on; ``encoder`` as in :func:`classifier_features.encoder_spec`."""
     units = sentence_units(sentences, answers)
     features = feature_matrix(units, encoder=encoder, cache_dir=cache_dir)
     truth = label_matrix(units, kind=kind)
@@ -393,17 +243,7 @@ def train(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str = "role",
 
 
 def data_hash(sentences: pd.DataFrame) -> str:
-    """SHA-256 of the sentence texts and labels a model was trained on (model metadata).
-
-    Parameters
-    ----------
-    sentences : pandas.DataFrame
-        Sentences with the label columns, hashed row by row.
-
-    Returns
-    -------
-    str
-    """
+    """SHA-256 of the sentence texts and labels a model was trained on (model metadata)."""
     digest = hashlib.sha256()
     columns = ["source", "question_id", "sentence_index", "sentence", "roles", "info_sources"]
     for row in sentences[columns].itertuples(index=False):

@@ -1,8 +1,7 @@
 """Which offline classifier labels answers: frozen-feature MLP or fine-tuned MiniLM (VizWiz-LF Tables 9-10).
 
 The rule: the higher recorded cross-validated weighted role F1 over all sources (Table 9's measure); on a tie, or
-when the fine-tuned files are absent or stale, the MLP. One classifier labels roles and sources alike.
-"""
+when the fine-tuned files are absent or stale, the MLP. One classifier labels roles and sources alike."""
 
 from __future__ import annotations
 
@@ -21,18 +20,8 @@ SCORE = "all: Weighted average"  # the recorded role score compared
 
 
 def recorded_scores(*, models_dir: Path | None = None) -> dict[str, float]:
-    """The cross-validated weighted role F1 (all sources) recorded in each committed model's metadata.
-
-    Parameters
-    ----------
-    models_dir : Path, optional
-        The committed model folder; default ``data/models``.
-
-    Returns
-    -------
-    dict of str to float
-        :data:`FROZEN` and, when its weights are committed, :data:`FINETUNED`.
-    """
+    """Cross-validated weighted role F1 (all sources) recorded in each committed model's metadata: :data:`FROZEN`, and
+    :data:`FINETUNED` when its weights are committed."""
     from vqalib.papers.vizwiz_lf.classifier_io import load
 
     frozen_path = MODEL_PATHS["role"] if models_dir is None else Path(models_dir) / MODEL_PATHS["role"].name
@@ -48,31 +37,17 @@ def recorded_scores(*, models_dir: Path | None = None) -> dict[str, float]:
 
 
 def choose(scores: dict[str, float]) -> str:
-    """:data:`FINETUNED` when its score is strictly higher than :data:`FROZEN`'s, else :data:`FROZEN`.
-
-    Parameters
-    ----------
-    scores : dict of str to float
-        :func:`recorded_scores`.
-
-    Returns
-    -------
-    str
-    """
+    """:data:`FINETUNED` when its score is strictly higher than :data:`FROZEN`'s, else :data:`FROZEN`."""
     return FINETUNED if scores.get(FINETUNED, float("-inf")) > scores[FROZEN] else FROZEN
 
 
 def selected(*, models_dir: Path | None = None) -> str:
-    """The classifier that labels answers: :data:`FROZEN` or :data:`FINETUNED`.
+    """The classifier that labels answers: :data:`FROZEN` or :data:`FINETUNED` (Tables 9-10).
 
     Parameters
     ----------
     models_dir : Path, optional
         The committed model folder; default ``data/models``.
-
-    Returns
-    -------
-    str
     """
     return choose(recorded_scores(models_dir=models_dir))
 
@@ -84,10 +59,6 @@ def finetuned_cv(sentences: pd.DataFrame, answers: pd.DataFrame) -> dict[str, CV
     ----------
     sentences, answers : pandas.DataFrame
         The release, or a part of it (whole answers).
-
-    Returns
-    -------
-    dict of str to CVResult, or None
     """
     units = sentence_units(sentences, answers).reset_index(drop=True)
     result = classifier_finetune_fits.read_out_of_fold(units)
@@ -95,19 +66,8 @@ def finetuned_cv(sentences: pd.DataFrame, answers: pd.DataFrame) -> dict[str, CV
 
 
 def selected_cv(sentences: pd.DataFrame, answers: pd.DataFrame, *, cache_dir: Path | None = None) -> dict[str, CVResult]:
-    """Out-of-fold results of the selected classifier, per kind (``"role"``, ``"info"``).
-
-    Parameters
-    ----------
-    sentences, answers : pandas.DataFrame
-        The release.
-    cache_dir : Path, optional
-        The frozen classifier's embedding cache (None: the shared default).
-
-    Returns
-    -------
-    dict of str to CVResult
-    """
+    """Out-of-fold results of the selected classifier per kind (``"role"``, ``"info"``); ``cache_dir``: the frozen one's
+    embedding cache."""
     if selected() == FINETUNED and (finetuned := finetuned_cv(sentences, answers)) is not None:
         return finetuned
     return {kind: cross_validate(sentences, answers, kind=kind, cache_dir=cache_dir) for kind in ("role", "info")}
@@ -125,11 +85,6 @@ def selection_table(frozen: dict[str, CVResult], finetuned: dict[str, CVResult] 
         :func:`selected`'s answer.
     not_run : str
         Why ``finetuned`` is None (shown in its row).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``classifier``, ``kind``, ``subset``, ``weighted_f1``, ``ci_low``, ``ci_high``, ``selected``, ``note``.
     """
     rows = []
     for key, results in ((FROZEN, frozen), (FINETUNED, finetuned)):
@@ -156,10 +111,6 @@ def used(frozen: dict[str, CVResult], finetuned: dict[str, CVResult] | None, *, 
         Per kind; ``finetuned`` may be None.
     choice : str
         :func:`selected`'s answer.
-
-    Returns
-    -------
-    (str, dict of str to CVResult)
     """
     if choice == FINETUNED and finetuned is not None:
         return NAMES[FINETUNED], finetuned

@@ -1,8 +1,7 @@
 """Grouped cross-validation of the offline classifiers and their abstention agreement (VizWiz-LF Tables 9-10, 5).
 
 Out-of-fold results are ``.npz`` arrays named by a hash of their inputs: the release's are committed in
-``data/models/cv/``, any other is cached on disk.
-"""
+``data/models/cv/``, any other is cached on disk."""
 
 from __future__ import annotations
 
@@ -42,20 +41,7 @@ class CVResult:
 
 
 def f1_table(truth: np.ndarray, predicted: np.ndarray, *, labels: tuple[str, ...]) -> pd.DataFrame:
-    """Per-label F1, support and the support-weighted average F1 (VizWiz-LF Tables 9-10).
-
-    Parameters
-    ----------
-    truth, predicted : numpy.ndarray of shape (n_sentences, n_labels)
-        0/1 true and predicted labels.
-    labels : tuple of str
-        Label names, in column order.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``label``, ``f1``, ``support``: one row per label, then "Weighted average".
-    """
+    """Per-label F1 and support, then the support-weighted "Weighted average" row (VizWiz-LF Tables 9-10)."""
     per_label = f1_score(truth, predicted, average=None, labels=range(len(labels)), zero_division=0)
     support = truth.sum(axis=0)
     weighted = f1_score(truth, predicted, average="weighted", zero_division=0) if support.sum() else 0.0
@@ -64,20 +50,7 @@ def f1_table(truth: np.ndarray, predicted: np.ndarray, *, labels: tuple[str, ...
 
 
 def majority_predictions(n: int, *, kind: str) -> np.ndarray:
-    """The Majority baseline: "Answer" for roles, "Image Content" for sources (Tables 9-10).
-
-    Parameters
-    ----------
-    n : int
-        Number of sentences.
-    kind : {"role", "info"}
-        Which labels.
-
-    Returns
-    -------
-    numpy.ndarray of shape (n, n_labels)
-        int 0/1, the majority label in every row.
-    """
+    """The Majority baseline for ``n`` sentences: "Answer" for roles, "Image Content" for sources (Tables 9-10)."""
     labels, _, majority = _labels(kind)
     out = np.zeros((n, len(labels)), dtype=int)
     out[:, labels.index(majority)] = 1
@@ -85,21 +58,8 @@ def majority_predictions(n: int, *, kind: str) -> np.ndarray:
 
 
 def random_predictions(train_truth: np.ndarray, n: int, *, rng: np.random.Generator) -> np.ndarray:
-    """The Random baseline: each sentence gets the labels of a random training sentence (Tables 9-10).
-
-    Parameters
-    ----------
-    train_truth : numpy.ndarray of shape (n_train, n_labels)
-        0/1 labels of the training sentences.
-    n : int
-        Number of sentences to predict.
-    rng : numpy.random.Generator
-        Draws the training rows (uniformly, with replacement).
-
-    Returns
-    -------
-    numpy.ndarray of shape (n, n_labels)
-    """
+    """Random baseline: each of ``n`` sentences gets a random training sentence's labels, drawn by ``rng`` (Tables
+    9-10)."""
     return train_truth[rng.integers(0, len(train_truth), size=n)]
 
 
@@ -139,26 +99,8 @@ FEATURE_INPUTS = ("answer_id", "sentence_index", "sentence", "question")  # what
 
 
 def out_of_fold_key(units: pd.DataFrame, truth: np.ndarray, *, folds: list, params: dict) -> str:
-    """The name of a cross-validation's out-of-fold results: a SHA-256 of every input (Tables 9-10).
-
-    The features are not hashed but their texts and encoder are, so a stored result is found without embedding.
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        The sentence units, with ``source`` and :data:`FEATURE_INPUTS`.
-    truth : numpy.ndarray
-        The label matrix of ``units``.
-    folds : list of (numpy.ndarray, numpy.ndarray)
-        The question folds; only the test rows are hashed.
-    params : dict
-        The fitting parameters (``kind``, ``seed``, ``estimator``, ``encoder``, ...).
-
-    Returns
-    -------
-    str
-        The first 32 hex digits of the digest.
-    """
+    """Name of a cross-validation's out-of-fold results: 32 hex digits of a SHA-256 of every input (Tables 9-10); the
+    features' texts and encoder are hashed, not the features, so a stored result is found without embedding."""
     from vqalib.core.encoders import DECIMALS, EMBED_VERSION, model_identity
 
     digest = hashlib.sha256()
@@ -201,11 +143,8 @@ def _read_out_of_fold(path: Path, shapes: list[tuple], *, sealed: bool) -> tuple
 def _out_of_fold(features: Callable[[], np.ndarray], truth: np.ndarray, units: pd.DataFrame, *, folds: list, params: dict,
                  cache_dir: Path | None = None, fits_dir: Path | None = CV_FITS_DIR, refit: bool = False,
                  key: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Out-of-fold probabilities, decisions, folds and thresholds (Tables 9-10): committed, cached, or fitted.
-
-    ``refit`` (or ``VQALIB_REFIT=1`` for committed ones) fits anew and writes to ``fits_dir``; ``features`` is
-    called only when fits run.
-    """
+    """Out-of-fold probabilities, decisions, folds and thresholds: committed, cached, or fitted (``features`` called
+    only then); ``refit`` (or ``VQALIB_REFIT=1`` for committed ones) fits anew and writes to ``fits_dir``."""
     from vqalib.core.caches import write_entry
     from vqalib.core.io import cache_root, write_atomic
 
@@ -243,20 +182,18 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
                    tune: bool = True, inner_splits: int = 3, n_random: int = 20, encoder: str | None = None,
                    cache_dir: Path | None = None, fits_dir: Path | None = CV_FITS_DIR,
                    refit: bool = False) -> CVResult:
-    """Grouped k-fold cross-validation of the classifier and the baselines (VizWiz-LF Tables 9-10).
+    """Grouped k-fold cross-validation of the classifier and the Majority and Random baselines (VizWiz-LF Tables 9-10).
 
     Parameters
     ----------
     sentences, answers : pandas.DataFrame
         The release's sentences and answers.
     kind : {"role", "info"}, default "role"
-        Which labels to classify.
     n_splits : int, default 5
         Number of outer folds.
     seed : int, default 0
         Seed of the folds, the fits and the Random draws.
     estimator : {"mlp", "logreg"}, default "mlp"
-        The pipeline's model.
     exclude_sources : tuple of str, default :data:`~vqalib.papers.vizwiz_lf.classifier.UNTRUSTED_SOURCES`
         Sources not trained on; still predicted and scored.
     tune : bool, default True
@@ -273,11 +210,6 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
         Folder of committed out-of-fold results; None: none are read or written.
     refit : bool, default False
         Fit anew even when a stored result exists, and write it to ``fits_dir``.
-
-    Returns
-    -------
-    CVResult
-        Scores, per-source scores, predictions, thresholds, wall time and out-of-fold key.
     """
     start = time.perf_counter()
     labels, column, _ = _labels(kind)
@@ -327,18 +259,8 @@ def cross_validate(sentences: pd.DataFrame, answers: pd.DataFrame, *, kind: str 
 
 
 def answer_decisions(predictions: pd.DataFrame) -> pd.DataFrame:
-    """Answer-level abstention: an answer abstains when a sentence has Answer Failure (VizWiz-LF §7, Table 5).
-
-    Parameters
-    ----------
-    predictions : pandas.DataFrame
-        Per sentence ``source``, ``question_id``, ``labels``, ``predicted``; optionally ``p_Answer Failure``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per answer: ``by_labels``, ``by_predictions`` and, if available, ``p_max`` and ``fold``.
-    """
+    """Answer-level abstention: an answer abstains when a sentence has Answer Failure, by labels and by predictions,
+    with ``p_max`` and ``fold`` when available (VizWiz-LF §7, Table 5)."""
     frame = predictions.assign(by_labels=abstains(predictions["labels"]),
                                by_predictions=abstains(predictions["predicted"]))
     columns = {"by_labels": ("by_labels", "any"), "by_predictions": ("by_predictions", "any")}
@@ -365,11 +287,6 @@ def abstention_agreement(predictions: pd.DataFrame, *, confidence: float = 0.95)
         Sentence predictions as :func:`answer_decisions` takes them.
     confidence : float, default 0.95
         Confidence level of the Wilson interval.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per source: abstention rates, ``agreement`` with its interval, ``kappa`` and next-answer columns.
     """
     rows = []
     for source, group in answer_decisions(predictions).groupby("source", sort=False):
@@ -400,11 +317,6 @@ def abstention_decision_variants(predictions: pd.DataFrame, *, exclude_sources: 
         Sources whose answers do not choose the thresholds (still scored).
     grid : numpy.ndarray, default 0.10 to 0.90 in steps of 0.05
         Candidate thresholds; the first of equally good ones wins.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``source``, ``rule``, ``n_answers``, ``agreement``, ``threshold`` (median per-fold; NaN for the sentence rule).
     """
     answers = answer_decisions(predictions).rename(columns={"by_labels": "label", "by_predictions": "sentence_rule"})
     trusted = ~answers["source"].isin(exclude_sources)

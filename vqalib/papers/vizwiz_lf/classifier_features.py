@@ -1,8 +1,7 @@
 """Features of the offline role / information-source classifier (VizWiz-LF §4, A.2.2, Tables 9-10).
 
-Packaged all-MiniLM-L6-v2 embeddings (float64, rounded, cached) of the sentence, its hidden layers and the
-question, plus the sentence's context in its answer; and the 0/1 matrix of the released labels.
-"""
+Packaged all-MiniLM-L6-v2 embeddings (float64, rounded, cached) of the sentence, its hidden layers and the question,
+plus the sentence's context in its answer; and the 0/1 matrix of the released labels."""
 
 from __future__ import annotations
 
@@ -46,31 +45,13 @@ def encoder_spec(encoder: str | None = None) -> str:
     ----------
     encoder : str, optional
         A local folder or hub name; None or ``""`` falls back to the environment, then the package.
-
-    Returns
-    -------
-    str
     """
     return encoder or config.get(ENCODER_ENV) or PACKAGED_ENCODER
 
 
 def embed_texts(texts: list[str], *, model: str | None = None, cache_dir: Path | None = None) -> np.ndarray:
-    """Encoder features of each text: the sentence embedding and mean-pooled :data:`HIDDEN_LAYERS` (Tables 9-10).
-
-    Parameters
-    ----------
-    texts : list of str
-        The texts to encode.
-    model : str, optional
-        As in :func:`encoder_spec`.
-    cache_dir : Path, optional
-        The embedding cache (None: the shared default).
-
-    Returns
-    -------
-    numpy.ndarray of shape (len(texts), width * (1 + len(HIDDEN_LAYERS)))
-        Rounded float64, the same on every machine.
-    """
+    """Encoder features of each text: sentence embedding and mean-pooled :data:`HIDDEN_LAYERS`, rounded float64, the
+    same on every machine (Tables 9-10); ``model`` as in :func:`encoder_spec`."""
     spec = encoder_spec(model)
     return embed(texts, model=None if spec == PACKAGED_ENCODER else spec, layers=HIDDEN_LAYERS,
                  cache_dir=cache_dir)
@@ -79,7 +60,7 @@ def embed_texts(texts: list[str], *, model: str | None = None, cache_dir: Path |
 # --- sentence units and features ------------------------------------------------------
 
 def sentence_units(sentences: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
-    """One row per labelled sentence with its question and answer id (Tables 9-10 input).
+    """``sentences`` (order and index kept) with text ``sentence``, ``question`` and ``answer_id`` (Tables 9-10 input).
 
     Parameters
     ----------
@@ -87,11 +68,6 @@ def sentence_units(sentences: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFra
         Labelled sentences (``source``, ``question_id``, ``sentence``, ...).
     answers : pandas.DataFrame
         Answers with ``source``, ``question_id`` and ``question``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``sentences`` (order and index kept) with text ``sentence``, ``question`` and ``answer_id``.
     """
     questions = answers.set_index(["source", "question_id"])["question"]
     units = sentences.copy()
@@ -102,21 +78,8 @@ def sentence_units(sentences: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFra
 
 
 def feature_matrix(units: pd.DataFrame, *, encoder: str | None = None, cache_dir: Path | None = None) -> np.ndarray:
-    """Feature rows of sentence units: text embeddings, question embedding, :data:`CONTEXT_FEATURES` (Tables 9-10).
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        :func:`sentence_units` output.
-    encoder : str, optional
-        As in :func:`encoder_spec`.
-    cache_dir : Path, optional
-        The embedding cache (None: the shared default).
-
-    Returns
-    -------
-    numpy.ndarray of shape (len(units), n_features)
-    """
+    """Feature rows of :func:`sentence_units`: text embeddings, question embedding, :data:`CONTEXT_FEATURES` (Tables
+    9-10)."""
     units = units.reset_index(drop=True)
     both = embed_texts([*units["sentence"], *units["question"]], model=encoder, cache_dir=cache_dir)
     text, question = both[:len(units)], both[len(units):, :EMBED_DIM]
@@ -142,19 +105,8 @@ def feature_matrix(units: pd.DataFrame, *, encoder: str | None = None, cache_dir
 
 
 def label_matrix(units: pd.DataFrame, *, kind: str) -> np.ndarray:
-    """0/1 indicator matrix of the released labels, columns in taxonomy order (Tables 9-10).
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        Sentences with a ``roles`` or ``info_sources`` column of label lists.
-    kind : {"role", "info"}
-        Which labels; anything else raises ValueError.
-
-    Returns
-    -------
-    numpy.ndarray of shape (len(units), n_labels)
-    """
+    """0/1 matrix of the released ``roles`` or ``info_sources`` per ``kind``, columns in taxonomy order (Tables
+    9-10)."""
     labels, column, _ = _labels(kind)
     rows = [[label in set(row) for label in labels] for row in units[column]]
     return np.array(rows, dtype=int).reshape(-1, len(labels))

@@ -2,8 +2,7 @@
 
 Input: the sentence paired with its question and neighbouring sentences. Training (float32) is not bit-reproducible
 across machines, so its weights are committed as float16 safetensors; inference runs in float64 and rounds
-probabilities, so labels agree on every CPU.
-"""
+probabilities, so labels agree on every CPU."""
 
 from __future__ import annotations
 
@@ -31,18 +30,7 @@ SETTINGS: dict = dict(top=6, epochs=4, lr=5e-5, head_lr=1e-3, batch=32, max_leng
 
 
 def pair_texts(units: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """Segment A (the sentence) and segment B (question, previous and next sentence) per sentence unit.
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        Sentence units (``answer_id``, ``sentence_index``, ``sentence``, ``question``).
-
-    Returns
-    -------
-    (list of str, list of str)
-        The sentences and their contexts, in the order of ``units``.
-    """
+    """Segment A (the sentence) and segment B (question, previous and next sentence) of each sentence unit, in order."""
     units = units.reset_index(drop=True)
     sentence = units["sentence"].tolist()
     order = units.sort_values(["answer_id", "sentence_index"], kind="stable").index.to_numpy()
@@ -210,16 +198,7 @@ def _probabilities(net, inputs: _Inputs, rows: np.ndarray, *, batch_size: int = 
 
 
 def decide(probabilities: np.ndarray) -> np.ndarray:
-    """0/1 labels from :data:`LABELS` probabilities: 0.5 per label, at least one role per sentence.
-
-    Parameters
-    ----------
-    probabilities : numpy.ndarray of shape (n_sentences, len(LABELS))
-
-    Returns
-    -------
-    numpy.ndarray of shape (n_sentences, len(LABELS))
-    """
+    """0/1 labels from :data:`LABELS` probabilities: 0.5 per label, at least one role per sentence."""
     out = (np.asarray(probabilities) >= 0.5).astype(int)
     roles = out[:, :N_ROLES]
     empty = roles.sum(axis=1) == 0
@@ -228,17 +207,7 @@ def decide(probabilities: np.ndarray) -> np.ndarray:
 
 
 def truth_matrix(units: pd.DataFrame) -> np.ndarray:
-    """The released roles and information sources of ``units`` as one 0/1 matrix in :data:`LABELS` order.
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        Sentence units with ``roles`` and ``info_sources``.
-
-    Returns
-    -------
-    numpy.ndarray of shape (len(units), len(LABELS))
-    """
+    """The released roles and information sources of ``units`` as one 0/1 matrix in :data:`LABELS` order."""
     return np.hstack([label_matrix(units, kind="role"), label_matrix(units, kind="info")])
 
 
@@ -254,22 +223,7 @@ def _training_inputs(units: pd.DataFrame, *, settings: dict, what: str):
 
 
 def fit(units: pd.DataFrame, *, settings: dict = SETTINGS, echo=print):
-    """Train the final network on every trusted release sentence (the committed model).
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        Sentence units of the release.
-    settings : dict
-        Training settings.
-    echo : callable
-        Progress lines.
-
-    Returns
-    -------
-    torch.nn.Module
-        The trained network (float32, eval mode).
-    """
+    """Train the final network (float32, eval mode) on every trusted release sentence: the committed model."""
     units = units.reset_index(drop=True)
     trusted = np.flatnonzero(~units["source"].isin(UNTRUSTED_SOURCES).to_numpy())
     base, inputs = _training_inputs(units, settings=settings, what=f"{len(trusted)} sentences")
@@ -278,22 +232,8 @@ def fit(units: pd.DataFrame, *, settings: dict = SETTINGS, echo=print):
 
 
 def save(net, path: Path, *, metadata: dict) -> Path:
-    """Write the trained layers and head as float16 safetensors with ``metadata`` (JSON) in the header.
-
-    Parameters
-    ----------
-    net : torch.nn.Module
-        From :func:`fit`.
-    path : Path
-        Target file (written atomically).
-    metadata : dict
-        JSON-serialisable settings and scores.
-
-    Returns
-    -------
-    Path
-        ``path``.
-    """
+    """Write the trained layers and head as float16 safetensors with ``metadata`` (JSON) in the header; returns
+    ``path``."""
     from safetensors.torch import save as to_bytes
 
     tensors = {name: value.detach().to("cpu").half().contiguous() for name, value in net.state_dict().items()}
@@ -301,17 +241,7 @@ def save(net, path: Path, *, metadata: dict) -> Path:
 
 
 def read_metadata(path: Path = FINETUNED_DIR / WEIGHTS_FILE) -> dict:
-    """The settings, times and scores :func:`save` wrote into a weights file's header (no tensor is read).
-
-    Parameters
-    ----------
-    path : Path
-        A file written by :func:`save`.
-
-    Returns
-    -------
-    dict
-    """
+    """The settings, times and scores :func:`save` wrote into a weights file's header (no tensor is read)."""
     from safetensors import safe_open
 
     with safe_open(str(path), framework="pt") as handle:
@@ -319,18 +249,7 @@ def read_metadata(path: Path = FINETUNED_DIR / WEIGHTS_FILE) -> dict:
 
 
 def load(path: Path = FINETUNED_DIR / WEIGHTS_FILE):
-    """The committed network in float64 (inference) and its metadata.
-
-    Parameters
-    ----------
-    path : Path
-        A file written by :func:`save`.
-
-    Returns
-    -------
-    (torch.nn.Module, dict)
-        The network (float64, eval mode) and the header's metadata.
-    """
+    """``(network, metadata)`` of a file written by :func:`save`, the network in float64 and eval mode for inference."""
     import torch
     from safetensors.torch import load as from_bytes
 
@@ -344,19 +263,8 @@ def load(path: Path = FINETUNED_DIR / WEIGHTS_FILE):
 
 
 def predict_proba(units: pd.DataFrame, *, model=None) -> np.ndarray:
-    """Probabilities of :data:`LABELS` from the committed model, float64, rounded (the same on every CPU).
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        Sentence units (``answer_id``, ``sentence_index``, ``sentence``, ``question``).
-    model : (torch.nn.Module, dict), optional
-        :func:`load`'s result; default: the committed model.
-
-    Returns
-    -------
-    numpy.ndarray of shape (len(units), len(LABELS))
-    """
+    """Probabilities of :data:`LABELS` from the committed model (or ``model``, :func:`load`'s result), float64 and
+    rounded: the same on every CPU."""
     import torch
 
     units = units.reset_index(drop=True)

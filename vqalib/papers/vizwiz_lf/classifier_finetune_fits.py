@@ -1,8 +1,7 @@
 """The fine-tuned classifier's committed files in ``data/models/finetuned/`` and their check (VizWiz-LF Tables 9-10).
 
-The final network, keyed out-of-fold probabilities (so a changed row or setting is never scored stale and
-``make reproduce`` never trains) and a check sample recomputed from the committed weights.
-"""
+The final network, a check sample recomputed from the committed weights, and keyed out-of-fold probabilities: a
+changed row or setting is never scored stale, and ``make reproduce`` never trains."""
 
 from __future__ import annotations
 
@@ -33,34 +32,14 @@ MODEL_NAME = "MiniLM fine-tuned"  # its rows in Tables 9-10
 
 
 def settings_key(settings: dict = SETTINGS) -> str:
-    """SHA-256 of what every out-of-fold probability depends on besides its own rows (settings, labels, encoder).
-
-    Parameters
-    ----------
-    settings : dict
-        Training settings.
-
-    Returns
-    -------
-    str
-    """
+    """SHA-256 of what every out-of-fold probability depends on besides its own rows (settings, labels, encoder)."""
     payload = dict(version=VERSION, settings=settings, encoder=model_identity(None)[1],
                    untrusted=list(UNTRUSTED_SOURCES), labels=list(LABELS))
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 def row_keys(units: pd.DataFrame) -> np.ndarray:
-    """Per sentence, 16 bytes of SHA-256 of its identity, text, context and labels.
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        Sentence units.
-
-    Returns
-    -------
-    numpy.ndarray of dtype ``S16``
-    """
+    """Per sentence, 16 bytes of SHA-256 of its identity, text, context and labels (dtype ``S16``)."""
     units = units.reset_index(drop=True)
     first, second = pair_texts(units)
     truth = truth_matrix(units)
@@ -72,22 +51,8 @@ def row_keys(units: pd.DataFrame) -> np.ndarray:
 
 
 def cross_validate(units: pd.DataFrame, *, settings: dict = SETTINGS, echo=print) -> dict:
-    """Train one network per question-grouped fold and predict its held-out sentences (Tables 9-10).
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        Sentence units of the release.
-    settings : dict
-        Training settings (:data:`SETTINGS`).
-    echo : callable
-        Progress lines.
-
-    Returns
-    -------
-    dict
-        ``probabilities`` (rounded), ``fold``, ``key``, ``row_keys``, ``seconds`` (per fold).
-    """
+    """Train one network per question-grouped fold and predict its held-out sentences (Tables 9-10): rounded
+    ``probabilities``, ``fold``, ``key``, ``row_keys`` and ``seconds`` per fold."""
     units = units.reset_index(drop=True)
     truth = truth_matrix(units)
     folds = question_folds(units, n_splits=settings["n_splits"], seed=settings["seed"])
@@ -108,20 +73,8 @@ def cross_validate(units: pd.DataFrame, *, settings: dict = SETTINGS, echo=print
 
 
 def cv_results(units: pd.DataFrame, result: dict) -> dict:
-    """Out-of-fold probabilities as one ``CVResult`` per kind, ``"role"`` and ``"info"`` (Tables 9-10).
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        Sentence units, aligned with ``result``.
-    result : dict
-        :func:`cross_validate` or :func:`read_out_of_fold` output.
-
-    Returns
-    -------
-    dict of str to CVResult
-        Scores, per-source F1, predictions and thresholds (0.5) per kind.
-    """
+    """Out-of-fold probabilities (:func:`cross_validate` or :func:`read_out_of_fold`) as one ``CVResult`` per kind,
+    ``"role"`` and ``"info"``, thresholds 0.5 (Tables 9-10)."""
     from vqalib.papers.vizwiz_lf.classifier_cv import CVResult, f1_table
     from sklearn.metrics import f1_score
 
@@ -159,36 +112,18 @@ def cv_results(units: pd.DataFrame, result: dict) -> dict:
 
 
 def check_rows(units: pd.DataFrame) -> np.ndarray:
-    """The declared check sample: every :data:`CHECK_EVERY`-th release sentence.
+    """Row positions of the declared check sample: every :data:`CHECK_EVERY`-th release sentence.
 
     Parameters
     ----------
     units : pandas.DataFrame
         Sentence units of the release.
-
-    Returns
-    -------
-    numpy.ndarray
-        Row positions.
     """
     return np.arange(0, len(units), CHECK_EVERY)
 
 
 def write_out_of_fold(result: dict, path: Path) -> Path:
-    """Store a :func:`cross_validate` result as ``.npz`` (no pickle), atomically.
-
-    Parameters
-    ----------
-    result : dict
-        :func:`cross_validate`'s result.
-    path : Path
-        Target file.
-
-    Returns
-    -------
-    Path
-        ``path``.
-    """
+    """Store a :func:`cross_validate` result as ``.npz`` (no pickle), atomically; returns ``path``."""
     buffer = io.BytesIO()
     np.savez(buffer, probabilities=result["probabilities"], fold=result["fold"], key=np.array(result["key"]),
              row_keys=result["row_keys"], seconds=result["seconds"])
@@ -197,22 +132,8 @@ def write_out_of_fold(result: dict, path: Path) -> Path:
 
 def read_out_of_fold(units: pd.DataFrame, *, path: Path = FINETUNED_DIR / OUT_OF_FOLD_FILE,
                      settings: dict = SETTINGS) -> dict | None:
-    """The committed out-of-fold probabilities of ``units`` when every row was made with these settings, else None.
-
-    Parameters
-    ----------
-    units : pandas.DataFrame
-        Sentence units of the release or a part of it.
-    path : Path
-        The ``.npz`` of :func:`write_out_of_fold`.
-    settings : dict
-        Training settings.
-
-    Returns
-    -------
-    dict or None
-        ``probabilities`` and ``fold`` aligned with ``units``, ``key``, ``seconds``.
-    """
+    """The committed out-of-fold ``probabilities`` and ``fold`` aligned with ``units`` (plus ``key``, ``seconds``) when
+    every row was made with these settings, else None."""
     path = Path(path)
     if not path.is_file():
         return None
@@ -241,11 +162,6 @@ def write_all(units: pd.DataFrame, *, out: Path = FINETUNED_DIR, settings: dict 
         Training settings.
     echo : callable
         Progress lines.
-
-    Returns
-    -------
-    list of Path
-        The files written.
     """
     import torch
 
@@ -281,7 +197,7 @@ def write_all(units: pd.DataFrame, *, out: Path = FINETUNED_DIR, settings: dict 
 
 
 def check(units: pd.DataFrame, *, models_dir: Path = FINETUNED_DIR) -> list[str]:
-    """Recompute the committed model's probabilities on the check sample: within :data:`CHECK_TOLERANCE`, same labels.
+    """Recompute the committed model's check-sample probabilities: within :data:`CHECK_TOLERANCE`, same labels.
 
     Parameters
     ----------

@@ -1,8 +1,7 @@
 """The classifiers' committed fitted artefacts (VizWiz-LF Tables 9-10, §7): final models and out-of-fold results.
 
-Committed so ``make reproduce`` need not spend 3 CPU-minutes on fits a refit gives back exactly; out-of-fold
-files are named by a hash of their inputs, so a changed input is refitted, never served stale.
-"""
+Committed so ``make reproduce`` need not spend 3 CPU-minutes on fits a refit gives back exactly; out-of-fold files
+are named by a hash of their inputs, so a changed input is refitted, never served stale."""
 
 from __future__ import annotations
 
@@ -26,22 +25,8 @@ MODELS = OutputKind(what="classifier folder", option="vqalib classify train --ou
 
 
 def cv_metadata(result: CVResult, *, seed: int, agreement: pd.DataFrame | None) -> dict:
-    """The ``cross_validation`` entry of a saved model's metadata (Tables 9-10 scores it was judged by).
-
-    Parameters
-    ----------
-    result : CVResult
-        Cross-validation of the model's kind.
-    seed : int
-        The seed of the folds (recorded).
-    agreement : pandas.DataFrame or None
-        Abstention agreement (roles), or None (sources).
-
-    Returns
-    -------
-    dict
-        ``folds``, ``f1`` per "subset: label", ``weighted_f1_by_source`` and optionally ``abstention_agreement``.
-    """
+    """The ``cross_validation`` entry of a saved model's metadata: the Tables 9-10 scores it was judged by, and the
+    abstention ``agreement`` (roles only)."""
     mine = result.scores["model"].str.startswith("MiniLM")  # the classifier, not a baseline
     meta = {"folds": f"5, grouped by question_id, seed {seed}",
             "f1": {f"{row.subset}: {row.label}": round(float(row.f1), 3) for row in result.scores[mine].itertuples()},
@@ -69,11 +54,6 @@ def write_fits(sentences: pd.DataFrame, answers: pd.DataFrame, *, out: Path, see
         ``"mlp"`` or ``"logreg"``.
     echo : callable
         Where the cross-validation report goes.
-
-    Returns
-    -------
-    list of Path
-        The files written.
     """
     check_out(out, kind=MODELS)  # a folder of other files is not filled with models, nor cleaned of its .npz
     written, keys = [], set()

@@ -1,8 +1,7 @@
 """Saving and loading the offline classifiers (VizWiz-LF Tables 9-10 models, ``data/models/*.skops``).
 
-Pipeline, thresholds, encoder name and metadata in skops' format (no pickle, never encoder weights),
-byte-identical for the same model; :func:`load` admits only :data:`TRUSTED_MODEL_TYPES`.
-"""
+Pipeline, thresholds, encoder name and metadata in skops' format (no pickle, never encoder weights), byte-identical
+for the same model; :func:`load` admits only :data:`TRUSTED_MODEL_TYPES`."""
 
 from __future__ import annotations
 
@@ -81,19 +80,14 @@ def _canonical_skops(data: bytes) -> bytes:
 
 
 def save(model: SentenceClassifier, path: Path) -> Path:
-    """Write a fitted classifier as a skops zip, without the optimiser state (Tables 9-10).
+    """Write a fitted classifier as a skops zip without the optimiser state, atomically; returns ``path`` (Tables 9-10).
 
     Parameters
     ----------
     model : SentenceClassifier
         A fitted classifier (left unchanged).
     path : Path
-        The file to write (atomically), conventionally ``*.skops``.
-
-    Returns
-    -------
-    Path
-        ``path``.
+        Conventionally ``*.skops``.
     """
     import skops.io
 
@@ -133,18 +127,8 @@ def _schema_types(node, found: set[str]) -> set[str]:
 
 
 def load(path: Path) -> SentenceClassifier:
-    """Read a classifier written by :func:`save` without unpickling; the schema's types are checked first (Tables 9-10).
-
-    Parameters
-    ----------
-    path : Path
-        A ``.skops`` file written by :func:`save`.
-
-    Returns
-    -------
-    SentenceClassifier
-        The fitted classifier with its metadata; anything else raises :class:`ModelFileError`.
-    """
+    """Read a classifier written by :func:`save` without unpickling, its schema's types checked first (Tables 9-10);
+    anything else raises :class:`ModelFileError`."""
     import skops.io
 
     path = Path(path)

@@ -16,19 +16,13 @@ _PAPER_NAMES = {"role": taxonomy.paper_role_name, "info": taxonomy.paper_info_na
 
 
 def paper_f1_rows(scores, kind: str) -> pd.DataFrame:
-    """Cross-validated F1 in the layout of VizWiz-LF Table 9 (``kind="role"``) or 10 (``"info"``).
+    """Cross-validated F1 (subset "all") in the layout of VizWiz-LF Table 9 (``kind="role"``) or 10 (``"info"``).
 
     Parameters
     ----------
     scores : pandas.DataFrame, CVResult, or a list of them
         ``CVResult.scores`` or the ``CVResult``; a list is stacked, None entries skipped.
     kind : {"role", "info"}
-        Which labels were classified.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The ``subset == "all"`` rows with the paper's label and model names, for ``report.compare(value="f1")``.
     """
     name = _PAPER_NAMES[kind]
     if isinstance(scores, (list, tuple)):
@@ -41,17 +35,12 @@ def paper_f1_rows(scores, kind: str) -> pd.DataFrame:
 
 
 def f1_overview(results: Mapping) -> pd.DataFrame:
-    """All cross-validated F1 scores side by side (VizWiz-LF Tables 9-10, every subset).
+    """All cross-validated F1 scores, rows (kind, label) by columns (model, subset), 3 decimals (Tables 9-10).
 
     Parameters
     ----------
     results : mapping of str to CVResult, pandas.DataFrame or a list of them
         Per kind, a ``CVResult`` or its ``scores``, or several (None entries skipped).
-
-    Returns
-    -------
-    pandas.DataFrame
-        F1 with rows (kind, label) and columns (model, subset), rounded to 3 decimals.
     """
     scores = pd.concat([getattr(r, "scores", r).assign(kind=k) for k, several in results.items()
                         for r in (several if isinstance(several, (list, tuple)) else [several]) if r is not None])
@@ -66,11 +55,6 @@ def agreement_by_classifier(results: Mapping) -> pd.DataFrame:
     ----------
     results : mapping of str to CVResult
         Per classifier name, its role cross-validation.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``classifier`` then the agreement columns.
     """
     from vqalib.papers.vizwiz_lf.classifier_cv import abstention_agreement
 
@@ -80,7 +64,7 @@ def agreement_by_classifier(results: Mapping) -> pd.DataFrame:
 
 
 def rederived_abstention(answers: pd.DataFrame, predictions: pd.DataFrame, agreement: pd.DataFrame) -> pd.DataFrame:
-    """VizWiz-LF Table 5's vanilla metrics with abstention decided by the offline classifier (§7).
+    """VizWiz-LF Table 5's vanilla metrics per source with abstention decided by the offline classifier (§7).
 
     Parameters
     ----------
@@ -90,11 +74,6 @@ def rederived_abstention(answers: pd.DataFrame, predictions: pd.DataFrame, agree
         Out-of-fold role predictions; answers without any do not abstain.
     agreement : pandas.DataFrame
         ``abstention_agreement`` of the predictions.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Per source: the agreement columns, then ``n`` and the Table 5 metrics.
     """
     predicted = (answer_decisions(predictions)[["source", "question_id", "by_predictions"]]
                  .rename(columns={"by_predictions": "abstains_predicted"}))
@@ -104,19 +83,13 @@ def rederived_abstention(answers: pd.DataFrame, predictions: pd.DataFrame, agree
 
 
 def next_answer_kappa_text(agreement: pd.DataFrame, *, source: str = "GPT-4V") -> str:
-    """One sentence on a source's labels vs the classifier, own vs next answer (VizWiz-LF Table 5, §7).
+    """One sentence on a source's labels vs the classifier, own vs next answer, or ``""`` (VizWiz-LF Table 5, §7).
 
     Parameters
     ----------
     agreement : pandas.DataFrame
         ``abstention_agreement`` output (``kappa``, ``kappa_next_answer`` per ``source``).
     source : str
-        The source to describe.
-
-    Returns
-    -------
-    str
-        The sentence, or ``""`` when ``source`` is not in ``agreement``.
     """
     if source not in set(agreement["source"]):
         return ""

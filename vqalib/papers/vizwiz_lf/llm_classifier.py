@@ -34,22 +34,8 @@ def _numbered(sentences) -> str:
 
 
 def classification_messages(*, question: str, sentences: list[str], kind: str = "role") -> list[dict]:
-    """The paper's few-shot prompt (A.2.2, Tables 11-14): definitions, 8 examples, the new answer.
-
-    Parameters
-    ----------
-    question : str
-        The visual question.
-    sentences : list of str
-        The answer's sentences, numbered ``[0]``, ``[1]``, ... in the prompt.
-    kind : str
-        ``"role"``; anything else gives the information-type prompt.
-
-    Returns
-    -------
-    list of dict
-        A system message (the definitions) and a user message (the examples and the new answer).
-    """
+    """The paper's few-shot prompt (A.2.2, Tables 11-14): a system message with the definitions, a user message with 8
+    examples and the new answer's numbered sentences; ``kind`` other than ``"role"`` gives the information-type one."""
     instruction, examples, header = ((ROLE_INSTRUCTION, ROLE_EXAMPLES, "Roles") if kind == "role"
                                      else (INFO_INSTRUCTION, INFO_EXAMPLES, "Types"))
     shots = [f"Question: {q} Answer: {_numbered(s)} {header}: "
@@ -63,25 +49,8 @@ _ITEM = re.compile(r"\[(\d+)\]\s*([^\[]*)")
 
 
 def parse_labels(text: str, *, n_sentences: int, kind: str = "role") -> list[tuple[str, ...]]:
-    """Canonical label tuples, one per sentence, from a reply like ``[0] Answer [1] Suggestion`` (A.2.2).
-
-    Strict: raises :class:`LabelParseError` on missing, repeated or out-of-range numbers, unknown labels, or a
-    sentence with no role (an information sentence may be N/A).
-
-    Parameters
-    ----------
-    text : str
-        The reply; only what follows its last ``Roles:`` / ``Types:`` is read.
-    n_sentences : int
-        Number of sentences the reply must label.
-    kind : {"role", "info"}, default "role"
-        Which taxonomy the labels belong to.
-
-    Returns
-    -------
-    list of tuple of str
-        Per sentence, its canonical labels in reply order without repeats.
-    """
+    """Canonical label tuples, one per sentence, from a reply like ``[0] Answer [1] Suggestion`` (A.2.2); strict: raises
+    :class:`LabelParseError` on missing, repeated or out-of-range numbers, unknown labels, or no role."""
     text = (text or "").split("Roles:")[-1].split("Types:")[-1]
     found = _ITEM.findall(text)
     numbers = [int(n) for n, _ in found]
@@ -106,7 +75,7 @@ def parse_labels(text: str, *, n_sentences: int, kind: str = "role") -> list[tup
 
 
 def llm_classify(answers: pd.DataFrame, *, judge, kind: str = "role", progress: bool = True) -> pd.DataFrame:
-    """Label each answer's sentences with the paper's few-shot LLM classifier (A.2.2).
+    """Label each answer's sentences with the paper's few-shot LLM classifier, one row per sentence (A.2.2).
 
     A reply that fails to parse leaves that answer's labels empty and is counted, never repaired.
 
@@ -117,14 +86,8 @@ def llm_classify(answers: pd.DataFrame, *, judge, kind: str = "role", progress: 
     judge : CachedJudge
         Anything with ``complete(messages)`` and ``summary()``.
     kind : {"role", "info"}, default "role"
-        Which prompt and taxonomy.
     progress : bool, default True
         Show a progress bar.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per sentence: id columns, ``sentence_index``, ``sentence``, ``labels``, ``status``.
     """
     from tqdm import tqdm
 
@@ -146,7 +109,7 @@ def llm_classify(answers: pd.DataFrame, *, judge, kind: str = "role", progress: 
 
 
 def llm_sample(sentences: pd.DataFrame, answers: pd.DataFrame, *, n: int) -> pd.DataFrame:
-    """The first ``n`` answers, as input of :func:`llm_classify` (VizWiz-LF A.2.2).
+    """The first ``n`` answers (``sentences``, ``question``) as :func:`llm_classify` takes them (VizWiz-LF A.2.2).
 
     Parameters
     ----------
@@ -155,12 +118,6 @@ def llm_sample(sentences: pd.DataFrame, answers: pd.DataFrame, *, n: int) -> pd.
     answers : pandas.DataFrame
         Answers with ``source``, ``question_id`` and ``question``.
     n : int
-        How many answers (in order of appearance).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``source``, ``question_id``, ``sentences`` (list of str) and ``question``.
     """
     return (sentences.dropna(subset=["sentence"]).groupby(["source", "question_id"], sort=False)["sentence"]
             .agg(list).rename("sentences").reset_index().head(n)
