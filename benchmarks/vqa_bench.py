@@ -11,11 +11,13 @@ prints the lines alone.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the tiny model is built from configs; never reach the hub
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tiny_models: the tests' tiny random models
 
 N_PLAIN = 60
 N_RAY, RAY_WARMUP = 60, 5
@@ -39,6 +41,7 @@ def run() -> list[str]:
     import torch
     from PIL import Image
 
+    import tiny_models  # registers tiny-blip
     from vqalib.runner import engines, handoff, models
 
     torch.set_num_threads(1)  # 2 shared cores: intra-op threads only contend
@@ -64,6 +67,8 @@ def run() -> list[str]:
         except ImportError:
             lines.append("vqa runner, Ray engine: not run (ray is not installed; pip install 'ray[data]')")
             return lines
+        for name in ("VQALIB_MODEL_PLUGINS", "PYTHONPATH"):  # the Ray replicas register tiny-blip too
+            os.environ[name] = tiny_models.plugin_env()[name]
         start = time.perf_counter()
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
         init = time.perf_counter() - start

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from conftest import openai_server
+import tiny_models  # noqa: F401  (importing it registers the tiny test models)
 from vqalib.compendium import reproduce
 from vqalib.core import contract, io, registry
 from vqalib.papers.commvqa import loading

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -22,6 +23,7 @@ import pandas as pd
 import pytest
 
 from conftest import bomb_png, gated_body, local_file_server, route_server, streamed_body
+from tiny_models import TINY_MODELS, plugin_env  # importing it registers the tiny test models
 from vqalib.compendium import cli
 from vqalib.runner import (engines, handoff, judges, locks, models, questions as runner_questions, registry,
                            runfiles, strategies)
@@ -105,7 +107,37 @@ def test_registry_holds_the_papers_models_with_table25_settings():
     assert strategies.generation_settings(qwen, "vanilla")["temperature"] == 1.0
     assert strategies.generation_settings(qwen, "commvqa-contextual")["do_sample"] is False  # CommVQA §5 greedy
     frame = registry.registry_frame()
-    assert len(frame) == len(registry.REGISTRY) and frame["test_model"].sum() == 6
+    assert len(frame) == len(registry.REGISTRY) and frame["test_model"].sum() == len(TINY_MODELS) == 6
+
+
+def test_a_registered_model_is_built_by_its_builder_and_listed(monkeypatch, capsys):
+    """registry.register: a user's own model (spec + builder) runs like a registry entry; a taken key is refused."""
+    monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))
+    monkeypatch.setattr(registry, "BUILDERS", dict(registry.BUILDERS))
+    monkeypatch.setattr(models, "BUILDERS", registry.BUILDERS)
+    tiny_blip = registry.model_spec("tiny-blip")
+    spec = registry.register(dataclasses.replace(tiny_blip, key="my-model", hub_id="mine://my-model", test_model=False),
+                             build=registry.BUILDERS["tiny-blip"])
+    vlm = models.build_model("my-model", device="cpu")
+    assert vlm.spec is spec and vlm.revision == spec.revision and vlm.model.dtype.is_floating_point
+    assert registry.register(spec) is spec and "my-model" not in registry.BUILDERS  # same spec again: now from hub_id
+    with pytest.raises(ValueError, match="model 'tiny-blip' is already registered with another spec"):
+        registry.register(dataclasses.replace(tiny_blip, note="another"))
+    assert cli.main(["models"]) == 0 and "mine://my-model" in capsys.readouterr().out
+
+
+def test_model_plugins_setting_imports_modules_and_names_a_missing_one(monkeypatch, tmp_path):
+    (tmp_path / "my_vqalib_plugin.py").write_text(
+        "import dataclasses\nfrom vqalib.runner import registry\n"
+        "registry.register(dataclasses.replace(registry.model_spec('blip-vqa-base'), key='plugged-in'))\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))
+    monkeypatch.setenv("VQALIB_MODEL_PLUGINS", " my_vqalib_plugin , ")
+    assert registry.model_spec("plugged-in").hub_id == "Salesforce/blip-vqa-base"
+    monkeypatch.setenv("VQALIB_MODEL_PLUGINS", "no_such_vqalib_plugin")
+    with pytest.raises(ImportError, match="VQALIB_MODEL_PLUGINS: cannot import model plugin 'no_such_vqalib_plugin'"):
+        registry.model_spec("blip-vqa-base")
 
 
 def test_prompts_follow_tables_22_to_24_and_commvqa_a1():
@@ -365,8 +397,8 @@ def test_interrupted_run_resumes_without_loss_or_duplicates(files, tmp_path):
 
 REPO = Path(__file__).resolve().parents[1]
 # image reads wait as long as a test's gate is closed
-CHILD_ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VQALIB_IMAGE_TIMEOUT": "600",
-             "VQALIB_IMAGE_DEADLINE": "600"}
+CHILD_ENV = {**plugin_env(), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VQALIB_IMAGE_TIMEOUT": "600",
+             "VQALIB_IMAGE_DEADLINE": "600"}  # plugin_env: the subprocesses register the tiny models too
 
 
 def question_file(path: Path, images: list[str]) -> Path:
@@ -649,6 +681,7 @@ def test_a_trickling_image_becomes_an_error_record_and_an_unwritable_cache_keeps
 
 
 BAD_VALUES = [
+    (["--model", "nope"], "argument --model: unknown model 'nope'; choose from blip-vqa-base, "),
     (["--shard", "a/b"], "argument --shard: shard 'a/b': expected i/n, two whole numbers with 0 <= i < n (e.g. 0/4)"),
     (["--shard", "2/2"], "argument --shard: shard '2/2': expected i/n with 0 <= i < n (for n = 2: i from 0 to 1)"),
     (["--shard", "0/0"], "argument --shard: shard '0/0': expected i/n with n >= 1"),
@@ -742,8 +775,10 @@ def test_cli_runs_resumes_and_lists(files, tmp_path, capsys):
 
 
 @pytest.mark.full  # starts a local Ray cluster
-def test_ray_engine_writes_the_same_records_as_the_plain_engine(files, tmp_path):
+def test_ray_engine_writes_the_same_records_as_the_plain_engine(files, tmp_path, monkeypatch):
     ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'ray[data]' to test --engine ray")
+    for name in ("VQALIB_MODEL_PLUGINS", "PYTHONPATH"):  # the replicas register the tiny models too
+        monkeypatch.setenv(name, plugin_env()[name])
     items = make_items(3, files["good"])
     plain, distributed = tmp_path / "plain.jsonl", tmp_path / "ray.jsonl"
     engines.run_generation(items, model="tiny-blip", strategy="self-consistency", dataset="table", out=plain,

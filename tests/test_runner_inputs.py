@@ -17,6 +17,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import pandas as pd
 import pytest
 
+import tiny_models  # noqa: F401  (importing it registers the tiny test models)
 from vqalib.compendium import cli
 from vqalib.core.io import DataFormatError, NotRegularFile
 from vqalib.runner import engines, handoff, locks, models, questions as runner_questions, runfiles

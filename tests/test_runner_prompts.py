@@ -23,7 +23,6 @@ LITERAL_SHA256 = {
     ("vizwiz_lf", "consistency_instruction"): "f06b9cff9673d3e44b446d3d063a8374c13073bd4415455e6c785ab7cfb3f942",
     ("commvqa", "contextual"): "ed98187ac9e6c44f6eb23ef4fbc9491a9957b57bf6fcee8d375a08a349faa5e0",
     ("chat_templates", "qwen2vl"): "a0bc6f6fc7a29a80017a433e8f03a1cc1236e838a944a2d034295a60c4f2fddb",
-    ("chat_templates", "tiny_llava"): "f014c0f7ab9390e9ea594cad076dd438a136b7f424fa5bc45c73926fb067b19b",
 }
 SHORT_ANSWER_SHA256 = "4d3f4562a9ecbaecc00b86bbd64912620555926c3c227ec4bd920e56d346d506"  # json.dumps(sort_keys=True)
 

@@ -1,11 +1,5 @@
-"""Answering one question under one prompting strategy: the records a run file stores for it.
-
-Serves VizWiz-LF §7 and Appendix A.4.2 (vanilla, abstention, three-stage self-correction, five-draw
-self-consistency aggregated by the Table 24 judge, Tables 22-26), CommVQA §5 (baseline and
-contextual conditions) and the AFGV Methods (short answers per tier). A missing, refused or
-undecodable image (see :mod:`vqalib.runner.images`), a model error or a judge failure becomes an error
-record of that question, and the run goes on.
-"""
+"""Answering one question under one prompting strategy: the records a run file stores for it (VizWiz-LF §7 / A.4.2,
+Tables 22-26; CommVQA §5; AFGV Methods). A failing image, model or judge becomes that question's error record."""
 
 from __future__ import annotations
 
@@ -37,19 +31,17 @@ class RunContext:
     judge_seconds: float = 0.0
 
     def base(self, item: dict) -> dict:
-        """The fields every record of ``item`` shares in this run (the run-file schema of ``runs/README.md``).
+        """The fields every record of ``item`` shares in this run (the schema of ``runs/README.md``).
 
         Parameters
         ----------
         item : dict
-            One row of the item table (``item_id``, ``question``, ``image``; ``question_id``, ``tier`` and
-            ``reference`` optional).
+            One row of the item table.
 
         Returns
         -------
         dict
-            Schema version, dataset, question, image, model, strategy, resume key (``item_key``), engine and
-            shard; ``image_sha256`` is None until the image is loaded.
+            ``image_sha256`` is None until the image is loaded.
         """
         spec = self.vlm.spec
         return {"schema": SCHEMA_VERSION, "dataset": self.dataset, "item_id": item["item_id"],
@@ -64,8 +56,8 @@ class RunContext:
 
 
 def prompt_for(item: dict, *, strategy: str, family: str) -> str:
-    """The first prompt a strategy sends for one item (VizWiz-LF §7 and Tables 22-23, CommVQA §5/A.1, AFGV
-    Methods); the runner and the toolkit task export (:mod:`vqalib.runner.toolkit_export`) both build it here.
+    """The first prompt a strategy sends for one item (VizWiz-LF §7, Tables 22-23; CommVQA A.1; AFGV), for runs and
+    toolkit tasks alike.
 
     Parameters
     ----------
@@ -75,10 +67,6 @@ def prompt_for(item: dict, *, strategy: str, family: str) -> str:
         A key of :data:`vqalib.runner.strategies.STRATEGIES`.
     family : str
         The model family (AFGV's short-answer template depends on it).
-
-    Returns
-    -------
-    str
     """
     question = item["question"]
     if strategy in ("abstention", "abstention-consistency"):
@@ -101,26 +89,18 @@ def _error(base: dict, *, stage: str, error: BaseException, partial: Any = None)
 def answer_item(item: dict, *, ctx: RunContext) -> list[dict]:
     """All records of one question under one strategy (VizWiz-LF Tables 22-25, CommVQA §5, AFGV).
 
-    Returns the draws and the final record, or an error record (stage ``image``, ``model`` or
-    ``judge``) when the image, the model or the judge fails: one question's failure never ends the run.
-
     Parameters
     ----------
     item : dict
-        One row of the item table (:func:`vqalib.runner.questions.load_items`): ``item_id``, ``question``,
-        ``image`` (a source :class:`~vqalib.runner.images.ImageStore` opens, or ``missing:<reason>``), and
-        ``question_id``, ``tier``, ``reference``, ``scenario``, ``description`` where the dataset has them.
+        One row of the item table; an ``image`` of ``missing:<reason>`` is an image error.
     ctx : RunContext
-        The run's model, strategy, dataset, image store and judge; the judge's time is added to
-        ``ctx.judge_seconds``.
+        The run's model, strategy, dataset, image store and judge (its time adds to ``ctx.judge_seconds``).
 
     Returns
     -------
     list of dict
-        The question's block of records: the answer (with its ``stages`` under self-correction), or the
-        draws and their ``aggregate``; on a failure a single error record, or the draws and an error record
-        when the judge failed. Every record carries ``item_records`` (the block's length), ``seconds`` and
-        ``model_seconds``.
+        The answer, or the draws and their aggregate; on a failure an error record (stage ``image``, ``model`` or
+        ``judge``). Each carries ``item_records``, ``seconds`` and ``model_seconds``.
     """
     started = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     clock = time.perf_counter()

@@ -1,15 +1,7 @@
-"""The runner's part of the ``vqalib`` command (:mod:`vqalib.compendium.cli`): ``run``, ``models``, ``runs``.
-
-``run`` generates answers into a run file (VizWiz-LF §3 / §7 / A.4.2, CommVQA §5, AFGV Methods;
-resumable, sharded with ``--shard``, on Ray with ``--engine ray``); ``models`` prints the registry
-(VizWiz-LF A.1.3 / Table 25, CommVQA A.3, AFGV); ``runs`` lists run files with their counts (what the
-notebooks for VizWiz-LF Tables 5/26, AFGV Table 1 and CommVQA Table 1 find). Bad option values stop
-with an argparse error naming the option and the expected form (exit status 2), as does a
-``--questions`` or ``--out`` that is a named pipe, folder or device; a run file held by another run
-stops with exit status 75 (:data:`vqalib.runner.locks.LOCK_REFUSED_EXIT`); a question table that fails
-its checks (:mod:`vqalib.runner.question_tables`) or a run file of another model or strategy (without
-``--mixed-run-file``) stops with ``error: ...`` naming the file (exit status 1).
-"""
+"""The runner's subcommands of ``vqalib``: ``run`` (answers into a run file: VizWiz-LF §3 / §7 / A.4.2, CommVQA §5,
+AFGV), ``models`` (the registry) and ``runs`` (the run files the notebooks find). A bad option value is an
+argparse error (exit 2), a held run file exit 75 (:data:`~vqalib.runner.locks.LOCK_REFUSED_EXIT`), a bad
+question table or a run file of another (model, strategy) ``error: ...`` with exit 1."""
 
 from __future__ import annotations
 
@@ -29,7 +21,7 @@ from vqalib.runner.handoff import discover_runs
 from vqalib.runner.locks import LOCK_REFUSED_EXIT, RunLockedError
 from vqalib.runner.models import DEVICE_ENV
 from vqalib.runner.questions import DATASETS, load_items
-from vqalib.runner.registry import REGISTRY, registry_frame
+from vqalib.runner.registry import REGISTRY, load_plugins, registry_frame
 from vqalib.runner.runfiles import MixedRunFileError, parse_shard
 from vqalib.runner.strategies import STRATEGIES
 
@@ -37,6 +29,17 @@ from vqalib.runner.strategies import STRATEGIES
 
 # pandas display options of the text tables `vqalib models` and `vqalib runs` print
 _TEXT_TABLE = ("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 60)
+
+
+def _model_option(text: str) -> str:
+    """A registry key, plugins loaded only here (so a bad ``VQALIB_MODEL_PLUGINS`` stops ``run`` alone)."""
+    try:
+        load_plugins()
+    except ImportError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if text not in REGISTRY:
+        raise argparse.ArgumentTypeError(f"unknown model {text!r}; choose from {', '.join(sorted(REGISTRY))}")
+    return text
 
 
 def _shard_option(text: str) -> str:
@@ -109,9 +112,11 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     Parameters
     ----------
     run : argparse.ArgumentParser
-        The ``run`` subcommand's parser, to which the options are added.
+        The ``run`` subcommand's parser.
     """
-    run.add_argument("--model", required=True, choices=sorted(REGISTRY))
+    run.add_argument("--model", required=True, type=_model_option, metavar="KEY",
+                     help=f"a model of `vqalib models`: {', '.join(sorted(REGISTRY))}, or one registered by a "
+                          f"VQALIB_MODEL_PLUGINS module")
     run.add_argument("--strategy", required=True, choices=list(STRATEGIES))
     run.add_argument("--dataset", required=True, choices=DATASETS)
     run.add_argument("--out", required=True, type=_out_option,
@@ -159,13 +164,12 @@ def run_command(args: argparse.Namespace, *, parser: argparse.ArgumentParser) ->
     args : argparse.Namespace
         The parsed options of :func:`add_run_arguments`.
     parser : argparse.ArgumentParser
-        The ``run`` parser, to report an option error in argparse's form (exit status 2).
+        The ``run`` parser, to report an option error in argparse's form.
 
     Returns
     -------
     int
-        The exit status: 0; :data:`~vqalib.runner.locks.LOCK_REFUSED_EXIT` when another run holds ``--out``; 1 when
-        the question table fails its checks, ``--out`` is not a regular file, or holds another (model, strategy).
+        The exit status: 0, 75 (run file held) or 1.
     """
     if args.dataset in ("afgv", "table") and not args.questions:
         parser.error(f"argument --questions: required with --dataset {args.dataset} (a CSV/JSONL/Parquet table)")
@@ -197,13 +201,7 @@ def run_command(args: argparse.Namespace, *, parser: argparse.ArgumentParser) ->
 
 
 def models_text() -> str:
-    """``vqalib models``: the model registry as a text table (VizWiz-LF A.1.3 / Table 25, CommVQA A.3, AFGV).
-
-    Returns
-    -------
-    str
-        One line per model: key, hub id and revision, class, papers, dtype and generation settings.
-    """
+    """``vqalib models``: the registry, plugins included, as a text table (VizWiz-LF Table 25, CommVQA A.3, AFGV)."""
     with pd.option_context(*_TEXT_TABLE):
         return registry_frame()[["key", "hub_id", "revision", "model_class", "papers", "dtype", "generation",
                                  "consistency", "max_new_tokens", "test_model"]].to_string(index=False)
@@ -216,11 +214,6 @@ def runs_text(runs_dir: str | Path | None = None) -> str:
     ----------
     runs_dir : str or Path, optional
         The folder of run files (default ``$VQALIB_RUNS_DIR`` or ``runs/``).
-
-    Returns
-    -------
-    str
-        One line per run file (:func:`~vqalib.runner.handoff.discover_runs` without the path column).
     """
     with pd.option_context(*_TEXT_TABLE):
         return discover_runs(runs_dir).drop(columns=["path"]).to_string(index=False)

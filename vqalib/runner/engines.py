@@ -1,11 +1,6 @@
-"""Running a strategy over many questions into a run file: the plain engine and the Ray engine.
-
-Serves every answer run of VizWiz-LF §3 / §7 / A.4.2 (Tables 5, 22-26), CommVQA §5 (Table 1) and
-AFGV (Table 1): :func:`run_generation` resumes a run file (skipping finished questions, cutting a
-damaged tail), holds its lock (:class:`vqalib.runner.locks.RunLock`) from the repair to the last
-write, and answers the pending questions in this process (``plain``) or on a Ray cluster through
-Ray Data (``ray``, one model replica per GPU) while the driver writes the same records.
-"""
+"""Running a strategy over many questions into a run file (every answer run of VizWiz-LF, CommVQA and AFGV): resume,
+hold the run file's lock from the repair to the last write, and answer in this process (``plain``) or through
+Ray Data (``ray``, one model replica per GPU) while the driver writes the same records."""
 
 from __future__ import annotations
 
@@ -25,6 +20,7 @@ from vqalib.runner.answering import RunContext, answer_item
 from vqalib.runner.judges import make_judge
 from vqalib.runner.locks import RunLock
 from vqalib.runner.models import VLM, build_model, default_device
+from vqalib.runner.registry import load_plugins
 from vqalib.runner.runfiles import (RunWriter, check_one_run, encode_block, item_key, parse_shard, repair_run,
                                     select_items)
 from vqalib.runner.strategies import STRATEGIES
@@ -72,35 +68,23 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
                    mixed_run_file: bool = False) -> RunSummary:
     """Generate answers for ``items`` and append them to ``out`` (VizWiz-LF §3/§7, CommVQA §5, AFGV).
 
-    Resumes: questions already finished in ``out`` are skipped (errors too, unless
-    ``retry_errors``); a damaged tail is cut and counted. ``engine="ray"`` runs through Ray
-    Data; ``model`` and ``judge`` must then be a registry key and a judge name (``env``,
-    ``test:N``) so each replica can build its own.
-
-    One process writes ``out`` at a time (:class:`RunLock` on the file's inode, held from the repair
-    to the last write): another run on the same file, under any name, raises :class:`RunLockedError`
-    naming it, or, with ``wait`` seconds (``True`` or ``math.inf``: no limit), waits for it and then
-    skips what it finished. ``out`` holds one (model, strategy): a file holding another raises
-    :class:`~vqalib.runner.runfiles.MixedRunFileError` before the model is loaded, unless
-    ``mixed_run_file``; an ``out`` that is not a regular file raises
-    :class:`~vqalib.core.io.NotRegularFile`.
+    Resumes (finished questions skipped, a damaged tail cut); one writer per file (:class:`RunLock`); a file holding
+    another (model, strategy) raises ``MixedRunFileError`` before the model loads unless ``mixed_run_file``.
 
     Parameters
     ----------
     items : pandas.DataFrame
-        The questions (:func:`vqalib.runner.questions.load_items`): ``item_id``, ``question``, ``image``, and
-        ``scenario`` and ``description`` for every row under ``commvqa-contextual``.
+        The questions (:func:`vqalib.runner.questions.load_items`).
     model : str or VLM
-        A registry key (loaded by :func:`vqalib.runner.models.build_model`) or a loaded model.
+        A registry key or a loaded model (Ray: a key, so each replica loads its own).
     strategy : str
         A key of :data:`vqalib.runner.strategies.STRATEGIES`.
     dataset : str
-        The dataset name written into every record and its resume key (e.g. ``vizwiz-lf``).
+        The dataset name written into every record and its resume key.
     out : str or Path
         The run file (JSON lines), appended to.
     judge : str or object, optional
-        A judge name for :func:`vqalib.runner.judges.make_judge` (``env``, ``none``, ``test:N``) or a judge
-        object; the self-consistency strategies need one.
+        A judge name (``env``, ``none``, ``test:N``; Ray needs a name) or object; self-consistency needs one.
     store : ImageStore, optional
         The plain engine's image store; default a new one on ``image_cache``.
     device : str, optional
@@ -112,9 +96,9 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
     limit : int, optional
         Answer only the first ``limit`` questions (before sharding).
     shard : str, default "0/1"
-        ``"i/n"``: this process answers shard i of n (:func:`vqalib.runner.runfiles.in_shard`).
+        ``"i/n"``: this process answers shard i of n.
     engine : {"plain", "ray"}, default "plain"
-        Answer in this process, or through Ray Data with one model replica per actor.
+        Answer in this process, or through Ray Data.
     max_new_tokens : int, optional
         Overrides the registry's token limit.
     retry_errors : bool, default False
@@ -122,25 +106,24 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
     progress : bool, default True
         Show a tqdm progress bar.
     fsync : bool, default True
-        fsync ``out`` after each question, so a machine crash loses at most the question being written.
+        fsync ``out`` after each question (a machine crash loses at most that question).
     ray_address : str, optional
-        The cluster address passed to ``ray.init`` (None: Ray's default).
+        The cluster address passed to ``ray.init``.
     replicas : int, optional
-        Model replicas on Ray; default one per GPU of the cluster, else 1.
+        Model replicas on Ray; default one per GPU, else 1.
     ray_batch_size : int, default 8
-        Questions per call of a replica (amortises Ray's per-call cost).
+        Questions per call of a replica.
     image_cache : str or Path, optional
         The image download cache; default :func:`vqalib.runner.images.default_cache_dir`.
     wait : float or bool, default 0.0
-        Seconds to wait for another run holding ``out`` (0: refuse at once; ``True`` or ``math.inf``: no limit).
+        Seconds to wait for another run holding ``out`` (``True`` or ``math.inf``: no limit).
     mixed_run_file : bool, default False
-        Allow appending to a run file that holds answers of another model or strategy.
+        Allow appending to a run file of another model or strategy.
 
     Returns
     -------
     RunSummary
-        Questions chosen, skipped and written, records, errors per stage, repaired lines and timing;
-        when nothing is pending it is returned without loading the model.
+        Returned without loading the model when nothing is pending.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
@@ -188,9 +171,9 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
             elif engine == "ray":
                 if not isinstance(model, str):
                     raise ValueError("engine='ray' needs a registry model key (each replica loads its own copy)")
-                config = {"model": model, "device": device, "dtype": dtype, "revision": revision,
-                          "strategy": strategy, "dataset": dataset, "judge": judge_name, "shard": shard,
-                          "max_new_tokens": max_new_tokens,
+                config = {"model": model, "plugins": ",".join(load_plugins()), "device": device, "dtype": dtype,
+                          "revision": revision, "strategy": strategy, "dataset": dataset, "judge": judge_name,
+                          "shard": shard, "max_new_tokens": max_new_tokens,
                           "image_cache": str(image_cache or (store.cache_dir if store else "")) or None}
                 blocks = _ray_blocks(pending, config=config, address=ray_address, replicas=replicas,
                                      batch_size=ray_batch_size)
@@ -221,6 +204,7 @@ class RayAnswerer:
     """A Ray Data actor holding one model replica (one GPU each on a GPU cluster)."""
 
     def __init__(self, config: dict) -> None:
+        load_plugins(config["plugins"])  # the driver's VQALIB_MODEL_PLUGINS, also on a cluster started elsewhere
         vlm = build_model(config["model"], device=config["device"] or default_device(), dtype=config["dtype"],
                           revision=config["revision"])
         self.ctx = RunContext(vlm=vlm, strategy=config["strategy"], dataset=config["dataset"],

@@ -1,20 +1,6 @@
-"""Hand-off to the notebooks: finding run files and reading them as tables.
-
-Notebooks 05, 06 and 08 use :func:`discover_runs` and :func:`load_run` to fill the model rows of
-VizWiz-LF Tables 5 and 26 and Fig. 3 (notebook 05), AFGV Table 1 (notebook 06) and CommVQA
-Table 1 (notebook 08) from the runner's output.
-
-Every file is read only if it is a regular file: :func:`discover_runs` skips anything else under the
-runs folder (a named pipe, a folder named ``*.jsonl``) with a warning naming it, and :func:`load_run`
-refuses it by name (:class:`~vqalib.core.io.NotRegularFile`); neither ever waits on a pipe. Records
-are checked against the run-file schema (:data:`REQUIRED_FIELDS`, ``runs/README.md``): a record that
-lacks a required field or holds one of the wrong type is skipped, and never silently: each is counted
-in a :class:`~vqalib.core.validation.ValidationReport` naming the file, the line and the problem
-(``load_run(...).attrs["report"]``, the ``skipped_records`` column of :func:`discover_runs`) and
-announced in a warning, so the notebooks go on with the valid records.
-
-Configuration: ``VQALIB_RUNS_DIR`` (default ``<project>/runs``) for :func:`discover_runs`.
-"""
+"""Hand-off to notebooks 05, 06 and 08 (VizWiz-LF Tables 5/26 and Fig. 3, AFGV Table 1, CommVQA Table 1): finding
+run files and reading them as tables. Only regular files are read; a record failing the schema is skipped,
+counted by file and line (``attrs["report"]``) and warned about, so the notebooks go on with the valid ones."""
 
 from __future__ import annotations
 
@@ -45,21 +31,17 @@ def default_runs_dir() -> Path:
 
 
 def latest_blocks(records: list[dict]) -> dict[str, list[dict]]:
-    """Each question's latest block of records (a question written again, e.g. by ``--retry-errors``, is
-    represented by its last block), in the order of those last blocks. Blocks are cut by their
-    ``item_records`` count, so a block written right after an earlier one of the same question stays apart.
-    Used by :func:`load_run` and :func:`discover_runs` (the model rows of VizWiz-LF Tables 5/26, CommVQA
-    Table 1, AFGV Table 1).
+    """Each question's latest block of records (a question written again is its last block), cut by ``item_records``.
 
     Parameters
     ----------
     records : list of dict
-        Complete records of a run file in file order (:attr:`vqalib.runner.runfiles.ScanResult.records`).
+        Complete records of a run file in file order.
 
     Returns
     -------
     dict of str to list of dict
-        ``item_key`` -> that question's last block of records.
+        ``item_key`` -> that question's last block, in the order of those blocks.
     """
     latest: dict[str, list[dict]] = {}
     start = 0
@@ -79,12 +61,6 @@ def record_problems(record: dict) -> list[str]:
     ----------
     record : dict
         One parsed line of a run file.
-
-    Returns
-    -------
-    list of str
-        E.g. ``lacks required field 'question_id'``, ``field 'final' is a string, expected a boolean``, ``an error
-        record without error.stage``.
     """
     problems = []
     for name, kinds in REQUIRED_FIELDS.items():
@@ -102,24 +78,19 @@ def record_problems(record: dict) -> list[str]:
 
 
 def checked_blocks(path: str | Path, *, report: ValidationReport) -> tuple[dict[str, list[dict]], ScanResult]:
-    """Each question's latest block of one run file (:func:`latest_blocks`) with the records that fail
-    :func:`record_problems` left out and counted in ``report`` (the model rows of VizWiz-LF Tables 5/26, CommVQA
-    Table 1, AFGV Table 1 never see them).
+    """Each question's latest block of one run file, records failing :func:`record_problems` left out and counted.
 
     Parameters
     ----------
     path : str or Path
-        The run file (:func:`~vqalib.runner.runfiles.scan_run`: a path that is not a regular file raises
-        :class:`~vqalib.core.io.NotRegularFile`).
+        The run file (not a regular file: ``NotRegularFile``).
     report : ValidationReport
-        Gets one count per skipped record: file, check ``run record``, the problem, action ``record skipped``, and
-        the line as example.
+        Gets one count per skipped record, with its line as example.
 
     Returns
     -------
     tuple
-        ``item_key`` -> the question's valid records of its latest block, and the file's scan (every complete
-        record, its damaged lines).
+        ``item_key`` -> the valid records of its latest block, and the file's :class:`ScanResult`.
     """
     scan = scan_run(path)
     line_of = {id(record): line for record, line in zip(scan.records, scan.lines)}
@@ -149,28 +120,19 @@ def _warn_skipped(path: str | Path, report: ValidationReport) -> int:
 
 
 def load_run(path: str | Path | Iterable[str | Path], *, finals_only: bool = False) -> pd.DataFrame:
-    """The records of one run file (or several, e.g. shards) as a table (input of VizWiz-LF Tables 5/26,
-    CommVQA Table 1, AFGV Table 1).
-
-    Incomplete questions and damaged lines are left out; when a question appears twice (a
-    rerun with ``--retry-errors``) its later records win. ``finals_only`` keeps one row per
-    question: its answer, aggregate or error. A record failing the schema check is skipped, counted
-    and warned about (:func:`checked_blocks`).
+    """The records of one run file, or several (shards), as a table (VizWiz-LF Tables 5/26, CommVQA Table 1, AFGV).
 
     Parameters
     ----------
     path : str, Path or iterable of them
-        One run file or several (their blocks in order: a later file's block of a question wins).
+        One run file or several (a later file's block of a question wins).
     finals_only : bool
         Keep only the final record of each question.
 
     Returns
     -------
     pandas.DataFrame
-        One row per record with the record's fields and ``run_file``; empty when there are none.
-        ``attrs["report"]`` is the :class:`~vqalib.core.validation.ValidationReport` of skipped records and
-        ``attrs["skipped_records"]`` their count. A path that is not a regular file raises
-        :class:`~vqalib.core.io.NotRegularFile` naming it.
+        One row per record plus ``run_file``; ``attrs["report"]`` and ``attrs["skipped_records"]`` the skipped.
     """
     paths = [path] if isinstance(path, (str, Path)) else list(path)
     groups: dict[str, list[dict]] = {}  # item_key -> its latest complete block of records
@@ -190,24 +152,17 @@ def load_run(path: str | Path | Iterable[str | Path], *, finals_only: bool = Fal
 
 
 def discover_runs(runs_dir: str | Path | None = None) -> pd.DataFrame:
-    """One row per run file under ``runs_dir`` with model, strategy, dataset, record and error counts
-    (how notebooks 05, 06 and 08 find model outputs for VizWiz-LF Tables 5/26, AFGV Table 1, CommVQA Table 1).
-
-    ``records`` counts every complete record line; ``answers`` and ``errors`` count each question's
-    latest outcome, so they add up to ``questions`` even when a question was written again;
-    ``skipped_records`` counts records that fail the schema check (:func:`checked_blocks`, with a
-    warning naming the file and lines). A path that is not a regular file (a named pipe, a folder) is
-    skipped with a warning naming it, never read.
+    """One row per run file with model, strategy, dataset, record and error counts (what notebooks 05, 06, 08 find).
 
     Parameters
     ----------
     runs_dir : str or Path, optional
-        The folder searched (recursively) for ``*.jsonl`` files; default :func:`default_runs_dir`.
+        The folder searched recursively for ``*.jsonl``; default :func:`default_runs_dir`.
 
     Returns
     -------
     pandas.DataFrame
-        One row per run file, sorted by path.
+        One row per run file; ``answers`` + ``errors`` (latest outcomes) = ``questions``.
     """
     runs_dir = Path(runs_dir) if runs_dir is not None else default_runs_dir()
     rows = []

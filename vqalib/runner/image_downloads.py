@@ -1,13 +1,6 @@
-"""The pieces of an image download that make its limits hold (VizWiz-LF §3 images, for :class:`vqalib.runner.images.ImageStore`).
-
-- :func:`download_session`: an HTTP session whose every connection is recorded for the thread that opened it, so
-  :func:`cut_download` can shut that connection when the download passes its deadline, wherever it is (connect,
-  status line, headers trickling in, body), and the thread reading it stops at once;
-- :class:`DownloadBody`: a body as it arrives, in a temporary file beside its cache entry, or in memory once the cache
-  folder cannot be written (a full disk, a quota, no permission), so a failing cache costs the caching only.
-
-Nothing here raises for a cache problem or knows about images: :mod:`vqalib.runner.images` decides what is an error.
-"""
+"""The pieces of an image download that make its limits hold (VizWiz-LF §3 images, for ``ImageStore``): a session
+whose connection :func:`cut_download` can shut at the deadline, wherever the download is, and a
+:class:`DownloadBody` that falls back to memory when the cache folder cannot be written."""
 
 from __future__ import annotations
 
@@ -52,13 +45,7 @@ class _Adapter(requests.adapters.HTTPAdapter):
 def download_session() -> requests.Session:
     """A session for image downloads whose connections :func:`cut_download` can shut from another thread.
 
-    Each request asks for ``Connection: close``: a connection is never reused by a later download's thread, so the
-    one recorded for a thread is the one it reads. Through a proxy the connection is not recorded (the caller still
-    stops waiting at the deadline; the reading thread then ends at its next read timeout).
-
-    Returns
-    -------
-    requests.Session
+    ``Connection: close``: a thread's recorded connection is the one it reads (through a proxy none is recorded).
     """
     session = requests.Session()
     session.headers["Connection"] = "close"
@@ -90,10 +77,9 @@ def forget_download() -> None:
 
 
 class DownloadBody:
-    """A download's bytes as they arrive: in a temporary file beside ``target`` (memory stays bounded), or, once the
-    folder cannot be written (a full disk, no permission, a file in its place), in memory; the caller's byte cap
-    bounds both. ``problem`` is the error that moved the body to memory (None while it is on disk), ``size`` the bytes
-    kept, ``tmp`` the temporary file (None in memory)."""
+    """A download's bytes as they arrive: in a temporary file beside ``target``, or in memory once the folder cannot be
+    written (``problem`` says why); the caller's byte cap bounds both.
+    """
 
     def __init__(self, target: Path) -> None:
         self.target, self.tmp, self.fd, self.size = Path(target), None, None, 0

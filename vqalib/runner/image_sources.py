@@ -1,15 +1,6 @@
-"""Where a dataset's images are: a name from a question file turned into a source :class:`~vqalib.runner.images.ImageStore`
-opens (CommVQA §3 ``images.zip`` or folder, AFGV Methods GQA ``images/`` folder).
-
-Image names come from question files, which are untrusted data like the images: a name is only ever looked up
-*inside* the folder given with ``--images``. :func:`image_in_folder` resolves the joined path (``..`` components and
-symbolic links included) and refuses one that lands outside the folder, so an ``image_id`` such as
-``../../secret`` or ``/etc/passwd``, or a link in the folder pointing elsewhere, becomes an :class:`ImageError` naming
-the id, which the question loaders turn into an error record of that question (never a file read outside the folder).
-
-Configuration: ``VQALIB_COMMVQA_IMAGES`` (CommVQA ``images.zip`` or folder), ``VQALIB_GQA_IMAGES`` (GQA ``images/``
-folder); read by :mod:`vqalib.runner.questions`.
-"""
+"""Image names from question files turned into sources :class:`~vqalib.runner.images.ImageStore` opens (CommVQA §3
+``images.zip`` or folder, AFGV's GQA ``images/`` folder). Names are untrusted: one is looked up only inside
+``--images``, and one that would leave it (``..``, an absolute path, a link pointing out) is an :class:`ImageError`."""
 
 from __future__ import annotations
 
@@ -23,7 +14,7 @@ GQA_IMAGES_ENV = "VQALIB_GQA_IMAGES"
 
 
 def image_in_folder(folder: str | Path, name: str, *, what: str | None = None) -> str:
-    """The path of image ``name`` inside ``folder``, resolved; :class:`ImageError` if it would leave the folder.
+    """The resolved path of image ``name`` inside ``folder``; :class:`ImageError` if it would leave the folder.
 
     Parameters
     ----------
@@ -32,14 +23,12 @@ def image_in_folder(folder: str | Path, name: str, *, what: str | None = None) -
     name : str
         The file name or relative path the question file gives.
     what : str, optional
-        How errors name the image (default ``image '<name>'``; e.g. ``GQA image id '2354786'``).
+        How errors name the image (default ``image '<name>'``).
 
     Returns
     -------
     str
-        The fully resolved path (symbolic links followed; not checked to exist: a missing file fails when it is
-        loaded). A name that is absolute, climbs out with ``..``, holds a NUL byte, or ends at a symbolic link whose
-        target is outside ``folder`` raises :class:`ImageError` naming ``name`` and the folder.
+        Symbolic links followed; not checked to exist (a missing file fails when loaded).
     """
     what = what or f"image {name!r}"
     root = Path(os.path.realpath(folder))
@@ -55,21 +44,14 @@ def image_in_folder(folder: str | Path, name: str, *, what: str | None = None) -
 
 
 def commvqa_source(name: str, *, images: str | Path | None) -> str:
-    """The source of CommVQA image ``name`` in ``images`` (``images.zip`` or a folder) (CommVQA §3).
+    """The source of CommVQA image ``name`` in ``images.zip`` or a folder (CommVQA §3).
 
     Parameters
     ----------
     name : str
-        The image's file name in the annotations (``image``).
+        The image's file name in the annotations.
     images : str or Path or None
-        The authors' ``images.zip`` (a ``.zip`` suffix) or a folder of the images; None raises
-        :class:`ImageError` naming ``--images`` and ``$VQALIB_COMMVQA_IMAGES``.
-
-    Returns
-    -------
-    str
-        ``zip:<images>!<name>`` for an archive (a member is looked up by name, never on disk), else the resolved path
-        inside the folder (:func:`image_in_folder`; a name leaving it raises :class:`ImageError`).
+        The authors' ``images.zip`` or a folder; None raises :class:`ImageError` naming the fix.
     """
     if images is None:
         raise ImageError(f"CommVQA image {name!r}: no images location; pass --images path/to/images.zip "
@@ -81,22 +63,14 @@ def commvqa_source(name: str, *, images: str | Path | None) -> str:
 
 
 def gqa_source(image_id: str, *, images: str | Path | None) -> str:
-    """The source of GQA image ``image_id`` (``<images>/<id>.jpg``) (AFGV Methods, GQA images).
+    """The source of GQA image ``image_id``, ``<images>/<id>.jpg`` (AFGV Methods).
 
     Parameters
     ----------
     image_id : str
-        The GQA image id (``imageId`` of the GQA questions).
+        The GQA image id.
     images : str or Path or None
-        The GQA ``images/`` folder; None raises :class:`ImageError` naming ``--images`` and
-        ``$VQALIB_GQA_IMAGES``.
-
-    Returns
-    -------
-    str
-        The image's resolved path inside the folder (not checked to exist: a missing file fails when it is loaded); an
-        id that would leave the folder (``../../secret``, an absolute path, a link pointing out) raises
-        :class:`ImageError` naming the id.
+        The GQA ``images/`` folder; None raises :class:`ImageError` naming the fix.
     """
     if images is None:
         raise ImageError(f"GQA image {image_id!r}: no images folder; pass --images path/to/gqa/images "

@@ -1,41 +1,6 @@
-"""Images for answer generation: VizWiz URLs, CommVQA's images.zip, a GQA folder (VizWiz-LF §3, CommVQA §3,
-AFGV Methods).
-
-The question files name their images three ways: VizWiz-LF by URL (``image_url``),
-CommVQA by file name inside the authors' ``images.zip``, AFGV/GQA by image id inside the
-GQA images folder. Each becomes one *source* string (:mod:`vqalib.runner.image_sources`) that :class:`ImageStore`
-opens:
-
-- ``http(s)://...``: streamed into a temporary file in the cache folder, decoded, and only
-  then renamed into place, with a sidecar ``<file>.json`` recording the URL, SHA-256 and size;
-  later loads read the cache and refuse a file whose hash no longer matches the recorded one;
-- ``zip:<archive>!<member>``: a member of a zip archive (CommVQA ``images.zip``);
-- anything else: a local file path (a GQA ``images/`` folder, a CommVQA folder).
-
-Every source is untrusted data. A body or file larger than the byte cap is refused (a download
-is cut as soon as it passes the cap, so memory stays bounded whatever the server sends); a download
-has a deadline for the whole of it (connect, headers, body), so a server trickling a few bytes a
-second, each read well within the timeout, is cut off too; an
-image with more pixels than the pixel cap is refused from its header, before decoding (a
-"decompression bomb": a few KB of PNG can declare 16000 x 16000 pixels); only regular files are
-opened (a named pipe would block forever, a device never end); only bytes that decode as an
-image are cached, so an HTML page served for an image is refused, never cached, and fetched
-again when the question is retried (``--retry-errors``). A cached entry that does not decode
-(written by an older version) is dropped and fetched again. A cache that cannot be written (a
-full disk, no permission) costs only the caching: the store warns once, naming the cache folder,
-keeps the body in memory (still at most the byte cap) and uses the image.
-
-A source that cannot be read, is refused, does not decode or passes the deadline raises :class:`ImageError`; the
-runner (:func:`vqalib.runner.answering.answer_item`) turns it into an error record for that question (never a crash,
-never a silent skip).
-
-Configuration: ``VQALIB_IMAGE_CACHE`` (download cache; default ``$VQALIB_CACHE_DIR/images``
-or ``<project>/.cache/vqalib/images``), ``VQALIB_IMAGE_TIMEOUT`` (seconds one connect or read may
-block, default 30), ``VQALIB_IMAGE_DEADLINE`` (seconds one download may take in all, default 120),
-``VQALIB_IMAGE_MAX_BYTES`` (byte cap of a download, file or zip member; default 50 MiB),
-``VQALIB_IMAGE_MAX_PIXELS`` (pixel cap; default Pillow's own ``Image.MAX_IMAGE_PIXELS``,
-89,478,485).
-"""
+"""Opening the images of every run (VizWiz-LF §3 URLs, CommVQA §3 ``images.zip``, AFGV's GQA folder): a URL via a
+hash-recorded download cache, a zip member or a regular file, each untrusted and capped in bytes, pixels and
+download time; a refused or unreadable source is an :class:`ImageError`, which becomes the question's error record."""
 
 from __future__ import annotations
 
@@ -110,13 +75,8 @@ def default_cache_dir() -> Path:
 class ImageStore:
     """Opens image sources; downloads URLs once into a hash-recorded cache (VizWiz-LF §3 images).
 
-    ``max_bytes`` and ``max_pixels`` (default ``$VQALIB_IMAGE_MAX_BYTES``, 50 MiB, and
-    ``$VQALIB_IMAGE_MAX_PIXELS``, Pillow's 89,478,485) cap what one source may be; ``timeout``
-    (``$VQALIB_IMAGE_TIMEOUT``, 30 s) bounds one connect or read of a download, ``deadline``
-    (``$VQALIB_IMAGE_DEADLINE``, 120 s) the whole download. ``downloads`` counts bodies cached,
-    ``uncached`` bodies used without being cached (the cache could not be written), ``rejected``
-    bodies fetched and refused (too large, not an image, too many pixels), ``late`` downloads
-    cut at the deadline, ``evicted`` cached entries dropped because they no longer decode.
+    Caps default to the ``VQALIB_IMAGE_*`` settings; ``downloads``, ``uncached``, ``rejected``, ``late``, ``evicted``
+    count bodies cached, used uncached, refused, cut at the deadline and dropped from the cache.
     """
 
     def __init__(self, *, cache_dir: str | Path | None = None, timeout: float | None = None,
@@ -149,7 +109,7 @@ class ImageStore:
 
     # -- bytes ------------------------------------------------------------------------------
     def cached_path(self, url: str) -> Path:
-        """Where the download of ``url`` lives: a hash of the URL plus its file extension (VizWiz-LF §3 images).
+        """Where the download of ``url`` lives: a hash of the URL plus its image suffix (else ``.img``).
 
         Parameters
         ----------
@@ -159,8 +119,7 @@ class ImageStore:
         Returns
         -------
         Path
-            ``<cache_dir>/<first 32 hex digits of the URL's SHA-256><suffix>``: the URL's image suffix
-            (query string ignored), else ``.img``; its hash record is the same name plus ``.json``.
+            In ``cache_dir``; its hash record is the same name plus ``.json``.
         """
         suffix = Path(url.split("?", 1)[0]).suffix.lower()
         suffix = suffix if suffix in {".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp"} else ".img"
@@ -200,9 +159,9 @@ class ImageStore:
         return data
 
     def _receive(self, url: str, state: dict, cancel: threading.Event, lock: threading.Lock) -> None:
-        """Stream ``url`` into a :class:`DownloadBody` (cut past ``max_bytes``); runs in a worker thread, so the caller
-        can stop waiting at the deadline. Leaves ``state["body"]`` or ``state["error"]``; once ``cancel`` is set (and
-        its connection cut) it stops and leaves nothing behind."""
+        """Stream ``url`` into a :class:`DownloadBody` in a worker thread (the caller stops waiting at the deadline);
+        leaves ``state["body"]`` or ``state["error"]``, or nothing once ``cancel`` is set.
+        """
         body = None
         try:
             try:
@@ -263,8 +222,7 @@ class ImageStore:
         with lock:
             late = "body" not in state and "error" not in state
             if late:
-                # its connection is shut, so the worker's read returns now and it keeps nothing; its
-                # temporary file goes now too, so nothing of this download is left in the cache
+                # shut its connection (its read returns, it keeps nothing) and drop its temporary file
                 cancel.set()
                 cut_download(worker)
                 if state.get("pending") is not None and state["pending"].tmp is not None:
@@ -372,8 +330,7 @@ class ImageStore:
         Returns
         -------
         bytes
-            The bytes; a URL's are downloaded and cached first (only if they decode as an image). A source
-            that cannot be read, or is over the cap, raises :class:`ImageError`.
+            A source that cannot be read, or is over the cap, raises :class:`ImageError`.
         """
         if source.startswith(("http://", "https://")):
             return self._fetch_url(source)[0]
@@ -406,19 +363,12 @@ class ImageStore:
             raise ImageError(f"{source}: not a decodable image ({type(error).__name__}: {error})") from error
 
     def load(self, source: str) -> LoadedImage:
-        """The decoded RGB image of ``source``; :class:`ImageError` if absent, changed, refused or undecodable.
-
-        The images of every run: VizWiz-LF §3 URLs, CommVQA §3 ``images.zip``, AFGV's GQA folder.
+        """The decoded RGB image of ``source`` (VizWiz-LF §3, CommVQA §3, AFGV); :class:`ImageError` if it cannot be.
 
         Parameters
         ----------
         source : str
             ``http(s)://...``, ``zip:<archive>!<member>`` or a local file path.
-
-        Returns
-        -------
-        LoadedImage
-            The RGB image, the SHA-256 of the bytes it was decoded from, and ``source``.
         """
         if source.startswith(("http://", "https://")):
             data, image = self._fetch_url(source)

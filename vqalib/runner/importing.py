@@ -1,12 +1,6 @@
-"""``vqalib import``: a model's answers made elsewhere written as a run file, so the notebooks read them as a run.
-
-A researcher's answers from lmms-eval, VLMEvalKit or a plain table become ``runs/<name>.jsonl`` in the runner's
-schema 1 (``runs/README.md``): one ``answer`` record per question, ``test_model`` false, ``engine`` ``import``
-and an ``imported_from`` field with the source file's format, toolkit, version and SHA-256. ``make reproduce``
-then fills the model rows of VizWiz-LF Tables 5/26 and Fig. 3 (strategy ``vanilla`` or another given),
-CommVQA Table 1 (``commvqa-baseline``/``commvqa-contextual``) and AFGV tier accuracy (``short-answer``) from it,
-exactly as from a run of ``vqalib run``. Question text and reference come from the dataset, not the file.
-"""
+"""``vqalib import``: a model's answers made elsewhere (lmms-eval, VLMEvalKit, a plain table) written as a schema-1
+run file with their provenance, so the notebooks fill VizWiz-LF Tables 5/26 and Fig. 3, CommVQA Table 1 and AFGV
+tier rows from it as from a ``vqalib run``. Question text and reference come from the dataset, not the file."""
 
 from __future__ import annotations
 
@@ -31,23 +25,17 @@ def import_records(matched: pd.DataFrame, *, items: pd.DataFrame, dataset: str, 
     Parameters
     ----------
     matched : pandas.DataFrame
-        ``item_id`` and ``answer`` per answered question (:func:`vqalib.core.answer_matching.match_answers`).
+        ``item_id`` and ``answer`` per answered question.
     items : pandas.DataFrame
-        The dataset's items (``item_id``, ``question_id``, ``question``, ``tier``, ``reference``;
-        :mod:`vqalib.runner.questions`).
+        The dataset's items (:mod:`vqalib.runner.questions`).
     dataset : str
         ``vizwiz-lf``, ``commvqa`` or ``afgv``.
     model : str
-        The model's name (the records' ``model``).
+        The model's name.
     strategy : str
         The records' strategy (what the notebooks select runs by).
     source : dict
-        The answers file's provenance (:class:`vqalib.core.answer_files.AnswerSource` as a dict).
-
-    Returns
-    -------
-    list of dict
-        One record per matched question, in the dataset's order.
+        The answers file's provenance.
     """
     table = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
     records = []
@@ -75,7 +63,7 @@ def _reference(value: object) -> object:
 
 
 def write_run(records: list[dict], out: str | Path, *, overwrite: bool = False) -> Path:
-    """Write imported records as a run file, whole (temporary file and rename).
+    """Write imported records as a run file, whole (temporary file and rename); never appended to.
 
     Parameters
     ----------
@@ -84,12 +72,7 @@ def write_run(records: list[dict], out: str | Path, *, overwrite: bool = False) 
     out : str or Path
         The run file (``runs/<name>.jsonl``).
     overwrite : bool, default False
-        Replace an existing file; otherwise an existing file is an error (a run file is never appended to by an import).
-
-    Returns
-    -------
-    Path
-        ``out``.
+        Replace an existing run file.
     """
     out = Path(out)
     check_run_out(out, overwrite=overwrite)

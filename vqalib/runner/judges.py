@@ -1,8 +1,5 @@
-"""The LLM judge that aggregates self-consistency draws (VizWiz-LF Appendix A.4.2, Table 24; Table 26).
-
-``env`` uses the judge of :mod:`vqalib.core.judge` configured by its ``VQALIB_JUDGE_*`` variables;
-``test:N`` judges answer with a fixed reply and exist to test the runner.
-"""
+"""The LLM judge that aggregates self-consistency draws (VizWiz-LF A.4.2, Tables 24 and 26): ``env`` is the judge
+of :mod:`vqalib.core.judge` (``VQALIB_JUDGE_*``); ``test:N`` judges give a fixed reply to test the runner."""
 
 from __future__ import annotations
 
@@ -21,12 +18,12 @@ class TestJudge:
         self.model = f"test:{mode}"
 
     def complete(self, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 256) -> str:
-        """The fixed reply of this mode, with the signature of a real judge (VizWiz-LF Table 24 replies).
+        """The fixed reply of this mode, with a real judge's signature: "... Response N." for ``test:N``.
 
         Parameters
         ----------
         messages : list of dict
-            The chat messages (:func:`vqalib.runner.strategies.consistency_messages`); ignored.
+            The chat messages; ignored.
         temperature : float, default 0.0
             Ignored.
         max_tokens : int, default 256
@@ -35,8 +32,7 @@ class TestJudge:
         Returns
         -------
         str
-            "The most consistent response is Response N." for ``test:N``, an unparseable reply for
-            ``test:garbage``; ``test:fail`` raises :class:`~vqalib.core.judge.backends.JudgeError`.
+            Unparseable for ``test:garbage``; ``test:fail`` raises ``JudgeError``.
         """
         if self.mode == "fail":
             raise JudgeError("test judge: simulated failure")
@@ -46,8 +42,7 @@ class TestJudge:
 
 
 def make_judge(spec: str | None) -> Any:
-    """The self-consistency judge (VizWiz-LF Table 24) named by ``spec``: ``env``
-    (:func:`vqalib.core.judge.cache.judge_from_env`), ``none``, or a ``test:...`` judge.
+    """The self-consistency judge (VizWiz-LF Table 24) named by ``spec``.
 
     Parameters
     ----------
@@ -57,7 +52,7 @@ def make_judge(spec: str | None) -> Any:
     Returns
     -------
     object or None
-        A judge with ``complete(messages, temperature=..., max_tokens=...)``, or None for no judge.
+        A judge with ``complete(messages, temperature=..., max_tokens=...)``, or None.
     """
     if spec in (None, "", "none"):
         return None

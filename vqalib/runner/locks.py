@@ -1,13 +1,6 @@
-"""One writer per run file: an advisory ``flock`` on the run file itself (VizWiz-LF §7, CommVQA §5, AFGV runs).
-
-The lock is keyed by the file's identity, its inode (``st_dev``, ``st_ino``), not by a name: a symbolic
-link, a hard link or a second path to the same file all meet the same lock, so two writers can never
-append to one file under two names. The holder records itself (pid, host, start, command, inode) in
-``<out>.lock`` beside the name it was given. A second run on the same file stops naming the holder
-(the CLI exits with :data:`LOCK_REFUSED_EXIT`) or, with ``--wait``, waits for it. The kernel drops the
-lock when the holder ends, however it ends, so a killed run never blocks the next one. A run file
-that is not a regular file (a named pipe, a folder, a device) is refused at once, never waited on.
-"""
+"""One writer per run file (VizWiz-LF §7, CommVQA §5, AFGV runs): an advisory ``flock`` keyed by the file's inode,
+so every name of one file meets the same lock, released by the kernel however the holder ends. A second run
+stops naming the holder (recorded in ``<out>.lock``) or, with ``--wait``, waits; a non-regular file is refused."""
 
 from __future__ import annotations
 
@@ -34,18 +27,12 @@ class RunLockedError(RuntimeError):
 
 
 def run_lock_path(out: str | Path) -> Path:
-    """The holder record of run file ``out``: ``<out>.lock`` beside the real file (symlinks resolved). The lock
-    itself is taken on the run file's inode (:class:`RunLock`), so every name of one file shares it.
+    """The holder record of run file ``out``: ``<out>.lock`` beside the real file (symlinks resolved).
 
     Parameters
     ----------
     out : str or Path
         The run file (it need not exist yet).
-
-    Returns
-    -------
-    Path
-        The absolute path of its holder record.
     """
     return Path(os.path.realpath(out) + ".lock")
 
@@ -57,11 +44,6 @@ def file_identity(path: str | Path) -> tuple[int, int] | None:
     ----------
     path : str or Path
         The file.
-
-    Returns
-    -------
-    tuple of int or None
-        ``(device, inode)``, or None when nothing is there.
     """
     try:
         info = os.stat(path)
@@ -94,17 +76,9 @@ def _describe_holder(info: dict | None) -> str:
 
 
 class RunLock:
-    """An exclusive lock on a run file, so one process at a time appends to and repairs it.
+    """An exclusive ``flock`` on a run file's inode, so one process at a time appends to and repairs it.
 
-    ``flock`` on the run file's own inode (created empty if absent): every name of the file, hard
-    links included, meets the same lock, and the kernel releases it when the holder ends, however it
-    ends, so a killed run leaves no lock that blocks the next one. Once locked, the name is checked to
-    still point at the locked inode (a file renamed over it meanwhile is locked afresh). The holder
-    writes its pid, host, start time, command and inode into ``<out>.lock`` (:func:`run_lock_path`)
-    for the refusal message; a process refused under another name finds the record beside its own
-    name or among the ``*.lock`` files of that folder. ``wait`` (seconds; ``True`` or ``math.inf``:
-    no limit) polls for a busy lock; ``on_wait`` hears once that the run is waiting. POSIX only
-    (``fcntl``); on network file systems the lock is only as good as their lock support.
+    ``wait``: seconds to poll a busy lock (``True``: no limit). POSIX only; a network file system's locks may not hold.
     """
 
     def __init__(self, out: str | Path, *, wait: float | bool = 0.0, poll: float = 0.2, on_wait: Any = None) -> None:
@@ -122,8 +96,7 @@ class RunLock:
         return self._fd is not None
 
     def holder(self) -> dict | None:
-        """The holder record of this run file (None when none is found): the record beside this name, else one of
-        the same inode beside another name in the folder (a hard link)."""
+        """The holder record of this file: beside this name, else one of the same inode in the folder (a hard link)."""
         def read(path: Path) -> dict | None:
             try:
                 text = path.read_text(encoding="utf-8").strip()

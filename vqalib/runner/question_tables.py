@@ -1,14 +1,6 @@
-"""The question table ``vqalib run --questions`` reads (AFGV rewrites, any user question set), read and checked before a
-model is loaded.
-
-A question table is CSV, JSON lines, a JSON array of objects, or Parquet. :func:`read_question_table` opens it only if
-it is a regular file (a named pipe given as ``--questions`` is refused at once, never waited on), refuses bytes that are
-not UTF-8 and lines that are not JSON objects, and remembers each row's line; :func:`check_question_table` then refuses a
-table without the columns its dataset needs, or with a required cell that is missing, empty or of the wrong type, or
-two rows of one item. Every problem raises :class:`~vqalib.core.io.DataFormatError` naming the file, the row (with its
-line where the format has lines) and the field, so a table without ``question`` can no longer send "Question: None" to
-the model, nor one without ``image`` open the path ``None``.
-"""
+"""The question table ``vqalib run --questions`` reads (AFGV rewrites, any user question set), read and checked before
+a model loads: every problem raises ``DataFormatError`` naming the file, row (and line) and field, so a table
+without ``question`` never sends "Question: None" to the model."""
 
 from __future__ import annotations
 
@@ -84,16 +76,12 @@ def read_question_table(path: str | Path) -> pd.DataFrame:
     Parameters
     ----------
     path : str or Path
-        ``.parquet``, ``.jsonl`` (JSON lines), ``.json`` (an array of objects); any other suffix is read as CSV.
+        ``.parquet``, ``.jsonl``, ``.json`` (an array of objects); any other suffix is read as CSV.
 
     Returns
     -------
     pandas.DataFrame
-        The table, one row per question; CSV cells as strings (empty cells as ``""``), JSON values as parsed (a missing
-        key as NaN). ``attrs["file"]`` is the path and ``attrs["lines"]`` maps each row to its line (CSV, JSON lines),
-        for :func:`check_question_table`'s messages. A path that is not a regular file, bytes that are not UTF-8, a
-        line that is not a JSON object or a file without rows raises :class:`~vqalib.core.io.DataFormatError` naming
-        the file and the line.
+        CSV cells as strings; ``attrs["file"]`` and ``attrs["lines"]`` (row -> line) for the messages.
     """
     path = Path(path)
     lines: list[int] | None = None
@@ -131,13 +119,9 @@ def describe_row(frame: pd.DataFrame, label: object) -> str:
     Parameters
     ----------
     frame : pandas.DataFrame
-        The table (its ``attrs["lines"]`` from :func:`read_question_table`, if any).
+        The table.
     label : object
-        The row's index label (its 0-based position in the file as read).
-
-    Returns
-    -------
-    str
+        The row's index label.
     """
     line = frame.attrs.get("lines", {}).get(label)
     return f"row {label}" + (f" (line {line})" if line is not None else "")
@@ -157,24 +141,14 @@ def _cell_problem(column: str, value: object, *, required: bool) -> str | None:
 
 
 def check_question_table(frame: pd.DataFrame, *, dataset: str) -> None:
-    """Refuse a question table that lacks what its dataset's items need (``vqalib run --questions``).
-
-    ``table`` needs ``question``, ``image`` and ``question_id`` (or ``item_id``); ``afgv`` needs ``question_id``,
-    ``tier`` (one of the AFGV tiers), ``question`` and ``image_id`` (or ``image``). Required cells must be non-empty
-    text (ids may be whole numbers); ``tier``, ``scenario``, ``description`` and ``status`` must be text where given.
+    """Raise one ``DataFormatError`` listing what a question table lacks for its dataset's items (``--questions``).
 
     Parameters
     ----------
     frame : pandas.DataFrame
         The table (:func:`read_question_table`, or a frame built in memory).
     dataset : {"table", "afgv"}
-        Whose items the table is for.
-
-    Returns
-    -------
-    None
-        Every problem found (up to :data:`MAX_SHOWN` shown, the rest counted) raises one
-        :class:`~vqalib.core.io.DataFormatError` naming the file, each row (and line) and field.
+        Whose items the table is for (:data:`REQUIRED` columns).
     """
     from vqalib.papers.afgv.tiers import TIERS
 

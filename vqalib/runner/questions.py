@@ -1,16 +1,6 @@
-"""The question items a run answers, one table layout for every dataset.
-
-Serves VizWiz-LF §3 and §7 (the 600 questions with their VizWiz image URLs), CommVQA §3 and §5
-(questions with scenario and description, images from the authors' ``images.zip``) and the AFGV
-Methods (one item per question and readability tier with its GQA image), plus ``table`` for any
-question file. A question table is read and checked by :mod:`vqalib.runner.question_tables` (a
-missing column, cell or wrong type stops the load naming file, row and field). A missing image, or
-an image name that would leave the ``--images`` folder (:func:`vqalib.runner.image_sources.image_in_folder`),
-becomes ``missing:<reason>``, which the runner turns into a counted error record of that question.
-
-Configuration: the image variables of :mod:`vqalib.runner.image_sources` (``VQALIB_COMMVQA_IMAGES``,
-``VQALIB_GQA_IMAGES``).
-"""
+"""The question items a run answers, one layout for every dataset: VizWiz-LF §3 / §7, CommVQA §3 / §5, AFGV
+Methods (question x tier) and ``table`` for any question file. A missing image, or a name leaving ``--images``,
+becomes ``missing:<reason>``, which the runner turns into a counted error record."""
 
 from __future__ import annotations
 
@@ -59,8 +49,7 @@ def vizwiz_items(*, data_dir: Path | None = None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per question (:data:`ITEM_COLUMNS`), ``item_id`` = ``question_id``, the crowd majority
-        answer as ``reference``.
+        One row per question (:data:`ITEM_COLUMNS`), the crowd majority answer as ``reference``.
     """
     from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 
@@ -72,25 +61,19 @@ def vizwiz_items(*, data_dir: Path | None = None) -> pd.DataFrame:
 
 
 def commvqa_items(*, images: str | Path | None = None, data_dir: Path | None = None) -> pd.DataFrame:
-    """CommVQA questions with scenario and description (CommVQA §5): one per annotation row, id = the
-    row's 0-based position in annotations.json (the ``question_id`` of
-    :func:`vqalib.papers.commvqa.loading.load_commvqa`).
-
-    Images come from the authors' ``images.zip`` (or a folder): ``images`` or ``$VQALIB_COMMVQA_IMAGES``;
-    without it every question becomes an image error record naming the fix.
+    """CommVQA questions with scenario and description (CommVQA §5), id = the row's position in annotations.json.
 
     Parameters
     ----------
     images : str or Path, optional
-        The authors' ``images.zip`` or a folder of its images; default ``$VQALIB_COMMVQA_IMAGES``.
+        The authors' ``images.zip`` or a folder; default ``$VQALIB_COMMVQA_IMAGES`` (none: image error records).
     data_dir : Path, optional
-        The data folder holding ``commvqa/annotations.json`` (default: the project's; its hash is checked).
+        The data folder holding ``commvqa/annotations.json`` (hash-checked).
 
     Returns
     -------
     pandas.DataFrame
-        One row per annotation (:data:`ITEM_COLUMNS`): ``scenario`` is the annotation's context, and
-        ``reference`` its answers as a JSON list.
+        One row per annotation (:data:`ITEM_COLUMNS`), ``reference`` its answers as a JSON list.
     """
 
     images = images or config.get(COMMVQA_IMAGES_ENV)
@@ -109,16 +92,15 @@ def commvqa_items(*, images: str | Path | None = None, data_dir: Path | None = N
 
 def dataset_items(dataset: str, *, images: str | Path | None = None, question_set: str = "VizWiz-LF",
                data_dir: Path | None = None) -> pd.DataFrame:
-    """A dataset's items in one layout, with their image sources (VizWiz-LF §3, CommVQA §5, AFGV Methods): the
-    questions a toolkit task asks (:mod:`vqalib.runner.toolkit_export`), an import writes and a scorecard matches.
+    """A dataset's items with their image sources (VizWiz-LF §3, CommVQA §5, AFGV): what toolkit tasks, imports and
+    scorecards use.
 
     Parameters
     ----------
     dataset : {"vizwiz-lf", "commvqa", "afgv"}
         The dataset.
     images : str or Path, optional
-        A folder (or CommVQA's ``images.zip``) holding the images; VizWiz-LF's default are the release's URLs, an
-        image absent from the folder becomes ``missing:<reason>`` (an error naming the item when the task runs).
+        A folder (or CommVQA's ``images.zip``) of the images; default VizWiz-LF's URLs.
     question_set : str, default "VizWiz-LF"
         AFGV's rewritten question set.
     data_dir : Path, optional
@@ -127,7 +109,7 @@ def dataset_items(dataset: str, *, images: str | Path | None = None, question_se
     Returns
     -------
     pandas.DataFrame
-        ``item_id``, ``question_id``, ``tier``, ``question``, ``image``, ``reference``, ``scenario``, ``description``.
+        :data:`ITEM_COLUMNS`; an image absent from ``images`` becomes ``missing:<reason>``.
     """
     if dataset == "vizwiz-lf":
         items = vizwiz_items(data_dir=data_dir)
@@ -160,30 +142,22 @@ def dataset_items(dataset: str, *, images: str | Path | None = None, question_se
 
 
 def afgv_items(rewrites: pd.DataFrame, *, images: str | Path | None = None) -> pd.DataFrame:
-    """One item per (question, tier) of AFGV rewrites with the GQA image (AFGV Methods).
+    """One item per (question, tier) of AFGV rewrites with its GQA image (AFGV Methods), the table checked first.
 
-    ``rewrites`` has question_id, tier, question and image_id (join the GQA questions' ``image_id``
-    to :func:`vqalib.papers.afgv.rewrite.rewrite_questions`' output) or image; optional answer (ground truth).
-    It is checked first (:func:`vqalib.runner.question_tables.check_question_table`). An ``image_id`` is looked up
-    only inside ``images`` (:func:`vqalib.runner.image_sources.gqa_source`): one that would leave it
-    (``../../secret``, an absolute path, a link pointing out) becomes an image error record naming the id.
-    With a ``status`` column, only rows whose text belongs in their tier are asked
-    (:data:`vqalib.papers.afgv.tiers.PLACED`): a question left without a simplified or complex rewrite keeps
-    its original text there, which must not be scored as that tier. ``attrs["not_placed"]`` counts them.
+    With a ``status`` column only rows whose text belongs in their tier are asked (a question left without a
+    rewrite keeps its original text there, which must not be scored as that tier); ``attrs["not_placed"]`` counts them.
 
     Parameters
     ----------
     rewrites : pandas.DataFrame
-        The rewritten questions, one row per question and tier (columns above).
+        question_id, tier, question and image_id or image; optional answer and status.
     images : str or Path, optional
-        The GQA ``images/`` folder for ``image_id``; default ``$VQALIB_GQA_IMAGES`` (without either, every
-        question becomes an image error record).
+        The GQA ``images/`` folder, where alone an ``image_id`` is looked up; default ``$VQALIB_GQA_IMAGES``.
 
     Returns
     -------
     pandas.DataFrame
-        One row per placed (question, tier) (:data:`ITEM_COLUMNS`), ``item_id`` = ``<question_id>/<tier>``,
-        ``answer`` (when given) as ``reference``.
+        :data:`ITEM_COLUMNS`, ``item_id`` = ``<question_id>/<tier>``, ``answer`` as ``reference``.
     """
     from vqalib.papers.afgv.tiers import PLACED
 
@@ -208,21 +182,17 @@ def afgv_items(rewrites: pd.DataFrame, *, images: str | Path | None = None) -> p
 
 
 def table_items(questions: pd.DataFrame) -> pd.DataFrame:
-    """Items from any table with question_id, question, image (path, URL or zip:...) (all papers), checked first
-    (:func:`vqalib.runner.question_tables.check_question_table`: a missing column or cell raises naming file, row and
-    field).
+    """Items from any question table (all papers), checked first (a missing column or cell names file, row and field).
 
     Parameters
     ----------
     questions : pandas.DataFrame
-        ``question_id``, ``question``, ``image``; optional ``item_id``, ``tier``, ``scenario``,
-        ``description``, ``reference`` (an empty cell means none).
+        ``question_id``, ``question``, ``image``; optional other :data:`ITEM_COLUMNS` (an empty cell means none).
 
     Returns
     -------
     pandas.DataFrame
-        One row per question (:data:`ITEM_COLUMNS`); without an ``item_id`` column it is ``question_id``,
-        or ``<question_id>/<tier>`` where a tier is given.
+        :data:`ITEM_COLUMNS`; ``item_id`` defaults to ``question_id`` or ``<question_id>/<tier>``.
     """
     check_question_table(questions, dataset="table")
     frame = questions.copy()
@@ -257,9 +227,7 @@ def load_items(dataset: str, *, questions: str | Path | None = None, images: str
     Returns
     -------
     pandas.DataFrame
-        One row per item with the columns :data:`ITEM_COLUMNS`. A question table that is not a regular file, not
-        UTF-8, lacks a required column or cell, or repeats an item raises :class:`~vqalib.core.io.DataFormatError`
-        naming the file, row (and line) and field (:mod:`vqalib.runner.question_tables`).
+        :data:`ITEM_COLUMNS`; a bad question table raises ``DataFormatError`` naming file, row and field.
     """
     if dataset == "vizwiz-lf":
         return vizwiz_items(data_dir=data_dir)

@@ -1,16 +1,15 @@
-"""The model registry: the open VLMs of the three papers and their generation settings.
-
-Serves VizWiz-LF Appendix A.1.3 and Table 25 (BLIP-2, InstructBLIP, LLaVA, the Qwen-VL stand-in and
-their default and self-consistency decoding), CommVQA Appendix A.3 (LLaVA, IDEFICS, BLIP-2 OPT) and
-the AFGV Methods ("VQA Models on AFGV": BLIP, InstructBLIP, LLaVA-1.5). Entries marked ``test_model``
-are tiny random models built from configs (:func:`vqalib.runner.models.build_test_model`).
-"""
+"""The model registry: the papers' open VLMs and their generation settings (VizWiz-LF A.1.3 / Table 25,
+CommVQA A.3, AFGV Methods), plus models registered with :func:`register` or by ``VQALIB_MODEL_PLUGINS``."""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import asdict, dataclass, field
+from typing import Callable
 
 import pandas as pd
+
+from vqalib.core import config
 
 
 GREEDY = {"do_sample": False}
@@ -18,7 +17,7 @@ GREEDY = {"do_sample": False}
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One open VLM of the papers: hub id, revision, transformers class, Table 25 settings."""
+    """One registered VLM: hub id, revision, transformers class, generation settings (Table 25)."""
 
     key: str
     hub_id: str
@@ -31,7 +30,7 @@ class ModelSpec:
     consistency: dict = field(default_factory=lambda: {"do_sample": True, "temperature": 0.7})  # Table 25 self-consistency
     max_new_tokens: int = 256
     note: str = ""
-    test_model: bool = False
+    test_model: bool = False  # random weights, meaningless answers: recorded in every record, skipped by the notebooks
 
 
 # Revisions: the papers name no commits and the hub is unreachable here, so every entry
@@ -68,47 +67,84 @@ REGISTRY: dict[str, ModelSpec] = {s.key: s for s in (
               ("CommVQA",), dtype="float16", max_new_tokens=64, note="CommVQA A.3; greedy (CommVQA §5)"),
     ModelSpec("blip-vqa-base", "Salesforce/blip-vqa-base", "main", "blip", "BlipForQuestionAnswering",
               ("AFGV",), dtype="float32", max_new_tokens=20, note="AFGV BLIP (VQA fine-tuned, ~385M parameters)"),
-    # test models: tiny random weights built from configs (seed 0), no download, meaningless answers
-    ModelSpec("tiny-blip", "test://tiny-blip", "random-init-seed0", "blip", "BlipForQuestionAnswering",
-              ("test",), dtype="float32", max_new_tokens=6, test_model=True, note="TEST MODEL: random weights"),
-    ModelSpec("tiny-blip2", "test://tiny-blip2", "random-init-seed0", "blip2", "Blip2ForConditionalGeneration",
-              ("test",), dtype="float32", generation={"do_sample": False, "top_p": 1.0, "temperature": 1.0},
-              consistency={"do_sample": True, "temperature": 0.7, "top_p": 0.7}, max_new_tokens=6,
-              test_model=True, note="TEST MODEL: random weights, OPT text model, BLIP-2 Table 25 settings"),
-    ModelSpec("tiny-instructblip", "test://tiny-instructblip", "random-init-seed0", "instructblip",
-              "InstructBlipForConditionalGeneration", ("test",), dtype="float32", max_new_tokens=6,
-              test_model=True, note="TEST MODEL: random weights, OPT text model"),
-    ModelSpec("tiny-llava", "test://tiny-llava", "random-init-seed0", "llava", "LlavaForConditionalGeneration",
-              ("test",), dtype="float32", max_new_tokens=6, test_model=True,
-              note="TEST MODEL: random weights, CLIP vision + Llama text model"),
-    ModelSpec("tiny-idefics", "test://tiny-idefics", "random-init-seed0", "idefics", "IdeficsForVisionText2Text",
-              ("test",), dtype="float32", max_new_tokens=6, test_model=True,
-              note="TEST MODEL: random weights, IDEFICS layout (perceiver resampler, gated cross-attention)"),
-    ModelSpec("tiny-qwen2vl", "test://tiny-qwen2vl", "random-init-seed0", "qwen2vl", "Qwen2VLForConditionalGeneration",
-              ("test",), dtype="float32", generation={"do_sample": True, "top_p": 0.3},
-              consistency={"do_sample": True, "top_p": 0.7}, max_new_tokens=6, test_model=True,
-              note="TEST MODEL: random weights, Qwen2-VL layout (M-RoPE), Table 25 QWEN settings"),
 )}
 
 
+PLUGINS_ENV = "VQALIB_MODEL_PLUGINS"
+Builder = Callable[[ModelSpec], tuple]
+BUILDERS: dict[str, Builder] = {}  # key -> builder of a registered model that does not load from the hub
+
+
+def register(spec: ModelSpec, *, build: Builder | None = None) -> ModelSpec:
+    """Add a model to the registry (a user's own model, or the tests' tiny models).
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        The entry; its ``key`` must be new, or already registered with an equal spec.
+    build : callable, optional
+        ``build(spec) -> (model, processor)`` on CPU; None: loaded from ``spec.hub_id`` (a hub id or a folder).
+
+    Returns
+    -------
+    ModelSpec
+        ``spec``; a ``ValueError`` when its key is taken by another spec.
+    """
+    known = REGISTRY.get(spec.key)
+    if known is not None and known != spec:
+        raise ValueError(f"model {spec.key!r} is already registered with another spec; choose another key")
+    REGISTRY[spec.key] = spec
+    if build is None:
+        BUILDERS.pop(spec.key, None)
+    else:
+        BUILDERS[spec.key] = build
+    return spec
+
+
+def load_plugins(modules: str | None = None) -> list[str]:
+    """Import the modules that register extra models (they call :func:`register` when imported).
+
+    Parameters
+    ----------
+    modules : str, optional
+        Comma-separated module names; default ``$VQALIB_MODEL_PLUGINS``.
+
+    Returns
+    -------
+    list of str
+        The module names; one that cannot be imported is an ``ImportError`` naming the setting.
+    """
+    text = modules if modules is not None else config.get(PLUGINS_ENV)
+    names = [name.strip() for name in (text or "").split(",") if name.strip()]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as error:
+            raise ImportError(f"{PLUGINS_ENV}: cannot import model plugin {name!r} ({error}); "
+                              f"is its folder on PYTHONPATH?") from error
+    return names
+
+
 def registry_frame() -> pd.DataFrame:
-    """The model registry as a table (VizWiz-LF A.1.3 / Table 25, CommVQA A.3, AFGV)."""
+    """The model registry as a table (VizWiz-LF A.1.3 / Table 25, CommVQA A.3, AFGV), plugins loaded."""
+    load_plugins()
     return pd.DataFrame([{**asdict(s), "papers": ", ".join(s.papers)} for s in REGISTRY.values()])
 
 
 def model_spec(key: str) -> ModelSpec:
-    """The registry entry ``key`` (VizWiz-LF A.1.3, CommVQA A.3, AFGV).
+    """The registry entry ``key`` (VizWiz-LF A.1.3, CommVQA A.3, AFGV), plugins loaded.
 
     Parameters
     ----------
     key : str
-        A key of :data:`REGISTRY`, e.g. ``llava-1.5-13b`` or ``tiny-blip``.
+        A key of :data:`REGISTRY`, e.g. ``llava-1.5-13b``.
 
     Returns
     -------
     ModelSpec
         The entry; a ``KeyError`` listing the registry when there is none.
     """
+    load_plugins()
     if key not in REGISTRY:
         raise KeyError(f"unknown model {key!r}; registry: {', '.join(REGISTRY)}")
     return REGISTRY[key]

@@ -1,14 +1,6 @@
-"""The run-file format: append-only JSON lines, repaired on resume, and the split into shards.
-
-Serves every answer run of VizWiz-LF §3 / §7 / A.4.2, CommVQA §5 and AFGV (schema in
-``runs/README.md``). A run appends one JSON line per (question, model, strategy, sample); the
-records of one question are written in one write + flush + fsync, so an interrupted run leaves at
-most one incomplete question at the end of the file; a rerun cuts that tail (counting the lines it
-drops) and skips every finished question. ``--shard i/n`` splits the questions by a stable hash of
-their id. A run file holds the answers of one model under one prompting strategy: appending another
-(model, strategy) is refused (:func:`check_one_run`) unless asked for (``--mixed-run-file``). Only
-regular files are read or written: a named pipe or device given as a run file is refused at once.
-"""
+"""The run-file format (``runs/README.md``) of every answer run (VizWiz-LF §3 / §7 / A.4.2, CommVQA §5, AFGV):
+append-only JSON lines, one question's records per write, the damaged tail cut on resume, one (model, strategy)
+per file, regular files only, and the stable split into shards."""
 
 from __future__ import annotations
 
@@ -37,7 +29,7 @@ def _seed(*parts: object) -> int:
 
 
 def item_key(*, dataset: str, item_id: str, model: str, strategy: str) -> str:
-    """The resume key of one question under one model and strategy (every run of the three papers).
+    """The resume key ``dataset|item_id|model|strategy`` of one question under one model and strategy.
 
     Parameters
     ----------
@@ -49,11 +41,6 @@ def item_key(*, dataset: str, item_id: str, model: str, strategy: str) -> str:
         The registry key of the model.
     strategy : str
         The prompting strategy.
-
-    Returns
-    -------
-    str
-        ``dataset|item_id|model|strategy``.
     """
     return f"{dataset}|{item_id}|{model}|{strategy}"
 
@@ -61,18 +48,17 @@ def item_key(*, dataset: str, item_id: str, model: str, strategy: str) -> str:
 # --- run files: append-only JSON lines, repaired on resume ------------------------------------------
 
 def encode_block(records: list[dict]) -> bytes:
-    """One question's records as JSON lines (written in one call, so a crash cuts at most this block).
+    """One question's records as JSON lines, written in one call so a crash cuts at most this block.
 
     Parameters
     ----------
     records : list of dict
-        The records of one question (:func:`vqalib.runner.answering.answer_item`).
+        The records of one question.
 
     Returns
     -------
     bytes
-        UTF-8 JSON, one line per record, each ending in a newline; values JSON cannot hold are written
-        as their ``str``.
+        UTF-8 JSON lines; values JSON cannot hold are written as their ``str``.
     """
     return "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records).encode("utf-8")
 
@@ -94,14 +80,7 @@ def scan_run(path: str | Path) -> ScanResult:
     Parameters
     ----------
     path : str or Path
-        The run file (a missing file reads as empty; anything but a regular file raises
-        :class:`~vqalib.core.io.NotRegularFile` naming it, without waiting on a pipe).
-
-    Returns
-    -------
-    ScanResult
-        Complete records with their lines, finished item keys, the size up to the last complete
-        question and the number of damaged lines.
+        The run file; missing reads as empty, not a regular file raises ``NotRegularFile``.
     """
     path = Path(path)
     try:
@@ -157,26 +136,18 @@ class MixedRunFileError(ValueError):
 
 
 def check_one_run(records: list[dict], *, path: str | Path, model: str, strategy: str) -> None:
-    """Refuse to append answers of ``(model, strategy)`` to a run file holding another model or strategy.
-
-    The notebooks read a run file as one model's answers under one prompting strategy (VizWiz-LF Tables 5/26,
-    CommVQA Table 1, AFGV Table 1 rows), so mixing two in one file must be asked for.
+    """Raise :class:`MixedRunFileError` if the file holds another (model, strategy): notebooks read one run per file.
 
     Parameters
     ----------
     records : list of dict
-        The file's complete records (:attr:`ScanResult.records`).
+        The file's complete records.
     path : str or Path
         The run file, for the message.
     model : str
         The registry key of the model about to be run.
     strategy : str
         The prompting strategy about to be run.
-
-    Returns
-    -------
-    None
-        Raises :class:`MixedRunFileError` naming the file, the (model, strategy) it holds and the new one.
     """
     held = sorted({(str(r.get("model")), str(r.get("strategy"))) for r in records} - {(model, strategy)})
     if held:
@@ -228,24 +199,19 @@ class RunWriter:
 
 
 def repair_run(path: str | Path, *, lock: RunLock | None = None) -> ScanResult:
-    """Cut a run file after its last complete question (an interrupted write) and return its scan.
-
-    Only the writer may cut: another process appending meanwhile would lose its finished
-    questions. ``lock`` is the caller's held :class:`RunLock` of ``path``; without one, the lock
-    is taken for the repair (:class:`RunLockedError` if another run is writing the file).
+    """Cut a run file after its last complete question; only the lock holder may cut.
 
     Parameters
     ----------
     path : str or Path
-        The run file (a missing file is left missing and reads as empty).
+        The run file (a missing file stays missing).
     lock : RunLock, optional
-        The caller's held lock of ``path``; a lock of another file, or not held, raises ``ValueError``.
+        The caller's held lock of ``path``; None: taken for the repair; another file's raises ``ValueError``.
 
     Returns
     -------
     ScanResult
-        The scan taken before the cut (:func:`scan_run`): the complete records the file keeps, and the
-        count of its damaged lines.
+        The scan taken before the cut.
     """
     path = Path(path)
     if lock is None:
@@ -276,11 +242,6 @@ def parse_shard(text: str) -> tuple[int, int]:
     ----------
     text : str
         The shard as given on the command line, e.g. ``"0/4"``.
-
-    Returns
-    -------
-    tuple of int
-        ``(index, count)``.
     """
     match = _SHARD.fullmatch(str(text))
     if not match:
@@ -294,19 +255,14 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def in_shard(item_id: str, *, shard: tuple[int, int]) -> bool:
-    """Whether a question belongs to shard i of n (stable hash of its id: same split everywhere).
+    """Whether a question belongs to shard i of n (a stable hash of its id: the same split everywhere).
 
     Parameters
     ----------
     item_id : str
         The question's item id.
     shard : tuple of int
-        ``(i, n)``, as :func:`parse_shard` returns it.
-
-    Returns
-    -------
-    bool
-        Whether the first 32 bits of the SHA-256 of ``item_id``, modulo n, equal i.
+        ``(i, n)``.
     """
     return _seed(item_id) % shard[1] == shard[0]
 
@@ -321,12 +277,7 @@ def select_items(items: pd.DataFrame, *, limit: int | None = None, shard: tuple[
     limit : int, optional
         Keep only the first ``limit`` rows; default all.
     shard : tuple of int, default (0, 1)
-        ``(i, n)``: keep the rows of shard i of n (:func:`in_shard`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        The chosen rows, in their order, with their original index.
+        ``(i, n)``: keep the rows of shard i of n.
     """
     chosen = items.head(limit) if limit is not None else items
     return chosen[[in_shard(i, shard=shard) for i in chosen["item_id"]]]

@@ -1,14 +1,6 @@
-"""Prompts and prompting strategies of the answer runner.
-
-Serves VizWiz-LF §7 and Appendix A.4.2 (``vanilla``; ``abstention``, Table 22; ``self-correction``,
-Table 23; ``self-consistency`` with the Table 24 judge prompt; ``abstention-consistency``, Table 26)
-with the generation settings of Table 25; CommVQA §5 and Appendix A.1 (``commvqa-baseline``,
-``commvqa-contextual``, greedy decoding); AFGV Methods (``short-answer`` templates per model family).
-
-The prompt texts are package data (``prompts/vizwiz_lf.json``, ``prompts/commvqa.json``,
-``prompts/afgv.json``, loaded by :func:`vqalib.core.prompts.load_prompt`); this module puts them
-together with the question, the answer and the problems as the papers' tables lay them out.
-"""
+"""Prompts and prompting strategies of the runner: VizWiz-LF §7 / A.4.2 (Tables 22-26, Table 25 settings),
+CommVQA §5 / A.1 (baseline, contextual; greedy) and AFGV Methods (short-answer templates per model family).
+The texts are package data (``prompts/*.json``); this module lays them out as the papers' tables do."""
 
 from __future__ import annotations
 
@@ -32,33 +24,23 @@ SHORT_ANSWER_TEMPLATES: dict[str, str] = load_prompt("vqalib.runner", "afgv", "s
 
 
 def vanilla_prompt(question: str) -> str:
-    """The plain question in the Table 23 stage-1 layout (VizWiz-LF §7 "vanilla").
+    """The plain question in the Table 23 stage-1 layout, ``Question: ...\\nAnswer:`` (VizWiz-LF §7 "vanilla").
 
     Parameters
     ----------
     question : str
         The question.
-
-    Returns
-    -------
-    str
-        ``"Question: <question>\\nAnswer:"``.
     """
     return f"Question: {question}\nAnswer:"
 
 
 def abstention_prompt(question: str) -> str:
-    """The abstention instruction and the question (VizWiz-LF Table 22).
+    """The abstention instruction, a blank line and ``Question: ...`` (VizWiz-LF Table 22).
 
     Parameters
     ----------
     question : str
         The question.
-
-    Returns
-    -------
-    str
-        :data:`ABSTENTION_INSTRUCTION`, a blank line, then ``"Question: <question>"``.
     """
     return f"{ABSTENTION_INSTRUCTION}\n\nQuestion: {question}"
 
@@ -72,11 +54,6 @@ def review_prompt(question: str, answer: str) -> str:
         The question.
     answer : str
         The model's stage-1 answer.
-
-    Returns
-    -------
-    str
-        :data:`REVIEW_INSTRUCTION`, then the question and answer, ending in ``"Problems:"``.
     """
     return f"{REVIEW_INSTRUCTION}\n\nQuestion: {question}\nAnswer: {answer}\nProblems:"
 
@@ -91,12 +68,7 @@ def revise_prompt(question: str, answer: str, problems: str) -> str:
     answer : str
         The model's stage-1 answer.
     problems : str
-        The model's stage-2 reply (:func:`review_prompt`).
-
-    Returns
-    -------
-    str
-        :data:`REVISE_INSTRUCTION`, then question, answer and problems, ending in ``"Revised Answer:"``.
+        The model's stage-2 reply.
     """
     return f"{REVISE_INSTRUCTION}\n\nQuestion: {question}\nAnswer: {answer}\nProblems: {problems}\nRevised Answer:"
 
@@ -109,12 +81,7 @@ def consistency_messages(question: str, responses: list[str]) -> list[dict]:
     question : str
         The question.
     responses : list of str
-        The sampled draws, listed as ``Response 0``, ``Response 1``, ... in this order.
-
-    Returns
-    -------
-    list of dict
-        One user message: the question, the listed responses and :data:`CONSISTENCY_INSTRUCTION`.
+        The sampled draws, listed as ``Response 0``, ``Response 1``, ...
     """
     listed = "\n".join(f"Response {k}: {r}" for k, r in enumerate(responses))
     text = (f"I have generated the following responses to the question: {question}\n\n{listed}\n\n"
@@ -126,7 +93,7 @@ _CHOICE = re.compile(r"response\s*#?\s*(\d+)", re.IGNORECASE)
 
 
 def parse_consistency_choice(reply: str, *, n: int) -> int | None:
-    """The draw index X of "The most consistent response is Response X." if 0 <= X < n (Table 24), else None.
+    """The draw index X of "The most consistent response is Response X." (VizWiz-LF Table 24).
 
     Parameters
     ----------
@@ -138,7 +105,7 @@ def parse_consistency_choice(reply: str, *, n: int) -> int | None:
     Returns
     -------
     int or None
-        The chosen draw, or None when the reply names none or one out of range.
+        None when the reply names no draw, or one out of range.
     """
     found = _CHOICE.findall(reply or "")
     if not found:
@@ -153,35 +120,24 @@ def contextual_prompt(*, scenario: str, description: str, question: str) -> str:
     Parameters
     ----------
     scenario : str
-        The kind of website the person is browsing (the annotation's context).
+        The kind of website the person is browsing.
     description : str
         The image description the person can read.
     question : str
         Their follow-up question.
-
-    Returns
-    -------
-    str
-        :data:`COMMVQA_CONTEXTUAL` with the three filled in.
     """
     return COMMVQA_CONTEXTUAL.format(scenario=scenario, description=description, question=question)
 
 
 def short_answer_prompt(question: str, *, family: str) -> str:
-    """A model family's short-answer VQA prompt for one AFGV tier question (AFGV Methods).
+    """A model family's short-answer VQA prompt (AFGV Methods); the bare question for a family without one.
 
     Parameters
     ----------
     question : str
         The question in one readability tier.
     family : str
-        The model family (:attr:`vqalib.runner.registry.ModelSpec.family`).
-
-    Returns
-    -------
-    str
-        The family's template of :data:`SHORT_ANSWER_TEMPLATES` filled in; the bare question for a
-        family without one.
+        The model family (``ModelSpec.family``).
     """
     return SHORT_ANSWER_TEMPLATES.get(family, "{question}").format(question=question)
 
@@ -212,9 +168,7 @@ STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
 def generation_settings(spec: ModelSpec, strategy: str, *, max_new_tokens: int | None = None) -> dict:
     """The ``generate`` keyword arguments for a model and strategy (VizWiz-LF Table 25, CommVQA §5).
 
-    Self-consistency strategies use the Table 25 sampling column; CommVQA strategies are
-    greedy (§5); the rest use the model's Table 25 default. Sampling knobs are dropped when
-    decoding is greedy (transformers ignores them there).
+    Self-consistency uses Table 25's sampling column, CommVQA is greedy (§5), the rest the model's default.
 
     Parameters
     ----------
@@ -228,7 +182,7 @@ def generation_settings(spec: ModelSpec, strategy: str, *, max_new_tokens: int |
     Returns
     -------
     dict
-        Keyword arguments for ``model.generate``, always with ``do_sample`` and ``max_new_tokens``.
+        Always with ``do_sample`` and ``max_new_tokens``.
     """
     if STRATEGIES[strategy].draws:
         chosen = dict(spec.consistency)

@@ -1,24 +1,7 @@
-"""The three datasets as lmms-eval tasks and VLMEvalKit datasets (``vqalib export``).
-
-lmms-eval's VizWiz task asks for "a single word or phrase" and VLMEvalKit's scores long answers with short-answer
-accuracy; neither has VizWiz-LF's long-form protocol, CommVQA's two conditions or AFGV's reading-level tiers. This
-module writes them, one task per dataset and prompting condition (:data:`TASKS`):
-
-- **lmms-eval** (:func:`export_lmms_eval`): per task a folder ``<task>/`` with ``<task>.yaml`` (``dataset_path: json``,
-  the JSONL beside it, ``generate_until``, the paper's generation settings, ``metadata`` with the compendium's
-  version and the data's SHA-256), ``<task>.jsonl`` (one document per item, its prompt already built) and
-  ``utils.py`` (the image through the runner's safe loader; ``process_results`` returns our ``item_id``, the raw
-  response and a cheap metric), loadable with ``lmms-eval --include_path DIR``;
-- **VLMEvalKit** (:func:`export_vlmevalkit`): ``<Name>_openended.tsv`` for ``$LMUData`` (``index``, ``item_id``,
-  ``question_id``, ``question`` = the prompt, ``image_path`` or base64 ``image``, ``answer``); "openended" in the
-  name makes VLMEvalKit treat it as open-ended VQA.
-
-The folder is new, empty or one an export wrote before (its ``vqalib-export.json``, :data:`EXPORT`): an export
-writes into it and never deletes from it, so one ``$LMUData`` can hold every dataset.
-
-The prompts are built by :func:`vqalib.runner.answering.prompt_for` from the runner's prompt files, so a task and a
-``vqalib run`` can never ask differently. The output is deterministic: exporting twice gives the same bytes.
-"""
+"""The three datasets as lmms-eval tasks and VLMEvalKit TSVs (``vqalib export``), one per dataset and prompting
+condition (:data:`TASKS`): neither toolkit has VizWiz-LF's long-form protocol, CommVQA's conditions or AFGV's
+tiers. Prompts come from :func:`vqalib.runner.answering.prompt_for`, so a task asks exactly what ``vqalib run``
+asks; the folder is only ever written into, and the output is deterministic."""
 
 from __future__ import annotations
 
@@ -114,12 +97,7 @@ def task_documents(items: pd.DataFrame, *, strategy: str, tier: str | None = Non
     tier : str, optional
         AFGV: keep this tier's items only.
     family : str, default "llava"
-        AFGV: the model family whose short-answer template is used (the LLaVA-1.5 GQA prompt by default).
-
-    Returns
-    -------
-    list of dict
-        :data:`DOC_COLUMNS` per document, ``reference`` as text (CommVQA: its JSON list).
+        AFGV: the model family whose short-answer template is used.
     """
     from vqalib.runner.answering import prompt_for
 
@@ -154,27 +132,22 @@ def _yaml(task: str, *, data: Path, dataset: str, sha256: str, version: str) -> 
 
 def export_lmms_eval(dataset: str, *, out: str | Path, images: str | Path | None = None, family: str = "llava",
                      question_set: str = "VizWiz-LF", data_dir: Path | None = None) -> list[Path]:
-    """Write one lmms-eval task folder per prompting condition of a dataset (``vqalib export lmms-eval``).
+    """Write one lmms-eval task folder (YAML, JSONL, utils.py) per prompting condition (``vqalib export lmms-eval``).
 
     Parameters
     ----------
     dataset : {"vizwiz-lf", "commvqa", "afgv"}
         The dataset.
     out : str or Path
-        The folder given to ``lmms-eval --include_path``: new, empty or an earlier export (:data:`EXPORT`).
+        The ``--include_path`` folder: new, empty or an earlier export (:data:`EXPORT`).
     images : str or Path, optional
-        Where the images are (:func:`vqalib.runner.questions.dataset_items`).
+        Where the images are.
     family : str, default "llava"
         AFGV's short-answer template.
     question_set : str, default "VizWiz-LF"
         AFGV's question set.
     data_dir : Path, optional
         The data folder.
-
-    Returns
-    -------
-    list of Path
-        The YAML file of each task.
     """
     check_out(out, kind=EXPORT)  # before the items are read: a refused --out costs no wait
     items = dataset_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
@@ -193,7 +166,7 @@ def export_lmms_eval(dataset: str, *, out: str | Path, images: str | Path | None
 
 def export_vlmevalkit(dataset: str, *, out: str | Path, images: str | Path | None = None, family: str = "llava",
                       question_set: str = "VizWiz-LF", data_dir: Path | None = None) -> list[Path]:
-    """Write one VLMEvalKit dataset TSV per prompting condition (``vqalib export vlmevalkit``), for ``$LMUData``.
+    """Write one VLMEvalKit ``<Task>_openended.tsv`` per prompting condition (``vqalib export vlmevalkit``).
 
     Parameters
     ----------
@@ -202,15 +175,9 @@ def export_vlmevalkit(dataset: str, *, out: str | Path, images: str | Path | Non
     out : str or Path
         The folder (``$LMUData``): new, empty or an earlier export (:data:`EXPORT`).
     images : str or Path, optional
-        Where the images are; a local image is given as ``image_path``, any other (a URL) is read through the
-        runner's safe loader and embedded as base64 ``image`` (an unreadable one is an error naming the item).
+        Where the images are; a non-local image (a URL) is embedded as base64 through the safe loader.
     family, question_set, data_dir
         As in :func:`export_lmms_eval`.
-
-    Returns
-    -------
-    list of Path
-        The TSV files (``<Task>_openended.tsv``).
     """
     from vqalib.runner.images import ImageError, ImageStore
 
