@@ -1,17 +1,7 @@
-"""The reviewer's paper view (:mod:`vqalib.compendium.site`): each reproduced paper table in the paper's own
-layout, every cell showing the printed value beside ours and its status by symbol and text (colour only
-repeats them), the cells outside the tolerance listed first and the reason of each one click away, its evidence
-linked to the rows it cites. The index's summary and grades are in :mod:`vqalib.compendium.grades`.
-
-Cell states, from the saved comparison in ``figures/`` and ``data/paper/known_differences.csv``:
-
-- ``within``: a ``same`` cell within the registry's tolerance;
-- ``explained``: a ``same`` cell outside it whose known difference cites committed evidence;
-- ``unexplained``: a ``same`` cell outside it without such evidence;
-- ``not-counted``: an ``analogous``, ``fitted`` or ``self-input`` cell (shown, never counted as reproduced);
-- ``not-run``: a resource is missing (the reason is said once per table).
-
-The states add up to :func:`vqalib.core.report.agreement_counts`, the counts behind the README status table.
+"""The paper view (:mod:`vqalib.compendium.site`): each reproduced table in the paper's layout, every cell "printed |
+ours" with its state by symbol and text (:data:`STATES`: within, explained, unexplained, not counted, not run), the
+cells outside listed first and each reason one click away; the states add up to
+:func:`vqalib.core.report.agreement_counts`.
 """
 
 from __future__ import annotations
@@ -41,12 +31,11 @@ def _e(text) -> str:
 
 
 def compared_stems(figures: Path) -> list[str]:
-    """The registry's compared tables that have a file in ``figures`` (one paper view each), in registry order.
+    """The registry's compared tables with a file in ``figures`` (one paper view each), in registry order.
 
     Parameters
     ----------
     figures : Path
-        The folder of saved tables.
 
     Returns
     -------
@@ -57,7 +46,7 @@ def compared_stems(figures: Path) -> list[str]:
 
 
 def key_tuples(frame: pd.DataFrame, columns) -> list[tuple[str, ...]]:
-    """Each row's values of ``columns`` as text ("" for a missing value): how a cell, a row or a column is named.
+    """Each row's values of ``columns`` as text ("" for missing): how a cell, a row or a column is named.
 
     Parameters
     ----------
@@ -72,21 +61,19 @@ def key_tuples(frame: pd.DataFrame, columns) -> list[tuple[str, ...]]:
 
 
 def cell_states(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Each cell the paper prints, with its state (module docstring), explanation and evidence.
+    """Each cell the paper prints, with its state, explanation and evidence.
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        The comparison as saved in ``figures/<stem>.csv``.
+        The comparison as saved.
     spec : Spec
-        Its registry entry.
     known : pandas.DataFrame, optional
-        The known differences (default ``data/paper/known_differences.csv``).
 
     Returns
     -------
     pandas.DataFrame
-        The rows with a paper value, plus ``state``, ``kind`` (the relation), ``explanation`` and ``evidence``.
+        The rows with a paper value, plus ``state``, ``kind``, ``explanation`` and ``evidence``.
     """
     rows = frame[frame["paper"].notna()].copy()
     labels = pd.Series([" | ".join(k) for k in key_tuples(rows, spec.cell_keys)], index=rows.index, dtype=object)
@@ -174,32 +161,24 @@ def _groups(columns: list[tuple], *, limit: int = MAX_COLUMNS) -> list[list[tupl
 
 def paper_view(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None = None, anchor: str = "pv",
                notes: bool = False, link=None) -> str:
-    """One paper table in the paper's layout: rows and columns as printed, each cell "printed | ours" and its
-    state; the cells outside the tolerance listed first, each a link to its cell; the not-run reason said once;
-    wide tables split into sub-tables by the first column level.
+    """One paper table in the paper's layout: each cell "printed | ours" (ours to one more decimal than the column prints)
+    and its state, the cells outside listed first, the not-run reason once, wide tables split by column group.
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        The comparison as saved in ``figures/``.
     spec : Spec
-        Its registry entry (``printed_column`` names the column keys; the other cell keys are the rows).
     known : pandas.DataFrame, optional
-        As in :func:`cell_states`.
     anchor : str, default "pv"
-        Prefix of the tables' and cells' HTML ids.
+        Prefix of the HTML ids.
     notes : bool, default False
-        Explanations as numbered notes under the tables (print) instead of a "Why" disclosure in each cell.
+        Explanations as numbered notes (print) instead of a disclosure per cell.
     link : callable, optional
-        An evidence :class:`~vqalib.core.evidence.Reference` -> ``(href, text)`` of the table row it cites, or None
-        (the reference is then shown as text).
+        An evidence reference -> ``(href, text)`` or None.
 
     Returns
     -------
     str
-        HTML: the list of cells outside, the not-run note (if any), one ``<table>`` per column group and, with
-        ``notes``, the notes. Ours has one more decimal than the paper prints in the cell's column (the most any
-        of its printed values shows: a transcription that dropped a trailing zero does not lower it).
     """
     cells = cell_states(frame, spec, known=known)
     columns_keys = list(spec.printed_column)

@@ -1,6 +1,5 @@
-"""The reviewer's pages of the site (:mod:`vqalib.compendium.site`): one paper view per reproduced table
-(``papers/<stem>.html``), the index's opening (the answer at a glance, where to start, the sources) and the
-printable report (``make report``: ``build/report.pdf`` by headless Chromium, A4 landscape).
+"""The reviewer's pages of the site (:mod:`vqalib.compendium.site`): a paper view per reproduced table, the index's
+opening and the printable report (``make report``: ``build/report.pdf`` by headless Chromium).
 """
 
 from __future__ import annotations
@@ -23,17 +22,15 @@ PAPER_LINKS = {  # the papers reproduced; AFGV's copy names no public address
 
 
 def paper_page(stem: str, figures: Path, *, known: pd.DataFrame | None = None) -> str:
-    """``papers/<stem>.html``: one reproduced table in the paper's layout (:func:`paper_view.paper_view`), with
-    its agreement sentence, grade and reason, the legend and links to the tidy table and the notebook.
+    """``papers/<stem>.html``: one reproduced table in the paper's layout, with its agreement sentence, grade and reason.
 
     Parameters
     ----------
     stem : str
         A compared table of the registry.
     figures : Path
-        The folder of saved tables.
     known : pandas.DataFrame, optional
-        The known differences (default ``data/paper/known_differences.csv``).
+        Default ``data/paper/known_differences.csv``.
 
     Returns
     -------
@@ -61,13 +58,12 @@ def paper_page(stem: str, figures: Path, *, known: pd.DataFrame | None = None) -
 
 
 def opening(table: pd.DataFrame) -> str:
-    """The top of ``index.html``: where to start, the summary table and figure of every reproduced table, and
-    the sources (papers, upstream data at their pinned commits, the provenance record).
+    """The top of ``index.html``: where to start, the summary table and figure of every reproduced table, the sources.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`vqalib.compendium.grades.summary` of the saved tables.
+        :func:`vqalib.compendium.grades.summary`.
 
     Returns
     -------
@@ -88,12 +84,7 @@ def opening(table: pd.DataFrame) -> str:
 
 
 def grade_legend() -> str:
-    """The grading rule as the index and the report state it (:data:`vqalib.compendium.grades.GRADES`).
-
-    Returns
-    -------
-    str
-    """
+    """The grading rule as the index and the report state it."""
     items = "".join(f'<li><span class="grade grade-{name}"><span aria-hidden="true">{symbol}</span> {_e(name.replace("-", " "))}</span>: '
                     f"{_e(meaning)}</li>" for name, (symbol, meaning) in grades.GRADES.items())
     return (f'<div id="grades"><p>Agreement grades, one rule for every table (a table with at least '
@@ -107,15 +98,14 @@ def _reason(stem: str) -> str:
 
 
 def evidence_links(figures: Path, *, prefix: str):
-    """A function from an evidence reference to ``(href, text)`` of the first site table row it cites, for the
-    paper views (:func:`vqalib.compendium.paper_view.paper_view`); None for a ``data/paper/`` file (not on the site).
+    """A function from an evidence reference to ``(href, text)`` of the first site table row it cites (None for a
+    ``data/paper/`` file, not on the site).
 
     Parameters
     ----------
     figures : Path
-        The folder of saved tables the references cite (as ``figures/<file>``).
     prefix : str
-        The path from the page to the site root ("../" for ``papers/``, "" for ``report.html``).
+        The path from the page to the site root.
 
     Returns
     -------
@@ -144,12 +134,7 @@ def evidence_links(figures: Path, *, prefix: str):
 
 
 def sources() -> str:
-    """The sources section: each paper, each upstream repository at its pinned commit, the provenance record.
-
-    Returns
-    -------
-    str
-    """
+    """The sources section: the papers, the upstream data at their pinned commits, the provenance record."""
     papers = "".join(f'<li>{_e(p)}: <a href="{PAPER_LINKS[p]}">{_e(t)}</a></li>' if p in PAPER_LINKS
                      else f"<li>{_e(p)}: {_e(t)} (no public address in the copy this compendium works from)</li>"
                      for p, t in declarations.papers().items())
@@ -163,17 +148,14 @@ def sources() -> str:
 
 
 def report_page(table: pd.DataFrame, figures: Path, *, known: pd.DataFrame | None = None) -> str:
-    """``report.html``: the summary and every paper view on one page, explanations as numbered notes (printed by
-    :func:`write_pdf`).
+    """``report.html``: the summary and every paper view on one page, explanations as numbered notes.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`vqalib.compendium.grades.summary` of the saved tables.
+        :func:`vqalib.compendium.grades.summary`.
     figures : Path
-        The folder of saved tables.
     known : pandas.DataFrame, optional
-        As in :func:`paper_page`.
 
     Returns
     -------
@@ -196,21 +178,18 @@ def report_page(table: pd.DataFrame, figures: Path, *, known: pd.DataFrame | Non
 
 
 def write_pdf(html_path: Path, pdf_path: Path, *, chromium: str = "chromium") -> Path:
-    """Print a page to PDF with headless Chromium (the print stylesheet sets A4 landscape).
+    """Print a page to PDF with headless Chromium (A4 landscape); a missing browser or failed print is a RuntimeError.
 
     Parameters
     ----------
     html_path : Path
-        The page (``build/html/report.html``).
     pdf_path : Path
-        The PDF written (``build/report.pdf``), replaced whole.
+        Replaced whole.
     chromium : str, default "chromium"
-        The browser executable.
 
     Returns
     -------
     Path
-        ``pdf_path``; a missing browser or a failed print is a RuntimeError saying so.
     """
     if shutil.which(chromium) is None:
         raise RuntimeError(f"{chromium} not found: install Debian's chromium package to print the report")
@@ -226,14 +205,13 @@ def write_pdf(html_path: Path, pdf_path: Path, *, chromium: str = "chromium") ->
 
 def row_pages(figures: Path, *, sections) -> dict[str, str]:
     """The further pages of every table longer than :data:`~vqalib.compendium.site_html.MAX_ROWS` rows
-    (``sections/<stem>-rows-<k>.html``, k from 2), so every row is on the site.
+    (``sections/<stem>-rows-<k>.html``).
 
     Parameters
     ----------
     figures : Path
-        The folder of saved tables.
     sections : list
-        :func:`vqalib.compendium.site.sections` (each item's notebook and registry entry).
+        :func:`vqalib.compendium.site.sections`.
 
     Returns
     -------
