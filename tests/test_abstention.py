@@ -250,7 +250,7 @@ def test_tables_5_and_26_on_the_release_match_the_committed_figures(vizwiz, tmp_
                         ("vizwiz-lf_table26_abstention_strategies", abstention_tables.table26(vanilla, per_source,
                                                                                               run_metrics))):
         written = report.save(report.compare(table, stem), stem, directory=tmp_path)
-        assert written.read_bytes() == (figures / f"{stem}.csv").read_bytes()
+        assert written.path.read_bytes() == (figures / f"{stem}.csv").read_bytes()
 
 
 def test_role_mix_alt_text_names_each_bars_failure_share():

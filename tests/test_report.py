@@ -123,22 +123,25 @@ def test_save_is_byte_identical_across_runs(tmp_path):
 def test_save_keeps_a_file_whose_model_derived_values_moved_within_tolerance(tmp_path, monkeypatch):
     """Another CPU's last-digit noise leaves the committed file as it is; anything else rewrites it, and so
     does any change on the machine that made the committed figures (there it can only be the code's)."""
-    import json
-
-    from vqalib.core import contract
+    from vqalib.core import contract, saved_by
 
     name = "commvqa_fig04_description_similarity"
     tol = registry.table(name).model_derived.tolerance("mean")
     frame = pd.DataFrame({"source": ["Human"], "condition": ["human"], "n_answers": [10], "missing_answers": [0],
                           "mean": [0.5], "sd": [0.1], "ci_low": [0.4], "ci_high": [0.6]})
-    path = report.save(frame, name, directory=tmp_path)
-    committed = path.read_bytes()
-    report.save(frame.assign(mean=0.5 + 0.9 * tol), name, directory=tmp_path)
+    saved = report.save(frame, name, directory=tmp_path)
+    assert saved.outcome == "written" and repr(saved) == f"Saved('{name}.csv', 'written')"
+    path, committed = saved.path, saved.path.read_bytes()
+    assert report.save(frame, name, directory=tmp_path).outcome == "unchanged"
+    log = tmp_path / "saves.jsonl"
+    monkeypatch.setenv(saved_by.LOG_ENV, str(log))  # as `vqalib reproduce` sets it for a kernel
+    assert report.save(frame.assign(mean=0.5 + 0.9 * tol), name, directory=tmp_path).outcome == "kept"
     assert path.read_bytes() == committed
-    kept = [json.loads(line) for line in (tmp_path / contract.KEPT_LOG).read_text().splitlines()]
-    assert kept == [{"file": f"{name}.csv", "cells": 1, "largest": pytest.approx(tol)}]
+    assert saved_by.logged() == [{"file": f"{name}.csv", "cell": None, "outcome": "kept", "cells": 1,
+                                  "largest": pytest.approx(tol)}]
+    monkeypatch.delenv(saved_by.LOG_ENV)
     monkeypatch.setenv(report.REWRITE_ENV, "1")
-    report.save(frame.assign(mean=0.5 + 0.9 * tol), name, directory=tmp_path)
+    assert report.save(frame.assign(mean=0.5 + 0.9 * tol), name, directory=tmp_path).outcome == "written"
     assert path.read_bytes() != committed
     monkeypatch.delenv(report.REWRITE_ENV)
     path.write_bytes(committed)
@@ -151,6 +154,46 @@ def test_save_keeps_a_file_whose_model_derived_values_moved_within_tolerance(tmp
     contract.write_provenance(tmp_path / contract.PROVENANCE_FILE, {"machine_signature": contract.machine_signature()})
     report.save(frame.assign(mean=0.5 + 0.9 * tol), name, directory=tmp_path)  # made here: the code changed
     assert path.read_bytes() != committed
+
+
+def test_a_figure_drawn_from_a_kept_table_is_kept_too(tmp_path, monkeypatch):
+    """The figure must match the committed numbers: kept when this run's log says a table it is drawn from was kept."""
+    from vqalib.core import saved_by
+
+    figure_files.use_style()
+    alt = "A straight line rising from the lower left to the upper right corner of the plot."
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    first = figure_files.save_figure(fig, "commvqa_fig02_pairwise_accuracy", directory=tmp_path, alt_text=alt)
+    before = first.png.read_bytes()
+    log = tmp_path / "saves.jsonl"
+    monkeypatch.setenv(saved_by.LOG_ENV, str(log))
+    for outcome, same in (("written", False), ("kept", True)):
+        log.write_text(f'{{"file": "commvqa_fig02_pairwise_accuracy.csv", "cell": 3, "outcome": "{outcome}"}}\n')
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [1, 0])
+        figure_files.save_figure(fig, "commvqa_fig02_pairwise_accuracy", directory=tmp_path, alt_text=alt)
+        assert (first.png.read_bytes() == before) is same, outcome
+        assert saved_by.logged()[-1] == {"file": "commvqa_fig02_pairwise_accuracy.png", "cell": None,
+                                         "outcome": "kept" if same else "written"}
+        before = first.png.read_bytes()
+
+
+def test_check_compares_saves_and_shows_the_agreement_then_the_cells_outside(paper_dir, tmp_path):
+    stem = "vizwiz-lf_table02_roles_by_answerability"
+    paper = report.load_paper_table("t", value="percent", directory=paper_dir)
+    ours = pd.DataFrame({"source": ["A", "A", "B"], "role": ["x", "y", "x"], "answerability": "all",
+                         "percent": [50.0, 16.0, 12.5]})
+    checked = report.check(ours, stem, value="percent", paper=paper, directory=tmp_path,
+                           then=lambda c: c.assign(extra=1))
+    assert checked.saved.outcome == "written" and "extra" in pd.read_csv(tmp_path / f"{stem}.csv")
+    assert checked.agreement == report.agreement_text(checked.compared, stem)
+    assert checked.outside["cell"].tolist() == ["A | y | all"]
+    assert repr(checked).startswith(checked.agreement + "\n") and "A | y | all" in repr(checked)
+    html = checked._repr_html_()
+    assert html.startswith("<p>") and html.index("</p>") < html.index("A | y | all")
+    again = report.check(checked.compared, stem, directory=tmp_path)  # a comparison made elsewhere: saved as it is
+    assert again.saved.outcome == "unchanged" and again.agreement == checked.agreement
 
 
 def test_save_figure_writes_png_pdf_and_alt_text(tmp_path):

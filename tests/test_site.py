@@ -146,18 +146,17 @@ def test_long_tables_are_paged_and_say_so():
     assert soup.select_one(".table-scroll")["tabindex"] == "0"  # a scrolling region keyboard users can reach
 
 
-def test_producing_cell_reads_the_stem_argument_of_save_calls():
-    a, b = "vizwiz-lf_table01_word_counts", "vizwiz-lf_validation_report"
-    cells = [nbformat.v4.new_code_cell(f'report.save(t, "{a}", directory=d)\nreport.compare(t, "{b}")'),
-             nbformat.v4.new_code_cell(f'for t, stem in ((x, "{b}"),):\n    report.save(t, stem, directory=d)'),
-             nbformat.v4.new_code_cell(f'print("{a}")')]
+def test_producing_cell_is_the_cell_the_record_names():
+    """The site links a result to the cell `vqalib reproduce` recorded (figures/SAVED_BY.json), not a source scan."""
+    cells = [nbformat.v4.new_code_cell("report.check(t, stem)"), nbformat.v4.new_code_cell("x")]
     for k, cell in enumerate(cells):
         cell.id, cell.execution_count = f"c{k}", k + 1
+    cells[1].execution_count = None
     nb = nbformat.v4.new_notebook(cells=cells)
-    assert site._saved_names(cells[0].source) == [f'"{a}"']
-    assert site._saved_names(cells[1].source) == ["stem"]
-    assert site.producing_cell(nb, a) == ("c0", "In [1]")  # the quoted stem argument, not a mere mention
-    assert site.producing_cell(nb, b) == ("c1", "In [2]")  # a loop over quoted stems
+    assert site.producing_cell(nb, {"notebook": "01_x", "cell": "c0"}) == ("c0", "In [1]")
+    assert site.producing_cell(nb, {"notebook": "01_x", "cell": "c1"}) == ("c1", "a cell")
+    assert site.producing_cell(nb, {"notebook": "01_x", "cell": "gone"}) is None  # edited since the run: no link
+    assert site.producing_cell(nb, None) is None
 
 
 def test_paper_view_shows_printed_and_ours_with_a_state_in_the_papers_layout():

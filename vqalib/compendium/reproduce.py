@@ -1,9 +1,5 @@
-"""Run the notebooks end to end (``vqalib reproduce``, `make reproduce`): every table and figure of the three papers.
-
-:func:`run` executes ``notebooks/NN_*.ipynb`` with papermill, in place (outputs are kept so a reviewer
-sees them rendered, figures inline), several at a time, longest first (:func:`schedule`), with live progress
-per running notebook and quiet kernels (:mod:`vqalib.compendium.progress`). The reviewer site is
-:mod:`vqalib.compendium.site`.
+"""Run the notebooks end to end (``vqalib reproduce``, `make reproduce`): every table and figure of the three papers,
+several notebooks at a time with papermill, in place, with live progress (:mod:`vqalib.compendium.progress`).
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ from pathlib import Path
 
 from vqalib.core.io import project_root, write_atomic
 from vqalib.compendium import status
-from vqalib.core import config
+from vqalib.core import config, saved_by
 
 KERNEL = "python3"
 # tqdm's "42%|████" bars and its notice that ipywidgets is absent: noise once a notebook has run
@@ -35,14 +31,13 @@ def notebook_paths(directory: Path | None = None, *, only: list[str] | None = No
     Parameters
     ----------
     directory : Path, optional
-        The notebook folder; default ``<project>/notebooks``.
+        Default ``<project>/notebooks``.
     only : list of str, optional
-        Name prefixes, e.g. ``["01", "05"]``; default every notebook.
+        Name prefixes, e.g. ``["01", "05"]``.
 
     Returns
     -------
     list of Path
-        The ``NN_*.ipynb`` files, sorted by name.
     """
     directory = directory or project_root() / "notebooks"
     paths = sorted(p for p in directory.glob("[0-9][0-9]_*.ipynb"))
@@ -52,10 +47,7 @@ def notebook_paths(directory: Path | None = None, *, only: list[str] | None = No
 
 
 def strip_run_metadata(path: Path) -> None:
-    """Drop per-run timestamps and durations, so an unchanged result rewrites an identical file.
-
-    Also drops papermill's absolute paths and the stderr outputs of progress bars, and joins split
-    stream outputs (:func:`coalesce_streams`).
+    """Drop run times, papermill's absolute paths and progress bars, so an unchanged result rewrites identical bytes.
 
     Parameters
     ----------
@@ -80,18 +72,16 @@ def strip_run_metadata(path: Path) -> None:
 
 
 def coalesce_streams(outputs: list) -> list:
-    """Join consecutive stream outputs of the same stream: the kernel flushes a print's text and its newline
-    as one message or two depending on timing, so without this a rerun can rewrite an identical result.
+    """Join consecutive outputs of the same stream (a print may arrive as one message or two, depending on timing).
 
     Parameters
     ----------
     outputs : list
-        A code cell's outputs (nbformat nodes); joined stream outputs are changed in place.
+        A code cell's outputs (nbformat nodes).
 
     Returns
     -------
     list
-        The outputs, each run of consecutive ``stdout`` (or ``stderr``) stream outputs as one.
     """
     merged = []
     for output in outputs:
@@ -104,33 +94,30 @@ def coalesce_streams(outputs: list) -> list:
 
 
 class NotebookFailed(RuntimeError):
-    """A notebook's cell raised: the message names the notebook, the cell, the error and where the partial output
-    and the kernel's log are."""
+    """A notebook's cell raised: the message names the notebook, the cell, the error and the logs."""
 
 
 def run_notebook(path: Path, *, output: Path | None = None, parameters: dict | None = None, progress=None,
                  kernel_log: Path | None = None) -> float:
-    """Execute one notebook with papermill (in place unless ``output``); return seconds taken.
+    """Execute one notebook with papermill (in place unless ``output``) and strip its run metadata; a failing cell
+    raises :class:`NotebookFailed` and leaves the target as it was.
 
     Parameters
     ----------
     path : Path
-        The notebook; it runs in its own folder, on the ``python3`` kernel.
     output : Path, optional
         Where the executed notebook is written; default ``path``.
     parameters : dict, optional
         Papermill parameters, e.g. ``{"smoke": True}``.
     progress : callable, optional
-        Called as each code cell starts (:func:`vqalib.compendium.progress.reporting`).
+        Called as each code cell starts.
     kernel_log : Path, optional
-        Where the kernel's own output goes (:func:`vqalib.compendium.progress.kernel_output_to`); default
-        ``build/logs/<notebook>.kernel.log``.
+        Where the kernel's own output goes; default ``build/logs/<notebook>.kernel.log``.
 
     Returns
     -------
     float
-        Wall-clock seconds, metadata stripping (:func:`strip_run_metadata`) included. A failing cell raises
-        :class:`NotebookFailed`.
+        Wall-clock seconds.
     """
     import papermill
 
@@ -200,11 +187,12 @@ def _start_worker(events, threads: int | None = None) -> None:
 
 
 def _run_in_worker(path: str, parameters: dict | None, threads: int | None = None,
-                   output: str | None = None) -> tuple[float, float, dict, float]:
-    """One notebook in a worker process: seconds taken, the peak memory (MB) of its kernel, the
-    thread variables its kernel started with and its CPU seconds. With ``threads``, the kernel's torch and BLAS
-    pools get that many threads (unless the user set them). The worker's event queue receives (name, event) as
-    cells start, each with the kernel's CPU seconds so far."""
+                   output: str | None = None) -> tuple[float, float, dict, float, list[dict], dict]:
+    """One notebook in a worker process: seconds, the kernel's peak MB, its thread variables, CPU seconds, the saves its
+    kernel logged and the cell id of each saved file (:mod:`vqalib.core.saved_by`). Cell events go to the queue.
+    """
+    import nbformat
+
     from vqalib.compendium.progress import KernelMeter
 
     events = _EVENTS
@@ -221,38 +209,38 @@ def _run_in_worker(path: str, parameters: dict | None, threads: int | None = Non
         if events is not None:
             events.put((stem, {**event, "cpu": cpu}))
 
+    # the kernel logs each save with its cell number (vqalib.core.saved_by): one log per worker, so per notebook
+    config.set_default(saved_by.LOG_ENV, str(project_root() / "build" / "saved_by" / f"{os.getpid()}.jsonl"))
+    log = Path(config.get(saved_by.LOG_ENV))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.unlink(missing_ok=True)
     seconds = run_notebook(Path(path), parameters=parameters, output=Path(output) if output else None,
                            progress=progress)
     peak, cpu = meter.result()
-    return seconds, peak, config.snapshot(config.POOL_VARIABLES), cpu
+    lines = saved_by.logged(log)
+    log.unlink(missing_ok=True)
+    cells = saved_by.cells(lines, nbformat.read(output or path, as_version=4))
+    return seconds, peak, config.snapshot(config.POOL_VARIABLES), cpu, lines, cells
 
 
 def schedule(paths: list[Path], *, last: dict, cold: dict, jobs: int, cores: int) -> tuple[list[Path], int | None]:
-    """The order to start notebooks in and the threads each kernel gets. Longest first, each notebook
-    judged by the longer of its last run here (``last``: build/reproduce_times.json) and its committed
-    cold time (``cold``: benchmarks/reproduce_times.json, written by `make bench`), so a warm run does not
-    reorder the cold schedule and a time from before a speed-up is forgotten after one run. With several
-    at once, each kernel gets ``cores // jobs`` threads (at least 1): two kernels with pools as wide as the
-    machine would fight for its cores (measured on 2 cores: 830 s cold with 2 threads each, 426 s with 1).
+    """The order to start notebooks in (longest first, by the longer of the last and the committed cold time) and the
+    threads per kernel (``cores // jobs``: two kernels with machine-wide pools fought for 2 cores, 830 s against 426 s).
 
     Parameters
     ----------
     paths : list of Path
-        The notebooks to run.
     last : dict
-        Notebook name -> ``{"seconds": ...}`` of the last run here; a notebook missing counts 0 s.
+        Notebook name -> ``{"seconds": ...}`` of the last run here (build/reproduce_times.json).
     cold : dict
-        Notebook name -> ``{"seconds": ...}`` of the committed cold run.
+        The same from the committed cold run (benchmarks/reproduce_times.json).
     jobs : int
-        Notebooks run at once.
     cores : int
-        CPU cores of the machine.
 
     Returns
     -------
     (order, threads) : tuple of (list of Path, int or None)
-        The notebooks, longest expected first, and the threads per kernel (None when ``jobs`` is 1: the
-        kernel's own default).
+        None threads when ``jobs`` is 1 (the kernel's default).
     """
     def expected(path: Path) -> float:
         return max(last.get(path.stem, {}).get("seconds", 0.0), cold.get(path.stem, {}).get("seconds", 0.0))
@@ -263,19 +251,15 @@ def schedule(paths: list[Path], *, last: dict, cold: dict, jobs: int, cores: int
 
 def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
             output_dir: Path | None = None, record_times: bool = True) -> dict[str, dict]:
-    """Execute ``paths`` (independent notebooks), ``jobs`` at a time (order, threads: :func:`schedule`), each in a
-    fresh kernel, showing each one's cell (:class:`vqalib.compendium.progress.Display`). Outputs do not depend on
-    ``jobs``. The first failing notebook cancels the rest and stops the run (``SystemExit``: :class:`NotebookFailed`'s
-    message); else times and per-cell times are merged into ``build/reproduce_times.json``.
+    """Execute ``paths``, ``jobs`` at a time, each in a fresh kernel; then write the record of which cell saved each
+    file (:mod:`vqalib.core.saved_by`) and list the tables kept. The first failure stops the run (``SystemExit``).
 
     Parameters
     ----------
     paths : list of Path
-        The notebooks.
     parameters : dict, optional
-        Papermill parameters given to every notebook.
+        Papermill parameters for every notebook (``figures_dir``: where the record goes).
     jobs : int, default 1
-        Notebooks run at once.
     output_dir : Path, optional
         Where the executed notebooks go; default in place.
     record_times : bool, default True
@@ -284,7 +268,7 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
     Returns
     -------
     dict of str to dict
-        Notebook name -> ``seconds``, ``peak_mb`` (the kernel's peak memory, MB) and ``thread_environment``.
+        Notebook name -> ``seconds``, ``peak_mb``, ``thread_environment`` and per-cell times.
     """
     import multiprocessing
     import queue as queues
@@ -298,6 +282,8 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
     cold = json.loads(measured.read_text(encoding="utf-8")) if measured.exists() else {}
     order, threads = schedule(paths, last=last, cold=cold, jobs=jobs, cores=os.cpu_count() or 1)
     done: dict[str, dict] = {}
+    saved: dict[str, dict] = {}  # notebook -> file -> the id of the cell that saved it
+    kept: list[dict] = []
     display = Display(last_cells={n: t.get("cells") for n, t in last.items() if isinstance(t, dict)})
     lock, stop = threading.Lock(), threading.Event()
     context = multiprocessing.get_context("spawn")
@@ -326,7 +312,7 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
             for future in as_completed(futures):
                 path = futures[future]
                 try:
-                    seconds, peak, pools, cpu = future.result()
+                    seconds, peak, pools, cpu, lines, saved[path.stem] = future.result()
                 except (NotebookFailed, OSError) as error:  # OSError: the worker could not write (a full disk)
                     for other in futures:
                         other.cancel()
@@ -341,9 +327,16 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
                 done[path.stem] = {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "peak_mb": round(peak),
                                    "thread_environment": pools, "cells": cells,
                                    "cells_cpu": [round(c, 2) for c in display.cell_cpu.get(path.stem, [])]}
+                kept += [line for line in lines if line["outcome"] == "kept" and "cells" in line]
         finally:
             stop.set()
             reader.join()
+    figures = Path((parameters or {}).get("figures_dir") or project_root() / "figures")
+    saved_by.write(figures, saved)  # only now, when every notebook ran
+    for note in sorted(kept, key=lambda n: n["file"]):  # model-derived values moved only within tolerance here
+        print(f"kept {os.path.relpath(figures / note['file'], project_root())}: {note['cells']} model-derived cell(s) "
+              f"moved within their declared tolerance (largest {note['largest']:.2g}); VQALIB_REWRITE_FIGURES=1 "
+              "rewrites it")
     times_path.parent.mkdir(parents=True, exist_ok=True)
     if record_times:  # a smoke run's times say nothing about the next full run's
         write_atomic(times_path, (json.dumps({**last, **done}, indent=1, sort_keys=True) + "\n").encode("utf-8"))
@@ -355,13 +348,13 @@ LOCK_FILE = "reproduce.lock"  # build/: one reproduce at a time per checkout
 
 @contextlib.contextmanager
 def exclusive(*, wait: bool = False):
-    """Hold ``build/reproduce.lock`` for the block: one ``reproduce`` at a time per checkout; a second is refused
-    with the holder named (pid and start), or waits with ``wait``.
+    """Hold ``build/reproduce.lock`` for the block: one ``reproduce`` at a time per checkout (a second is refused,
+    naming the holder).
 
     Parameters
     ----------
     wait : bool, default False
-        Block until the holder finishes instead of refusing.
+        Block until the holder finishes instead.
     """
     import fcntl
 
@@ -382,25 +375,19 @@ def exclusive(*, wait: bool = False):
 
 def run(*, only: list[str] | None = None, parameters: dict | None = None, jobs: int | None = None,
         wait: bool = False) -> dict:
-    """Execute the notebooks, in place, ``jobs`` at a time (``$VQALIB_REPRODUCE_JOBS``, default 2), then record
-    provenance (reproduction contract): ``build/provenance.json`` always (this run's machine), and
-    ``figures/PROVENANCE.json`` when a file in ``figures/`` changed, so the committed record describes the run
-    that made the committed figures. Returns each notebook's time and peak memory.
-
-    This is ``vqalib reproduce`` (`make reproduce`), which remakes every table and figure of the three papers in
-    ``figures/``; it also regenerates the README's status table (:func:`vqalib.compendium.status.update_readme_status`).
+    """``vqalib reproduce``: execute the notebooks in place, rewrite ``figures/``, record provenance (``build/`` always,
+    ``figures/PROVENANCE.json`` when a figure changed) and regenerate the README status table.
 
     Parameters
     ----------
     only : list of str, optional
-        Notebook name prefixes (:func:`notebook_paths`); default every notebook. None matching raises
-        ``SystemExit``.
+        Notebook name prefixes; a partial run writes under ``build/partial/`` only.
     parameters : dict, optional
-        Papermill parameters for every notebook, e.g. ``{"smoke": True}`` (``--smoke``).
+        Papermill parameters, e.g. ``{"smoke": True}`` (under ``build/smoke/`` only).
     jobs : int, optional
-        Notebooks run at once; default ``$VQALIB_REPRODUCE_JOBS``, else 2.
+        Default ``$VQALIB_REPRODUCE_JOBS``, else 2.
     wait : bool, default False
-        Wait for a reproduce already running in this checkout instead of refusing (:func:`exclusive`).
+        Wait for a reproduce running in this checkout instead of refusing.
 
     Returns
     -------
@@ -432,15 +419,17 @@ def _run_apart(paths: list[Path], *, parameters: dict, jobs: int, folder: str) -
 
 
 def model_work(*, data_dir: Path | None = None, jobs: int | None = None) -> dict[str, float]:
-    """The notebooks' model work before they run (:func:`vqalib.compendium.model_work.fill_caches`: step -> seconds)
-    on ``jobs`` fresh workers sharing the cores; their models' memory goes back when they end.
+    """The notebooks' model work, once before they run, on ``jobs`` workers (:mod:`vqalib.compendium.model_work`).
 
     Parameters
     ----------
     data_dir : Path, optional
-        The data folder the notebooks are given (None: the project's).
     jobs : int, optional
-        Worker processes; default ``$VQALIB_REPRODUCE_JOBS``, else 2.
+
+    Returns
+    -------
+    dict of str to float
+        Step -> seconds.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -464,19 +453,11 @@ def _run_committed(paths: list[Path], *, parameters: dict | None, jobs: int) -> 
 
     figures = project_root() / "figures"
     before = contract.figure_hashes(figures)
-    (figures / contract.KEPT_LOG).unlink(missing_ok=True)
     total = time.perf_counter()
     model_work(data_dir=(parameters or {}).get("data_dir"), jobs=jobs)
     # the provenance record reads torch's build: imported while the kernels run, not after them (about 2 s)
     threading.Thread(target=importlib.import_module, args=("torch",), daemon=True).start()
     timings = run_all(paths, parameters=parameters, jobs=jobs)
-    kept_log = figures / contract.KEPT_LOG
-    if kept_log.exists():  # tables whose model-derived values moved only within tolerance on this machine
-        for line in kept_log.read_text(encoding="utf-8").splitlines():
-            note = json.loads(line)
-            print(f"kept figures/{note['file']}: {note['cells']} model-derived cell(s) moved within their "
-                  f"declared tolerance (largest {note['largest']:.2g}); VQALIB_REWRITE_FIGURES=1 rewrites it")
-        kept_log.unlink()
     after = contract.figure_hashes(figures)
     changed = sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
     record = contract.provenance(hashes=after)

@@ -1,17 +1,6 @@
-"""The reviewer site (`make html`, audited by `make check-site`): the executed notebooks, every table of
-``figures/`` as an accessible HTML table and every figure, organised by paper and section, offline.
-
-Layout of ``build/html``::
-
-    index.html                 papers -> sections (one per notebook) -> tables and figures, with status labels
-    sections/<notebook>.html   each table (caption, header scope, units) and figure (short alt, long description
-                               linked by aria-describedby), each linked to the notebook cell that made it
-    notebooks/<notebook>.html  the rendered notebook; a cell that saves a table or figure links back to it
-    figures/                   the files of ``figures/`` (CSV, Markdown, PNG, PDF, alt text)
-    assets/                    one stylesheet (no scripts, fonts or CDN: the site works offline)
-
-Status labels come from the files themselves: "SIMULATED" from the file name, "not run" from a ``status``
-column, agreement counts from ``within_tolerance`` (:func:`vqalib.core.report.agreement_summary`).
+"""The reviewer site (`make html`, audited by `make check-site`), offline: ``index.html`` by paper and section,
+``sections/<notebook>.html`` (each table and figure, linked to the cell that saved it: ``figures/SAVED_BY.json``),
+``notebooks/<notebook>.html`` (the rendered notebook, linking back), ``papers/`` and ``figures/``.
 """
 
 from __future__ import annotations
@@ -27,12 +16,11 @@ import pandas as pd
 
 from vqalib.compendium import grades
 from vqalib.compendium.site_html import SITE, MAX_ROWS, NOT_RUN, SITE_TITLE, _badges, _e, html_table, page, status
-from vqalib.core import declarations, figure_files, registry, report, specs
+from vqalib.core import declarations, figure_files, registry, report, saved_by, specs
 from vqalib.core.io import project_root
 from vqalib.core.out_folders import replace_folder
 
 CODE_STYLE = "a11y-high-contrast-light"  # accessible-pygments: WCAG AAA code colours
-SAVE_CALL = re.compile(r"\b(?:report\.)?save(?:_figure)?\(")
 
 
 @dataclass
@@ -64,12 +52,11 @@ class Section:
 # --- reading the notebooks and figures ------------------------------------------------------
 
 def notebook_title(nb) -> str:
-    """The notebook's first Markdown H1 (page titles and links use it).
+    """The notebook's first Markdown H1 (page titles and links); none is a ValueError.
 
     Parameters
     ----------
     nb : nbformat.NotebookNode
-        The notebook; one without a Markdown H1 raises ``ValueError``.
 
     Returns
     -------
@@ -83,86 +70,45 @@ def notebook_title(nb) -> str:
     raise ValueError("notebook has no Markdown H1 title")
 
 
-def _saved_names(source: str) -> list[str]:
-    """The second argument (the stem) of each ``save(frame, stem, …)``/``save_figure(fig, stem, …)`` call
-    in a cell, as written: a quoted name, a variable or an expression."""
-    names = []
-    for match in SAVE_CALL.finditer(source):
-        depth, start = 0, None
-        for k in range(match.end(), len(source)):
-            ch = source[k]
-            if ch in "([{":
-                depth += 1
-            elif ch in ")]}":
-                if depth == 0:
-                    break
-                depth -= 1
-            elif ch == "," and depth == 0:
-                if start is not None:
-                    break
-                start = k + 1
-        if start is not None:
-            names.append(source[start:k].strip())
-    return names
-
-
-def producing_cell(nb, name: str, *, kind: str = "table") -> tuple[str, str] | None:
-    """The id and "In [k]" label of the code cell that saves ``name``: a save call whose stem argument
-    is the quoted name; else one whose stem is a variable, in a cell quoting the name (a loop over
-    stems) or, for a pattern entry (``…_*_means``), its last part. The last such cell, if several.
+def producing_cell(nb, entry: dict | None) -> tuple[str, str] | None:
+    """The id and "In [k]" label of the cell the record names (:mod:`vqalib.core.saved_by`), if it is in ``nb``.
 
     Parameters
     ----------
     nb : nbformat.NotebookNode
-    name : str
-        A file stem of ``figures/``, registered in the table registry (:mod:`vqalib.core.registry`).
-    kind : {"table", "figure"}, default "table"
-        Whether ``name`` is a registered table or figure.
+    entry : dict or None
+        The file's entry of ``figures/SAVED_BY.json``.
 
     Returns
     -------
-    (cell_id, label) : tuple of str, or None when no cell saves ``name``
+    (cell_id, label) : tuple of str, or None
     """
-    spec = registry.figure(name) if kind == "figure" else registry.table(name)
-    quoted = {f'"{name}"', f"'{name}'"}
-    tail = spec.stem.rsplit("*", 1)[1].lstrip("_") if "*" in spec.stem else None
-    best: dict[int, tuple[str, str]] = {}
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        stems = _saved_names(cell.source)
-        where = (cell.id, f"In [{cell.execution_count}]" if cell.execution_count else "a cell")
-        if quoted & set(stems):
-            best[0] = where
-        elif any(not s.startswith(("'", '"')) for s in stems) and (
-                any(q in cell.source for q in quoted) or (tail and f'"{tail}"' in cell.source)):
-            best[1] = where
-    return best.get(0) or best.get(1)
+    cell = next((c for c in nb.cells if entry and c.get("id") == entry["cell"] and c.cell_type == "code"), None)
+    if cell is None:
+        return None
+    return cell.id, f"In [{cell.execution_count}]" if cell.execution_count else "a cell"
 
 
 def sections(*, notebooks: Path, figures: Path) -> list[Section]:
-    """Every notebook with the tables and figures it saved, in the order its cells made them.
+    """Every notebook with the tables and figures it saved (those its registry entries name), in the order its cells
+    made them (an item without a recorded cell last).
 
     Parameters
     ----------
     notebooks : Path
-        The notebook folder (its notebooks as :func:`vqalib.compendium.reproduce.notebook_paths` lists them).
     figures : Path
-        The saved tables (``*.csv``) and figures (``*.png``); each belongs to the notebook its registry entry
-        names (:mod:`vqalib.core.registry`).
+        The saved tables (``*.csv``), figures (``*.png``) and ``SAVED_BY.json``.
 
     Returns
     -------
     list of Section
-        One per notebook, in notebook order: its title (:func:`notebook_title`), the paper most of its items
-        are from ("" without items) and its items, ordered by producing cell (:func:`producing_cell`; an item
-        whose cell is not found comes last), tables before figures, then by name.
     """
     import nbformat
 
     from vqalib.compendium.reproduce import notebook_paths
 
     files = sorted([(p.stem, "table") for p in figures.glob("*.csv")] + [(p.stem, "figure") for p in figures.glob("*.png")])
+    record = saved_by.read(figures)
     out = []
     for path in notebook_paths(notebooks):
         nb = nbformat.read(path, as_version=4)
@@ -172,8 +118,8 @@ def sections(*, notebooks: Path, figures: Path) -> list[Section]:
             spec = registry.figure(name) if kind == "figure" else registry.table(name)
             if spec.notebook != path.stem:
                 continue
-            where = producing_cell(nb, name, kind=kind)
             suffixes = (".png", ".pdf", ".alt.txt") if kind == "figure" else (".csv", ".md")
+            where = producing_cell(nb, record.get(f"{name}{suffixes[0]}"))
             items.append(Item(name=name, spec=spec, kind=kind, cell_id=where[0] if where else None,
                               cell_label=where[1] if where else "",
                               files=[f"{name}{s}" for s in suffixes if (figures / f"{name}{s}").exists()]))
@@ -194,23 +140,19 @@ def _made_in(item: Item, section: Section) -> str:
 
 
 def table_section(item: Item, section: Section, figures: Path) -> tuple[str, str, str]:
-    """(html, css kind, label) of one table on a section page.
+    """One table on a section page: heading, badges (a compared table's grade), notes, the producing cell, downloads and
+    the accessible HTML table.
 
     Parameters
     ----------
     item : Item
-        A table (``kind == "table"``).
     section : Section
-        The notebook that made it, linked from the table.
     figures : Path
-        The folder holding ``<item.name>.csv``.
 
     Returns
     -------
     (html, kind, label) : tuple of str
-        The table's ``<section>`` (heading; badges: :func:`~vqalib.compendium.site_html.status`, or a compared
-        table's :func:`~vqalib.compendium.grades.grade`; a simulated or not-run note, the producing cell, downloads,
-        :func:`~vqalib.compendium.site_html.html_table`); then the badge's kind and label, for the index.
+        The ``<section>``, then the badge's kind and label (for the index).
     """
     frame = pd.read_csv(figures / f"{item.name}.csv")
     if item.spec.compared and "*" not in item.spec.stem and "SIMULATED" not in item.name:  # the summary's grade
@@ -247,23 +189,17 @@ def table_section(item: Item, section: Section, figures: Path) -> tuple[str, str
 
 
 def figure_section(item: Item, section: Section, figures: Path) -> tuple[str, str, str]:
-    """(html, css kind, label) of one figure: short alt on the image, the long description in a
-    disclosure referenced by ``aria-describedby`` (read once, not repeated in a caption).
+    """One figure: short alt on the image, the long description in a disclosure referenced by ``aria-describedby``.
 
     Parameters
     ----------
     item : Item
-        A figure (``kind == "figure"``); its short alt is :func:`vqalib.core.figure_files.short_alt`.
     section : Section
-        The notebook that made it, linked from the figure.
     figures : Path
-        The folder holding ``<item.name>.png``, ``.pdf`` and ``.alt.txt`` (the long description).
 
     Returns
     -------
     (html, kind, label) : tuple of str
-        The figure's ``<section>``; then "simulated" and "SIMULATED data" for simulated data, else "result"
-        and "Figure".
     """
     long = (figures / f"{item.name}.alt.txt").read_text(encoding="utf-8").strip()
     kind, label = ("simulated", "SIMULATED data") if "SIMULATED" in item.name else ("result", "Figure")
@@ -280,23 +216,17 @@ def figure_section(item: Item, section: Section, figures: Path) -> tuple[str, st
 
 
 def section_page(section: Section, figures: Path) -> tuple[str, list[tuple[Item, str, str]]]:
-    """The results page of one notebook, and each item's status (for the index).
-
-    A figure the registry gives the notebook but that has no image this time (its data are "not run") is
-    listed as not drawn.
+    """The results page of one notebook (a registered figure without an image is listed as not drawn).
 
     Parameters
     ----------
     section : Section
-        The notebook and its items (:func:`sections`).
     figures : Path
-        The saved tables and figures.
 
     Returns
     -------
     (html, states) : tuple of str and list of (Item, str, str)
-        The page (``sections/<notebook>.html``) and, per item in page order, ``(item, kind, label)`` of
-        :func:`table_section` or :func:`figure_section`.
+        The page and each item's ``(item, kind, label)``, for the index.
     """
     parts, states = [], []
     for item in section.items:
@@ -318,21 +248,18 @@ def section_page(section: Section, figures: Path) -> tuple[str, list[tuple[Item,
 
 
 def notebook_page(path: Path, section: Section) -> str:
-    """The rendered notebook (nbconvert's ``basic`` template, no scripts), with cell anchors, table
-    semantics, figures from ``figures/`` instead of inline data, and links from each producing cell
-    to its result.
+    """The rendered notebook (nbconvert's ``basic`` template, no scripts) with cell anchors, table semantics, figures
+    loaded from ``figures/`` and, after each producing cell, links to what it saved.
 
     Parameters
     ----------
     path : Path
-        The executed notebook (``.ipynb``).
+        The executed notebook.
     section : Section
-        Its section (:func:`sections`): the items whose producing cells get a link.
 
     Returns
     -------
     str
-        The page (``notebooks/<notebook>.html``).
     """
     import nbformat
     from bs4 import BeautifulSoup
@@ -377,24 +304,21 @@ def notebook_page(path: Path, section: Section) -> str:
 
 def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, str, str]]], *,
                scorecards: list[tuple[str, str]] = (), opening: str = "") -> str:
-    """Papers, then their sections (notebooks), then each table and figure with its status label.
+    """``index.html``: the opening, then the papers, their sections and each table and figure with its status label.
 
     Parameters
     ----------
     all_sections : list of Section
-        :func:`sections` output, listed under the papers of :func:`vqalib.core.declarations.papers` in their order (a
-        paper without sections is left out).
     states : dict of str to list of (Item, str, str)
-        Per notebook stem, the items' ``(item, kind, label)`` from :func:`section_page`.
+        Per notebook, :func:`section_page`'s states.
     scorecards : sequence of (str, str), default ()
-        ``(href, title)`` of the scorecards found (:func:`vqalib.compendium.scorecard_files.scorecard_pages`), listed after the papers.
+        ``(href, title)`` of the scorecards, listed last.
     opening : str, default ""
-        HTML after the lede: the summary and sources (:func:`vqalib.compendium.site_report.opening`).
+        HTML after the lede (:func:`vqalib.compendium.site_report.opening`).
 
     Returns
     -------
     str
-        ``index.html``.
     """
     parts = [f"<h1>{_e(SITE_TITLE)}</h1>",
              '<p class="lede">Every table and figure of three papers on visual question answering for blind and '
@@ -427,14 +351,13 @@ def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, s
 
 
 def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Path | None = None) -> Path:
-    """Write the site into ``out`` (default ``build/html``) from the committed notebooks and ``figures/``.
+    """Write the site into ``out`` (default ``build/html``, swapped in whole) from the notebooks and ``figures/``.
 
     Parameters
     ----------
     out : Path, optional
-        The site folder: written beside and swapped in whole; an existing folder must be a site (``SITE``).
     notebooks, figures : Path, optional
-        The notebook folder and the saved tables and figures; default ``notebooks/``, ``figures/``.
+        Default ``notebooks/`` and ``figures/``.
 
     Returns
     -------
@@ -483,16 +406,15 @@ def check(*, site: Path, out: Path, timeout: float | None = None) -> int:
     Parameters
     ----------
     site : Path
-        The built site (:func:`build`).
     out : Path
         The folder for the report and screenshots.
     timeout : float, optional
-        Base of each page's time limit, s (``check.mjs --timeout``: default 60, plus 5 s per 1000 elements).
+        Base of each page's time limit, s.
 
     Returns
     -------
     int
-        The audit's exit status: 0 every page passes, 1 a page fails, 2 a setup or internal error.
+        0 every page passes, 1 a page fails, 2 a setup or internal error.
     """
     shots = ("index.html", "notebooks/02_functional_roles.html", "papers/vizwiz-lf_table04_automatic_eval.html")
     command = ["node", str(project_root() / "site-check" / "check.mjs"), "--site", str(site), "--out", str(out),

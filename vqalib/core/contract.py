@@ -35,6 +35,7 @@ from vqalib.core import config
 from vqalib.core import data_registry
 from vqalib.core import encoders
 from vqalib.core import registry
+from vqalib.core import saved_by
 from vqalib.core import specs
 
 
@@ -158,8 +159,8 @@ def compare_dirs(committed: Path, fresh: Path) -> list[Move]:
     Parameters
     ----------
     committed, fresh : Path
-        The two folders. Hidden files and ``PROVENANCE.json`` are skipped, Markdown tables are judged through
-        their CSV, and a file without a registry entry is a move.
+        The two folders. Hidden files, ``PROVENANCE.json`` and ``SAVED_BY.json`` are skipped, Markdown tables are
+        judged through their CSV, and a file without a registry entry is a move.
 
     Returns
     -------
@@ -171,7 +172,7 @@ def compare_dirs(committed: Path, fresh: Path) -> list[Move]:
     moves: list[Move] = []
     tolerated_tables: set[str] = set()
     for name in [n for n in names if n.endswith(".csv")] + [n for n in names if not n.endswith(".csv")]:
-        if name.startswith(".") or name == PROVENANCE_FILE:
+        if name.startswith(".") or name in (PROVENANCE_FILE, saved_by.FILE):
             continue
         a, b = committed / name, fresh / name
         if not a.exists() or not b.exists():
@@ -303,11 +304,8 @@ def made_here(folder: Path) -> bool:
         return False
 
 
-KEPT_LOG = ".kept.jsonl"  # in a figures folder, git-ignored: what report.save kept, for make reproduce to print
-
-
 def figure_hashes(folder: Path) -> dict[str, str]:
-    """SHA-256 of every file of a figures folder but the provenance record itself (and hidden files).
+    """SHA-256 of every file of a figures folder but the records about it (provenance, SAVED_BY.json) and hidden files.
 
     Parameters
     ----------
@@ -322,7 +320,7 @@ def figure_hashes(folder: Path) -> dict[str, str]:
     from vqalib.core.io import sha256_of
 
     return {p.name: sha256_of(p) for p in sorted(Path(folder).iterdir())
-            if p.is_file() and p.name != PROVENANCE_FILE and not p.name.startswith(".")}
+            if p.is_file() and p.name not in (PROVENANCE_FILE, saved_by.FILE) and not p.name.startswith(".")}
 
 
 def package_version(name: str) -> str | None:

@@ -1,9 +1,5 @@
-"""The one place that writes figures: PNG + PDF in one colour-blind-safe style, each with an alt text file beside it.
-
-ARCHITECTURE.md, "Data flow": a figure is saved as ``figures/<name>.png`` and ``.pdf`` with its long
-description in ``figures/<name>.alt.txt``, after a WCAG contrast check of every text; the notebooks show
-it inline from the saved file (:class:`SavedFigure`). The tables the figures are drawn from are written by
-:mod:`vqalib.core.report`.
+"""The one place that writes figures: PNG + PDF in one colour-blind-safe style after a WCAG contrast check, with the
+long description in ``figures/<name>.alt.txt`` (ARCHITECTURE.md, "Data flow"); notebooks show the saved file inline.
 """
 
 from __future__ import annotations
@@ -20,28 +16,26 @@ import matplotlib
 matplotlib.use("Agg")  # headless: figures are written to files, notebooks show them inline
 import matplotlib.pyplot as plt  # noqa: E402
 
-from vqalib.core import registry  # noqa: E402
+from vqalib.core import registry, saved_by  # noqa: E402
 from vqalib.core.plots import contrast  # noqa: E402
 from vqalib.core.plots import style  # noqa: E402
 from vqalib.core.io import write_atomic  # noqa: E402
-from vqalib.core.report import _KEPT, figures_dir  # noqa: E402
+from vqalib.core.report import figures_dir  # noqa: E402
 
 
 def use_style() -> None:
-    """The compendium's one figure style: :func:`vqalib.core.plots.style.use_style` (notebooks call it from here)."""
+    """The compendium's one figure style (:func:`vqalib.core.plots.style.use_style`)."""
 
     style.use_style()
 
 
 def short_alt(name: str) -> str:
-    """The figure's short alt text (a name, not a description): its registry title, the paper figure it
-    reproduces and, for a simulated study, that the data are simulated. The long description lives in
-    ``figures/<name>.alt.txt`` and is linked to the image by ``aria-describedby`` (HTML).
+    """The figure's short alt text: its registry title, the paper figure it reproduces, and "SIMULATED data" if so.
 
     Parameters
     ----------
     name : str
-        The figure's registry stem; ``SIMULATED`` in it marks simulated data.
+        The figure's registry stem.
 
     Returns
     -------
@@ -58,11 +52,9 @@ def short_alt(name: str) -> str:
 
 @dataclass
 class SavedFigure:
-    """What :func:`save_figure` wrote. As a cell's value it shows the saved PNG inline, with the short
-    alt on the image and the long description as its caption: ``text/html`` for JupyterLab, nbconvert
-    and notebook viewers, ``image/png`` (alt in its metadata) for viewers that show images only. Both
-    embed the bytes of the file in ``figures/``, so the notebook shows exactly the committed figure and
-    a rerun writes identical outputs."""
+    """What :func:`save_figure` wrote; shown in a notebook as the saved PNG (short alt on the image, the long
+    description as its caption), so the notebook holds exactly the committed figure.
+    """
 
     png: Path
     pdf: Path
@@ -92,19 +84,18 @@ class SavedFigure:
 
 def save_figure(fig: plt.Figure, name: str, *, alt_text: str,
                 directory: str | Path | None = None) -> SavedFigure:
-    """Write ``figures/<name>.png``, ``.pdf`` and ``.alt.txt`` (the long description for screen readers) after checking
-    every text of ``fig`` reaches WCAG's 4.5:1 contrast (:func:`vqalib.core.plots.contrast.contrast_problems`), and
-    close ``fig`` (so a notebook shows the figure once, from the returned :class:`SavedFigure`).
+    """Write ``figures/<name>.png``, ``.pdf`` and ``.alt.txt`` after checking every text's contrast (WCAG 4.5:1), and
+    close ``fig``.
 
-    A figure drawn from a table that :func:`vqalib.core.report.save` kept (model noise within tolerance) is kept too,
-    so its image matches the committed numbers.
+    A figure drawn from a table :func:`vqalib.core.report.save` kept in this run (logged by
+    :mod:`vqalib.core.saved_by`) is kept too, so its image matches the committed numbers.
 
     Parameters
     ----------
     fig : Figure
     name : str
     alt_text : str
-        The long description, at least 10 words (else a ValueError).
+        The long description, at least 10 words.
     directory : str or Path, optional
 
     Returns
@@ -120,8 +111,11 @@ def save_figure(fig: plt.Figure, name: str, *, alt_text: str,
         raise ValueError(f"figure {name!r}: text below {contrast.MIN_CONTRAST}:1 contrast: " + "; ".join(problems))
     out = figures_dir(directory)
     png, pdf, alt = out / f"{name}.png", out / f"{name}.pdf", out / f"{name}.alt.txt"
-    kept = any(fnmatch.fnmatchcase(stem, pattern) for stem in _KEPT for pattern in spec.data)
-    if not (kept and png.exists() and pdf.exists() and alt.exists()):
+    outcomes = {line["file"]: line["outcome"] for line in saved_by.logged()}  # a file's last save wins
+    kept_tables = [Path(file).stem for file, outcome in outcomes.items() if outcome == "kept"]
+    kept = (any(fnmatch.fnmatchcase(stem, pattern) for stem in kept_tables for pattern in spec.data)
+            and png.exists() and pdf.exists() and alt.exists())
+    if not kept:
         # each file replaced whole (rendered in memory, then a rename): a killed run never leaves half an image
         for path, metadata in ((png, {"Software": None}), (pdf, {"CreationDate": None, "Creator": None, "Producer": None})):
             buffer = io.BytesIO()
@@ -129,12 +123,12 @@ def save_figure(fig: plt.Figure, name: str, *, alt_text: str,
             write_atomic(path, buffer.getvalue())
         write_atomic(alt, (alt_text.strip() + "\n").encode("utf-8"))
     plt.close(fig)
+    saved_by.log(png, "kept" if kept else "written")
     return SavedFigure(png=png, pdf=pdf, alt_path=alt, alt_text=alt.read_text(encoding="utf-8").strip())
 
 
 def remove_figure(name: str, *, directory: str | Path | None = None) -> list[Path]:
-    """Delete ``figures/<name>.png``, ``.pdf`` and ``.alt.txt`` if present (a figure that is "not run"
-    this time must not leave an earlier run's image behind); return what was deleted.
+    """Delete ``figures/<name>.png``, ``.pdf`` and ``.alt.txt`` if present (a figure "not run" this time).
 
     Parameters
     ----------
@@ -144,6 +138,7 @@ def remove_figure(name: str, *, directory: str | Path | None = None) -> list[Pat
     Returns
     -------
     list of Path
+        What was deleted.
     """
     out = figures_dir(directory)
     removed = [p for p in (out / f"{name}.png", out / f"{name}.pdf", out / f"{name}.alt.txt") if p.exists()]

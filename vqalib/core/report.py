@@ -1,34 +1,29 @@
-"""The one place that writes tables, and sets paper values beside ours.
-
-ARCHITECTURE.md, "Data flow": a reproduced paper table is saved as ``figures/<paper>_<table-id>.csv`` (+ ``.md``),
-keyed like its counterpart in ``data/paper/`` (copied from ``shared/paper_tables/``), with the columns ``reproduced``,
-``paper``, ``diff`` and ``within_tolerance`` added. Figures are written by :mod:`vqalib.core.figure_files`.
+"""The one place that writes tables (``figures/<stem>.csv`` + ``.md``, keyed like ``data/paper/<stem>.csv``) and sets
+paper values beside ours (ARCHITECTURE.md, "Data flow"); figures are written by :mod:`vqalib.core.figure_files`.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import json
+import html
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
-from vqalib.core import config, registry, specs
+from vqalib.core import config, registry, saved_by, specs
 from vqalib.core.io import project_root
 from vqalib.core.evidence import UNEXPLAINED
 
 
 def figures_dir(path: str | Path | None = None) -> Path:
-    """``path`` or ``<project>/figures``, created if needed.
+    """The folder tables and figures are written to (default ``<project>/figures``), created if needed.
 
     Parameters
     ----------
     path : str or Path, optional
-
-    Returns
-    -------
-    Path
     """
     out = Path(path) if path is not None else project_root() / "figures"
     out.mkdir(parents=True, exist_ok=True)
@@ -42,15 +37,13 @@ def paper_dir() -> Path:
 
 def load_paper_table(stem: str, *, value: str | list[str], directory: str | Path | None = None,
                      var_name: str = "statistic") -> pd.DataFrame:
-    """Read ``data/paper/<stem>.csv``; adds ``paper`` (float) and ``paper_decimals``
-    (digits after the point as printed, used to compare at the paper's precision).
+    """Read ``data/paper/<stem>.csv`` with ``paper`` (float) and ``paper_decimals`` (digits printed after the point).
 
     Parameters
     ----------
     stem : str
     value : str or list of str
-        The printed column(s), replaced by ``paper``. With several (Table 1's mean and SD) the table is made
-        long: one row per non-blank cell, the column name in ``var_name``.
+        The printed column(s); several make the table long, their names in ``var_name``.
     directory : str or Path, optional
         Default ``data/paper``.
     var_name : str, default "statistic"
@@ -82,8 +75,7 @@ def load_paper_table(stem: str, *, value: str | list[str], directory: str | Path
 
 def compare(reproduced: pd.DataFrame, stem: str, *, value: str = "value",
             paper: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Set each reproduced cell beside the paper's, as the registry entry ``stem`` declares (every
-    reproduced paper table; :mod:`vqalib.core.registry`).
+    """Set each reproduced cell beside the paper's, as the registry entry ``stem`` declares (every paper table).
 
     Parameters
     ----------
@@ -92,17 +84,13 @@ def compare(reproduced: pd.DataFrame, stem: str, *, value: str = "value",
     stem : str
     value : str, default "value"
     paper : DataFrame, optional
-        Default the entry's ``data/paper`` table (:func:`load_paper_table`).
+        Default the entry's ``data/paper`` table.
 
     Returns
     -------
     DataFrame
-        The paper's key columns first, then ``relation`` (``same``, ``analogous``, ``fitted``, ``self-input``),
-        ``reproduced`` (full precision), ``paper``, ``diff`` = reproduced rounded to the paper's printed precision
-        minus paper, ``tolerance`` (the entry's rule in the units of the cell's printed column) and
-        ``within_tolerance`` = |diff| <=
-        tolerance, for ``same`` cells only (a cell of another relation is never counted as reproduced).
-        Self-input cells get ``consistent`` instead. Cells on one side only are kept, never dropped.
+        The paper's keys, ``relation``, ``reproduced``, ``paper``, ``diff`` (at the paper's printed precision),
+        ``tolerance``, ``within_tolerance`` (``same`` cells only) and, for ``self-input`` cells, ``consistent``.
     """
     spec = registry.table(stem)
     if not spec.compared:
@@ -145,26 +133,21 @@ def compare(reproduced: pd.DataFrame, stem: str, *, value: str = "value",
 
 def outside(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame | None = None,
             include_unjudged: bool = False) -> pd.DataFrame:
-    """Cells of a comparison (:func:`compare`) outside the registry's tolerance, with the known reason
-    if any: ``same`` cells not within tolerance, and ``self-input`` cells not consistent; with
-    ``include_unjudged``, also ``analogous`` and ``fitted`` cells farther from the paper than the
-    tolerance (not judged, but their difference is explained too).
+    """The cells outside the registry's tolerance (``same`` not within, ``self-input`` not consistent), with reasons.
 
     Parameters
     ----------
     comparison : DataFrame
     stem : str
     known : DataFrame, optional
-        Default ``data/paper/known_differences.csv`` (columns ``table``, ``cell``, ``explanation``); ``cell`` is
-        the entry's cell keys joined by `` | ``, or a shell-style pattern (``* | BERTScore | * | *``) that
-        explains every cell it matches; exact cells win.
+        Default ``data/paper/known_differences.csv`` (an exact ``cell`` wins over a shell pattern).
     include_unjudged : bool, default False
+        Also ``analogous`` and ``fitted`` cells farther from the paper than the tolerance.
 
     Returns
     -------
     DataFrame
-        ``cell``, ``relation``, ``reproduced``, ``paper``, ``diff``, ``explanation`` and ``evidence`` (the cited
-        cells, or "unexplained": :mod:`vqalib.core.evidence`).
+        ``cell``, ``relation``, ``reproduced``, ``paper``, ``diff``, ``explanation``, ``evidence``.
     """
     spec = registry.table(stem)
     bad = _flags(comparison["within_tolerance"]).eq(False)
@@ -187,8 +170,7 @@ NOT_EXPLAINED = "not explained yet"
 
 def explain(cells: pd.Series, *, table: str, known: pd.DataFrame | None = None,
             column: str = "explanation") -> pd.Series:
-    """The known reason of each cell of ``table`` (``data/paper/known_differences.csv``), else
-    :data:`NOT_EXPLAINED`.
+    """The known reason of each cell of ``table`` (``data/paper/known_differences.csv``), else :data:`NOT_EXPLAINED`.
 
     Parameters
     ----------
@@ -196,14 +178,12 @@ def explain(cells: pd.Series, *, table: str, known: pd.DataFrame | None = None,
         Cell labels: the entry's cell keys joined by `` | ``.
     table : str
     known : DataFrame, optional
-        Default :func:`load_known_differences`; an exact ``cell`` wins over a shell-style pattern.
     column : str, default "explanation"
-        ``explanation``, or ``evidence`` (:mod:`vqalib.core.evidence`; "" when the file has none).
+        Or ``evidence`` ("" when the file has none).
 
     Returns
     -------
     Series
-        The column's text per cell; :data:`NOT_EXPLAINED` where no row matches.
     """
     if known is None:
         known = load_known_differences()
@@ -222,17 +202,11 @@ def explain(cells: pd.Series, *, table: str, known: pd.DataFrame | None = None,
 
 
 def explained_cells(off: pd.DataFrame) -> pd.Series:
-    """Which cells of :func:`outside` are explained with committed evidence (README status, site).
+    """Which cells of :func:`outside` a known difference explains with committed evidence.
 
     Parameters
     ----------
     off : DataFrame
-        :func:`outside` output (``explanation``, ``evidence``).
-
-    Returns
-    -------
-    Series
-        True where a known difference explains the cell and its evidence is not "unexplained".
     """
     evidence = off["evidence"].fillna("").astype(str).str.strip()
     return off["explanation"].ne(NOT_EXPLAINED) & evidence.ne(UNEXPLAINED)
@@ -244,29 +218,22 @@ def load_known_differences(directory: str | Path | None = None) -> pd.DataFrame:
     Parameters
     ----------
     directory : str or Path, optional
-        Default ``data/paper``.
-
-    Returns
-    -------
-    DataFrame
     """
     return pd.read_csv(Path(directory or paper_dir()) / "known_differences.csv", dtype=str)
 
 
 def agreement_summary(comparison: pd.DataFrame) -> dict:
-    """Counts behind "N of M cells within tolerance": only ``same`` cells are judged.
+    """Counts behind "N of M cells within tolerance" (only ``same`` cells are judged).
 
     Parameters
     ----------
     comparison : DataFrame
-        :func:`compare` output.
 
     Returns
     -------
     dict
-        ``compared``, ``within``, ``outside``, ``only_reproduced``, ``only_paper``, the count of each
-        non-``same`` relation, ``fitted_within`` (fitted cells within the tolerance: reached by a fitted protocol,
-        not reproduced), and ``consistent`` when the comparison has that column.
+        ``compared``, ``within``, ``outside``, ``only_reproduced``, ``only_paper``, each other relation,
+        ``fitted_within`` and ``consistent`` (when the column exists).
     """
     compared = comparison["within_tolerance"].notna()
     n_ok = int(comparison["within_tolerance"].eq(True).sum())
@@ -292,22 +259,18 @@ def _flags(column: pd.Series) -> pd.Series:
 
 
 def agreement_counts(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame | None = None) -> dict:
-    """The counts behind a table's agreement (in memory or read from ``figures/``): the README status table's and
-    the reviewer site's one source.
+    """The counts behind a table's agreement, in memory or read from ``figures/`` (README status table, site).
 
     Parameters
     ----------
     comparison : DataFrame
     stem : str
     known : DataFrame, optional
-        As in :func:`outside`.
 
     Returns
     -------
     dict
-        :func:`agreement_summary` with ``explained`` and ``unexplained`` (the ``same`` cells outside, with and
-        without evidence), ``not_counted`` (cells of another relation) and ``not_run`` (rows whose status
-        starts "not run").
+        :func:`agreement_summary` with ``explained``, ``unexplained``, ``not_counted`` and ``not_run``.
     """
     frame = comparison.assign(within_tolerance=_flags(comparison["within_tolerance"]))
     frame = frame.assign(consistent=_flags(frame["consistent"])) if "consistent" in frame else frame
@@ -322,13 +285,13 @@ def agreement_counts(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame
 
 
 def agreement_text(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame | None = None) -> str:
-    """One sentence on how a reproduced table agrees with the paper (:func:`agreement_counts`): the notebooks
-    print it and the README status table is made of it.
+    """One sentence on how a reproduced table agrees with the paper (notebooks, README status table).
 
     Parameters
     ----------
-    comparison, stem, known
-        As in :func:`agreement_counts`.
+    comparison : DataFrame
+    stem : str
+    known : DataFrame, optional
 
     Returns
     -------
@@ -357,16 +320,14 @@ def agreement_text(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame |
 
 def wide(comparison: pd.DataFrame, *, index: str | list[str], columns: str | list[str],
          values: str = "reproduced", decimals: int | None = None) -> pd.DataFrame:
-    """A tidy comparison pivoted into the paper's layout, keeping the order of appearance.
+    """A tidy comparison pivoted into the paper's layout, in order of appearance.
 
     Parameters
     ----------
     comparison : DataFrame
     index, columns : str or list of str
-        The key columns that become the rows and the columns.
     values : str, default "reproduced"
     decimals : int, optional
-        Round to this many decimals; default no rounding.
 
     Returns
     -------
@@ -384,20 +345,18 @@ def wide(comparison: pd.DataFrame, *, index: str | list[str], columns: str | lis
 
 
 def not_run_rows(cells: pd.DataFrame, *, reason: str) -> pd.DataFrame:
-    """The cells of a table that could not run, each saying why and how to enable it (every "not run" row).
+    """The cells of a table that could not run, each saying why and how to enable it.
 
     Parameters
     ----------
     cells : DataFrame
-        One row per cell, with the table's key columns (may be empty; its columns are kept).
+        One row per cell, with the table's key columns.
     reason : str
-        Why the cells have no value and what would enable them; ``"not run: "`` is put before it unless it starts
-        with ``"not run"``.
+        Prefixed with ``"not run: "`` unless it starts with ``"not run"``.
 
     Returns
     -------
     DataFrame
-        ``cells`` with a ``status`` column, on a fresh index.
     """
     status = reason if reason.startswith("not run") else f"not run: {reason}"
     return cells.assign(status=status).reset_index(drop=True)
@@ -409,85 +368,125 @@ def not_run(reason: str, *, enable: str) -> pd.DataFrame:
     Parameters
     ----------
     reason : str
-        Why, after ``"not run: "`` in the ``status`` column.
     enable : str
         The ``how to enable`` column.
-
-    Returns
-    -------
-    DataFrame
     """
     return pd.DataFrame([{"status": f"not run: {reason}", "how to enable": enable}])
 
 
 REWRITE_ENV = "VQALIB_REWRITE_FIGURES"  # "1": write every table and figure even if only model noise moved
-_KEPT: set[str] = set()  # tables this process kept because model-derived values moved only within tolerance
 
 
-def save(frame: pd.DataFrame, stem: str, *, directory: str | Path | None = None, title: str | None = None) -> Path:
-    """Write ``figures/<stem>.csv`` and ``.md`` as the registry entry ``stem`` declares (title,
-    precision); return the CSV path.
+@dataclass(frozen=True)
+class Saved:
+    """What :func:`save` did: ``outcome`` is "written", "kept" or "unchanged"."""
 
-    Floats are written with a fixed number of decimals and ``\\n`` line endings, so two runs give
-    byte-identical files. On a machine other than the one that made the figures in ``directory``
-    (:func:`vqalib.core.contract.made_here`), a file that differs only in model-derived columns, within the
-    tolerances the registry declares (another CPU's rounding), is kept: ``make reproduce`` then leaves
-    ``git status`` clean, and lists what it kept (not in the notebook, whose output stays the same).
-    On the machine that made them any difference is the code's, and is written. Set
-    ``VQALIB_REWRITE_FIGURES=1`` to write it anyway.
+    path: Path  # the CSV
+    outcome: str
+
+    def __repr__(self) -> str:  # no absolute path: a notebook's output must not depend on the checkout's place
+        return f"Saved({self.path.name!r}, {self.outcome!r})"
+
+
+def save(frame: pd.DataFrame, stem: str, *, directory: str | Path | None = None, title: str | None = None) -> Saved:
+    """Write ``figures/<stem>.csv`` and ``.md`` as the registry entry ``stem`` declares (title, precision).
 
     Parameters
     ----------
     frame : DataFrame
-        The table, written without its index.
     stem : str
     directory : str or Path, optional
-        Default ``<project>/figures`` (:func:`figures_dir`).
     title : str, optional
-        The Markdown file's heading; default the entry's title.
+        The Markdown heading; default the entry's title.
 
     Returns
     -------
-    Path
+    Saved
+        "unchanged" when both files hold these bytes; "kept" on a machine other than the one that made ``directory``
+        when only model-derived values moved within tolerance (so ``git status`` stays clean); else "written".
+        ``VQALIB_REWRITE_FIGURES=1`` always writes.
     """
     from vqalib.core import contract
     from vqalib.core.io import write_atomic
 
     spec = registry.table(stem)
     out = figures_dir(directory)
-    csv_path = out / f"{stem}.csv"
+    csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
     text = frame.to_csv(index=False, float_format=f"%.{spec.decimals}f", lineterminator="\n")
-    if csv_path.exists() and config.get(REWRITE_ENV) != "1" and not contract.made_here(out):
-        moves = contract.table_moves(spec, csv_path.read_text(encoding="utf-8"), text, file=csv_path.name)
-        if moves and all(m.within for m in moves):
-            _KEPT.add(stem)
-            largest = max((m.moved for m in moves if m.moved is not None and not math.isnan(m.moved)), default=0.0)
-            note = {"file": csv_path.name, "cells": len(moves), "largest": largest}
-            with open(out / contract.KEPT_LOG, "a", encoding="utf-8") as log:
-                log.write(json.dumps(note) + "\n")
-            return csv_path
     body = frame.to_markdown(index=False, floatfmt=f".{spec.md_decimals}f", missingval="")
-    write_atomic(csv_path, text.encode("utf-8"))
-    write_atomic(out / f"{stem}.md", f"# {title or spec.title}\n\n{body}\n\nSource: `{stem}.csv` (regenerated by "
-                                      "`make reproduce`).\n".encode("utf-8"))
-    return csv_path
+    md = (f"# {title or spec.title}\n\n{body}\n\nSource: `{stem}.csv` (regenerated by "
+          "`make reproduce`).\n").encode("utf-8")
+    outcome, note = "written", {}
+    if csv_path.exists() and config.get(REWRITE_ENV) != "1":
+        before = csv_path.read_text(encoding="utf-8")
+        if before == text and md_path.exists() and md_path.read_bytes() == md:
+            outcome = "unchanged"
+        elif not contract.made_here(out):
+            moves = contract.table_moves(spec, before, text, file=csv_path.name)
+            if moves and all(m.within for m in moves):
+                outcome = "kept"
+                note = {"cells": len(moves), "largest": max((m.moved for m in moves if m.moved is not None
+                                                             and not math.isnan(m.moved)), default=0.0)}
+    if outcome == "written":
+        write_atomic(csv_path, text.encode("utf-8"))
+        write_atomic(md_path, md)
+    saved_by.log(csv_path, outcome, **note)
+    return Saved(csv_path, outcome)
+
+
+@dataclass(eq=False)
+class Checked:
+    """A compared table as :func:`check` saved it; a notebook shows its agreement sentence, then the cells outside."""
+
+    stem: str
+    compared: pd.DataFrame  # :func:`compare`'s comparison, as saved
+    saved: Saved
+    agreement: str  # :func:`agreement_text`
+    outside: pd.DataFrame  # :func:`outside`
+
+    def _repr_html_(self) -> str:
+        return f"<p>{html.escape(self.agreement)}</p>" + (self.outside._repr_html_() if len(self.outside) else "")
+
+    def __repr__(self) -> str:
+        return self.agreement + (f"\n{self.outside!r}" if len(self.outside) else "")
+
+
+def check(table: pd.DataFrame, stem: str, *, value: str = "value", paper: pd.DataFrame | None = None,
+          then: Callable[[pd.DataFrame], pd.DataFrame] | None = None, directory: str | Path | None = None,
+          include_unjudged: bool = False) -> Checked:
+    """Compare with the paper, save, and say how well it agrees and which cells are outside (each compared table).
+
+    Parameters
+    ----------
+    table : DataFrame
+        The reproduced table, or a comparison already made (with ``within_tolerance``).
+    stem : str
+    value : str, default "value"
+    paper : DataFrame, optional
+    then : callable, optional
+        Applied to the comparison before it is saved (a paper's added columns).
+    directory : str or Path, optional
+    include_unjudged : bool, default False
+
+    Returns
+    -------
+    Checked
+    """
+    compared = table if "within_tolerance" in table else compare(table, stem, value=value, paper=paper)
+    compared = then(compared) if then is not None else compared
+    saved = save(compared, stem, directory=directory)
+    return Checked(stem, compared, saved, agreement_text(compared, stem),
+                   outside(compared, stem, include_unjudged=include_unjudged))
 
 
 def fill_not_run(table: pd.DataFrame, computed: pd.DataFrame, *, keys: list[str]) -> pd.DataFrame:
-    """Replace "not run" rows of ``table`` by ``computed`` rows with the same keys (model runs arriving).
+    """Replace the rows of ``table`` by ``computed`` rows with the same keys (model runs arriving).
 
     Parameters
     ----------
     table : DataFrame
     computed : DataFrame
-        New rows; every row of ``table`` with the same ``keys`` is dropped (whatever its status).
     keys : list of str
-
-    Returns
-    -------
-    DataFrame
-        The rows of ``table`` that were kept, then ``computed``, on a fresh index; ``table`` itself when
-        ``computed`` is empty.
     """
     if computed.empty:
         return table
