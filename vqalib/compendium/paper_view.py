@@ -36,10 +36,6 @@ def compared_stems(figures: Path) -> list[str]:
     Parameters
     ----------
     figures : Path
-
-    Returns
-    -------
-    list of str
     """
     return [stem for stem, spec in registry.TABLES.items()
             if spec.compared and "*" not in stem and (figures / f"{stem}.csv").exists()]
@@ -52,10 +48,6 @@ def key_tuples(frame: pd.DataFrame, columns) -> list[tuple[str, ...]]:
     ----------
     frame : pandas.DataFrame
     columns : sequence of str
-
-    Returns
-    -------
-    list of tuple of str
     """
     return [tuple("" if pd.isna(v) else str(v) for v in r) for r in frame[list(columns)].itertuples(index=False)]
 
@@ -175,10 +167,6 @@ def paper_view(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None = 
         Explanations as numbered notes (print) instead of a disclosure per cell.
     link : callable, optional
         An evidence reference -> ``(href, text)`` or None.
-
-    Returns
-    -------
-    str
     """
     cells = cell_states(frame, spec, known=known)
     columns_keys = list(spec.printed_column)

@@ -34,10 +34,6 @@ def notebook_paths(directory: Path | None = None, *, only: list[str] | None = No
         Default ``<project>/notebooks``.
     only : list of str, optional
         Name prefixes, e.g. ``["01", "05"]``.
-
-    Returns
-    -------
-    list of Path
     """
     directory = directory or project_root() / "notebooks"
     paths = sorted(p for p in directory.glob("[0-9][0-9]_*.ipynb"))
@@ -78,10 +74,6 @@ def coalesce_streams(outputs: list) -> list:
     ----------
     outputs : list
         A code cell's outputs (nbformat nodes).
-
-    Returns
-    -------
-    list
     """
     merged = []
     for output in outputs:

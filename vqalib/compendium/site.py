@@ -57,10 +57,6 @@ def notebook_title(nb) -> str:
     Parameters
     ----------
     nb : nbformat.NotebookNode
-
-    Returns
-    -------
-    str
     """
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -78,10 +74,6 @@ def producing_cell(nb, entry: dict | None) -> tuple[str, str] | None:
     nb : nbformat.NotebookNode
     entry : dict or None
         The file's entry of ``figures/SAVED_BY.json``.
-
-    Returns
-    -------
-    (cell_id, label) : tuple of str, or None
     """
     cell = next((c for c in nb.cells if entry and c.get("id") == entry["cell"] and c.cell_type == "code"), None)
     if cell is None:
@@ -256,10 +248,6 @@ def notebook_page(path: Path, section: Section) -> str:
     path : Path
         The executed notebook.
     section : Section
-
-    Returns
-    -------
-    str
     """
     import nbformat
     from bs4 import BeautifulSoup
@@ -315,10 +303,6 @@ def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, s
         ``(href, title)`` of the scorecards, listed last.
     opening : str, default ""
         HTML after the lede (:func:`vqalib.compendium.site_report.opening`).
-
-    Returns
-    -------
-    str
     """
     parts = [f"<h1>{_e(SITE_TITLE)}</h1>",
              '<p class="lede">Every table and figure of three papers on visual question answering for blind and '
@@ -358,10 +342,6 @@ def build(*, out: Path | None = None, notebooks: Path | None = None, figures: Pa
     out : Path, optional
     notebooks, figures : Path, optional
         Default ``notebooks/`` and ``figures/``.
-
-    Returns
-    -------
-    Path
     """
     root = project_root()
     notebooks = notebooks or root / "notebooks"

@@ -31,10 +31,6 @@ def paper_page(stem: str, figures: Path, *, known: pd.DataFrame | None = None) -
     figures : Path
     known : pandas.DataFrame, optional
         Default ``data/paper/known_differences.csv``.
-
-    Returns
-    -------
-    str
     """
     spec = registry.table(stem)
     frame = pd.read_csv(figures / f"{stem}.csv")
@@ -64,10 +60,6 @@ def opening(table: pd.DataFrame) -> str:
     ----------
     table : pandas.DataFrame
         :func:`vqalib.compendium.grades.summary`.
-
-    Returns
-    -------
-    str
     """
     start = ('<section aria-labelledby="start"><h2 id="start">Start here</h2><ul>'
              "<li><strong>Reviewers</strong>: the summary below answers “does it reproduce?” for every paper table; "
@@ -106,10 +98,6 @@ def evidence_links(figures: Path, *, prefix: str):
     figures : Path
     prefix : str
         The path from the page to the site root.
-
-    Returns
-    -------
-    callable
     """
     read: dict = {}
 
@@ -156,10 +144,6 @@ def report_page(table: pd.DataFrame, figures: Path, *, known: pd.DataFrame | Non
         :func:`vqalib.compendium.grades.summary`.
     figures : Path
     known : pandas.DataFrame, optional
-
-    Returns
-    -------
-    str
     """
     parts = ["<h1>Reproduction report: every paper table, the printed value beside ours</h1>", grade_legend(),
              grades.summary_html(table, link=lambda s: f"#{s}", reasons=REASONS)]
@@ -186,10 +170,6 @@ def write_pdf(html_path: Path, pdf_path: Path, *, chromium: str = "chromium") ->
     pdf_path : Path
         Replaced whole.
     chromium : str, default "chromium"
-
-    Returns
-    -------
-    Path
     """
     if shutil.which(chromium) is None:
         raise RuntimeError(f"{chromium} not found: install Debian's chromium package to print the report")

@@ -36,10 +36,6 @@ def short_alt(name: str) -> str:
     ----------
     name : str
         The figure's registry stem.
-
-    Returns
-    -------
-    str
     """
     spec = registry.figure(name)
     text = spec.title

@@ -47,10 +47,6 @@ def load_paper_table(stem: str, *, value: str | list[str], directory: str | Path
     directory : str or Path, optional
         Default ``data/paper``.
     var_name : str, default "statistic"
-
-    Returns
-    -------
-    DataFrame
     """
     path = Path(directory or paper_dir()) / f"{stem}.csv"
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -180,10 +176,6 @@ def explain(cells: pd.Series, *, table: str, known: pd.DataFrame | None = None,
     known : DataFrame, optional
     column : str, default "explanation"
         Or ``evidence`` ("" when the file has none).
-
-    Returns
-    -------
-    Series
     """
     if known is None:
         known = load_known_differences()
@@ -292,10 +284,6 @@ def agreement_text(comparison: pd.DataFrame, stem: str, *, known: pd.DataFrame |
     comparison : DataFrame
     stem : str
     known : DataFrame, optional
-
-    Returns
-    -------
-    str
     """
     spec = registry.table(stem)
     counts = agreement_counts(comparison, stem, known=known)
@@ -328,10 +316,6 @@ def wide(comparison: pd.DataFrame, *, index: str | list[str], columns: str | lis
     index, columns : str or list of str
     values : str, default "reproduced"
     decimals : int, optional
-
-    Returns
-    -------
-    DataFrame
     """
     index = [index] if isinstance(index, str) else list(index)
     columns = [columns] if isinstance(columns, str) else list(columns)
@@ -353,10 +337,6 @@ def not_run_rows(cells: pd.DataFrame, *, reason: str) -> pd.DataFrame:
         One row per cell, with the table's key columns.
     reason : str
         Prefixed with ``"not run: "`` unless it starts with ``"not run"``.
-
-    Returns
-    -------
-    DataFrame
     """
     status = reason if reason.startswith("not run") else f"not run: {reason}"
     return cells.assign(status=status).reset_index(drop=True)

@@ -49,10 +49,6 @@ def logged(path: Path | None = None) -> list[dict]:
     ----------
     path : Path, optional
         Default ``$VQALIB_SAVED_BY_LOG``.
-
-    Returns
-    -------
-    list of dict
     """
     path = path or config.get(LOG_ENV)
     if path is None or not Path(path).exists():
@@ -67,10 +63,6 @@ def cells(lines: list[dict], nb) -> dict[str, str]:
     ----------
     lines : list of dict
     nb : nbformat.NotebookNode
-
-    Returns
-    -------
-    dict of str to str
     """
     ids = {c.execution_count: c.id for c in nb.cells if c.cell_type == "code" and c.get("execution_count")}
     return {line["file"]: ids[line["cell"]] for line in lines if line.get("cell") in ids}
@@ -82,10 +74,6 @@ def read(figures: Path) -> dict[str, dict]:
     Parameters
     ----------
     figures : Path
-
-    Returns
-    -------
-    dict of str to dict
     """
     path = Path(figures) / FILE
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
@@ -99,10 +87,6 @@ def write(figures: Path, saved: dict[str, dict[str, str]]) -> Path:
     figures : Path
     saved : dict of str to dict
         Notebook name -> :func:`cells` of its run.
-
-    Returns
-    -------
-    Path
     """
     record = {f: e for f, e in read(figures).items() if e["notebook"] not in saved}
     record.update({f: {"notebook": nb, "cell": cell} for nb, files in saved.items() for f, cell in files.items()})
