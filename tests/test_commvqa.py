@@ -167,7 +167,7 @@ def test_subsets_are_seed_stable_and_leave_the_global_generator_alone():
 # --- loader validation ----------------------------------------------------------------
 
 def test_loader_counts_every_quirk(small):
-    report = small.report
+    report = small.validation
     assert report.total(check="missing_generated_answer") == 1
     assert report.total(check="row_without_answers") == 1
     assert report.total(check="question_not_in_annotations") == 1
@@ -189,7 +189,7 @@ def test_loader_matches_results_and_marks_the_benchmark_subset(small):
 
 def test_registered_release_validation_counts(data_dir):
     data = loading.load_commvqa(data_dir=data_dir)
-    r = data.report
+    r = data.validation
     assert len(data.annotations) == 2984 and data.annotations["in_benchmark"].sum() == 1215
     assert r.total(check="row_without_answers") == 239
     assert r.total(check="missing_generated_answer", file="blip2_contextual_results.csv") == 51

@@ -2,7 +2,7 @@
 
 import pytest
 
-from vqalib.core import data_registry, declarations, registry
+from vqalib.core import upstream, declarations, registry
 from vqalib.core.io import project_root
 
 
@@ -14,7 +14,7 @@ def test_each_paper_folder_declares_its_paper_its_upstream_files_and_its_entries
     assert [s.notebook for s in declarations.entries()] == sorted(s.notebook for s in declarations.entries())
     assert len(registry.TABLES) + len(registry.FIGURES) == len(declarations.entries())
     keys = {f["key"] for f in declarations.upstream()}
-    assert keys == {f.key for f in data_registry.REGISTRY if f.dataset != "lave"}
+    assert keys == {f.key for f in upstream.FILES if f.dataset != "lave"}
 
 
 def test_core_holds_no_registry_entry_of_its_own():

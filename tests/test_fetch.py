@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import local_file_server
-from vqalib.core import data_registry, fetch, io
-from vqalib.core.data_registry import DataIntegrityError
+from vqalib.core import upstream, fetch, io
+from vqalib.core.upstream import DataIntegrityError
 from vqalib.core.fetch import FetchError
 from vqalib.core.io import DataFormatError
 from vqalib.core.validation import ValidationReport
@@ -29,18 +29,18 @@ def _mirror_with(tmp_path: Path, key: str, content: bytes) -> Path:
 # --- registry and fetching -----------------------------------------------------------
 
 def test_registry_lists_every_upstream_file_at_a_pinned_commit():
-    keys = [f.key for f in data_registry.REGISTRY]
+    keys = [f.key for f in upstream.FILES]
     assert len(keys) == len(set(keys)) == 18
-    assert sum(f.dataset == "vizwiz-lf" for f in data_registry.REGISTRY) == 7
+    assert sum(f.dataset == "vizwiz-lf" for f in upstream.FILES) == 7
     assert sum(k.startswith("commvqa/results/") for k in keys) == 8  # four models x two prompts
-    assert sum(f.dataset == "lave" for f in data_registry.REGISTRY) == 2  # the LAVE reference's demonstrations
-    for f in data_registry.REGISTRY:
+    assert sum(f.dataset == "lave" for f in upstream.FILES) == 2  # the LAVE reference's demonstrations
+    for f in upstream.FILES:
         assert len(f.commit) == 40 and f.commit in f.url and f.upstream_path in f.url
         assert len(f.sha256) == 64
 
 
 def test_registry_hashes_match_the_shared_sha256sums(data_dir):
-    for spec in data_registry.REGISTRY:
+    for spec in upstream.FILES:
         assert io.sha256_of(data_dir / spec.key) == spec.sha256
 
 
@@ -50,7 +50,7 @@ def test_fetch_copies_from_mirror_then_leaves_present_files(tmp_path, data_dir):
     out = tmp_path / "raw"
     first = fetch.fetch([key], data_dir=out, mirror=mirror, progress=False)
     assert first["action"].tolist() == ["copied"]
-    assert io.sha256_of(out / key) == data_registry.spec_for(key).sha256
+    assert io.sha256_of(out / key) == upstream.spec_for(key).sha256
     second = fetch.fetch([key], data_dir=out, mirror=mirror, progress=False)
     assert second["action"].tolist() == ["present"]
 
@@ -63,7 +63,7 @@ def test_fetch_refuses_a_file_with_a_wrong_hash_and_writes_nothing(tmp_path):
         fetch.fetch([key], data_dir=out, mirror=mirror, progress=False)
     message = str(err.value)
     assert key in message
-    assert data_registry.spec_for(key).sha256 in message  # expected
+    assert upstream.spec_for(key).sha256 in message  # expected
     assert io.sha256_of(mirror / key) in message  # actual
     assert not (out / key).exists()
     assert list((out / "vizwiz-lf").iterdir()) == []  # no partial file left behind
@@ -76,7 +76,7 @@ def test_fetch_replaces_a_corrupted_local_file(tmp_path, data_dir):
     (out / key).parent.mkdir(parents=True)
     (out / key).write_text("corrupted")
     assert fetch.fetch([key], data_dir=out, mirror=mirror, progress=False)["action"].tolist() == ["copied"]
-    data_registry.verified_path(key, data_dir=out)
+    upstream.verified_path(key, data_dir=out)
 
 
 def test_fetch_names_a_file_missing_from_the_mirror(tmp_path):
@@ -94,27 +94,27 @@ def test_fetch_checks_every_file_and_reports_each_bad_one_at_once(tmp_path, data
     assert [key for key, _ in err.value.problems] == [tampered, absent]  # the first failure did not stop the rest
     message = str(err.value)
     assert message.startswith(f"2 of 3 registered file(s) could not be fetched into {out}")
-    assert (f"{tampered}: SHA-256 mismatch: expected {data_registry.spec_for(tampered).sha256}, "
+    assert (f"{tampered}: SHA-256 mismatch: expected {upstream.spec_for(tampered).sha256}, "
             f"actual {io.sha256_of(mirror / tampered)}") in message
     assert f"{absent}: not in the data mirror {mirror} (looked for {mirror / absent})" in message
     assert sorted(p.name for p in (out / "vizwiz-lf").iterdir()) == ["qwen.json"]  # the good one, nothing partial
-    data_registry.verified_path(good, data_dir=out)
+    upstream.verified_path(good, data_dir=out)
 
 
 def test_fetch_over_http_reports_a_missing_upstream_file_and_a_hash_mismatch(tmp_path, data_dir, monkeypatch):
-    upstream = tmp_path / "upstream"
-    (upstream / "vizwiz-lf").mkdir(parents=True)
-    (upstream / "vizwiz-lf/expert.json").write_bytes(b"{}")
-    shutil.copy(data_dir / "vizwiz-lf/qwen.json", upstream / "vizwiz-lf/qwen.json")
+    served = tmp_path / "upstream"
+    (served / "vizwiz-lf").mkdir(parents=True)
+    (served / "vizwiz-lf/expert.json").write_bytes(b"{}")
+    shutil.copy(data_dir / "vizwiz-lf/qwen.json", served / "vizwiz-lf/qwen.json")
     out = tmp_path / "raw"
-    with local_file_server(upstream) as (base, hits):
-        monkeypatch.setattr(data_registry.DataFile, "url", property(lambda spec: f"{base}/{spec.key}"))
+    with local_file_server(served) as (base, hits):
+        monkeypatch.setattr(upstream.DataFile, "url", property(lambda spec: f"{base}/{spec.key}"))
         with pytest.raises(FetchError) as err:
             fetch.fetch(["vizwiz-lf/expert.json", "vizwiz-lf/llava.json", "vizwiz-lf/qwen.json"],
                            data_dir=out, mirror=None, progress=False)
     problems = dict(err.value.problems)
     assert list(problems) == ["vizwiz-lf/expert.json", "vizwiz-lf/llava.json"]
-    assert f"actual {io.sha256_of(upstream / 'vizwiz-lf/expert.json')}" in problems["vizwiz-lf/expert.json"]
+    assert f"actual {io.sha256_of(served / 'vizwiz-lf/expert.json')}" in problems["vizwiz-lf/expert.json"]
     assert "not found upstream (HTTP 404" in problems["vizwiz-lf/llava.json"]
     assert f"{base}/vizwiz-lf/llava.json" in problems["vizwiz-lf/llava.json"]
     assert sorted(p.name for p in (out / "vizwiz-lf").iterdir()) == ["qwen.json"]
@@ -200,12 +200,12 @@ def test_fetch_killed_with_sigkill_leaves_a_part_file_that_the_next_fetch_remove
     assert len(left) == 1 and left[0].name.startswith(".expert.json.") and left[0].suffix == ".part"
     assert left[0].stat().st_size > 0 and not (out / key).exists()  # never under the registered name
     with pytest.raises(FileNotFoundError, match="does not exist"):  # the loaders do not mistake it for data
-        data_registry.verified_path(key, data_dir=out)
+        upstream.verified_path(key, data_dir=out)
     mirror = _mirror_with(tmp_path / "good", key, (data_dir / key).read_bytes())
     done = fetch.fetch([key], data_dir=out, mirror=mirror, progress=False)
     assert done[["action", "stale_parts_removed"]].values.tolist() == [["copied", 1]]
     assert [p.name for p in (out / "vizwiz-lf").iterdir()] == ["expert.json"]
-    data_registry.verified_path(key, data_dir=out)
+    upstream.verified_path(key, data_dir=out)
 
 
 def test_loader_refuses_a_local_file_whose_hash_changed(tmp_path, data_dir):
@@ -218,7 +218,7 @@ def test_loader_refuses_a_local_file_whose_hash_changed(tmp_path, data_dir):
 
 def test_unknown_registry_key_is_named():
     with pytest.raises(KeyError, match="nope.json"):
-        data_registry.spec_for("nope.json")
+        upstream.spec_for("nope.json")
 
 
 def test_malformed_json_names_file_and_position(tmp_path):
@@ -329,7 +329,7 @@ def test_read_json_is_unchanged_on_good_input(data_dir):
 
 def test_small_file_loads_with_every_quirk_counted(small_file):
     data = loading.load_vizwiz_lf(paths={"small": small_file})
-    report = data.report.to_frame().set_index(["check", "detail", "action"])["count"]
+    report = data.validation.to_frame().set_index(["check", "detail", "action"])["count"]
     assert report[("label_alias", "role 'Confirmation of Photo' -> 'Confirmation'", "mapped")] == 1
     assert report[("label_alias", "role 'Explanation of Reasoning' -> 'Explanation'", "mapped")] == 1
     assert report[("label_alias", "info 'image_content' -> 'Image Content'", "mapped")] == 1
@@ -381,7 +381,7 @@ def test_other_mismatch_rules_keep_every_unit(small_file, roles, infos, sentence
     small_file.write_text(json.dumps(raw))
     data = loading.load_vizwiz_lf(paths={"small": small_file})
     assert data.sentences.query("question_id == 3")["alignment"].tolist() == expected_alignment
-    assert data.report.to_frame().query("check == 'sentence_label_mismatch'")["detail"].str.contains(check_detail).any()
+    assert data.validation.to_frame().query("check == 'sentence_label_mismatch'")["detail"].str.contains(check_detail).any()
 
 
 def test_role_and_info_list_counts_differing_is_reported(small_file):
@@ -389,7 +389,7 @@ def test_role_and_info_list_counts_differing_is_reported(small_file):
     raw["1"]["information_types"] = [["image_content"]]
     small_file.write_text(json.dumps(raw))
     data = loading.load_vizwiz_lf(paths={"small": small_file})
-    assert data.report.total(check="role_info_count_differs") == 1
+    assert data.validation.total(check="role_info_count_differs") == 1
     assert data.sentences.query("question_id == 1")["info_sources"].tolist() == [("Image Content",), ()]
 
 
@@ -398,7 +398,7 @@ def test_duplicate_label_in_a_sentence_is_counted(small_file):
     raw["3"]["functional_roles"][0] = ["Answer", "Answer"]
     small_file.write_text(json.dumps(raw))
     data = loading.load_vizwiz_lf(paths={"small": small_file})
-    assert data.report.total(check="duplicate_label") == 1
+    assert data.validation.total(check="duplicate_label") == 1
     assert data.sentences.query("question_id == 3")["roles"].iloc[0] == ("Answer",)
 
 
@@ -408,7 +408,7 @@ def test_missing_ids_and_cross_source_mismatches(small_file, tmp_path):
     other["3"]["answerability"] = "unanswerable"
     (tmp_path / "other.json").write_text(json.dumps(other))
     data = loading.load_vizwiz_lf(paths={"small": small_file, "other": tmp_path / "other.json"})
-    report = data.report.to_frame()
+    report = data.validation.to_frame()
     missing = report.query("check == 'missing_question_ids'")
     assert missing["file"].tolist() == ["other.json"] and missing["count"].tolist() == [1]
     assert "absent: 2" in missing["detail"].iloc[0]
@@ -440,7 +440,7 @@ def test_real_release_shape(vizwiz):
 
 
 def test_real_release_quirks_are_counted(vizwiz):
-    report = vizwiz.report.to_frame()
+    report = vizwiz.validation.to_frame()
     qwen = report.query("file == 'qwen.json' and check == 'missing_question_ids'")
     assert qwen["count"].tolist() == [4] and "10, 13, 14, 15" in qwen["detail"].iloc[0]
     aliases = report.query("check == 'label_alias'").set_index(["file", "detail"])["count"]

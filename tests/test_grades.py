@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from bs4 import BeautifulSoup
 
-from vqalib.compendium import grades, paper_view, site_report, status
+from vqalib.compendium import grades, paper_view, site_printable, status
 from vqalib.core import registry
 from vqalib.core.io import project_root
 
@@ -39,7 +39,7 @@ def test_tables_mostly_not_run_are_not_graded_full_and_self_input_shows_its_cons
         assert table.loc[stem, "grade"][0] != "full", stem
     assert table.loc["vizwiz-lf_table26_abstention_strategies", "grade"][2].startswith("mostly not run")
     assert "self-input cells consistent" in table.loc["afgv_table01_tier_accuracy", "grade"][2]
-    legend = site_report.grade_legend()
+    legend = site_printable.grade_legend()
     assert "under 50% of the judged cells within" in legend and "at least 0%" not in legend
 
 
@@ -116,5 +116,5 @@ def test_every_compared_table_has_one_reason_shown_in_the_readme_and_on_the_inde
 
 @pytest.fixture(scope="module")
 def soups_index() -> BeautifulSoup:
-    """The index's summary table as the site shows it (:func:`vqalib.compendium.site_report.opening`)."""
-    return BeautifulSoup(site_report.opening(grades.summary(FIGURES)), "html.parser")
+    """The index's summary table as the site shows it (:func:`vqalib.compendium.site_printable.opening`)."""
+    return BeautifulSoup(site_printable.opening(grades.summary(FIGURES)), "html.parser")

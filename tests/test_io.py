@@ -39,9 +39,9 @@ def test_strict_readers_and_hashing_refuse_a_pipe(tmp_path):
 
 def test_fetch_names_a_pipe_in_the_mirror_and_in_the_data_folder(tmp_path):
     from vqalib.core import fetch
-    from vqalib.core.data_registry import REGISTRY
+    from vqalib.core.upstream import FILES
 
-    spec = REGISTRY[0]
+    spec = FILES[0]
     mirror, data = tmp_path / "mirror", tmp_path / "data"
     (mirror / spec.key).parent.mkdir(parents=True)
     os.mkfifo(mirror / spec.key)

@@ -10,8 +10,8 @@ from scipy import stats as scistats
 from vqalib.core.judge.cache import CachedJudge
 from vqalib.core.metrics import (bertscore, cache as metrics_cache, lexical_overlap, meteor, meteor_nltk,
                                  rouge as metrics_rouge, tokenize)
-from vqalib.papers.vizwiz_lf import table4, table4_report
-from vqalib.core.metrics.registry import METRICS
+from vqalib.papers.vizwiz_lf import table4, table4_tables
+from vqalib.core.metrics.catalog import METRICS
 
 
 # --- library-backed metrics on hand-made text ------------------------------------------
@@ -183,10 +183,10 @@ def test_scores_are_served_from_the_cache(tmp_path, monkeypatch):
 
     from dataclasses import replace
 
-    from vqalib.core.metrics import registry as metrics_registry
+    from vqalib.core.metrics import catalog as metric_catalog
 
     # where _score_texts looks the scorer up
-    monkeypatch.setitem(metrics_registry.METRICS, "rouge", replace(metrics_registry.METRICS["rouge"], texts=fail))
+    monkeypatch.setitem(metric_catalog.METRICS, "rouge", replace(metric_catalog.METRICS["rouge"], texts=fail))
     second = table4.score_pairs(_pairs(), metrics=("rouge",), cache_dir=tmp_path, progress=False)
     pd.testing.assert_frame_equal(first, second)
     changed = _pairs().assign(reference=["blue car", "pasta sauce", "a dog"])
@@ -346,7 +346,7 @@ def _summary_scores():
 
 def test_no_answer_sentence_counts():
     pairs = pd.concat([_pairs(), _pairs().assign(source="B", candidate="x")], ignore_index=True)
-    counts = table4_report.no_answer_sentence_counts(pairs)
+    counts = table4_tables.no_answer_sentence_counts(pairs)
     assert counts.index.tolist() == ["A", "B"]
     assert counts["answers without an Answer sentence"].tolist() == [1, 0]
     assert counts["share"].tolist() == pytest.approx([1 / 3, 0.0])
@@ -354,22 +354,22 @@ def test_no_answer_sentence_counts():
 
 def test_implementations_name_backbone_and_judge():
     backbone = bertscore.Backbone(model_type="m", num_layers=4, label="MiniLM (layer 4)")
-    plain = table4_report.implementations(backbone)
+    plain = table4_tables.implementations(backbone)
     assert plain["bertscore"] == "bert-score F1, MiniLM (layer 4)" and plain["lave"] == ""
-    assert plain["rouge"] == METRICS["rouge"].variant  # one string, from the metrics registry
+    assert plain["rouge"] == METRICS["rouge"].variant  # one string, from the metric catalog
 
     class Judge:
         class backend:
             name, model = "openai", "gpt-4"
-    assert table4_report.implementations(backbone, Judge())["lave"] == "LAVE (Table 17) via openai:gpt-4"
+    assert table4_tables.implementations(backbone, Judge())["lave"] == "LAVE (Table 17) via openai:gpt-4"
 
 
 def test_sample_table4_keeps_the_sample_and_adds_not_run_rows():
-    table = table4_report.sample_table4(_summary_scores(), [1, 2], sources=["A"], implementation={"rouge": "impl"},
+    table = table4_tables.sample_table4(_summary_scores(), [1, 2], sources=["A"], implementation={"rouge": "impl"},
                                   n_resamples=50, seed=0)
     assert len(table) == 1 and table.loc[0, "value"] == pytest.approx(0.15) and table.loc[0, "metric"] == "ROUGE"
     assert table.loc[0, "implementation"] == "impl" and table.loc[0, "reference"] == "s_r"
-    both = table4_report.sample_table4(_summary_scores(), [1, 2], sources=["A"], implementation={"rouge": "impl"},
+    both = table4_tables.sample_table4(_summary_scores(), [1, 2], sources=["A"], implementation={"rouge": "impl"},
                                  n_resamples=50, seed=0, not_run={"lave": "no judge"})
     assert len(both) == 1 + 4 and both["status"].iloc[1:].eq("not run: no judge").all()
 
@@ -380,10 +380,10 @@ def test_compare_with_paper_and_wide_layout():
     table = pd.DataFrame({"source": ["Gemini", "Gemini"], "metric": ["ROUGE", "Lex-Overlap (Unigram)"],
                           "reference": ["s_r", ""], "candidate": ["l_c", ""], "value": [0.12, 0.3],
                           "ci_low": [0.1, 0.2], "ci_high": [0.2, 0.4]})
-    compared = table4_report.compare_with_paper(table, "vizwiz-lf_table04_automatic_eval", paper=paper)
+    compared = table4_tables.compare_with_paper(table, "vizwiz-lf_table04_automatic_eval", paper=paper)
     row = compared[compared["reference"] == "s_r"].iloc[0]
     assert row["reproduced"] == pytest.approx(0.12) and row["paper"] == pytest.approx(0.15) and row["paper_in_ci"]
-    wide = table4_report.table4_wide(compared)
+    wide = table4_tables.table4_wide(compared)
     assert wide.loc["Gemini", ("ROUGE", "s_r+l_c")] == pytest.approx(0.12)
     assert wide.loc["Gemini", ("Lex-Overlap (Unigram)", "answer")] == pytest.approx(0.3)
 
@@ -393,40 +393,40 @@ def test_paper_cells_in_ci_and_its_sentence():
                          "reference": "s_r", "candidate": "l_c", "reproduced": [0.1, 0.2, 0.3],
                          "ci_low": 0.0, "ci_high": 0.2, "paper": [0.1, 0.1, 0.5],
                          "paper_in_ci": pd.array([True, True, False], dtype="boolean")})
-    cells = table4_report.paper_cells_in_ci(full)
-    assert cells.index.tolist() == [0, 2] and cells.columns.tolist() == table4_report.PAPER_IN_CI_COLUMNS
-    assert table4_report.paper_in_ci_text(cells) == "1 of 2 ROUGE/METEOR cells of the paper lie inside the full-set 95% CI"
+    cells = table4_tables.paper_cells_in_ci(full)
+    assert cells.index.tolist() == [0, 2] and cells.columns.tolist() == table4_tables.PAPER_IN_CI_COLUMNS
+    assert table4_tables.paper_in_ci_text(cells) == "1 of 2 ROUGE/METEOR cells of the paper lie inside the full-set 95% CI"
 
 
 def test_no_answer_sensitivity_covers_rules_and_subsets(tmp_path):
     pairs = _pairs().assign(answerability=["answerable", "unanswerable", "answerable"])
     paper = pd.DataFrame({"source": ["A"], "metric": ["ROUGE"], "reference": ["s_r"], "candidate": ["l_c_prime"],
                           "paper": [0.4]})
-    table = table4_report.no_answer_sensitivity(pairs, paper, implementation={"rouge": "impl"}, metrics=("rouge",),
+    table = table4_tables.no_answer_sensitivity(pairs, paper, implementation={"rouge": "impl"}, metrics=("rouge",),
                                           cache_dir=tmp_path)
     assert len(table) == len(table4.NO_ANSWER_RULES) * 2 and table["paper"].eq(0.4).all()
     value = table.set_index(["no_answer", "questions"])["value"]
     scores = table4.score_pairs(pairs, metrics=("rouge",), no_answer="zero", cache_dir=tmp_path, progress=False)
     assert value[("zero", "all questions")] == pytest.approx(scores["score"].mean())
     assert value[("zero", "answerable only")] == pytest.approx(scores["score"].iloc[[0, 2]].mean())
-    wide = table4_report.sensitivity_wide(table)
+    wide = table4_tables.sensitivity_wide(table)
     assert wide.shape == (1, 6) and wide.index[0] == ("ROUGE", "A", "s_r+l_c_prime")
 
 
 def test_reference_gains_and_alt_text():
     shift = pd.DataFrame({"metric": ["rouge"] * 4, "source": ["A", "A", "B", "B"], "candidate_kind": "l_c",
                           "reference_kind": ["s_r", "l_r"] * 2, "mean": [0.1, 0.3, 0.2, 0.15]})
-    gains = table4_report.reference_gains(shift)
+    gains = table4_tables.reference_gains(shift)
     assert gains.to_dict() == pytest.approx({("rouge", "A", "l_c"): 0.2, ("rouge", "B", "l_c"): -0.05})
-    text = table4_report.reference_shift_alt_text(shift)
+    text = table4_tables.reference_shift_alt_text(shift)
     assert text.startswith("Three panels (ROUGE, METEOR, BERTScore)")
     assert text.endswith("Long references raise the score in 1 of 2 cases; the largest rise is A ROUGE (+0.20).")
 
 
 def test_table18_without_and_with_human_ratings():
     scores = _summary_scores()
-    missing = table4_report.table18(scores, None)
+    missing = table4_tables.table18(scores, None)
     assert missing["status"].iloc[0] == "not run: no human ratings" and "human_ratings=" in missing["how to enable"][0]
     human = pd.DataFrame({"source": ["A"] * 3 + ["B"] * 3, "question_id": [1, 2, 3] * 2,
                           "correctness": [0.0, 0.5, 1.0, 0.2, 0.4, 0.9]})
-    pd.testing.assert_frame_equal(table4_report.table18(scores, human), table4.human_correlation(scores, human))
+    pd.testing.assert_frame_equal(table4_tables.table18(scores, human), table4.human_correlation(scores, human))

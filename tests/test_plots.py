@@ -9,7 +9,7 @@ import pytest
 from colorspacious import cspace_convert, deltaE
 from matplotlib.colors import to_rgb
 
-from vqalib.core import figure_files, registry, report
+from vqalib.core import figure_files, registry
 from vqalib.core.plots import axes, contrast, style
 from vqalib.papers.afgv import figures as afgv_figures
 from vqalib.papers.commvqa import figures as commvqa_figures

@@ -14,6 +14,8 @@ def test_cell_label_names_the_saved_table_or_the_first_code_line():
     assert progress.cell_label('x = 1\nreport.save(t, "vizwiz-lf_table04_seed_sweep", directory=d)') == \
         "saves vizwiz-lf_table04_seed_sweep"
     assert progress.cell_label("# a comment\nscores = table4.score_pairs(pairs)\n") == "scores = table4.score_pairs(pairs)"
+    assert progress.cell_label('c = report.check(wordcounts.long_format(t), "vizwiz-lf_table01_word_counts", value="w")') == \
+        "saves vizwiz-lf_table01_word_counts"
     assert progress.cell_label("") == "(empty cell)"
     assert len(progress.cell_label("y = " + "a" * 100)) == 48
 

@@ -25,7 +25,7 @@ import pytest
 from conftest import bomb_png, gated_body, local_file_server, route_server, streamed_body
 from tiny_models import TINY_MODELS, plugin_env  # importing it registers the tiny test models
 from vqalib.compendium import cli
-from vqalib.runner import (engines, handoff, judges, locks, models, questions as runner_questions, registry,
+from vqalib.runner import (engines, handoff, judges, locks, models, questions as runner_questions, model_specs,
                            runfiles, strategies)
 from vqalib.runner.images import ImageStore
 
@@ -78,66 +78,66 @@ def raw_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-# --- registry and prompts -------------------------------------------------------------------------
+# --- model specs and prompts -------------------------------------------------------------------------
 
-def test_registry_holds_the_papers_models_with_table25_settings():
-    keys = set(registry.REGISTRY)
+def test_model_specs_hold_the_papers_models_with_table25_settings():
+    keys = set(model_specs.MODELS)
     assert {"blip2-flan-t5-xxl", "instructblip-flan-t5-xxl", "llava-1.5-7b", "llava-1.5-13b", "qwen2-vl-7b-instruct",
             "idefics-9b-instruct", "blip-vqa-base", "blip2-opt-2.7b"} <= keys
-    real = [s for s in registry.REGISTRY.values() if not s.test_model]
+    real = [s for s in model_specs.MODELS.values() if not s.test_model]
     assert all(s.revision == "main" and "/" in s.hub_id for s in real)
-    assert all(s.hub_id.startswith("test://") for s in registry.REGISTRY.values() if s.test_model)
-    assert "STAND-IN" in registry.model_spec("qwen2-vl-7b-instruct").note
+    assert all(s.hub_id.startswith("test://") for s in model_specs.MODELS.values() if s.test_model)
+    assert "STAND-IN" in model_specs.model_spec("qwen2-vl-7b-instruct").note
     import transformers
 
-    assert all(hasattr(transformers, s.model_class) for s in registry.REGISTRY.values())  # transformers' own classes
+    assert all(hasattr(transformers, s.model_class) for s in model_specs.MODELS.values())  # transformers' own classes
     # Table 25: defaults and self-consistency columns
-    blip2 = registry.model_spec("blip2-flan-t5-xxl")
+    blip2 = model_specs.model_spec("blip2-flan-t5-xxl")
     assert blip2.generation == {"do_sample": False, "top_p": 1.0, "temperature": 1.0}
     assert strategies.generation_settings(blip2, "self-consistency", max_new_tokens=9) == {
         "do_sample": True, "temperature": 0.7, "top_p": 0.7, "max_new_tokens": 9}
     assert strategies.generation_settings(blip2, "vanilla")["do_sample"] is False
-    assert registry.model_spec("llava-1.5-13b").consistency == {"do_sample": True, "temperature": 0.7}
-    assert registry.model_spec("instructblip-flan-t5-xxl").consistency == {"do_sample": True, "temperature": 0.7}
-    qwen = registry.model_spec("qwen2-vl-7b-instruct")
+    assert model_specs.model_spec("llava-1.5-13b").consistency == {"do_sample": True, "temperature": 0.7}
+    assert model_specs.model_spec("instructblip-flan-t5-xxl").consistency == {"do_sample": True, "temperature": 0.7}
+    qwen = model_specs.model_spec("qwen2-vl-7b-instruct")
     assert strategies.generation_settings(qwen, "abstention")["top_p"] == 0.3
     assert strategies.generation_settings(qwen, "abstention-consistency")["top_p"] == 0.7
     # the stand-in's own generation_config must not make Table 25's sampling near-greedy
     assert strategies.generation_settings(qwen, "self-consistency")["top_k"] == 0
     assert strategies.generation_settings(qwen, "vanilla")["temperature"] == 1.0
     assert strategies.generation_settings(qwen, "commvqa-contextual")["do_sample"] is False  # CommVQA §5 greedy
-    frame = registry.registry_frame()
-    assert len(frame) == len(registry.REGISTRY) and frame["test_model"].sum() == len(TINY_MODELS) == 6
+    frame = model_specs.models_frame()
+    assert len(frame) == len(model_specs.MODELS) and frame["test_model"].sum() == len(TINY_MODELS) == 6
 
 
 def test_a_registered_model_is_built_by_its_builder_and_listed(monkeypatch, capsys):
-    """registry.register: a user's own model (spec + builder) runs like a registry entry; a taken key is refused."""
-    monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))
-    monkeypatch.setattr(registry, "BUILDERS", dict(registry.BUILDERS))
-    monkeypatch.setattr(models, "BUILDERS", registry.BUILDERS)
-    tiny_blip = registry.model_spec("tiny-blip")
-    spec = registry.register(dataclasses.replace(tiny_blip, key="my-model", hub_id="mine://my-model", test_model=False),
-                             build=registry.BUILDERS["tiny-blip"])
+    """model_specs.register: a user's own model (spec + builder) runs like a built-in one; a taken key is refused."""
+    monkeypatch.setattr(model_specs, "MODELS", dict(model_specs.MODELS))
+    monkeypatch.setattr(model_specs, "BUILDERS", dict(model_specs.BUILDERS))
+    monkeypatch.setattr(models, "BUILDERS", model_specs.BUILDERS)
+    tiny_blip = model_specs.model_spec("tiny-blip")
+    spec = model_specs.register(dataclasses.replace(tiny_blip, key="my-model", hub_id="mine://my-model", test_model=False),
+                             build=model_specs.BUILDERS["tiny-blip"])
     vlm = models.build_model("my-model", device="cpu")
     assert vlm.spec is spec and vlm.revision == spec.revision and vlm.model.dtype.is_floating_point
-    assert registry.register(spec) is spec and "my-model" not in registry.BUILDERS  # same spec again: now from hub_id
+    assert model_specs.register(spec) is spec and "my-model" not in model_specs.BUILDERS  # same spec again: now from hub_id
     with pytest.raises(ValueError, match="model 'tiny-blip' is already registered with another spec"):
-        registry.register(dataclasses.replace(tiny_blip, note="another"))
+        model_specs.register(dataclasses.replace(tiny_blip, note="another"))
     assert cli.main(["models"]) == 0 and "mine://my-model" in capsys.readouterr().out
 
 
 def test_model_plugins_setting_imports_modules_and_names_a_missing_one(monkeypatch, tmp_path):
     (tmp_path / "my_vqalib_plugin.py").write_text(
-        "import dataclasses\nfrom vqalib.runner import registry\n"
-        "registry.register(dataclasses.replace(registry.model_spec('blip-vqa-base'), key='plugged-in'))\n",
+        "import dataclasses\nfrom vqalib.runner import model_specs\n"
+        "model_specs.register(dataclasses.replace(model_specs.model_spec('blip-vqa-base'), key='plugged-in'))\n",
         encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))
+    monkeypatch.setattr(model_specs, "MODELS", dict(model_specs.MODELS))
     monkeypatch.setenv("VQALIB_MODEL_PLUGINS", " my_vqalib_plugin , ")
-    assert registry.model_spec("plugged-in").hub_id == "Salesforce/blip-vqa-base"
+    assert model_specs.model_spec("plugged-in").hub_id == "Salesforce/blip-vqa-base"
     monkeypatch.setenv("VQALIB_MODEL_PLUGINS", "no_such_vqalib_plugin")
     with pytest.raises(ImportError, match="VQALIB_MODEL_PLUGINS: cannot import model plugin 'no_such_vqalib_plugin'"):
-        registry.model_spec("blip-vqa-base")
+        model_specs.model_spec("blip-vqa-base")
 
 
 def test_prompts_follow_tables_22_to_24_and_commvqa_a1():
@@ -284,7 +284,7 @@ def test_real_checkpoint_loader_reads_a_saved_tiny_model(key, real, files, tmp_p
         (tmp_path / "chat_template.jinja").write_text(built.processor.chat_template, encoding="utf-8")
     else:
         built.processor.save_pretrained(tmp_path)
-    spec = registry.model_spec(real)
+    spec = model_specs.model_spec(real)
     model, processor = models.load_pretrained(spec, source=tmp_path, revision=spec.revision, dtype="float32")
     loaded = models.VLM(spec=spec, model=model, processor=processor, device="cpu", dtype="float32")
     image, prompt = Image.open(files["good"]), strategies.vanilla_prompt("What is this?")

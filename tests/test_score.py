@@ -112,9 +112,9 @@ def test_a_new_answer_is_labelled_by_the_final_classifier(llava, tmp_path):
 
 @pytest.mark.full  # a whole released file under both protocols (tokenizer and METEOR JVMs)
 def test_commvqa_authors_csv_gives_the_released_row(tmp_path):
-    from vqalib.core import data_registry
+    from vqalib.core import upstream
 
-    path = data_registry.verified_path("commvqa/results/idefics_baseline_results.csv")
+    path = upstream.verified_path("commvqa/results/idefics_baseline_results.csv")
     card = scoring.score([path], dataset="commvqa", model="IDEFICS (scored)", conditions=["baseline"])
     table = card.tables["commvqa_table01_benchmark"]
     authors = table[table["protocol"] == "authors"].set_index("metric")["value"]

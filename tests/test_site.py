@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 
 import shutil
 
-from vqalib.compendium import grades, paper_view, site, site_html, site_report
+from vqalib.compendium import grades, paper_view, site, site_html, site_printable
 from vqalib.core import declarations, figure_files, registry, report
 from vqalib.core.io import project_root
 
@@ -211,7 +211,7 @@ def test_committed_notebooks_have_no_truncated_text_cells_and_no_elided_columns(
 def test_report_pdf_keeps_every_column_of_every_paper_table(built, tmp_path):
     import subprocess
 
-    pdf = site_report.write_pdf(built / "report.html", tmp_path / "report.pdf")
+    pdf = site_printable.write_pdf(built / "report.html", tmp_path / "report.pdf")
     words = set(subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout.split())
     for stem in paper_view.compared_stems(FIGURES):
         spec = registry.table(stem)

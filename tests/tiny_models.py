@@ -1,6 +1,6 @@
 """Tiny random test models (tiny-blip, ..., tiny-qwen2vl): the runner's tests and benchmarks use them.
 
-Importing this module registers them (:func:`vqalib.runner.registry.register`); a ``vqalib`` subprocess gets
+Importing this module registers them (:func:`vqalib.runner.model_specs.register`); a ``vqalib`` subprocess gets
 them with :func:`plugin_env` (``VQALIB_MODEL_PLUGINS=tiny_models``, this folder on ``PYTHONPATH``).
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from vqalib.core.encoders import packaged_minilm_path
 from vqalib.runner.models import QWEN2VL_CHAT_TEMPLATE, qwen2vl_processor
-from vqalib.runner.registry import ModelSpec, register
+from vqalib.runner.model_specs import ModelSpec, register
 
 HERE = Path(__file__).resolve().parent
 # the name a subprocess imports this file by; not tests.tiny_models: textstat installs a top-level `tests`

@@ -17,7 +17,7 @@ DESCRIPTION = ("The accessible-VQA research compendium: reproduce VizWiz-LF, Com
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from vqalib.core.data_registry import DataIntegrityError
+    from vqalib.core.upstream import DataIntegrityError
     from vqalib.core.fetch import FetchError, fetch
     from vqalib.core.io import default_mirror
 
@@ -34,10 +34,10 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from vqalib.core.data_registry import REGISTRY, DataIntegrityError, verified_path
+    from vqalib.core.upstream import FILES, DataIntegrityError, verified_path
 
     try:
-        for spec in REGISTRY:
+        for spec in FILES:
             verified_path(spec.key, data_dir=args.data_dir)
             print(f"ok  {spec.key}")
     except (DataIntegrityError, FileNotFoundError, OSError) as err:
@@ -178,7 +178,7 @@ def _site(args: argparse.Namespace) -> int:
     if args.action == "check":
         return check(site=site, out=Path(args.out), timeout=args.timeout)
     if args.action == "report":
-        from vqalib.compendium.site_report import write_pdf
+        from vqalib.compendium.site_printable import write_pdf
 
         print(f"wrote {write_pdf(site / 'report.html', Path(args.pdf))}")
     return 0
@@ -312,7 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = _command(commands, "reproduce", _reproduce,
                  help="run every notebook in place and rewrite figures/ (make reproduce)",
                  reads="notebooks/, data/raw/, data/paper/, data/models/, runs/, the caches of $VQALIB_CACHE_DIR",
-                 writes="notebooks/ (outputs), figures/ (tables, figures, PROVENANCE.json), the README status table, "
+                 writes="notebooks/ (outputs), figures/ (tables, figures, PROVENANCE.json, SAVED_BY.json), the README status "
+                        "table, "
                         "build/reproduce_times.json, build/provenance.json; with --only or --smoke: build/partial/ or "
                         "build/smoke/ only; with --model-work: the caches only")
     r.add_argument("--only", nargs="*", help="notebook name prefixes, e.g. 01 02 (a partial run: writes under "

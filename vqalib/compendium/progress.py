@@ -14,7 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-SAVED = re.compile(r"""\bsave(?:_figure)?\(\s*[^,()]+,\s*["']([^"']+)["']""")
+# the stem of a save, save_figure or check call: the call's first string literal
+SAVED = re.compile(r"""\b(?:save(?:_figure)?|check)\([^"'\n]*?["']([^"']+)["']""")
 _CALLBACK = None  # set by :func:`reporting` in the process that runs papermill
 
 

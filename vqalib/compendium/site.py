@@ -302,7 +302,7 @@ def index_page(all_sections: list[Section], states: dict[str, list[tuple[Item, s
     scorecards : sequence of (str, str), default ()
         ``(href, title)`` of the scorecards, listed last.
     opening : str, default ""
-        HTML after the lede (:func:`vqalib.compendium.site_report.opening`).
+        HTML after the lede (:func:`vqalib.compendium.site_printable.opening`).
     """
     parts = [f"<h1>{_e(SITE_TITLE)}</h1>",
              '<p class="lede">Every table and figure of three papers on visual question answering for blind and '
@@ -354,7 +354,7 @@ def _write_site(out: Path, *, root: Path, notebooks: Path, figures: Path) -> Non
     """Every page and file of the site, into the empty folder ``out``."""
     from pygments.formatters import HtmlFormatter
 
-    from vqalib.compendium import paper_view, site_report
+    from vqalib.compendium import paper_view, site_printable
     from vqalib.compendium.scorecard_files import scorecard_pages
 
     for folder in ("notebooks", "sections", "assets", "papers"):
@@ -369,15 +369,15 @@ def _write_site(out: Path, *, root: Path, notebooks: Path, figures: Path) -> Non
         (out / "sections" / f"{section.notebook}.html").write_text(text, encoding="utf-8")
         page_html = notebook_page(notebooks / f"{section.notebook}.ipynb", section)
         (out / "notebooks" / f"{section.notebook}.html").write_text(page_html, encoding="utf-8")
-    for name, text in site_report.row_pages(figures, sections=all_sections).items():
+    for name, text in site_printable.row_pages(figures, sections=all_sections).items():
         (out / "sections" / name).write_text(text, encoding="utf-8")
     for stem in paper_view.compared_stems(figures):
-        (out / "papers" / f"{stem}.html").write_text(site_report.paper_page(stem, figures), encoding="utf-8")
+        (out / "papers" / f"{stem}.html").write_text(site_printable.paper_page(stem, figures), encoding="utf-8")
     summary = grades.summary(figures)  # one read of every compared table, for the index and the report
-    (out / "report.html").write_text(site_report.report_page(summary, figures), encoding="utf-8")
+    (out / "report.html").write_text(site_printable.report_page(summary, figures), encoding="utf-8")
     cards = scorecard_pages(root / "scores", out / "scores")
     (out / "index.html").write_text(index_page(all_sections, states, scorecards=cards,
-                                               opening=site_report.opening(summary)), encoding="utf-8")
+                                               opening=site_printable.opening(summary)), encoding="utf-8")
 
 
 def check(*, site: Path, out: Path, timeout: float | None = None) -> int:

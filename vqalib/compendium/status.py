@@ -14,7 +14,7 @@ from vqalib.core.report import agreement_text
 from vqalib.papers.afgv.tables import tier_order_summary
 from vqalib.papers.vizwiz_lf.classifier_tables import abstention_agreement_summary
 from vqalib.papers.vizwiz_lf.scorecard import round_trip_summary
-from vqalib.papers.vizwiz_lf.table4_report import full_set_ci_summary
+from vqalib.papers.vizwiz_lf.table4_tables import full_set_ci_summary
 
 # --- what the README's status table says about each notebook ------------------------------
 

@@ -83,7 +83,7 @@ _ALL = [
     # VLM runner
     Setting("VQALIB_RUNS_DIR", "runs/", "where notebooks 05, 06 and 08 look for runner output", kind="folder"),
     Setting("VQALIB_VQA_DEVICE", "cuda if available, else cpu", "device of the VLM runner"),
-    Setting("VQALIB_MODEL_PLUGINS", "unset", "comma-separated Python modules imported to register extra runner models (vqalib.runner.registry.register)"),
+    Setting("VQALIB_MODEL_PLUGINS", "unset", "comma-separated Python modules imported to register extra runner models (vqalib.runner.model_specs.register)"),
     Setting("VQALIB_IMAGE_CACHE", "$VQALIB_CACHE_DIR/images", "downloaded question images", kind="folder"),
     Setting("VQALIB_IMAGE_TIMEOUT", "30", "image download timeout (s)", kind="seconds"),
     Setting("VQALIB_IMAGE_DEADLINE", "120", "seconds one image download may take in all", kind="seconds"),

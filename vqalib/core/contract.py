@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from vqalib.core import config
-from vqalib.core import data_registry
+from vqalib.core import upstream
 from vqalib.core import encoders
 from vqalib.core import registry
 from vqalib.core import saved_by
@@ -380,7 +380,7 @@ def provenance(*, figures: Path | None = None, hashes: dict[str, str] | None = N
         "python": platform.python_version(),
         "java": _java_version(),
         "packages": {name: pkg(name) for name in KEY_PACKAGES},
-        "data": {entry["key"]: entry["sha256"] for entry in data_registry.registry_frame().to_dict("records")},
+        "data": {entry["key"]: entry["sha256"] for entry in upstream.files_frame().to_dict("records")},
         "embedding_rounding_decimals": encoders.DECIMALS,
         "tolerance_rules": registry.tolerance_rules(),
     }

@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - Windows
 import pandas as pd
 from tqdm import tqdm
 
-from vqalib.core.data_registry import REGISTRY, DataFile, DataIntegrityError, spec_for, verify_file
+from vqalib.core.upstream import FILES, DataFile, DataIntegrityError, spec_for, verify_file
 from vqalib.core.io import NotRegularFile, default_data_dir, open_regular, sha256_of
 
 
@@ -209,7 +209,7 @@ def fetch(keys: list[str] | None = None, *, data_dir: Path | None = None, mirror
         ``key``, ``action`` (present, copied, downloaded), ``source``, ``stale_parts_removed`` per file.
     """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
-    specs = [spec_for(k) for k in keys] if keys else list(REGISTRY)
+    specs = [spec_for(k) for k in keys] if keys else list(FILES)
     rows, problems = [], []
     with _clean_exit_on_termination():
         for spec in tqdm(specs, desc="data", unit="file", disable=not progress):

@@ -1,5 +1,5 @@
 """The runner's subcommands of ``vqalib``: ``run`` (answers into a run file: VizWiz-LF §3 / §7 / A.4.2, CommVQA §5,
-AFGV), ``models`` (the registry) and ``runs`` (the run files the notebooks find). A bad option value is an
+AFGV), ``models`` (the model specs) and ``runs`` (the run files the notebooks find). A bad option value is an
 argparse error (exit 2), a held run file exit 75 (:data:`~vqalib.runner.locks.LOCK_REFUSED_EXIT`), a bad
 question table or a run file of another (model, strategy) ``error: ...`` with exit 1."""
 
@@ -21,7 +21,7 @@ from vqalib.runner.handoff import discover_runs
 from vqalib.runner.locks import LOCK_REFUSED_EXIT, RunLockedError
 from vqalib.runner.models import DEVICE_ENV
 from vqalib.runner.questions import DATASETS, load_items
-from vqalib.runner.registry import REGISTRY, load_plugins, registry_frame
+from vqalib.runner.model_specs import MODELS, load_plugins, models_frame
 from vqalib.runner.runfiles import MixedRunFileError, parse_shard
 from vqalib.runner.strategies import STRATEGIES
 
@@ -32,13 +32,13 @@ _TEXT_TABLE = ("display.width", 200, "display.max_columns", 30, "display.max_col
 
 
 def _model_option(text: str) -> str:
-    """A registry key, plugins loaded only here (so a bad ``VQALIB_MODEL_PLUGINS`` stops ``run`` alone)."""
+    """A model key, plugins loaded only here (so a bad ``VQALIB_MODEL_PLUGINS`` stops ``run`` alone)."""
     try:
         load_plugins()
     except ImportError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
-    if text not in REGISTRY:
-        raise argparse.ArgumentTypeError(f"unknown model {text!r}; choose from {', '.join(sorted(REGISTRY))}")
+    if text not in MODELS:
+        raise argparse.ArgumentTypeError(f"unknown model {text!r}; choose from {', '.join(sorted(MODELS))}")
     return text
 
 
@@ -115,7 +115,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         The ``run`` subcommand's parser.
     """
     run.add_argument("--model", required=True, type=_model_option, metavar="KEY",
-                     help=f"a model of `vqalib models`: {', '.join(sorted(REGISTRY))}, or one registered by a "
+                     help=f"a model of `vqalib models`: {', '.join(sorted(MODELS))}, or one registered by a "
                           f"VQALIB_MODEL_PLUGINS module")
     run.add_argument("--strategy", required=True, choices=list(STRATEGIES))
     run.add_argument("--dataset", required=True, choices=DATASETS)
@@ -144,9 +144,9 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--judge", default="env", type=_judge_option,
                      help="self-consistency judge: env (VQALIB_JUDGE_*), none, test:N")
     run.add_argument("--device", help=f"cpu, cuda, cuda:1 ... (default ${DEVICE_ENV} or auto)")
-    run.add_argument("--dtype", help="float32, bfloat16, float16 (default: registry on GPU, float32 on CPU)")
-    run.add_argument("--revision", help="hub revision (commit) to pin instead of the registry's")
-    run.add_argument("--max-new-tokens", type=_count_option, help="override the registry's max_new_tokens")
+    run.add_argument("--dtype", help="float32, bfloat16, float16 (default: the model spec's on GPU, float32 on CPU)")
+    run.add_argument("--revision", help="hub revision (commit) to pin instead of the model spec's")
+    run.add_argument("--max-new-tokens", type=_count_option, help="override the model spec's max_new_tokens")
     run.add_argument("--image-cache", help="download cache for image URLs (default $VQALIB_IMAGE_CACHE)")
     run.add_argument("--threads", type=_count_option,
                      help="torch CPU threads (1 avoids contention on a shared machine)")
@@ -201,9 +201,9 @@ def run_command(args: argparse.Namespace, *, parser: argparse.ArgumentParser) ->
 
 
 def models_text() -> str:
-    """``vqalib models``: the registry, plugins included, as a text table (VizWiz-LF Table 25, CommVQA A.3, AFGV)."""
+    """``vqalib models``: the model specs, plugins included, as a text table (VizWiz-LF Table 25, CommVQA A.3, AFGV)."""
     with pd.option_context(*_TEXT_TABLE):
-        return registry_frame()[["key", "hub_id", "revision", "model_class", "papers", "dtype", "generation",
+        return models_frame()[["key", "hub_id", "revision", "model_class", "papers", "dtype", "generation",
                                  "consistency", "max_new_tokens", "test_model"]].to_string(index=False)
 
 

@@ -20,7 +20,7 @@ from vqalib.runner.answering import RunContext, answer_item
 from vqalib.runner.judges import make_judge
 from vqalib.runner.locks import RunLock
 from vqalib.runner.models import VLM, build_model, default_device
-from vqalib.runner.registry import load_plugins
+from vqalib.runner.model_specs import load_plugins
 from vqalib.runner.runfiles import (RunWriter, check_one_run, encode_block, item_key, parse_shard, repair_run,
                                     select_items)
 from vqalib.runner.strategies import STRATEGIES
@@ -76,7 +76,7 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
     items : pandas.DataFrame
         The questions (:func:`vqalib.runner.questions.load_items`).
     model : str or VLM
-        A registry key or a loaded model (Ray: a key, so each replica loads its own).
+        A model key or a loaded model (Ray: a key, so each replica loads its own).
     strategy : str
         A key of :data:`vqalib.runner.strategies.STRATEGIES`.
     dataset : str
@@ -90,9 +90,9 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
     device : str, optional
         Default :func:`vqalib.runner.models.default_device`; on Ray, ``cuda`` when the cluster has GPUs.
     dtype : str, optional
-        A torch dtype name; default the registry's on GPU, ``float32`` on CPU.
+        A torch dtype name; default the model spec's on GPU, ``float32`` on CPU.
     revision : str, optional
-        The hub revision of the checkpoint; default the registry's.
+        The hub revision of the checkpoint; default the model spec's.
     limit : int, optional
         Answer only the first ``limit`` questions (before sharding).
     shard : str, default "0/1"
@@ -100,7 +100,7 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
     engine : {"plain", "ray"}, default "plain"
         Answer in this process, or through Ray Data.
     max_new_tokens : int, optional
-        Overrides the registry's token limit.
+        Overrides the model spec's token limit.
     retry_errors : bool, default False
         Answer again the questions whose last outcome in ``out`` is an error.
     progress : bool, default True
@@ -170,7 +170,7 @@ def run_generation(items: pd.DataFrame, *, model: str | VLM, strategy: str, data
                 summary.judge_seconds = ctx.judge_seconds
             elif engine == "ray":
                 if not isinstance(model, str):
-                    raise ValueError("engine='ray' needs a registry model key (each replica loads its own copy)")
+                    raise ValueError("engine='ray' needs a model key (each replica loads its own copy)")
                 config = {"model": model, "plugins": ",".join(load_plugins()), "device": device, "dtype": dtype,
                           "revision": revision, "strategy": strategy, "dataset": dataset, "judge": judge_name,
                           "shard": shard, "max_new_tokens": max_new_tokens,

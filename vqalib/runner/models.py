@@ -1,6 +1,6 @@
-"""Loading the registry's VLMs and asking them one prompt about one image (VizWiz-LF A.1.3, CommVQA A.3, AFGV
+"""Loading the model spec's VLMs and asking them one prompt about one image (VizWiz-LF A.1.3, CommVQA A.3, AFGV
 Methods): checkpoints load through transformers' own classes (no forks, no remote code), registered builders
-build theirs (:func:`vqalib.runner.registry.register`). Device: ``VQALIB_VQA_DEVICE``."""
+build theirs (:func:`vqalib.runner.model_specs.register`). Device: ``VQALIB_VQA_DEVICE``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from vqalib.core import config
-from vqalib.runner.registry import BUILDERS, ModelSpec, model_spec
+from vqalib.runner.model_specs import BUILDERS, ModelSpec, model_spec
 from vqalib.core.prompts import load_prompt
 
 DEVICE_ENV = "VQALIB_VQA_DEVICE"
@@ -160,7 +160,7 @@ def load_pretrained(spec: ModelSpec, *, source: str | Path, revision: str | None
     Parameters
     ----------
     spec : ModelSpec
-        The registry entry (its ``family`` and ``model_class``).
+        The model spec (its ``family`` and ``model_class``).
     source : str or Path
         A hub id or a local checkpoint folder.
     revision : str or None
@@ -194,18 +194,18 @@ def load_pretrained(spec: ModelSpec, *, source: str | Path, revision: str | None
 
 def build_model(key: str, *, device: str | None = None, dtype: str | None = None,
                 revision: str | None = None) -> VLM:
-    """Load registry model ``key`` (VizWiz-LF A.1.3, CommVQA A.3, AFGV): by its registered builder, else from the hub.
+    """Load model ``key`` (VizWiz-LF A.1.3, CommVQA A.3, AFGV): by its registered builder, else from the hub.
 
     Parameters
     ----------
     key : str
-        A key of :data:`vqalib.runner.registry.REGISTRY`.
+        A key of :data:`vqalib.runner.model_specs.MODELS`.
     device : str, optional
         ``cuda``, ``cuda:N`` or ``cpu``; default :func:`default_device`.
     dtype : str, optional
-        A torch dtype name; default the registry's on ``cuda``, else ``float32``.
+        A torch dtype name; default the model spec's on ``cuda``, else ``float32``.
     revision : str, optional
-        The hub revision; default the registry's.
+        The hub revision; default the model spec's.
     """
     import torch
 

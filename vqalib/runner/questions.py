@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from vqalib.core import config
-from vqalib.core import data_registry
+from vqalib.core import upstream
 from vqalib.core import io
 from vqalib.runner.image_sources import (COMMVQA_IMAGES_ENV, GQA_IMAGES_ENV, commvqa_source, gqa_source,
                                          image_in_folder)
@@ -77,7 +77,7 @@ def commvqa_items(*, images: str | Path | None = None, data_dir: Path | None = N
     """
 
     images = images or config.get(COMMVQA_IMAGES_ENV)
-    raw = io.read_json(data_registry.verified_path("commvqa/annotations.json", data_dir=data_dir))
+    raw = io.read_json(upstream.verified_path("commvqa/annotations.json", data_dir=data_dir))
     rows = []
     for k, entry in enumerate(raw):
         try:

@@ -38,7 +38,7 @@ def item_key(*, dataset: str, item_id: str, model: str, strategy: str) -> str:
     item_id : str
         The question's item id.
     model : str
-        The registry key of the model.
+        The model key of the model.
     strategy : str
         The prompting strategy.
     """
@@ -145,7 +145,7 @@ def check_one_run(records: list[dict], *, path: str | Path, model: str, strategy
     path : str or Path
         The run file, for the message.
     model : str
-        The registry key of the model about to be run.
+        The model key of the model about to be run.
     strategy : str
         The prompting strategy about to be run.
     """

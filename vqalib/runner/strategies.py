@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vqalib.runner.registry import GREEDY, ModelSpec
+from vqalib.runner.model_specs import GREEDY, ModelSpec
 from vqalib.core.prompts import load_prompt
 
 # VizWiz-LF Table 22 (verbatim)
@@ -173,11 +173,11 @@ def generation_settings(spec: ModelSpec, strategy: str, *, max_new_tokens: int |
     Parameters
     ----------
     spec : ModelSpec
-        The registry entry of the model.
+        The model spec of the model.
     strategy : str
         A key of :data:`STRATEGIES`.
     max_new_tokens : int, optional
-        Overrides the registry's ``max_new_tokens``.
+        Overrides the model spec's ``max_new_tokens``.
 
     Returns
     -------

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from vqalib.core import data_registry, declarations
+from vqalib.core import upstream, declarations
 from vqalib.core import io
 from vqalib.core.judge.settings import DEFAULT_PROMPT, LAVE_PROMPTS
 from vqalib.core.prompts import load_prompt
@@ -75,7 +75,7 @@ def load_lave_demos(*, data_dir: Path | None = None) -> LaveDemos:
     from ``lave/`` in ``data_dir`` (default :func:`vqalib.core.io.default_data_dir`)."""
     sets = {}
     for kind, key in LAVE_DEMO_KEYS.items():
-        path = data_registry.verified_path(key, data_dir=data_dir)
+        path = upstream.verified_path(key, data_dir=data_dir)
         sets[kind] = _checked_demos(path, io.read_json(path))
     return LaveDemos(**sets)
 

@@ -12,7 +12,7 @@ import numpy as np
 from vqalib.core import config
 from vqalib.core.io import cache_root
 from vqalib.core.metrics.bertscore import Backbone
-from vqalib.core.metrics.registry import metric as metric_spec
+from vqalib.core.metrics.catalog import metric as metric_spec
 from vqalib.core.encoders import DECIMALS, model_identity, packaged_minilm_path
 from vqalib.core.shards import ShardStore, item_key
 

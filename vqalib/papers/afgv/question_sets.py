@@ -50,13 +50,13 @@ def accessibility_question_sets(*, data_dir: Path | None = None) -> dict[str, pd
     data_dir : Path, optional
         The data folder (default: :func:`vqalib.core.io.default_data_dir`).
     """
-    from vqalib.core import data_registry
+    from vqalib.core import upstream
     from vqalib.core import io
     from vqalib.papers.vizwiz_lf import loading
 
     answers = loading.load_vizwiz_lf(data_dir=data_dir, sources=["expert"]).answers
     vizwiz = answers[["question_id", "question", "question_type"]].reset_index(drop=True)
-    raw = io.read_json(data_registry.verified_path("commvqa/annotations.json", data_dir=data_dir))
+    raw = io.read_json(upstream.verified_path("commvqa/annotations.json", data_dir=data_dir))
     commvqa = (pd.DataFrame([{"question": str(r.get("question", "")).strip(), "question_type": r.get("context", "")}
                              for r in raw])
                .query("question != ''").drop_duplicates("question").reset_index(drop=True))

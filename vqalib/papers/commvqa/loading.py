@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from vqalib.core.io import DataFormatError, json_type, read_csv_text, read_json, require_fields
-from vqalib.core.data_registry import verified_path
+from vqalib.core.upstream import verified_path
 from vqalib.papers.commvqa.names import (CONDITIONS, CONTEXTS, MODELS, PANDAS_DEFAULT_NA, RESULT_COLUMNS,
                                          canonical_context, result_key)
 from vqalib.papers.commvqa.protocols import authors_references
@@ -25,12 +25,12 @@ from vqalib.papers.vizwiz_lf.wordcounts import count_words
 @dataclass
 class CommVQA:
     """The loaded release (CommVQA §3): ``annotations`` (``question_id``: row in annotations.json; ``in_benchmark``:
-    in the result files), ``answers``, ``results`` and the validation ``report``."""
+    in the result files), ``answers``, ``results`` and ``validation`` (its report)."""
 
     annotations: pd.DataFrame
     answers: pd.DataFrame
     results: pd.DataFrame
-    report: ValidationReport = field(default_factory=ValidationReport)
+    validation: ValidationReport = field(default_factory=ValidationReport)
 
 
 ANNOTATION_FIELDS: dict[str, type] = {"image": str, "context": str, "description": str, "question": str,
@@ -238,7 +238,7 @@ def load_commvqa(*, data_dir: Path | None = None, annotations_path: Path | None 
     _cross_file_checks(results, report)
     in_bench = set(results["question_id"].dropna().astype(int))
     annotations["in_benchmark"] = annotations["question_id"].isin(in_bench)
-    return CommVQA(annotations=annotations, answers=human_answers(annotations), results=results, report=report)
+    return CommVQA(annotations=annotations, answers=human_answers(annotations), results=results, validation=report)
 
 
 def smoke_subset(annotations: pd.DataFrame, answers: pd.DataFrame, results: pd.DataFrame, *,

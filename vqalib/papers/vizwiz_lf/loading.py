@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from vqalib.papers.vizwiz_lf import taxonomy
-from vqalib.core.data_registry import verified_path
+from vqalib.core.upstream import verified_path
 from vqalib.core.io import DataFormatError, json_type, read_json, require_fields
 from vqalib.core.validation import ValidationReport
 from vqalib.papers.vizwiz_lf.wordcounts import count_words
@@ -32,11 +32,11 @@ NON_ANSWER_MAJORITIES = ("unanswerable", "unsuitable")
 
 @dataclass
 class VizWizLF:
-    """The loaded release: ``answers`` (one row per answer), ``sentences`` (one per labelled sentence), ``report``."""
+    """The loaded release: ``answers`` (one row per answer), ``sentences`` (one per labelled sentence), ``validation`` (its report)."""
 
     answers: pd.DataFrame
     sentences: pd.DataFrame
-    report: ValidationReport
+    validation: ValidationReport
 
 
 def _require(entry: object, *, file: str, qid: str) -> dict:
@@ -267,5 +267,5 @@ def load_vizwiz_lf(*, data_dir: Path | None = None, sources: list[str] | None = 
     sentences = (sentences.assign(_o=sentences["source"].map(order))
                  .sort_values(["_o", "source", "question_id", "sentence_index"], kind="stable")
                  .drop(columns="_o").reset_index(drop=True))
-    return VizWizLF(answers=answers, sentences=sentences, report=report)
+    return VizWizLF(answers=answers, sentences=sentences, validation=report)
 

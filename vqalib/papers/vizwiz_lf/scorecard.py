@@ -155,7 +155,7 @@ def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, j
     """
     from vqalib.core.judge.settings import ENABLE_HINT
     from vqalib.core.metrics.bertscore import bertscore_backbone
-    from vqalib.papers.vizwiz_lf.table4_report import implementations
+    from vqalib.papers.vizwiz_lf.table4_tables import implementations
 
     if model in set(data.answers["source"]):
         raise ValueError(f"model name {model!r} is a source of the release; name the scored model differently "

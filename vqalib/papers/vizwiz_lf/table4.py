@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from vqalib.core.metrics.bertscore import Backbone, bertscore_backbone
 from vqalib.core.metrics.cache import cached_scores
-from vqalib.core.metrics.registry import metric as metric_spec
+from vqalib.core.metrics.catalog import metric as metric_spec
 from vqalib.core.metrics.lexical_overlap import DEFAULT_LEXICAL_OVERLAP, LEXICAL_OVERLAP_DEFINITIONS, lexical_overlap
 from vqalib.core.inference import TWO_LEVELS, bootstrap_mean_cis, star_mark
 

@@ -1,4 +1,4 @@
-"""The metrics registry (:mod:`vqalib.core.metrics.registry`): every metric declared once, with its citation,
+"""The metric catalog (:mod:`vqalib.core.metrics.catalog`): every metric declared once, with its citation,
 variant, range and direction, and called in one shape."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from vqalib.core.metrics import cache
-from vqalib.core.metrics.registry import METRICS, metric
+from vqalib.core.metrics.catalog import METRICS, metric
 
 PAIRS = pd.DataFrame({"reference": ["a red car", "pasta with tomato sauce"],
                       "candidate": ["the car is red", "a bowl of soup"]})

@@ -9,7 +9,7 @@ import pandas as pd
 
 from vqalib.core import report
 from vqalib.core.metrics.bertscore import Backbone
-from vqalib.core.metrics.registry import METRICS
+from vqalib.core.metrics.catalog import METRICS
 from vqalib.papers.vizwiz_lf.table4 import (METRIC_NAMES, NO_ANSWER_RULES, human_correlation,
                                             metric_cells, paper_in_ci, score_pairs, summarize, table4_rows)
 

@@ -1,4 +1,4 @@
-"""The model registry: the papers' open VLMs and their generation settings (VizWiz-LF A.1.3 / Table 25,
+"""The model specs: the papers' open VLMs and their generation settings (VizWiz-LF A.1.3 / Table 25,
 CommVQA A.3, AFGV Methods), plus models registered with :func:`register` or by ``VQALIB_MODEL_PLUGINS``."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class ModelSpec:
 
 # Revisions: the papers name no commits and the hub is unreachable here, so every entry
 # uses "main"; pin a commit hash with --revision to freeze a reproduction.
-REGISTRY: dict[str, ModelSpec] = {s.key: s for s in (
+MODELS: dict[str, ModelSpec] = {s.key: s for s in (
     ModelSpec("blip2-flan-t5-xxl", "Salesforce/blip2-flan-t5-xxl", "main", "blip2", "Blip2ForConditionalGeneration",
               ("VizWiz-LF",), generation={"do_sample": False, "top_p": 1.0, "temperature": 1.0},
               consistency={"do_sample": True, "temperature": 0.7, "top_p": 0.7}, max_new_tokens=30,
@@ -76,7 +76,7 @@ BUILDERS: dict[str, Builder] = {}  # key -> builder of a registered model that d
 
 
 def register(spec: ModelSpec, *, build: Builder | None = None) -> ModelSpec:
-    """Add a model to the registry (a user's own model, or the tests' tiny models).
+    """Add a model spec (a user's own model, or the tests' tiny models).
 
     Parameters
     ----------
@@ -90,10 +90,10 @@ def register(spec: ModelSpec, *, build: Builder | None = None) -> ModelSpec:
     ModelSpec
         ``spec``; a ``ValueError`` when its key is taken by another spec.
     """
-    known = REGISTRY.get(spec.key)
+    known = MODELS.get(spec.key)
     if known is not None and known != spec:
         raise ValueError(f"model {spec.key!r} is already registered with another spec; choose another key")
-    REGISTRY[spec.key] = spec
+    MODELS[spec.key] = spec
     if build is None:
         BUILDERS.pop(spec.key, None)
     else:
@@ -125,26 +125,26 @@ def load_plugins(modules: str | None = None) -> list[str]:
     return names
 
 
-def registry_frame() -> pd.DataFrame:
-    """The model registry as a table (VizWiz-LF A.1.3 / Table 25, CommVQA A.3, AFGV), plugins loaded."""
+def models_frame() -> pd.DataFrame:
+    """The model specs as a table (VizWiz-LF A.1.3 / Table 25, CommVQA A.3, AFGV), plugins loaded."""
     load_plugins()
-    return pd.DataFrame([{**asdict(s), "papers": ", ".join(s.papers)} for s in REGISTRY.values()])
+    return pd.DataFrame([{**asdict(s), "papers": ", ".join(s.papers)} for s in MODELS.values()])
 
 
 def model_spec(key: str) -> ModelSpec:
-    """The registry entry ``key`` (VizWiz-LF A.1.3, CommVQA A.3, AFGV), plugins loaded.
+    """The model spec ``key`` (VizWiz-LF A.1.3, CommVQA A.3, AFGV), plugins loaded.
 
     Parameters
     ----------
     key : str
-        A key of :data:`REGISTRY`, e.g. ``llava-1.5-13b``.
+        A key of :data:`MODELS`, e.g. ``llava-1.5-13b``.
 
     Returns
     -------
     ModelSpec
-        The entry; a ``KeyError`` listing the registry when there is none.
+        The entry; a ``KeyError`` listing the known models when there is none.
     """
     load_plugins()
-    if key not in REGISTRY:
-        raise KeyError(f"unknown model {key!r}; registry: {', '.join(REGISTRY)}")
-    return REGISTRY[key]
+    if key not in MODELS:
+        raise KeyError(f"unknown model {key!r}; known models: {', '.join(MODELS)}")
+    return MODELS[key]

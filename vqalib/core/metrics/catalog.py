@@ -1,4 +1,4 @@
-"""The metrics registry: every reference-based text metric with its citation, exact variant, range and direction,
+"""The metric catalog: every reference-based text metric with its citation, exact variant, range and direction,
 and one call shape for all of them (:meth:`Metric.score` on a DataFrame of ``reference``/``candidate`` pairs)."""
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
 
 
 def metric(name: str) -> Metric:
-    """The registry entry of ``name`` (an unknown name is a ``ValueError``).
+    """The catalog entry of ``name`` (an unknown name is a ``ValueError``).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""The registry of upstream data files (each paper's ``[upstream]`` declarations and the LAVE demonstrations), each
+"""The upstream data files (each paper's ``[upstream]`` declarations and the LAVE demonstrations), each
 with repository, pinned commit, path and SHA-256, and their verification; :mod:`vqalib.core.fetch` fetches them."""
 
 from __future__ import annotations
@@ -41,19 +41,19 @@ def _lave(name: str, sha256: str) -> DataFile:
     return DataFile(f"lave/{name}", "lave", LAVE_REPO, LAVE_COMMIT, f"data/{name}", sha256)
 
 
-REGISTRY: tuple[DataFile, ...] = (
+FILES: tuple[DataFile, ...] = (
     *(DataFile(f["key"], f["dataset"], f["repo"], f["commit"], f["path"], f["sha256"]) for f in upstream()),
     _lave("lave_demos.json", "80f68aee0a5e53f243274013061f86889fa2b5fef810d071a97f9965cba0a888"),
     _lave("lave_demos_binary.json", "d69c618e917c1d0eacc051d4854cc07abcc43a79935fcc716b681ba38980fe6b"),
 )
-_BY_KEY = {f.key: f for f in REGISTRY}
+_BY_KEY = {f.key: f for f in FILES}
 
 
-def registry_frame() -> pd.DataFrame:
-    """The registry as a table: one row per registered file, its :class:`DataFile` fields and ``url``."""
+def files_frame() -> pd.DataFrame:
+    """The upstream files as a table: one row per registered file, its :class:`DataFile` fields and ``url``."""
     import pandas as pd
 
-    return pd.DataFrame([{**f.__dict__, "url": f.url} for f in REGISTRY])
+    return pd.DataFrame([{**f.__dict__, "url": f.url} for f in FILES])
 
 
 def spec_for(key: str) -> DataFile:

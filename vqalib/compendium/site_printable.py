@@ -13,7 +13,7 @@ import pandas as pd
 from vqalib.compendium import grades, paper_view
 from vqalib.compendium.site_html import MAX_ROWS, _e, html_table, page
 from vqalib.compendium.status import REASONS
-from vqalib.core import data_registry, declarations, evidence, registry, report
+from vqalib.core import upstream, declarations, evidence, registry, report
 
 PAPER_LINKS = {  # the papers reproduced; AFGV's copy names no public address
     "VizWiz-LF": "https://arxiv.org/abs/2408.06303",
@@ -126,11 +126,11 @@ def sources() -> str:
     papers = "".join(f'<li>{_e(p)}: <a href="{PAPER_LINKS[p]}">{_e(t)}</a></li>' if p in PAPER_LINKS
                      else f"<li>{_e(p)}: {_e(t)} (no public address in the copy this compendium works from)</li>"
                      for p, t in declarations.papers().items())
-    repos = dict.fromkeys((f.dataset, f.repo, f.commit) for f in data_registry.REGISTRY)
-    upstream = "".join(f'<li>{_e(d)}: <a href="https://github.com/{_e(r)}/tree/{_e(c)}">{_e(r)} at {_e(c[:12])}</a></li>'
+    repos = dict.fromkeys((f.dataset, f.repo, f.commit) for f in upstream.FILES)
+    data = "".join(f'<li>{_e(d)}: <a href="https://github.com/{_e(r)}/tree/{_e(c)}">{_e(r)} at {_e(c[:12])}</a></li>'
                        for d, r, c in repos)
     return ('<section aria-labelledby="sources"><h2 id="sources">Sources</h2><h3>The papers</h3>'
-            f"<ul>{papers}</ul><h3>The data, at the commits every number was computed from</h3><ul>{upstream}</ul>"
+            f"<ul>{papers}</ul><h3>The data, at the commits every number was computed from</h3><ul>{data}</ul>"
             '<p>Machine, versions, data hashes and tolerance rules of the run: <a href="figures/PROVENANCE.json">'
             "figures/PROVENANCE.json</a>.</p></section>")
 
