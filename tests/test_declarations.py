@@ -22,15 +22,21 @@ def test_core_holds_no_registry_entry_of_its_own():
     assert not any("paper_table=" in p.read_text(encoding="utf-8") for p in core.rglob("*.py"))
 
 
-@pytest.mark.parametrize("text, message", [
-    ('[[table]]\nstem = "x_table"\nnotebook = "01_x"\nreproduces = ""\ntitle = "t"\nbuilder = "m.f"\ncolour = "red"\n',
-     r"x_table: .*colour"),
-    ('[[table]]\nstem = "x_table"\nnotebook = "01_x"\nreproduces = ""\ntitle = "t"\nbuilder = "m.f"\n'
-     '[table.model_derived]\ncolumns = [["value", 0.1]]\nwhy = "@nowhere"\n', r"x_table, model_derived.why: no \[reasons\].nowhere"),
-    ('[[table]]\nstem = "x_table"\nnotebook = "01_x"\nreproduces = ""\ntitle = "t"\nbuilder = "m.f"\n'
-     '[table.tolerance]\nunit = 2\n', r"x_table, field tolerance: .*unit"),
+_ENTRY = '[[table]]\nstem = "x_table"\nnotebook = "01_x"\nreproduces = ""\ntitle = "t"\nbuilder = "m.f"\n'
+
+
+@pytest.mark.parametrize("read, text, message", [
+    ("entries", _ENTRY + 'colour = "red"\n', r"x_table: .*colour"),
+    ("entries", _ENTRY + '[table.model_derived]\ncolumns = [["value", 0.1]]\nwhy = "@nowhere"\n',
+     r"x_table, model_derived.why: no \[reasons\].nowhere"),
+    ("entries", _ENTRY + '[table.tolerance]\nunit = 2\n', r"x_table, field tolerance: .*unit"),
+    ("setting", '[[setting]]\nname = "VQALIB_X"\ndefault = "unset"\n',
+     r"\[\[setting\]\] VQALIB_X: missing field\(s\) \['meaning'\]"),
+    ("answer_format", '[[answer_format]]\nname = "f"\nshape = "s"\ncolumns = ["a"]\nanswer = "a"\nsheet = 1\n',
+     r"\[\[answer_format\]\] f: unknown field\(s\) \['sheet'\]"),
 ])
-def test_a_bad_entry_is_an_error_naming_the_file_the_entry_and_the_field(tmp_path, monkeypatch, text, message):
+def test_a_bad_declaration_is_an_error_naming_the_file_the_entry_and_the_field(tmp_path, monkeypatch, read, text,
+                                                                               message):
     folder = tmp_path / "somepaper"
     folder.mkdir()
     (folder / declarations.FILE_NAME).write_text('[paper]\nname = "P"\ntitle = "T"\norder = 1\n' + text, encoding="utf-8")
@@ -39,7 +45,7 @@ def test_a_bad_entry_is_an_error_naming_the_file_the_entry_and_the_field(tmp_pat
     declarations.entries.cache_clear()
     try:
         with pytest.raises(ValueError, match=message) as error:
-            declarations.entries()
+            declarations.entries() if read == "entries" else declarations.extensions(read)
         assert str(folder / declarations.FILE_NAME) in str(error.value)
     finally:
         monkeypatch.undo()
@@ -58,23 +64,3 @@ def test_papers_declare_their_settings_judge_prompt_and_result_format():
     assert config.SETTINGS["VQALIB_JUDGE_PROMPT"].default == "vizwiz-lf"
     assert prompts.declared_prompts()["vizwiz-lf"].paper == "VizWiz-LF"
     assert list(answer_formats.FORMATS)[-2:] == ["commvqa-results", "plain"]  # declared formats before the catch-all
-
-
-@pytest.mark.parametrize("text, message", [
-    ('[[setting]]\nname = "VQALIB_X"\ndefault = "unset"\n', r"\[\[setting\]\] VQALIB_X: missing field\(s\) \['meaning'\]"),
-    ('[[answer_format]]\nname = "f"\nshape = "s"\ncolumns = ["a"]\nanswer = "a"\nsheet = 1\n',
-     r"\[\[answer_format\]\] f: unknown field\(s\) \['sheet'\]"),
-])
-def test_a_bad_extension_block_is_an_error_naming_the_file_the_block_and_the_field(tmp_path, monkeypatch, text, message):
-    folder = tmp_path / "somepaper"
-    folder.mkdir()
-    (folder / declarations.FILE_NAME).write_text('[paper]\nname = "P"\ntitle = "T"\norder = 1\n' + text, encoding="utf-8")
-    monkeypatch.setattr(declarations, "PAPERS_DIR", tmp_path)
-    declarations._read.cache_clear()
-    try:
-        with pytest.raises(ValueError, match=message) as error:
-            declarations.extensions(text[2:text.index("]]")])
-        assert str(folder / declarations.FILE_NAME) in str(error.value)
-    finally:
-        monkeypatch.undo()
-        declarations._read.cache_clear()
