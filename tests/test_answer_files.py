@@ -31,8 +31,21 @@ def test_lmms_eval_samples(tmp_path):
     path = _jsonl(tmp_path / "2026_samples_vizwiz_lf.jsonl", [line])
     (tmp_path / "2026_results.json").write_text(json.dumps({"config": {"lmms_eval_version": "0.9.9"}}))
     answers, source = read_answers(path)
-    assert source.format == "lmms-eval" and source.toolkit == "lmms-eval" and source.version == "lmms_eval_version 0.9.9"
+    assert source.format == "lmms-eval" and source.toolkit == "lmms-eval" and source.version == "0.9.9"
     assert answers.loc[0, ["item_id", "doc_id", "answer"]].tolist() == ["2", 0, "A mug."]
+
+
+def test_lmms_eval_version_is_the_package_not_a_git_commit(tmp_path):
+    """lmms-eval 0.7 records a git branch@commit of the folder it ran in as lmms_eval_version: never taken for its
+    version; the package version the exported task logs from lmms-eval's own metadata is."""
+    line = {"doc_id": 0, "filtered_resps": ["A mug."], "doc_hash": "x", "item_id": "2"}
+    results = {"lmms_eval_version": "main@ce7546d", "git_hash": "ce7546d"}
+    (tmp_path / "2026_results.json").write_text(json.dumps(results))
+    path = _jsonl(tmp_path / "2026_samples_t.jsonl", [line])
+    version = read_answers(path)[1].version
+    assert version.startswith("unknown: ") and "main@ce7546d" in version and "git branch@commit" in version
+    path = _jsonl(tmp_path / "2026_samples_t.jsonl", [{**line, "lmms_eval_package_version": "0.7.3"}])
+    assert read_answers(path)[1].version == "0.7.3"
 
 
 def test_truncated_jsonl_line_is_named(tmp_path):
@@ -114,3 +127,29 @@ def test_a_file_no_format_fits_lists_every_accepted_shape_with_an_example(tmp_pa
     for fmt in answer_formats.FORMATS.values():
         assert f"{fmt.name}: {fmt.shape}" in str(error.value)
     assert "columns/keys ['id', 'text']" in str(error.value)
+
+
+def test_json_object_keyed_by_question_id(tmp_path):
+    """A release's shape: one JSON object keyed by question id, the answer a string, under `answer` or under a field
+    a paper declares (`answer_paragraph`), on one line or pretty-printed."""
+    flat = tmp_path / "flat.json"
+    flat.write_text(json.dumps({"7": "A red car.", "8": None}))
+    assert detect_format(flat) == "keyed-json"
+    answers = read_answers(flat)[0]
+    assert answers[["question_id", "line"]].values.tolist() == [["7", 1], ["8", 2]]
+    assert answers.loc[0, "answer"] == "A red car." and pd.isna(answers.loc[1, "answer"])  # counted as empty
+    nested = tmp_path / "release.json"
+    nested.write_text(json.dumps({"7": {"model": "M", "answer_paragraph": " A red car."}}, indent=4))
+    assert detect_format(nested) == "vizwiz-lf-release"
+    assert read_answers(nested)[0]["answer"].tolist() == [" A red car."]
+    with pytest.raises(DataFormatError, match=r"one JSON document, not JSON lines .* the accepted shapes are"):
+        read_answers(nested, format="plain")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({str(k): {"text": "x"} for k in range(600)}))
+    with pytest.raises(DataFormatError, match=r"\.\.\. \(600 in all\)'\]; the accepted shapes are .*keyed-json: one "
+                                              r"JSON object keyed by question id, e\.g\."):
+        detect_format(bad)
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"7": {"answer_paragraph": "a"}, "8": {"answer_paragraph": ["a"]}}))
+    with pytest.raises(DataFormatError, match=r"key '8' \(entry 2\): the answer is a list, expected text"):
+        read_answers(broken)

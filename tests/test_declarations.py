@@ -63,4 +63,5 @@ def test_papers_declare_their_settings_judge_prompt_and_result_format():
     assert config.SETTINGS["VQALIB_JUDGE_PROMPT"].choices == ("vizwiz-lf", "lave-reference")
     assert config.SETTINGS["VQALIB_JUDGE_PROMPT"].default == "vizwiz-lf"
     assert prompts.declared_prompts()["vizwiz-lf"].paper == "VizWiz-LF"
-    assert list(answer_formats.FORMATS)[-2:] == ["commvqa-results", "plain"]  # declared formats before the catch-all
+    # declared formats before the generic keyed JSON and the catch-all
+    assert list(answer_formats.FORMATS)[-4:] == ["vizwiz-lf-release", "commvqa-results", "keyed-json", "plain"]

@@ -6,6 +6,7 @@ scorecard gives that model's numbers of figures/ (VizWiz-LF LLaVA; CommVQA IDEFI
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -42,33 +43,68 @@ def _run(tmp_path, *, include: Path, task: str, answers: dict) -> Path:
     return samples[0]
 
 
+def _readme_lmms_commands() -> list[str]:
+    """The README's lmms-eval block ("Run it in your toolkit"): export, lmms-eval and score, one line each."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("**lmms-eval**", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = [line.split("  #", 1)[0].strip() for line in block.replace("\\\n", " ").splitlines()]
+    return [" ".join(line.split()) for line in lines if line]
+
+
+def _llava_cells(folder: Path) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
+    """A scorecard's Table 1 and Table 4 (l_c) values beside LLaVA's in figures/."""
+    words = pd.read_csv(folder / "vizwiz-lf_table01_word_counts.csv").set_index(["category", "statistic"])["value"]
+    table1 = pd.read_csv(FIGURES / "vizwiz-lf_table01_word_counts.csv")
+    table1 = table1[table1["column"] == "LLaVA"].set_index(["category", "statistic"])["reproduced"]
+    keys = ["metric", "reference", "candidate"]
+    full = pd.read_csv(folder / "vizwiz-lf_table04_full_set_bootstrap.csv", keep_default_na=False, na_values=[""])
+    full = full[full["candidate"] == "l_c"].set_index(keys)["value"].dropna()  # LAVE: not run without a judge
+    released = pd.read_csv(FIGURES / "vizwiz-lf_table04_full_set_bootstrap.csv", keep_default_na=False, na_values=[""])
+    released = released[(released["source"] == "LLaVA") & (released["candidate"] == "l_c")]
+    released = released.set_index(keys)["reproduced"]
+    return words.round(4), table1.reindex(words.index), full.round(4), released.reindex(full.index)
+
+
 @pytest.mark.full
-def test_exported_vizwiz_lf_task_run_by_lmms_eval_scores_like_figures(tmp_path):
+def test_readme_lmms_eval_commands_run_as_written_and_score_like_figures(tmp_path):
+    """The README's three commands, run as written: the export (with --images: offline), lmms-eval's own command
+    (only --model swapped for the stand-in, registered through lmms-eval's entry point) and vqalib score on its glob."""
     reason = _lmms_available()
     if reason:
         pytest.skip(reason)
     from test_toolkit_export import placeholder_images, vizwiz_image_names
 
+    export, lmms, score = _readme_lmms_commands()
     images = placeholder_images(tmp_path / "images", vizwiz_image_names())
-    export_lmms_eval("vizwiz-lf", out=tmp_path / "tasks", images=images)
+    venv = str(ROOT / ".venv" / "bin")
+    env = {**os.environ, "PATH": f"{venv}:{os.environ['PATH']}", "HF_HOME": str(tmp_path / "hf"),
+           "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT / "tests" / "lmms_eval")}
+    done = subprocess.run(f"{export} --images {images}", shell=True, cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
     answers = load_vizwiz_lf().answers
     llava = answers[answers["source"] == "LLaVA"]
-    samples = _run(tmp_path, include=tmp_path / "tasks", task="vizwiz_lf_vanilla",
-                   answers=dict(zip(llava["question_id"].astype(str), llava["answer"])))
-    card = scoring.score([samples], dataset="vizwiz-lf", model="LLaVA (lmms-eval)", compare=False)
-    assert card.sources[0]["format"] == "lmms-eval" and card.coverage["matched"] == 600
-    words = card.tables["vizwiz-lf_table01_word_counts"].set_index(["category", "statistic"])["value"]
-    table1 = pd.read_csv(FIGURES / "vizwiz-lf_table01_word_counts.csv")
-    table1 = table1[table1["column"] == "LLaVA"].set_index(["category", "statistic"])["reproduced"]
-    assert (words.round(4) == table1.reindex(words.index)).all()
-    full = card.tables["vizwiz-lf_table04_full_set_bootstrap"]
-    released = pd.read_csv(FIGURES / "vizwiz-lf_table04_full_set_bootstrap.csv", keep_default_na=False, na_values=[""])
-    for metric in ("ROUGE", "METEOR"):
-        for ref in ("s_r", "l_r"):
-            mine = full[(full["metric"] == metric) & (full["reference"] == ref) & (full["candidate"] == "l_c")]
-            theirs = released[(released["source"] == "LLaVA") & (released["metric"] == metric)
-                              & (released["reference"] == ref) & (released["candidate"] == "l_c")]
-            assert round(float(mine["value"].iloc[0]), 4) == float(theirs["reproduced"].iloc[0])
+    (tmp_path / "answers.json").write_text(json.dumps(dict(zip(llava["question_id"].astype(str), llava["answer"]))))
+    argv = shlex.split(lmms)
+    assert argv[0] == "lmms-eval" and argv[argv.index("--model") + 1] == "llava"
+    argv[argv.index("--model") + 1] = "released_answers"
+    argv[argv.index("--model_args") + 1] += f",answers_file={tmp_path / 'answers.json'}"
+    run = subprocess.run([str(PYTHON.parent / "lmms-eval"), *argv[1:]], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=1200)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    done = subprocess.run(score, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200,
+                          executable="/bin/bash")
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = tmp_path / shlex.split(score)[-1]
+    card = json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
+    probe = subprocess.run([str(PYTHON), "-c", "from importlib.metadata import version; print(version('lmms-eval'))"],
+                           capture_output=True, text=True, check=True)
+    assert card["source"]["format"] == "lmms-eval" and card["coverage"]["matched"] == 600
+    assert card["source"]["version"] == probe.stdout.strip()  # lmms-eval's package, not a commit of ours
+    assert card["vqalib_commit"] and card["vqalib_commit"] != card["source"]["version"]
+    words, table1, full, released = _llava_cells(folder)
+    assert len(words) == 10 and (words == table1).all()
+    assert len(full) == 6 and (full == released).all()
 
 
 @pytest.mark.full

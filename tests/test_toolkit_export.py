@@ -100,3 +100,15 @@ def test_a_missing_image_is_named(tmp_path):
     images = placeholder_images(tmp_path / "img", vizwiz_image_names()[1:])  # the first image absent
     with pytest.raises(ImageError, match=r"item 1: VizWiz_\w+\.jpg is not in"):
         export_vlmevalkit("vizwiz-lf", out=tmp_path / "LMUData", images=images)
+
+
+def test_vlmevalkit_download_error_names_images_and_what_the_folder_holds(tmp_path, monkeypatch):
+    """Offline, the export stops at the first image download; the error says --images solves it and what goes there."""
+    from vqalib.runner.images import ImageStore
+
+    def offline(self, source):
+        raise ImageError(f"{source}: download failed (URLError: no network)")
+    monkeypatch.setattr(ImageStore, "read_bytes", offline)
+    with pytest.raises(ImageError, match=r"--images FOLDER, a folder holding each item's image file under its own "
+                                         r"name \(e\.g\. VizWiz_\w+\.jpg\)"):
+        export_vlmevalkit("vizwiz-lf", out=tmp_path / "out")

@@ -1,5 +1,6 @@
 """Run an lmms-eval task with lmms-eval's own task manager, evaluator and sample logger, and a stand-in model that
-answers each document with a given text (the toolkit tests of `vqalib score`). Run with build/lmms-venv/bin/python:
+answers each document with a given text (``released_answers.py``; the toolkit tests of `vqalib score`). Run with
+build/lmms-venv/bin/python, this folder on PYTHONPATH (where the stand-in's entry point is found):
 
     python tests/lmms_eval/run_task.py --include-path TASKS --task NAME --answers ANSWERS.json --out OUT
 
@@ -15,37 +16,8 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")  # no hub: the task's data is 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from lmms_eval import evaluator, utils  # noqa: E402
-from lmms_eval.api.model import lmms  # noqa: E402
 from lmms_eval.loggers import EvaluationTracker  # noqa: E402
-from lmms_eval.models import MODEL_REGISTRY_V2  # noqa: E402
-from lmms_eval.models.registry_v2 import ModelManifest  # noqa: E402
 from lmms_eval.tasks import TaskManager  # noqa: E402
-
-
-class ReleasedAnswers(lmms):
-    """A stand-in model: the answer given for each document's item_id (no model call)."""
-
-    is_simple = True
-
-    def __init__(self, answers_file=None, **kwargs):
-        super().__init__()
-        with open(answers_file, encoding="utf-8") as handle:
-            self.answers = json.load(handle)
-
-    def generate_until(self, requests):
-        out = []
-        for request in requests:
-            _, _, doc_to_visual, doc_id, task, split = request.args
-            doc = self.task_dict[task][split][doc_id]
-            doc_to_visual(doc)  # the task's image loading runs as for a real model
-            out.append(self.answers[doc["item_id"]])
-        return out
-
-    def loglikelihood(self, requests):
-        raise NotImplementedError
-
-    def generate_until_multi_round(self, requests):
-        raise NotImplementedError
 
 
 def main() -> int:
@@ -55,9 +27,6 @@ def main() -> int:
     parser.add_argument("--answers", required=True)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    sys.modules.setdefault("run_task", sys.modules[__name__])
-    MODEL_REGISTRY_V2.register_manifest(ModelManifest(model_id="released_answers",
-                                                      simple_class_path="run_task.ReleasedAnswers"), overwrite=True)
     manager = TaskManager("WARNING", include_path=args.include_path, model_name="released_answers")
     tracker = EvaluationTracker(output_path=args.out)
     stamp = utils.get_datetime_str()

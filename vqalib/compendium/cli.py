@@ -196,13 +196,27 @@ def _score(args: argparse.Namespace) -> int:
                      conditions=args.condition, task_data=args.task_data, duplicates=args.duplicates,
                      question_set=args.question_set, n_resamples=args.n_resamples, seed=args.seed,
                      compare=not args.no_compare)
-        page = scorecard_files.write(card, args.out)
+        page = scorecard_files.write(card, args.out, commit=scorecard_files.vqalib_commit())
     except (DataFormatError, ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     for line in coverage_lines(card):
         print(line)
     print(f"wrote {len(card.tables)} tables, scorecard.json and {page}")
+    return 0
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    from vqalib.compendium import leaderboard_files
+    from vqalib.core.out_folders import check_out
+
+    try:
+        check_out(args.out, kind=leaderboard_files.LEADERBOARD)
+        page = leaderboard_files.write(args.out, scores_dir=args.scores, n_resamples=args.n_resamples, seed=args.seed)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {page}")
     return 0
 
 
@@ -389,6 +403,14 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--seed", type=int, default=0)
     sc.add_argument("--no-compare", action="store_true",
                     help="VizWiz-LF: skip the paired differences to the released models (faster)")
+    lb = _command(commands, "leaderboard", _leaderboard,
+                  help="rank the released models and every scorecard per dataset, in tiers from paired tests",
+                  reads="data/raw/, --scores (scorecard folders), the caches of $VQALIB_CACHE_DIR",
+                  writes="--out: leaderboard_<dataset>.csv/.md, pairs_<dataset>.csv/.md, leaderboard.json, index.html")
+    lb.add_argument("--scores", type=Path, default=Path("scores"), help="the scorecard folders (default scores/)")
+    lb.add_argument("--out", type=Path, default=Path("build/leaderboard"), help="the leaderboard folder")
+    lb.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples (the notebooks': 1000)")
+    lb.add_argument("--seed", type=int, default=0)
     im = _command(commands, "import", _import, help="write a model's answers as a run file the notebooks read",
                   reads="ANSWERS, data/raw/ (questions and references)",
                   writes="--out (a run file, schema 1, test_model false, with the source file's provenance)")

@@ -4,6 +4,7 @@ and the released models), the figure that fits and ``index.html``; the same answ
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -108,18 +109,38 @@ SCORECARD = OutputKind(what="scorecard", option="vqalib score --out", marker="sc
                        is_marker=_is_scorecard_json, written=lambda name: bool(_WRITES.fullmatch(name)))
 
 
-def card_json(card: Scorecard) -> dict:
-    """``scorecard.json`` of ``card``, JSON-ready (NaN as null): model, dataset, source, coverage, settings and rows."""
+def vqalib_commit() -> str:
+    """The git commit of the vqalib checkout that scores (ours; a toolkit's version is its source's), ``+dirty`` when
+    the package has uncommitted changes; "unknown: <why>" outside a git checkout."""
+    import subprocess
+
+    from vqalib.core.io import project_root
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(project_root()), *args], capture_output=True, text=True,
+                              check=True, timeout=30).stdout.strip()
+    try:
+        commit = git("rev-parse", "HEAD")
+        return commit + ("+dirty" if git("status", "--porcelain", "--untracked-files=no", "--", "vqalib") else "")
+    except (OSError, subprocess.SubprocessError) as err:
+        return f"unknown: no git commit for {project_root()} ({type(err).__name__})"
+
+
+def card_json(card: Scorecard, *, commit: str | None = None) -> dict:
+    """``scorecard.json`` of ``card``, JSON-ready (NaN as null): model, dataset, vqalib's version (and ``commit``, when
+    given), source, coverage, settings and rows."""
     from vqalib.core.contract import package_version
     tables = {stem: json.loads(frame.to_json(orient="records", double_precision=10))
               for stem, frame in card.tables.items()}
     sources = [{**s, "path": Path(s["path"]).name} for s in card.sources]  # no machine paths: same file everywhere
-    return {"format": FORMAT, "model": card.model, "dataset": card.dataset, "vqalib_version": package_version("vqalib"),
+    ours = {"vqalib_version": package_version("vqalib"), **({"vqalib_commit": commit} if commit else {})}
+    return {"format": FORMAT, "model": card.model, "dataset": card.dataset, **ours,
             "source": sources[0] if len(sources) == 1 else sources, "coverage": card.coverage,
             "settings": card.settings, "tables": tables}
 
 
-def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = None) -> Path:
+def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = None,
+          commit: str | None = None) -> Path:
     """Write a scorecard folder, replacing only a scorecard (``vqalib score --out``); returns ``out/index.html``.
 
     Parameters
@@ -130,10 +151,14 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
         The folder: created, or replaced whole when it is a scorecard; anything else is refused.
     figures_dir : str or Path, optional
         Where the tables' twins are (default the project's ``figures/``).
+    commit : str, optional
+        vqalib's commit, recorded as ``vqalib_commit`` (``vqalib score`` gives :func:`vqalib_commit`; a committed
+        scorecard leaves it out, else every commit would change it).
     """
     def fill(out: Path) -> None:
         lines = coverage_lines(card)
-        _write_text(out / "scorecard.json", json.dumps(card_json(card), indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(card_json(card, commit=commit), indent=2, ensure_ascii=False)
+        _write_text(out / "scorecard.json", text + "\n")
         besides = {}
         for stem, frame in card.tables.items():
             _write_text(out / f"{stem}.csv", _csv(frame))
@@ -150,8 +175,15 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
         (out / "assets").mkdir(exist_ok=True)
         _write_text(out / "assets" / "site.css", stylesheet())
         _write_text(out / "assets" / "code.css", "")  # the site's code colours: a scorecard shows no code
-        _write_text(out / "index.html", page_html(card, besides, figure=figure, depth=0))
+        _write_text(out / "index.html", page_html(card, besides, figure=figure, depth=0, home=home, where=where))
 
+    from vqalib.core.io import project_root
+
+    # in a checkout, home is its README and the footer names the folder from the root; elsewhere, no home link
+    root, target = project_root(), Path(out).resolve()
+    inside = target.is_relative_to(root)
+    home = Path(os.path.relpath(root / "README.md", target)).as_posix() if inside else None
+    where = f"{target.relative_to(root).as_posix()}/" if inside else None  # elsewhere: same bytes in any folder
     # written beside, then swapped in: no file of an earlier scorecard lingers; a non-scorecard folder is refused
     final = replace_folder(out, kind=SCORECARD, fill=fill)
     return final / "index.html"
@@ -195,7 +227,7 @@ def scorecard_pages(scores: Path, out: Path) -> list[tuple[str, str]]:
     for folder in sorted(folders) if scores.is_dir() else []:
         shutil.copytree(folder, out / folder.name, ignore=shutil.ignore_patterns(".*", "index.html"))
         card, besides, figure = read(folder)
-        html_text = page_html(card, besides, figure=figure, depth=2)
+        html_text = page_html(card, besides, figure=figure, depth=2, where=f"scores/{folder.name}/")
         (out / folder.name / "index.html").write_text(html_text, encoding="utf-8")
         found.append((f"scores/{folder.name}/index.html", f"{card.model} on {card.dataset}"))
     return found

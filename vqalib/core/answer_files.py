@@ -1,6 +1,7 @@
 """Model answer files from anywhere, read into one table: plain CSV/JSONL, lmms-eval samples, VLMEvalKit predictions,
-a paper's declared result CSV (``vqalib score`` / ``vqalib import``). The format is detected from the content; every
-problem is a :class:`~vqalib.core.io.DataFormatError` naming the file, line and field. Knows no dataset."""
+a JSON object keyed by question id, a paper's declared result file (``vqalib score`` / ``vqalib import``). The format
+is detected from the content; every problem is a :class:`~vqalib.core.io.DataFormatError` naming the file, line and
+field. Knows no dataset."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.core.answer_formats import FORMATS, _json_line, _line_length, _read_excel
+from vqalib.core.answer_formats import FORMATS, _json_line, _line_length, _read_excel, accepted_shapes
 from vqalib.core.input_limits import DEPTH_SETTING, LINE_SETTING, limit, line_problem
 from vqalib.core.io import DataFormatError, open_regular, read_csv_text, read_json, sha256_of
 
@@ -76,11 +77,24 @@ def detect_format(path: str | Path) -> str:
             first = rows[0] if isinstance(rows, list) and rows else None
         found = next((f.name for f in FORMATS.values() if f.from_record(first)), None) if isinstance(first, dict) else None
         columns = sorted(first) if isinstance(first, dict) else []
+        if found is None and first != "json-array":  # one JSON object, on one line or many (a release's keyed file)
+            document = _json_document(path)
+            if isinstance(document, dict):
+                found = next((f.name for f in FORMATS.values() if f.from_document(document)), None)
+                columns = list(document)
     if found is None:
-        shapes = "; ".join(f"{f.name}: {f.shape}" for f in FORMATS.values())
-        raise DataFormatError(f"{path}: not an answers file this reader knows: columns/keys {columns}; the accepted "
-                              f"shapes are {shapes}")
+        shown = columns if len(columns) <= 12 else [*columns[:12], f"... ({len(columns)} in all)"]
+        raise DataFormatError(f"{path}: not an answers file this reader knows: columns/keys {shown}; "
+                              f"{accepted_shapes()}")
     return found
+
+
+def _json_document(path: Path) -> object:
+    """The file as one JSON document, or None when it is not one (JSON lines, text)."""
+    try:
+        return read_json(path, max_depth=limit(DEPTH_SETTING))
+    except DataFormatError:
+        return None
 
 
 # --- reading -------------------------------------------------------------------------------------

@@ -123,7 +123,13 @@ def _plain_rows(path: Path) -> list[dict]:
         _require_answer_column(path, table.columns, "answer")
         records = [{**r, "_line": i + 2} for i, r in enumerate(table.to_dict("records"))]
     else:
-        records = read_json_lines(path)
+        try:
+            records = read_json_lines(path)
+        except DataFormatError:
+            if not _one_document(path):
+                raise
+            raise DataFormatError(f"{path}: one JSON document, not JSON lines (one object per line) as the plain "
+                                  f"format reads; {accepted_shapes()}") from None
     rows = []
     for r in records:
         if "answer" not in r:
@@ -134,6 +140,14 @@ def _plain_rows(path: Path) -> list[dict]:
                      "tier": _text(r.get("tier")), "condition": _text(r.get("condition")),
                      "question": _text(r.get("question")), "answer": _text(r["answer"])})
     return rows
+
+
+def _one_document(path: Path) -> bool:
+    """Whether the file is one JSON document spanning several lines (what JSON lines is not)."""
+    try:
+        return not isinstance(read_json(path, max_depth=limit(DEPTH_SETTING)), (str, int, float))
+    except DataFormatError:
+        return False
 
 
 def _first_string(value: object) -> str | None:
@@ -208,6 +222,38 @@ def _version_beside(path: Path, candidates, keys: tuple[str, ...]) -> str | None
     return None
 
 
+def _package_version(text: object) -> bool:
+    """Whether ``text`` is a package version (PEP 440), not e.g. a ``branch@commit``."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return isinstance(text, str) and bool(Version(text))
+    except InvalidVersion:
+        return False
+
+
+def _lmms_version(path: Path) -> str:
+    """lmms-eval's package version: as its installed metadata gave it to the task (``lmms_eval_package_version`` in a
+    sample), else the results file's ``lmms_eval_version`` when that is a package version, else "unknown: <why>"."""
+    first = read_json_lines(path)[0]
+    if _package_version(first.get("lmms_eval_package_version")):
+        return first["lmms_eval_package_version"]
+    logged = None
+    for candidate in sorted(path.parent.glob("*results*.json")):
+        try:
+            data = json.loads(read_regular(candidate, what="toolkit results file").decode("utf-8"))
+        except (OSError, ValueError):  # NotRegularFile is a ValueError: a pipe beside the answers is skipped
+            continue
+        found = data if isinstance(data, dict) else {}
+        logged = found.get("lmms_eval_version") or (found.get("config") or {}).get("lmms_eval_version")
+        if _package_version(logged):
+            return logged
+    why = (f"the results file's lmms_eval_version {logged!r} is a git branch@commit of the folder lmms-eval ran in, "
+           f"not its package version" if logged else "no results file beside the samples records it")
+    return (f"unknown: {why}, and the samples carry no lmms_eval_package_version (tasks written by "
+            f"`vqalib export lmms-eval` log it)")
+
+
 class AnswerFormat:
     """One answers-file format: name, toolkit, a one-line example ``shape``, how to recognise and read it, and its
     toolkit's version. Subclass and :func:`register` it to add a format."""
@@ -222,6 +268,10 @@ class AnswerFormat:
 
     def from_columns(self, columns: list[str]) -> bool:
         """Whether a table (CSV, TSV, workbook) with header ``columns`` is in this format."""
+        return False
+
+    def from_document(self, document: dict) -> bool:
+        """Whether a file that is one JSON object, ``document``, is in this format."""
         return False
 
     def rows(self, path: Path) -> list[dict]:
@@ -256,7 +306,7 @@ class _LmmsEval(AnswerFormat):
         return _lmms_rows(path)
 
     def version(self, path):
-        return _version_beside(path, sorted(path.parent.glob("*results*.json")), ("lmms_eval_version", "version"))
+        return _lmms_version(path)
 
 
 class _VLMEvalKit(AnswerFormat):
@@ -292,6 +342,40 @@ class DeclaredCSV(AnswerFormat):
                 for i, r in enumerate(table.to_dict("records"))]
 
 
+class KeyedJSON(AnswerFormat):
+    """One JSON object keyed by question id, each value the answer text or an object holding it under ``answer``
+    (a paper declares another field with ``kind = "keyed-json"`` in ``[[answer_format]]``)."""
+
+    def __init__(self, *, name: str, shape: str, answer: str):
+        self.name, self.shape, self.answer = name, shape, answer
+
+    def from_document(self, document):
+        values = list(document.values())
+        if not values:
+            return False
+        if self.answer == "answer" and all(isinstance(v, str) or v is None for v in values):
+            return True  # {id: answer}
+        return all(isinstance(v, dict) and self.answer in v for v in values)
+
+    def rows(self, path):
+        document = read_json(path, max_depth=limit(DEPTH_SETTING))
+        if not isinstance(document, dict):
+            raise DataFormatError(f"{path}: top level: expected one JSON object keyed by question id, found "
+                                  f"{type(document).__name__}; {accepted_shapes()}")
+        rows = []
+        for entry, (key, value) in enumerate(document.items(), start=1):
+            if isinstance(value, dict):
+                if self.answer not in value:
+                    raise DataFormatError(f"{path}: key {key!r} (entry {entry}): field `{self.answer}` is missing; "
+                                          f"keys are {sorted(value)[:20]}")
+                value = value[self.answer]
+            if not (value is None or isinstance(value, (str, int, float))):
+                raise DataFormatError(f"{path}: key {key!r} (entry {entry}): the answer is a "
+                                      f"{type(value).__name__}, expected text")
+            rows.append({"line": entry, "question_id": as_id(key), "answer": _text(value)})
+        return rows
+
+
 class _Plain(AnswerFormat):
     name = "plain"
     shape = 'a plain table or JSON lines, e.g. question_id,answer / {"question_id": 7, "answer": "A red car."}'
@@ -321,7 +405,20 @@ def register(fmt: AnswerFormat, *, before: str | None = None) -> AnswerFormat:
     return fmt
 
 
-for _format in (_VqalibRun(), _LmmsEval(), _VLMEvalKit(),
-                *[DeclaredCSV(name=b["name"], shape=b["shape"], columns=b["columns"], answer=b["answer"])
-                  for b in declarations.extensions("answer_format")], _Plain()):
+def _declared(block: dict) -> AnswerFormat:
+    if block.get("kind", "csv") == "keyed-json":
+        return KeyedJSON(name=block["name"], shape=block["shape"], answer=block["answer"])
+    if "columns" not in block:
+        raise ValueError(f"{block['folder']}: [[answer_format]] {block['name']}: a CSV format needs `columns`")
+    return DeclaredCSV(name=block["name"], shape=block["shape"], columns=block["columns"], answer=block["answer"])
+
+
+def accepted_shapes() -> str:
+    """Every registered format's one-line example, for the messages that refuse a file."""
+    return "the accepted shapes are " + "; ".join(f"{f.name}: {f.shape}" for f in FORMATS.values())
+
+
+for _format in (_VqalibRun(), _LmmsEval(), _VLMEvalKit(), *map(_declared, declarations.extensions("answer_format")),
+                KeyedJSON(name="keyed-json", answer="answer", shape='one JSON object keyed by question id, e.g. '
+                          '{"7": "A red car."} or {"7": {"answer": "A red car."}}'), _Plain()):
     register(_format)

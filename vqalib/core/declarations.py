@@ -81,7 +81,7 @@ def entries() -> tuple[Spec, ...]:
 EXTENSIONS = {
     "setting": ({"name", "default", "meaning"}, {"kind", "choices"}),
     "judge_prompt": ({"name", "file"}, {"default"}),
-    "answer_format": ({"name", "shape", "columns", "answer"}, set()),
+    "answer_format": ({"name", "shape", "answer"}, {"columns", "kind"}),
 }
 
 

@@ -35,10 +35,16 @@ DOC_COLUMNS = ("item_id", "question_id", "tier", "question", "prompt", "image", 
 
 UTILS = '''"""lmms-eval task functions written by `vqalib export lmms-eval` (vqalib must be importable here)."""
 
+from importlib.metadata import PackageNotFoundError, version
+
 from vqalib.runner.images import ImageError, ImageStore
 
 _STORE = None
 METRIC = "{metric}"  # the task's cheap metric
+try:  # lmms-eval's own results file records a git commit of the folder it runs in as its version, not this
+    TOOLKIT_VERSION = version("lmms-eval")
+except PackageNotFoundError:
+    TOOLKIT_VERSION = None
 
 
 def doc_to_visual(doc):
@@ -60,9 +66,10 @@ def doc_to_target(doc):
 
 
 def process_results(doc, results):
-    """Our item id and the raw response (so `vqalib score` joins the samples back exactly), and a cheap metric."""
+    """Our item id, the raw response (so `vqalib score` joins the samples back exactly), lmms-eval's package version
+    and a cheap metric."""
     response = results[0] if results else ""
-    out = {"item_id": doc["item_id"], "response": response}
+    out = {"item_id": doc["item_id"], "response": response, "lmms_eval_package_version": TOOLKIT_VERSION}
     if METRIC == "vqa_accuracy":
         from vqalib.papers.afgv.accuracy import normalize_answer
 
@@ -197,7 +204,12 @@ def export_vlmevalkit(dataset: str, *, out: str | Path, images: str | Path | Non
                 row["image_path"] = doc["image"]
             else:
                 store = store or ImageStore()
-                row["image"] = base64.b64encode(store.read_bytes(doc["image"])).decode("ascii")
+                try:
+                    row["image"] = base64.b64encode(store.read_bytes(doc["image"])).decode("ascii")
+                except ImageError as err:  # offline, or a server down: the folder of images is the way round
+                    raise ImageError(f"{err}; give the images instead with --images FOLDER, a folder holding each "
+                                     f"item's image file under its own name (e.g. {Path(doc['image']).name})"
+                                     + (" or CommVQA's images.zip" if dataset == "commvqa" else "")) from None
             rows.append(row)
         name = "".join(part.capitalize() for part in task.split("_")) + "_openended"
         frame = pd.DataFrame(rows)
