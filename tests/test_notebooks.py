@@ -21,20 +21,53 @@ def test_notebooks_are_found_in_order():
     assert names == sorted(names)
 
 
+def _record_state() -> str:
+    """What a run could corrupt: ``git status`` of the checkout (others' edits included, compared before and after)."""
+    import subprocess
+
+    root = io.project_root()
+    if not (root / ".git").exists():  # a source tree without git: the committed record's bytes instead
+        return repr(sorted(contract.figure_hashes(FIGURES).items()))
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=root, capture_output=True,
+                          text=True, check=True).stdout
+
+
 @pytest.mark.full
-def test_notebook_smoke_runs(tmp_path, data_dir):
-    """Every notebook with ``smoke`` (small inputs), two at a time as `vqalib reproduce --smoke` runs them."""
-    out = tmp_path / "figures"
-    reproduce.run_all(NOTEBOOKS, parameters={"smoke": True, "figures_dir": str(out), "data_dir": str(data_dir)},
-                      jobs=2, output_dir=tmp_path, record_times=False)
-    saved = {registry.spec_for_file(p.name).notebook for p in out.glob("*.csv")}
+def test_notebook_smoke_runs_explore_and_leave_the_record_clean(tmp_path, data_dir):
+    """Every notebook with one parameter changed (``smoke``, small inputs) and no ``figures_dir``, through papermill
+    as a user runs it (not in place): it says it writes ``build/explore/<notebook>/figures/`` and writes there, and
+    ``git status`` is as before (figures/, scores/ and notebooks/ untouched). About 2-4 minutes, two at a time."""
+    import nbformat
+
+    before = _record_state()
+    reproduce.run_all(NOTEBOOKS, parameters={"smoke": True}, jobs=2, output_dir=tmp_path, record_times=False)
+    assert _record_state() == before
     for path in NOTEBOOKS:
+        out = io.project_root() / "build" / "explore" / path.stem / "figures"
         text = (tmp_path / path.name).read_text()
         assert '"status": "completed"' in text and "start_time" not in text, path.name  # run timestamps stripped
-        assert str(tmp_path) not in text.replace(str(out), ""), path.name  # no absolute path but the one passed
-        assert path.stem in saved, f"{path.name} saved no table"
-    for png in out.glob("*.png"):
-        assert png.with_name(png.stem + ".alt.txt").exists()
+        assert str(tmp_path) not in text, path.name  # no absolute path
+        first = next(c.outputs[0] for c in nbformat.read(tmp_path / path.name, as_version=4).cells
+                     if c.cell_type == "code" and c.outputs)
+        assert first.get("text", "").startswith(f"Tables and figures go to build/explore/{path.stem}/figures/ ("), \
+            path.name
+        saved = {registry.spec_for_file(p.name).notebook for p in out.glob("*.csv")}
+        assert saved == {path.stem}, f"{path.name} saved no table in {out}"
+        for png in out.glob("*.png"):
+            assert png.with_name(png.stem + ".alt.txt").exists()
+
+
+def test_a_notebook_outside_reproduce_refuses_the_committed_figures(monkeypatch, capsys):
+    from vqalib.core import report
+
+    monkeypatch.delenv(report.IN_PLACE_ENV, raising=False)
+    with pytest.raises(ValueError, match="only `vqalib reproduce` writes figures/"):
+        report.output_dir(FIGURES, "01_dataset_stats")
+    assert report.output_dir(None, "01_dataset_stats") == io.project_root() / "build/explore/01_dataset_stats/figures"
+    assert capsys.readouterr().out.startswith("Tables and figures go to build/explore/01_dataset_stats/figures/ (exploring")
+    monkeypatch.setenv(report.IN_PLACE_ENV, "1")  # as `vqalib reproduce` sets it for its full run's kernels
+    assert report.output_dir(None, "01_dataset_stats") == FIGURES
+    assert "the committed record" in capsys.readouterr().out
 
 
 @pytest.mark.stage

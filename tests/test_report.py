@@ -1,4 +1,5 @@
 import base64
+import re
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -192,6 +193,10 @@ def test_check_compares_saves_and_shows_the_agreement_then_the_cells_outside(pap
     assert repr(checked).startswith(checked.agreement + "\n") and "A | y | all" in repr(checked)
     html = checked._repr_html_()
     assert html.startswith("<p>") and html.index("</p>") < html.index("A | y | all")
+    assert html == checked._repr_html_()  # the same bytes every run: no random table id
+    columns = list(checked.outside.columns)  # the text cells (cell, relation, explanation) left-aligned, not numbers
+    left = {columns[int(k)] for k in re.findall(r"td\.col(\d+) \{\s*text-align: left", html)}
+    assert {"cell", "relation", "explanation", "evidence"} <= left and not left & {"reproduced", "paper", "diff"}
     again = report.check(checked.compared, stem, directory=tmp_path)  # a comparison made elsewhere: saved as it is
     assert again.saved.outcome == "unchanged" and again.agreement == checked.agreement
 

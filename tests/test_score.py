@@ -103,6 +103,7 @@ def test_a_new_answer_is_labelled_by_the_final_classifier(llava, tmp_path):
     assert "scored on 40 of 600 vizwiz-lf questions (560 missing)" in text and "<caption" in text
     assert '<h2 id="verdict">Verdict</h2>' in text and "Round trip" not in text and "self-comparison" not in text
     assert str(tmp_path) not in text  # no machine path: a scorecard is the same file on every machine
+    assert "Compendium home" not in text and "numbers come from the files beside this page" in text  # not a checkout
     written = json.loads((tmp_path / "card" / "scorecard.json").read_text())
     assert written["source"]["path"] == "new.jsonl" and written["coverage"]["matched"] == 40
     assert "paper: GPT-4V" in (tmp_path / "card" / "vizwiz-lf_table04_full_set_bootstrap.md").read_text()

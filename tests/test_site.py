@@ -249,3 +249,18 @@ def test_ours_has_one_more_decimal_than_the_papers_column_even_where_a_zero_was_
                  for td in tr.select("td.pv-explained"))
     printed, ours = blip2.select_one(".pv-values").get_text().split(" | ")
     assert printed == "0.01" and ours == "0.0143"  # the column prints three decimals (0.106, 0.045, ...)
+
+def test_the_scorecard_says_its_numbers_come_from_scores_and_leads_home(soups):
+    """The committed scorecard (scores/) and its copy on the site: the footer names its folder, not figures/ alone, and
+    "Compendium home" leads to the checkout's README (standalone) or the site's index, never to the page itself."""
+    committed = BeautifulSoup((ROOT / "scores" / "llava-released" / "index.html").read_text(encoding="utf-8"),
+                              "html.parser")
+    for soup, home in ((committed, "../../README.md"), (soups["scores/llava-released/index.html"], "../../index.html")):
+        footer = soup.find("footer").get_text(" ", strip=True)
+        assert "come from scores/llava-released/" in footer and "every number comes from figures/" not in footer
+        assert soup.find("a", string="Compendium home")["href"] == home
+    assert (ROOT / "scores" / "llava-released" / "../../README.md").resolve() == ROOT / "README.md"
+    for name, soup in soups.items():  # no style of any page fetches from another host either
+        for style in soup.find_all("style"):
+            assert not re.search(r"(@import|url\()\s*['\"]?(https?:)?//", style.get_text()), name
+

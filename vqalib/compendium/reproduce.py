@@ -157,6 +157,7 @@ def _read_times(path: Path) -> dict:
     return times if isinstance(times, dict) else {}
 
 
+COMMITTED_PARAMETERS = {"data_dir"}  # what a run in place may pass: the committed results do not depend on it
 JOBS_ENV = "VQALIB_REPRODUCE_JOBS"  # notebooks run at once by `make reproduce` (default 2: the machine's cores)
 TIMES_FILE = "reproduce_times.json"  # build/: each notebook's last time and peak memory (`make bench`, scheduling)
 _EVENTS = None  # in a worker: the queue of cell events to the parent (set by _start_worker)
@@ -186,8 +187,11 @@ def _run_in_worker(path: str, parameters: dict | None, threads: int | None = Non
     import nbformat
 
     from vqalib.compendium.progress import KernelMeter
+    from vqalib.core.report import IN_PLACE_ENV
 
     events = _EVENTS
+    if output is None and not set(parameters or {}) - COMMITTED_PARAMETERS:  # only this run writes figures/
+        config.set_default(IN_PLACE_ENV, "1")
     if threads:  # read by the kernel at start-up; the numbers do not depend on it (reproduction contract)
         for name in config.POOL_VARIABLES:
             config.set_default(name, str(threads))
@@ -375,7 +379,7 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None, jobs: 
     only : list of str, optional
         Notebook name prefixes; a partial run writes under ``build/partial/`` only.
     parameters : dict, optional
-        Papermill parameters, e.g. ``{"smoke": True}`` (under ``build/smoke/`` only).
+        Papermill parameters: any but ``data_dir`` runs under ``build/smoke/`` (``smoke``) or ``build/partial/``.
     jobs : int, optional
         Default ``$VQALIB_REPRODUCE_JOBS``, else 2.
     wait : bool, default False
@@ -391,7 +395,7 @@ def run(*, only: list[str] | None = None, parameters: dict | None = None, jobs: 
         raise SystemExit(f"no notebooks match {only}")
     jobs = jobs or config.get_int(JOBS_ENV, 2)
     with exclusive(wait=wait):
-        if only or (parameters or {}).get("smoke"):
+        if only or set(parameters or {}) - COMMITTED_PARAMETERS:  # other parameters: not the committed record
             return _run_apart(paths, parameters=parameters or {}, jobs=jobs,
                               folder="smoke" if (parameters or {}).get("smoke") else "partial")
         return _run_committed(paths, parameters=parameters, jobs=jobs)

@@ -129,8 +129,9 @@ def _self_comparison_note(frame: pd.DataFrame) -> str:
 
 
 def page_html(card: Scorecard, besides: dict[str, pd.DataFrame | None], *, figure: dict | None, depth: int = 0,
-              nav: list[tuple[str, str]] = ()) -> str:
-    """The scorecard page, ``depth`` folders below the site root (0: a standalone scorecard folder)."""
+              nav: list[tuple[str, str]] = (), home: str | None = "index.html", where: str | None = None) -> str:
+    """The scorecard page, ``depth`` folders below the site root (0: a standalone scorecard folder); ``home`` the
+    "Compendium home" link (None: none), ``where`` the folder its numbers are in (the footer says it)."""
     sources = card.sources
     source_items = "".join(
         f"<li><code>{_e(Path(s['path']).name)}</code>: {_e(s['format'])}"
@@ -160,4 +161,8 @@ def page_html(card: Scorecard, besides: dict[str, pd.DataFrame | None], *, figur
         side = besides.get(stem)
         if side is not None and len(side):
             parts.append(_beside_tables(side, title=title, model=card.model, table_id=f"t{k}b"))
-    return page(title=f"Scorecard: {card.model} on {card.dataset}", body="".join(parts), depth=depth, nav=list(nav))
+    beside = f"<code>{_e(where)}</code> (the files beside this page)" if where else "the files beside this page"
+    footer = (f"Scored by <code>vqalib score</code>: this model's numbers come from {beside}; the released models' "
+              "and the paper's beside them from <code>figures/</code>.")
+    return page(title=f"Scorecard: {card.model} on {card.dataset}", body="".join(parts), depth=depth, nav=list(nav),
+                home=home, footer=footer)

@@ -145,11 +145,17 @@ def html_table(frame: pd.DataFrame, *, caption: str, row_headers: list[str], dec
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
-def page(*, title: str, body: str, depth: int, nav: list[tuple[str, str]] = ()) -> str:
+SITE_FOOTER = ("Regenerated from the public data by <code>make reproduce</code> and <code>make html</code>; every "
+               "number comes from <code>figures/</code>.")
+
+
+def page(*, title: str, body: str, depth: int, nav: list[tuple[str, str]] = (), home: str | None = "index.html",
+         footer: str = SITE_FOOTER) -> str:
     """A whole page: language, viewport, ``title``, skip link, banner, ``nav``, main (``body``) and footer landmarks;
-    ``depth`` folders below the site root."""
+    ``depth`` folders below the site root; ``home`` the "Compendium home" link from there (None: none); ``footer``
+    its HTML."""
     up = "../" * depth
-    links = [("index.html", "Compendium home"), *nav]
+    links = ([(home, "Compendium home")] if home else []) + list(nav)
     items = "".join(f'<li><a href="{up}{href}">{_e(label)}</a></li>' for href, label in links)
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -159,8 +165,7 @@ def page(*, title: str, body: str, depth: int, nav: list[tuple[str, str]] = ()) 
             '<a class="skip-link" href="#main">Skip to main content</a>'
             f'<header class="site"><nav aria-label="Site"><ul>{items}</ul></nav></header>'
             f'<main id="main" tabindex="-1">{body}</main>'
-            '<footer class="site"><p>Regenerated from the public data by <code>make reproduce</code> and '
-            "<code>make html</code>; every number comes from <code>figures/</code>.</p></footer>"
+            f'<footer class="site"><p>{footer}</p></footer>'
             "</body></html>\n")
 
 

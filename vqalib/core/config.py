@@ -53,6 +53,7 @@ _ALL = [
     Setting("VQALIB_CACHE_DIR", ".cache/vqalib", "model outputs cached by content (embeddings, scores, entities, judge replies)", kind="folder"),
     Setting("VQALIB_REWRITE_FIGURES", "unset", "1: rewrite a table even when only model noise within tolerance moved", kind="flag"),
     Setting("VQALIB_REPRODUCE_JOBS", "2", "notebooks `make reproduce` runs at once", kind="int"),
+    Setting("VQALIB_REPRODUCE_IN_PLACE", "unset (`vqalib reproduce` sets it for its full run's kernels)", "1: a notebook with figures_dir None writes figures/ (else build/explore/<notebook>/figures)", kind="flag"),
     Setting("VQALIB_SAVED_BY_LOG", "unset (`vqalib reproduce` sets it per kernel)", "file each save of a table or figure is logged to, with its cell number (vqalib.core.saved_by)"),
     Setting("VQALIB_REFIT", "unset", "1: refit the classifiers' cross-validation instead of reading its committed result (data/models/cv/)", kind="flag"),
     Setting("VQALIB_NO_MODEL_CALLS", "unset", "1: any model forward pass or fit raises (proves a warm run is served from caches)", kind="flag"),

@@ -30,6 +30,26 @@ def figures_dir(path: str | Path | None = None) -> Path:
     return out
 
 
+def output_dir(path: str | Path | None, notebook: str) -> Path:
+    """Where a notebook writes its tables and figures, printed as its first output: ``path`` if given, else
+    ``figures/`` under ``vqalib reproduce``'s full run only, else ``build/explore/<notebook>/figures``.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The notebook's ``figures_dir``; the committed ``figures/`` is refused outside ``vqalib reproduce``.
+    notebook : str
+    """
+    root, in_place = project_root(), config.get(IN_PLACE_ENV) == "1"
+    out = Path(path) if path is not None else root / ("figures" if in_place else f"build/explore/{notebook}/figures")
+    if out.resolve() == (root / "figures").resolve() and not in_place:
+        raise ValueError(f"figures_dir={str(path)!r}: only `vqalib reproduce` writes figures/; leave it None")
+    shown = out.resolve().relative_to(root) if out.resolve().is_relative_to(root) else out
+    print(f"Tables and figures go to {shown}/ (" + ("the committed record: `vqalib reproduce`)." if in_place and path is None
+          else "exploring: figures/ is written only by `vqalib reproduce` with the committed parameters)."))
+    return figures_dir(out)
+
+
 def paper_dir() -> Path:
     """Where the transcribed paper values used by the notebooks live (``data/paper``)."""
     return project_root() / "data" / "paper"
@@ -355,6 +375,7 @@ def not_run(reason: str, *, enable: str) -> pd.DataFrame:
 
 
 REWRITE_ENV = "VQALIB_REWRITE_FIGURES"  # "1": write every table and figure even if only model noise moved
+IN_PLACE_ENV = "VQALIB_REPRODUCE_IN_PLACE"  # "1": set by `vqalib reproduce`'s full run (committed parameters)
 
 
 @dataclass(frozen=True)
@@ -424,8 +445,12 @@ class Checked:
     agreement: str  # :func:`agreement_text`
     outside: pd.DataFrame  # :func:`outside`
 
-    def _repr_html_(self) -> str:
-        return f"<p>{html.escape(self.agreement)}</p>" + (self.outside._repr_html_() if len(self.outside) else "")
+    def _repr_html_(self) -> str:  # text cells left-aligned (pandas' HTML right-aligns them); a fixed id: same bytes
+        off, left = self.outside, [{"selector": s, "props": "text-align: left"} for s in ("td", "th")]
+        text = {c: left for c in off.columns if not pd.api.types.is_numeric_dtype(off[c])}
+        numbers = [c for c in off.columns if c not in text]
+        styled = off.style.set_uuid(self.stem).set_table_styles(text).format("{:.6g}", subset=numbers, na_rep="")
+        return f"<p>{html.escape(self.agreement)}</p>" + (styled.to_html() if len(off) else "")
 
     def __repr__(self) -> str:
         return self.agreement + (f"\n{self.outside!r}" if len(self.outside) else "")
