@@ -29,11 +29,11 @@ def _table4_pairs(data_dir: Path | None):
 
 
 def vizwiz_lf_table4_lexical(*, data_dir: Path | None = None) -> None:
-    """VizWiz-LF Table 4's ROUGE-L and both METEORs on every pair (notebook 03)."""
+    """VizWiz-LF Table 4's ROUGE-L and every METEOR variant on every pair (notebook 03)."""
     from vqalib.papers.vizwiz_lf import table4
 
     _, pairs = _table4_pairs(data_dir)
-    table4.score_pairs(pairs, metrics=("rouge", "meteor", "meteor_nltk"), progress=False)
+    table4.score_pairs(pairs, metrics=("rouge", "meteor", *table4.nltk_meteor_variants()), progress=False)
 
 
 def vizwiz_lf_table4_bertscore(*, data_dir: Path | None = None, part: int = 0, parts: int = 1) -> None:

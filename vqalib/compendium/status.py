@@ -10,9 +10,11 @@ import pandas as pd
 
 from vqalib.core import registry
 from vqalib.core.io import project_root, write_atomic
+from vqalib.core.metrics.catalog import metric
 from vqalib.core.report import agreement_text
 from vqalib.papers.afgv.tables import tier_order_summary
 from vqalib.papers.vizwiz_lf.classifier_tables import abstention_agreement_summary
+from vqalib.papers.vizwiz_lf.roles import label_total_gap
 from vqalib.papers.vizwiz_lf.scorecard import round_trip_summary
 from vqalib.papers.vizwiz_lf.table4_tables import full_set_ci_summary
 
@@ -39,10 +41,12 @@ class NotebookStatus:
     headlines: tuple[Headline, ...] = ()
 
 
-_COUNTED_APART = ("the paper counted a slightly different set of annotations: its percentages are whole counts of its "
-                  "own totals, and those counts differ from the release's for a few labels")
+_COUNTED_APART = ("the paper counted a different set of annotations: its percentages are whole counts of its own "
+                  "label totals, not of the release's")
 _CLASSIFIERS = ("offline classifiers scored against the released labels, analogous to the paper's GPT-4 scored against "
                 "human labels of its own test set, which are not released")
+
+NLTK_METEOR = metric("meteor_nltk").label  # the declared protocol's METEOR variant, named as the catalog names it
 
 # why each compared table agrees with the paper as far as it does, one line without numbers (README and site)
 REASONS = {
@@ -59,9 +63,10 @@ REASONS = {
                                         "judge is configured",
     "vizwiz-lf_table04_full_set_bootstrap": "all questions and sources, not the paper's sample: shown with bootstrap "
                                             "95% CIs and judged on the sample table instead",
-    "vizwiz-lf_table04_declared_protocol": "the declared protocol's fitted choices (the METEOR implementation, GPT-4V's "
-                                           "l′_c labels, the no-Answer-sentence rule) are counted apart from the "
-                                           "reproduced cells; its ROUGE cells repeat the all-questions table's",
+    "vizwiz-lf_table04_declared_protocol": f"the declared protocol's fitted choices ({NLTK_METEOR}, chosen for "
+                                           "closeness, not named by the paper; GPT-4V's l′_c labels; the "
+                                           "no-Answer-sentence rule) are counted apart from the reproduced cells; its "
+                                           "ROUGE cells repeat the all-questions table's",
     "vizwiz-lf_table19_short_vs_long_survey": "the survey's per-response data are not public, so no cell can be "
                                               "recomputed",
     "vizwiz-lf_table05_abstention": "GPT-4V's row differs because the released GPT-4V labels are misaligned with their "
@@ -105,7 +110,10 @@ STATUS: tuple[NotebookStatus, ...] = (
         "VizWiz-LF **Tables 2, 3** (answers with each role / information source, answerable vs unanswerable), "
         "**Tables 15, 16** for all seven sources (the paper shows three), **Fig. 5** (role × information-source "
         "co-occurrence), role mix per source",
-),
+        headlines=(Headline("Table 15's largest gap: for {source} the paper counts {paper_n:,} role labels, the "
+                            "release {n:,} ({gap})", summary="table15_label_gap"),
+                   Headline("Table 16's: for {source} the paper counts {paper_n:,} information-source labels, the "
+                            "release {n:,} ({gap})", summary="table16_label_gap"))),
     NotebookStatus(
         "03_automatic_eval",
         "VizWiz-LF **Table 4** (Lex-Overlap, ROUGE-L, METEOR, BERTScore, LAVE for s_r/l_r references × l_c/l′_c "
@@ -178,6 +186,8 @@ SUMMARIES = {"rouge_meteor_paper_in_full_ci": ("vizwiz-lf_table04_full_set_boots
              "abstention_agreement": ("vizwiz-lf_table05_abstention_offline_classifier",
                                       abstention_agreement_summary),
              "tier_order": ("afgv_table02_readability_by_tier", tier_order_summary),
+             "table15_label_gap": ("vizwiz-lf_table15_role_annotation_distribution", label_total_gap),
+             "table16_label_gap": ("vizwiz-lf_table16_info_annotation_distribution", label_total_gap),
              "score_round_trip": ("vizwiz-lf_score_round_trip", round_trip_summary)}
 
 

@@ -65,6 +65,7 @@ _ALL = [
     Setting("VQALIB_MAX_UNKNOWN_SHARE", "0.5", "largest share of answer rows with ids the dataset lacks before scoring stops", kind="share"),
     # models of the analyses
     Setting("VQALIB_BERTSCORE_MODEL", "the packaged all-MiniLM-L6-v2", "BERTScore backbone (Table 4)", kind="model"),
+    Setting("VQALIB_METEOR_WORDNET", "unset: METEOR (NLTK, no WordNet) only", "1: also score METEOR (NLTK, WordNet), which needs NLTK's WordNet data (`python -m nltk.downloader wordnet`, online)", kind="flag"),
     Setting("VQALIB_BERTSCORE_LAYERS", "4 for the packaged MiniLM", "the layer BERTScore uses", kind="int"),
     Setting("VQALIB_CLASSIFY_ENCODER", "the packaged all-MiniLM-L6-v2", "sentence encoder of the role/information classifiers", kind="model"),
     Setting("VQALIB_SENTENCE_MODEL", "the packaged all-MiniLM-L6-v2", "sentence encoder of the similarity and clustering analyses", kind="model"),

@@ -4,14 +4,28 @@ data), ``fitted`` (tuned towards the paper) or ``self-input`` (from the paper's 
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import math
+import re
 
 from vqalib.core.declarations import entries
+from vqalib.core.metrics.catalog import metric
 from vqalib.core.specs import FOLLOWS, Spec, Tolerance
 
-TABLES: dict[str, Spec] = {s.stem: s for s in entries() if s.kind == "table"}
-FIGURES: dict[str, Spec] = {s.stem: s for s in entries() if s.kind == "figure"}
+METRIC_NAME = re.compile(r"\{metric:(\w+)\}")  # in a declared text: that metric variant's name in the catalog
+
+
+def _named(spec: Spec) -> Spec:
+    """``spec`` with each ``{metric:<id>}`` of its text fields replaced by the catalog's name of that variant."""
+    texts = {f.name: METRIC_NAME.sub(lambda m: metric(m.group(1)).label or m.group(1), value)
+             for f in dataclasses.fields(spec)
+             if isinstance(value := getattr(spec, f.name), str) and "{metric:" in value}
+    return dataclasses.replace(spec, **texts) if texts else spec
+
+
+TABLES: dict[str, Spec] = {s.stem: _named(s) for s in entries() if s.kind == "table"}
+FIGURES: dict[str, Spec] = {s.stem: _named(s) for s in entries() if s.kind == "figure"}
 
 
 def _lookup(entries: dict[str, Spec], stem: str, what: str) -> Spec:

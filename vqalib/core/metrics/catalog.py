@@ -12,9 +12,11 @@ import pandas as pd
 from vqalib.core.metrics.bertscore import Backbone, bertscore_f1
 from vqalib.core.metrics.lexical_overlap import DEFAULT_LEXICAL_OVERLAP, lexical_overlap
 from vqalib.core.metrics.meteor import meteor
-from vqalib.core.metrics.meteor_nltk import meteor_nltk
+from vqalib.core.metrics.meteor_nltk import meteor_nltk, meteor_nltk_wordnet
 from vqalib.core.metrics.rouge import rouge_l
 
+NLTK_NO_WORDNET = "METEOR (NLTK, no WordNet)"  # the offline variant's one name: tables, prose, explanations
+NLTK_WORDNET = "METEOR (NLTK, WordNet)"  # as NLTK ships it, with WordNet synonyms: needs its data (online)
 TextScorer = Callable[[list[str], list[str], "Backbone | None"], np.ndarray]
 
 
@@ -32,6 +34,7 @@ class Metric:
     ptb_tokenized: bool  # both texts PTB-tokenized before scoring
     texts: TextScorer | None  # scorer of aligned text pairs; None for a metric of other pair columns (Lex-Overlap)
     uses_backbone: bool = False  # a model backbone (BERTScore) names its scores and cache entries
+    label: str = ""  # the variant's one name in tables and prose, where it is not the paper's metric name
 
     def score_texts(self, references: Sequence[str], candidates: Sequence[str],
                     backbone: Backbone | None = None) -> np.ndarray:
@@ -73,9 +76,14 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            low=0.0, high=1.0, higher_is_better=True, packages=("pycocoevalcap",), ptb_tokenized=True,
            texts=lambda refs, cands, backbone: meteor(refs, cands)),
     Metric("meteor_nltk", citation="Banerjee & Lavie, 2005 (METEOR); NLTK",
-           variant="NLTK METEOR, exact + stem matches (no WordNet), PTB tokens",
+           variant=f"{NLTK_NO_WORDNET}: exact + Porter-stem matches only, PTB tokens",
            low=0.0, high=1.0, higher_is_better=True, packages=("pycocoevalcap", "nltk"), ptb_tokenized=True,
-           texts=lambda refs, cands, backbone: meteor_nltk(refs, cands)),
+           texts=lambda refs, cands, backbone: meteor_nltk(refs, cands), label=NLTK_NO_WORDNET),
+    # online only: scored where NLTK's WordNet data is installed (VQALIB_METEOR_WORDNET; meteor_nltk.wordnet_found)
+    Metric("meteor_nltk_wordnet", citation="Banerjee & Lavie, 2005 (METEOR); NLTK; WordNet 3.0",
+           variant=f"{NLTK_WORDNET}: exact + Porter-stem + WordNet synonym matches, PTB tokens",
+           low=0.0, high=1.0, higher_is_better=True, packages=("pycocoevalcap", "nltk"), ptb_tokenized=True,
+           texts=lambda refs, cands, backbone: meteor_nltk_wordnet(refs, cands), label=NLTK_WORDNET),
     Metric("bertscore", citation="Zhang et al., 2020 (BERTScore); bert-score",
            variant="bert-score F1",  # no IDF, no baseline rescaling, float64 backbone rounded to 1e-6
            low=-1.0, high=1.0, higher_is_better=True, packages=("bert-score", "transformers", "torch"),

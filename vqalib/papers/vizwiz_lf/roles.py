@@ -100,3 +100,20 @@ def implied_paper_counts(comparison: pd.DataFrame) -> pd.DataFrame:
     exact = comparison["paper"] * pd.to_numeric(comparison["paper_n_annotations"]) / 100.0
     return comparison.assign(paper_count_exact=exact, paper_count=exact.round(),
                              count_diff=comparison["count"] - exact.round())
+
+
+def label_total_gap(table: pd.DataFrame) -> dict:
+    """The source whose label total the paper's Table 15 or 16 puts farthest from the release's (README status):
+    ``source``, ``paper_n`` (its total), ``n`` (the release's), ``gap`` ("324 more" or "58 fewer").
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The saved Table 15 or 16 comparison (``paper_n_annotations``, ``n_annotations`` per source).
+    """
+    totals = (table[~table["source"].astype(str).str.startswith("Total")]
+              .dropna(subset=["paper_n_annotations"]).drop_duplicates("source"))
+    diff = pd.to_numeric(totals["paper_n_annotations"]) - pd.to_numeric(totals["n_annotations"])
+    row, gap = totals.loc[diff.abs().idxmax()], int(diff.loc[diff.abs().idxmax()])
+    return {"source": row["source"], "paper_n": int(row["paper_n_annotations"]), "n": int(row["n_annotations"]),
+            "gap": f"{abs(gap):,} {'more' if gap > 0 else 'fewer'}"}

@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import stats as scistats
 from tqdm import tqdm
 
+from vqalib.core import config
 from vqalib.core.metrics.bertscore import Backbone, bertscore_backbone
 from vqalib.core.metrics.cache import cached_scores
 from vqalib.core.metrics.catalog import metric as metric_spec
@@ -22,11 +23,18 @@ METRIC_NAMES = {  # our metric id -> the paper's column name (Table 4)
     "lex_overlap": "Lex-Overlap (Unigram)",
     "rouge": "ROUGE",
     "meteor": "METEOR",
-    "meteor_nltk": "METEOR (NLTK, no WordNet)",
+    "meteor_nltk": metric_spec("meteor_nltk").label,  # a variant: its name is the catalog's
+    "meteor_nltk_wordnet": metric_spec("meteor_nltk_wordnet").label,
     "bertscore": "BERTScore",
     "lave": "GPT-4 (LAVE)",
 }
 NO_ANSWER_RULES = ("zero", "exclude", "whole_answer")
+
+
+def nltk_meteor_variants() -> tuple[str, ...]:
+    """Table 4's METEOR variants from NLTK, scored beside METEOR 1.5: ``meteor_nltk`` (no WordNet, offline), and
+    ``meteor_nltk_wordnet`` too with ``VQALIB_METEOR_WORDNET=1`` (needs NLTK's WordNet data, online)."""
+    return ("meteor_nltk",) + (("meteor_nltk_wordnet",) if config.get("VQALIB_METEOR_WORDNET") == "1" else ())
 
 
 # --- evaluation pairs ----------------------------------------------------------------
@@ -137,7 +145,7 @@ def score_pairs(pairs: pd.DataFrame, *, metrics: tuple[str, ...] = ("rouge", "me
     pairs : DataFrame
         :func:`evaluation_pairs` output.
     metrics : tuple of str
-        Metric ids: ``lex_overlap``, ``rouge``, ``meteor``, ``meteor_nltk``, ``bertscore``.
+        Metric ids: ``lex_overlap``, ``rouge``, ``meteor``, ``meteor_nltk``, ``meteor_nltk_wordnet``, ``bertscore``.
     backbone : Backbone, optional
         BERTScore backbone (default :func:`bertscore_backbone`).
     no_answer : {"zero", "exclude", "whole_answer"}

@@ -16,6 +16,7 @@ from tqdm import tqdm
 from vqalib.core import registry
 
 from vqalib.core.metrics.cache import cached_scores
+from vqalib.core.metrics.catalog import metric as metric_spec
 from vqalib.papers.vizwiz_lf.table4 import (NO_ANSWER_RULES, _apply_no_answer_rule, answer_sentences_text,
                                             evaluation_pairs, sample_draws, score_pairs, summarize, table4_rows)
 
@@ -57,8 +58,11 @@ CHOICES: dict[tuple[str, str], tuple[str, str]] = {  # (option, value) -> (basis
                                                "(l′_r) as a reference"),
     ("population", "all"): ("paper", "§5 samples 360 answers balanced across the question categories, "
                                      "unanswerable questions included"),
-    ("meteor", "meteor_nltk"): ("fitted", "the paper does not name its METEOR implementation; NLTK's is the one "
-                                          "closer to its columns (figures/vizwiz-lf_table04_protocol_grid.csv)"),
+    ("meteor", "meteor_nltk"): ("fitted", f"{metric_spec('meteor_nltk').label} is chosen only because it comes "
+                                          "closer to the paper's METEOR columns (figures/vizwiz-lf_table04_protocol_grid"
+                                          ".csv); nothing in the paper's text supports it: the paper does not name its "
+                                          "METEOR implementation, and WordNet synonym matching, switched off here, "
+                                          "normally raises METEOR, so the paper is unlikely to have used this variant"),
     ("answer_labels", "classifier_gpt4v"): ("fitted", "GPT-4V's released Answer labels are misaligned with their "
                                                       "sentences; the offline classifier's labels for GPT-4V alone "
                                                       "come closest to the paper (figures/vizwiz-lf_table04_protocol_grid.csv)"),

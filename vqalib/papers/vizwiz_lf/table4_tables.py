@@ -10,8 +10,8 @@ import pandas as pd
 from vqalib.core import report
 from vqalib.core.metrics.bertscore import Backbone
 from vqalib.core.metrics.catalog import METRICS
-from vqalib.papers.vizwiz_lf.table4 import (METRIC_NAMES, NO_ANSWER_RULES, human_correlation,
-                                            metric_cells, paper_in_ci, score_pairs, summarize, table4_rows)
+from vqalib.papers.vizwiz_lf.table4 import (METRIC_NAMES, NO_ANSWER_RULES, human_correlation, metric_cells,
+                                            nltk_meteor_variants, paper_in_ci, score_pairs, summarize, table4_rows)
 
 def no_answer_sentence_counts(pairs: pd.DataFrame) -> pd.DataFrame:
     """Per source, the count and share of answers without an Answer sentence (missing l'_c candidate; Table 4, §5).
@@ -123,7 +123,7 @@ def paper_in_ci_text(cells: pd.DataFrame, *, label: str = "ROUGE/METEOR") -> str
 
 
 def no_answer_sensitivity(pairs: pd.DataFrame, paper: pd.DataFrame, *, implementation: dict[str, str],
-                          metrics: tuple[str, ...] = ("rouge", "meteor", "meteor_nltk"),
+                          metrics: tuple[str, ...] | None = None,
                           cache_dir: Path | None = None) -> pd.DataFrame:
     """Table 4 means under each no-Answer-sentence rule, on all and on answerable questions, beside the paper's.
 
@@ -132,9 +132,11 @@ def no_answer_sensitivity(pairs: pd.DataFrame, paper: pd.DataFrame, *, implement
     pairs, paper : DataFrame
     implementation : dict
         Metric id -> ``implementation`` text.
-    metrics : tuple of str
+    metrics : tuple of str, optional
+        Default ROUGE, METEOR and :func:`~vqalib.papers.vizwiz_lf.table4.nltk_meteor_variants`.
     cache_dir : Path, optional
     """
+    metrics = metrics or ("rouge", "meteor", *nltk_meteor_variants())
     rows = []
     for rule in NO_ANSWER_RULES:
         s = score_pairs(pairs, metrics=metrics, no_answer=rule, cache_dir=cache_dir, progress=False)
