@@ -1,0 +1,112 @@
+"""The leaderboard: the released models' rows equal the notebooks' tables, tiers follow the stated rule, and scorecards of
+released answers land in their sources' tiers."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vqalib.compendium import leaderboard
+from vqalib.core.io import project_root
+
+FIGURES = project_root() / "figures"
+
+
+def _board(stem: str) -> pd.DataFrame:
+    return pd.read_csv(FIGURES / f"{stem}.csv", keep_default_na=False, na_values=[""])
+
+
+def test_vizwiz_lf_leaderboard_equals_tables_1_and_4():
+    board = _board("leaderboard_vizwiz-lf")
+    full = _board("vizwiz-lf_table04_full_set_bootstrap")
+    full = full[full["candidate"] == "l_c"].rename(columns={"source": "model", "reproduced": "value"})
+    scored = board[board["metric"] != leaderboard.WORDS]
+    both = scored.merge(full, on=["metric", "reference", "model"], suffixes=("", "_t4"))
+    assert len(both) == len(scored) == 6 * 6 + 3  # Expert: short references only (no long reference of its own)
+    for column in ("value", "ci_low", "ci_high", "n"):
+        assert (both[column] == both[f"{column}_t4"]).all(), column
+    words = _board("vizwiz-lf_table01_word_counts")
+    total = words[(words["category"] == "Total") & (words["dataset"] == "VizWiz-LF")
+                  & (words["statistic"] == "mean_words")].set_index("column")["reproduced"].rename({"Human": "Expert"})
+    length = board[board["metric"] == leaderboard.WORDS].set_index("model")
+    assert len(length) == 7 and (length["value"] == total.reindex(length.index)).all()
+    assert length["tier"].isna().all()  # no better length: not ranked
+
+
+def test_commvqa_leaderboard_equals_table_1_corrected_protocol():
+    board = _board("leaderboard_commvqa")
+    steps = _board("commvqa_table01_protocols")
+    steps = steps.assign(model=[leaderboard.commvqa_label(m, c) for m, c in zip(steps["model"], steps["condition"])])
+    both = board.merge(steps, on=["model", "metric"])
+    assert len(both) == len(board) == 8 * 5
+    assert (both["value"] == both["corrected_all_rows"]).all()
+    assert (both[["ci_low_x", "ci_high_x"]].to_numpy() == both[["ci_low_y", "ci_high_y"]].to_numpy()).all()
+    assert board.loc[board["metric"].str.startswith("BLEU"), "tier"].isna().all()  # corpus-level: not ranked
+    assert board.loc[~board["metric"].str.startswith("BLEU"), "tier"].notna().all()
+
+
+def _per_question(shifts: dict[str, float], *, n: int = 200, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    base = rng.normal(0.5, 0.1, n)
+    return pd.concat([pd.DataFrame({"metric": "M", "reference": "", "model": model, "question_id": range(n),
+                                    "score": base + shift + rng.normal(0, 0.02, n)})
+                      for model, shift in shifts.items()], ignore_index=True)
+
+
+def test_tiers_split_only_where_the_holm_corrected_test_and_the_interval_agree():
+    per_question = _per_question({"A": 0.1, "B": 0.099, "C": 0.0, "D": -0.0005})
+    rows = per_question.groupby("model", as_index=False)["score"].mean().rename(columns={"score": "value"})
+    rows = rows.assign(metric="M", reference="", kind="released")
+    pairs = leaderboard.with_holm(leaderboard.paired_tests(per_question, n_resamples=200))
+    tiers = leaderboard.assign_tiers(rows, pairs).set_index("model")["tier"]
+    assert list(tiers[["A", "B", "C", "D"]]) == [1, 1, 2, 2]
+    ab = pairs[(pairs["model"] == "A") & (pairs["versus"] == "B")].iloc[0]
+    assert ab["ci_low"] <= 0 <= ab["ci_high"] or ab["p_holm"] >= leaderboard.ALPHA
+    assert (pairs["p_holm"] >= pairs["p"]).all()
+
+
+def test_equal_answers_are_never_separated():
+    per_question = _per_question({"A": 0.1, "B": 0.0})
+    twin = per_question[per_question["model"] == "B"].assign(model="B again")
+    per_question = pd.concat([per_question, twin], ignore_index=True)
+    pairs = leaderboard.with_holm(leaderboard.paired_tests(per_question, n_resamples=200))
+    same = pairs[(pairs["model"] == "B") & (pairs["versus"] == "B again")].iloc[0]
+    assert np.isnan(same["p"]) and not same["distinguishable"] and same["note"]
+
+
+@pytest.mark.full
+def test_scorecards_of_released_answers_land_in_their_sources_tiers(tmp_path, data_dir):
+    from vqalib.compendium import score, scorecard_files
+    from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
+
+    data = load_vizwiz_lf(data_dir=data_dir)
+    for source in ("LLaVA", "GPT-4V"):
+        answers = tmp_path / f"{source}.csv"
+        data.answers.loc[data.answers["source"] == source, ["question_id", "answer"]].to_csv(answers, index=False)
+        card = score.score([answers], dataset="vizwiz-lf", model=f"{source} (given back)", data_dir=data_dir)
+        scorecard_files.write(card, tmp_path / "scores" / source.lower())
+    table = leaderboard.leaderboard("vizwiz-lf", scores_dir=tmp_path / "scores", data=data)["table"]
+    ranked = table[table["tier"] != ""].set_index(["metric", "reference", "model"])["tier"]
+    for (metric, reference, model), tier in ranked.items():
+        if model.endswith(" (given back)"):
+            assert tier == ranked[(metric, reference, model.removesuffix(" (given back)"))], (metric, reference, model)
+    origin = table.loc[table["model"] == "LLaVA (given back)", "origin"].iloc[0]
+    assert "SHA-256" in origin and "LLaVA.csv (plain" in origin
+
+
+def test_the_page_reads_without_script_and_names_every_row():
+    table = pd.DataFrame({"metric": ["ROUGE", "ROUGE"], "reference": ["s_r", "s_r"], "model": ["A <b>", "B"],
+                          "kind": "released", "n": [10, 10], "value": [0.5, 0.4], "ci_low": [0.4, 0.3],
+                          "ci_high": [0.6, 0.5], "tier": ["1", "1"], "origin": "released", "note": ""})
+    from vqalib.compendium.leaderboard_files import page_html
+
+    page = page_html({"vizwiz-lf": table})
+    assert "<script" not in page and page.count('<th scope="row">') == 2 and "A &lt;b&gt;" in page
+    assert "<caption>VizWiz-LF: ROUGE (s_r), best first</caption>" in page and leaderboard.RULE[:40] in page
+
+
+def test_the_command_refuses_a_folder_it_did_not_write(tmp_path, capsys):
+    from vqalib.compendium.cli import main
+
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["leaderboard", "--out", str(tmp_path)]) == 1
+    assert "not a leaderboard" in capsys.readouterr().err and (tmp_path / "notes.txt").exists()
