@@ -9,6 +9,9 @@
 //     focus indicator on every stop, no keyboard trap)
 //   - page facts (lang, title, one h1, main, meta viewport)
 //   - offline: no request may leave the local server
+//   - a summary table (#summary): every row and cell on the page, no inner scroll box
+//     clipping it, at 1280x720 and 320 px; its chart's text (.summary-figure) >= 12 px
+//   - print (paper views, the report): each number (.pv-values) at least as large as its label (.pv-state)
 // Each page has a time limit that grows with its size (pageTimeLimit); a page that
 // goes over it fails as a time-out, which the report keeps apart from findings.
 // Writes <out>/report.json and <out>/report.md, optional screenshots.
@@ -30,6 +33,8 @@ const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22
 const FAIL_IMPACTS = new Set(['serious', 'critical']);
 const WIDE = { width: 1280, height: 900 };
 const NARROW = { width: 320, height: 800 };
+const SUMMARY_VIEW = { width: 1280, height: 720 }; // the reviewer's laptop: every summary row must show
+const MIN_CHART_PX = 12;
 const WALK_CAP = 400;
 const TIMEOUT_BASE_DEFAULT = 60; // s, --timeout
 const TIMEOUT_PER_1000_DEFAULT = 5; // s per 1000 elements, --timeout-per-1000
@@ -297,8 +302,74 @@ function pageFacts() {
     mainTabindex: main ? main.getAttribute('tabindex') : null,
     viewport: vp ? vp.getAttribute('content') : null,
     declaresIcon: !!document.querySelector('link[rel~="icon" i]'),
+    hasSummary: !!document.querySelector('table#summary'),
+    hasPaperCells: !!document.querySelector('.pv-values'),
     domElements: document.getElementsByTagName('*').length,
   };
+}
+
+/**
+ * Every row of table#summary on the page: each cell drawn, inside the viewport's width and not clipped by a
+ * scrolling or hidden-overflow ancestor (the page itself may scroll down); text of .summary-figure >= minPx.
+ */
+export function summaryCheck(minPx) {
+  const problems = [];
+  const width = document.documentElement.clientWidth;
+  const table = document.querySelector('table#summary');
+  const rows = [...table.querySelectorAll('tbody tr, tfoot tr')];
+  const name = (tr) => (tr.querySelector('th') || tr).textContent.trim().slice(0, 60);
+  const clippers = [];
+  for (let el = table.parentElement; el && el !== document.body && el !== document.documentElement; el = el.parentElement) {
+    const cs = getComputedStyle(el);
+    if (cs.overflowX !== 'visible' || cs.overflowY !== 'visible') clippers.push(el);
+  }
+  let visible = 0;
+  for (const tr of rows) {
+    const bad = [];
+    for (const cell of tr.querySelectorAll('th, td')) {
+      const r = cell.getBoundingClientRect();
+      if (getComputedStyle(cell).display === 'none') continue;
+      const label = cell.getAttribute('data-label') || cell.tagName.toLowerCase();
+      if (r.width < 1 || r.height < 1) { bad.push(`${label} not drawn`); continue; }
+      if (r.left < -0.5 || r.right > width + 0.5) bad.push(`${label} outside the ${width}px viewport (${Math.round(r.left)}..${Math.round(r.right)})`);
+      for (const c of clippers) {
+        const b = c.getBoundingClientRect();
+        if (r.left < b.left - 0.5 || r.right > b.right + 0.5 || r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5) {
+          bad.push(`${label} clipped by <${c.tagName.toLowerCase()} class="${c.className}"> (an inner scroll box)`);
+          break;
+        }
+      }
+    }
+    if (bad.length) problems.push(`row "${name(tr)}": ${bad.slice(0, 3).join('; ')}`);
+    else visible++;
+  }
+  const small = [];
+  for (const el of document.querySelectorAll('.summary-figure *')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own || el.closest('title, desc') || !el.getClientRects().length) continue;
+    let px = parseFloat(getComputedStyle(el).fontSize);
+    if (el instanceof SVGElement && el.getScreenCTM) {
+      const m = el.getScreenCTM();
+      if (m) px *= Math.sqrt(Math.abs(m.a * m.d - m.b * m.c));
+    }
+    if (px < minPx - 0.01) small.push(`"${el.textContent.trim().slice(0, 40)}" ${px.toFixed(1)}px`);
+  }
+  if (small.length) problems.push(`summary chart text under ${minPx}px: ${small.slice(0, 3).join('; ')}` + (small.length > 3 ? ` and ${small.length - 3} more` : ''));
+  return { rows: rows.length, visible, width, problems };
+}
+
+/** In print: each paper-view cell's number (.pv-values) at least as large as its state label (.pv-state). */
+export function printSizesCheck() {
+  const bad = [];
+  let cells = 0;
+  for (const td of document.querySelectorAll('td.pv')) {
+    const v = td.querySelector('.pv-values'), st = td.querySelector('.pv-state');
+    if (!v || !st) continue;
+    cells++;
+    const a = parseFloat(getComputedStyle(v).fontSize), b = parseFloat(getComputedStyle(st).fontSize);
+    if (a + 0.01 < b) bad.push(`${td.id || 'a cell'}: number ${a.toFixed(1)}px < label ${b.toFixed(1)}px`);
+  }
+  return { cells, bad };
 }
 
 function countFocusables() {
@@ -682,6 +753,12 @@ async function auditPage(ctx, rel) {
       stage('screenshot 1280');
       await shoot(page, rel, 1280, opts.out, result);
     }
+    if (f.hasSummary) {  // the summary at 1280x720: every row on the page, none in an inner scroll box
+      stage('summary 1280x720');
+      await page.setViewport({ ...SUMMARY_VIEW, deviceScaleFactor: 1 });
+      await summaryAt(page, '1280x720', result);
+      if (opts.screenshots.includes(rel)) await shoot(page, rel, '1280x720', opts.out, result);
+    }
 
     // ---- 320: reflow + axe
     stage('resize to 320');
@@ -698,8 +775,23 @@ async function auditPage(ctx, rel) {
       result.failures.push(`reflow: at 320 px the page scrolls horizontally (document width ${result.reflow.scrollWidth}px)` +
         (offs ? `; widest offenders: ${offs}` : ''));
     }
+    if (f.hasSummary) {
+      stage('summary 320');
+      await summaryAt(page, '320', result);
+    }
     stage('axe 320');
     result.axe['320'] = await runAxe(page, axeSource);
+    if (f.hasPaperCells) {
+      stage('print sizes');
+      await page.emulateMediaType('print');
+      const sizes = await page.evaluate(printSizesCheck);
+      await page.emulateMediaType(null);
+      result.printSizes = { cells: sizes.cells, smaller: sizes.bad.length };
+      if (sizes.bad.length) {
+        result.failures.push(`print: ${sizes.bad.length} of ${sizes.cells} numbers smaller than their state label; ` +
+          sizes.bad.slice(0, 3).join('; '));
+      }
+    }
     if (opts.screenshots.includes(rel)) {
       stage('screenshot 320');
       await shoot(page, rel, 320, opts.out, result);
@@ -764,6 +856,15 @@ async function auditPage(ctx, rel) {
   result.ok = result.failures.length === 0;
   result.durationMs = Date.now() - t0;
   return result;
+}
+
+async function summaryAt(page, label, result) {
+  await page.evaluate(resetFocusAndScroll);
+  await page.evaluate(settle);
+  const r = await page.evaluate(summaryCheck, MIN_CHART_PX);
+  result.summaryRows = { ...(result.summaryRows || {}), [label]: { rows: r.rows, visible: r.visible } };
+  for (const p of r.problems.slice(0, 10)) result.failures.push(`summary at ${label}: ${p}`);
+  if (r.problems.length > 10) result.failures.push(`summary at ${label}: ... and ${r.problems.length - 10} more`);
 }
 
 async function runAxe(page, axeSource) {

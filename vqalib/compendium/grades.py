@@ -157,58 +157,59 @@ def summary_html(table: pd.DataFrame, *, link, reasons: dict | None = None) -> s
     body = []
     for r in table.to_dict("records"):
         name, symbol, text = r["grade"]
-        nums = "".join(f'<td class="num">{int(r[c])}</td>' for c in SUMMARY_COLUMNS)
+        nums = "".join(f'<td class="num" data-label="{_e(h)}">{int(r[c])}</td>'
+                       for c, h in zip(SUMMARY_COLUMNS, SUMMARY_HEADERS))
         why = ""
         if reasons is not None:
             said = [_sentence(reasons.get(r["stem"], ""))]
             if r["repeated"]:
                 said.insert(0, f"{r['repeated']} of its cells repeat cells of {_label(r['repeats'])}, counted once in "
                                "the totals.")
-            why = f"<td>{' '.join(s for s in said if s) or '—'}</td>"
+            why = f'<td data-label="Why">{" ".join(s for s in said if s) or "—"}</td>'
         body.append(f'<tr><th scope="row"><a href="{_e(link(r["stem"]))}">{_e(r["paper"])} {_e(r["table"])}</a></th>'
-                    f'{nums}<td><span class="grade grade-{name}"><span aria-hidden="true">{symbol}</span> '
+                    f'{nums}<td data-label="Agreement"><span class="grade grade-{name}"><span aria-hidden="true">{symbol}</span> '
                     f"{_e(text)}</span></td>{why}</tr>")
     totals = table.attrs.get("totals")
     foot = ""
     if totals:
         foot = (f'<tfoot><tr><th scope="row">All tables, each distinct cell once ({totals["repeated"]} repeated cells '
-                "left out)</th>" + "".join(f'<td class="num">{totals[c]}</td>' for c in SUMMARY_COLUMNS)
-                + f'<td colspan="{len(headers) - 1 - len(SUMMARY_COLUMNS)}"></td></tr></tfoot>')
-    return ('<div class="table-scroll" role="region" tabindex="0" aria-labelledby="summary-caption"><table '
-            'id="summary"><caption id="summary-caption">Every reproduced paper table: its cells by state (only cells '
+                "left out)</th>" + "".join(f'<td class="num" data-label="{_e(h)}">{totals[c]}</td>'
+                          for c, h in zip(SUMMARY_COLUMNS, SUMMARY_HEADERS))
+                + f'<td class="empty" colspan="{len(headers) - 1 - len(SUMMARY_COLUMNS)}"></td></tr></tfoot>')
+    # no scroll box: every row and column shows at 1280 px; under 40rem each row reflows into a card (site.css)
+    return ('<div class="summary-table"><table id="summary"><caption id="summary-caption">Every reproduced paper table: its cells by state (only cells '
             'within the tolerance count as reproduced)</caption>'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>{foot}</table></div>")
 
 
 def summary_figure(table: pd.DataFrame) -> str:
-    """The summary as one accessible inline SVG: a bar per table, split by state, each part labelled with its count."""
+    """The summary as a bar per table, split by state: each label HTML text (readable at every width), each bar an
+    SVG whose parts are sized in percent and named with their counts."""
     fills = {"within": "#1b7837", "explained": "url(#hatch)", "unexplained": "#b2182b", "not_counted": "#d9d9d9",
              "not_run": "#ffffff"}
-    width, bar, gap, left = 860, 18, 8, 330
+    names = dict(zip(SUMMARY_COLUMNS, SUMMARY_HEADERS))
     rows = []
-    for k, r in enumerate(table.to_dict("records")):
-        y = 30 + k * (bar + gap)
+    for r in table.to_dict("records"):
         total = sum(int(r[c]) for c in SUMMARY_COLUMNS) or 1
-        x = left
-        name = f"{r['paper']} {r['table']}"[:52]
-        rows.append(f'<text x="{left - 6}" y="{y + 13}" text-anchor="end">{_e(name)}</text>')
+        label = f"{r['paper']} {r['table']}"
+        said = ", ".join(f"{int(r[c])} {names[c]}" for c in SUMMARY_COLUMNS)
+        x, parts = 0.0, []
         for c in SUMMARY_COLUMNS:
-            w = (width - left - 10) * int(r[c]) / total
+            w = 100 * int(r[c]) / total
             if w:
-                rows.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar}" fill="{fills[c]}" '
-                            f'stroke="#1a1a1a"><title>{_e(r["paper"])} {_e(r["table"])}: {int(r[c])} '
-                            f'{dict(zip(SUMMARY_COLUMNS, SUMMARY_HEADERS))[c]}</title></rect>')
+                parts.append(f'<rect x="{x:.2f}%" y="1" width="{w:.2f}%" height="18" fill="{fills[c]}" '
+                             f'stroke="#1a1a1a"><title>{_e(label)}: {int(r[c])} {names[c]}</title></rect>')
                 x += w
-    height = 40 + len(table) * (bar + gap)
+        rows.append(f'<li><span class="sf-label">{_e(label)}</span><svg class="sf-bar" role="img" '
+                    f'aria-label="{_e(label)}: {_e(said)}" width="100%" height="20">{"".join(parts)}</svg></li>')
     legend = "; ".join(f"{h}: {'green' if c == 'within' else 'hatched' if c == 'explained' else 'red' if c == 'unexplained' else 'grey' if c == 'not_counted' else 'white'}"
                       for c, h in zip(SUMMARY_COLUMNS, SUMMARY_HEADERS))
     total = table.attrs.get("totals") or {c: int(table[c].sum()) for c in SUMMARY_COLUMNS}
     desc = ("Cells of every reproduced paper table by state, each distinct cell once: " + ", ".join(
         f"{total[c]} {h}" for c, h in zip(SUMMARY_COLUMNS, SUMMARY_HEADERS)) + f". Colours: {legend}.")
-    return (f'<figure class="summary-figure"><svg role="img" aria-labelledby="sf-title sf-desc" viewBox="0 0 {width} '
-            f'{height}" width="100%" font-size="12" font-family="system-ui, sans-serif">'
-            f'<title id="sf-title">Agreement of every reproduced paper table</title><desc id="sf-desc">{_e(desc)}</desc>'
-            '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
-            '<rect width="6" height="6" fill="#f4a582"/><line x1="0" y1="0" x2="0" y2="6" stroke="#1a1a1a" '
-            'stroke-width="2"/></pattern></defs>' + "".join(rows) + "</svg>"
-            f"<figcaption>{_e(desc)}</figcaption></figure>")
+    return ('<figure class="summary-figure" aria-labelledby="sf-caption"><svg class="sf-defs" width="0" height="0" '
+            'aria-hidden="true" focusable="false"><defs><pattern id="hatch" width="6" height="6" '
+            'patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f4a582"/>'
+            '<line x1="0" y1="0" x2="0" y2="6" stroke="#1a1a1a" stroke-width="2"/></pattern></defs></svg>'
+            f'<ul class="sf-rows">{"".join(rows)}</ul>'
+            f'<figcaption id="sf-caption">Agreement of every reproduced paper table. {_e(desc)}</figcaption></figure>')

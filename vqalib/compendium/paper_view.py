@@ -111,7 +111,20 @@ def _why(row: dict, link=None) -> str:
 
 
 def _cell_label(row: dict) -> str:
-    return " · ".join(str(v) for v in (*row["_row"], *row["_col"]) if v)
+    return " · ".join(str(v) for v in (*row["_row"], *row["_col"]) if v) + (f" ({row['_desc']})" if row["_desc"] else "")
+
+
+def _descriptions(cells: pd.DataFrame, keys: list[str]) -> dict[tuple, str]:
+    """Key -> the table's ``description`` where it is one text per key (a fact id's wording), else nothing."""
+    if "description" not in cells or not keys:
+        return {}
+    texts = cells["description"].fillna("").astype(str).groupby(pd.Series(key_tuples(cells, keys), index=cells.index))
+    return {key: group.iloc[0] for key, group in texts if group.nunique() == 1 and group.iloc[0]}
+
+
+def _header(key: tuple, described: dict) -> str:
+    name = _e(" ".join(p for p in key if p) or "value")
+    return name + (f'<span class="pv-desc">{_e(described[key])}</span>' if key in described else "")
 
 
 def _cell(row: dict, seen: dict, *, notes: bool, anchor: str, decimals: int, link=None) -> str:
@@ -173,6 +186,9 @@ def paper_view(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None = 
     row_keys = [k for k in spec.cell_keys if k not in columns_keys] or [k for k in spec.keys if k not in columns_keys]
     cells["_row"], cells["_col"] = key_tuples(cells, row_keys), key_tuples(cells, columns_keys)
     cells["_id"] = [f"cell-{k + 1}" for k in range(len(cells))]
+    described_rows, described_columns = _descriptions(cells, row_keys), _descriptions(cells, columns_keys)
+    cells["_desc"] = [described_rows.get(r) or described_columns.get(c) or ""
+                      for r, c in zip(cells["_row"], cells["_col"])]
     decimals = {c: max(_decimals(_number(v)) for v in group) for c, group in cells.groupby("_col", sort=False)["paper"]}
     rows = list(dict.fromkeys(cells["_row"]))
     by = {(r, c): row for r, c, row in zip(cells["_row"], cells["_col"], cells.to_dict("records"))}
@@ -191,14 +207,16 @@ def paper_view(frame: pd.DataFrame, spec: Spec, *, known: pd.DataFrame | None = 
             parts.append('<p class="not-run-note"><strong>Not run</strong> (cells marked "– not run"): '
                          + " ".join(_e(r) for r in reasons) + "</p>")
     for n, group in enumerate(_groups(list(dict.fromkeys(cells["_col"])))):
-        head = "".join(f'<th scope="col">{_e(" ".join(p for p in c if p) or "value")}</th>' for c in group)
+        head = "".join(f'<th scope="col">{_header(c, described_columns)}</th>' for c in group)
         body = []
         for r in rows:
             if not any((r, c) in by for c in group):
                 continue
             tds = "".join(_cell(by[(r, c)], seen, notes=notes, anchor=anchor, decimals=decimals[c], link=link)
                           if (r, c) in by else "<td></td>" for c in group)
-            body.append(f'<tr><th scope="row">{_e(" · ".join(p for p in r if p))}</th>{tds}</tr>')
+            body.append(f'<tr><th scope="row">{_e(" · ".join(p for p in r if p))}'
+                        + (f'<span class="pv-desc">{_e(described_rows[r])}</span>' if r in described_rows else "")
+                        + f"</th>{tds}</tr>")
         corner = _e(" · ".join(row_keys))
         parts.append(f'<div class="table-scroll pv-scroll" role="region" tabindex="0" aria-labelledby="{anchor}-{n}-c">'
                      f'<table class="paper-view" id="{anchor}-{n}"><caption id="{anchor}-{n}-c">{_e(spec.paper)} '

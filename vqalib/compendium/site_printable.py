@@ -157,8 +157,47 @@ def report_page(table: pd.DataFrame, figures: Path, *, known: pd.DataFrame | Non
                      f"{_e(spec.paper)} {_e(spec.reproduces)}</h2><p>{_e(report.agreement_text(frame, stem, known=known))}"
                      f' Grade: <span class="grade grade-{name}"><span aria-hidden="true">{symbol}</span> {_e(text)}'
                      f"</span>. {_e(_reason(stem))}</p>{view}</section>")
+    beside = beside_stems(figures)
+    if beside:
+        parts.insert(3, "<p>Also shown beside the paper's numbers in a notebook, without a graded comparison: "
+                     + ", ".join(f'<a href="#{s}">{_e(_name(s))}</a>' for s in beside) + ".</p>")
+    for stem in beside:
+        spec = registry.table(stem)
+        frame = pd.read_csv(figures / f"{stem}.csv")
+        keys = [c for c in (spec.cell_keys or frame.columns[:1]) if c in frame.columns]
+        parts.append(f'<section class="report-table report-beside" id="{stem}" aria-labelledby="{stem}-h">'
+                     f'<h2 id="{stem}-h">{_e(_name(stem))}</h2><p>{_e(spec.title)}. Shown beside the paper\'s numbers '
+                     "(the columns named paper…) by its notebook, not graded: the registry declares no comparison for "
+                     "it.</p>" + html_table(frame, caption=f"{_name(stem)} (figures/{stem}.csv)", row_headers=keys,
+                                            decimals=spec.md_decimals, table_id=f"r-{stem}") + "</section>")
     return page(title="Reproduction report: every paper table, the printed value beside ours", body="".join(parts),
                 depth=0)
+
+
+def _name(stem: str) -> str:
+    spec = registry.table(stem)
+    return f"{spec.paper} {spec.reproduces}"
+
+
+def beside_stems(figures: Path) -> list[str]:
+    """Tables a notebook shows beside the paper's numbers (a ``paper…`` column) without a graded comparison, one per
+    paper table that no compared table covers (AFGV Table 2: the paper measured GQA, we the VizWiz-LF and CommVQA
+    questions).
+
+    Parameters
+    ----------
+    figures : Path
+    """
+    covered = {_name(stem) for stem in paper_view.compared_stems(figures)}
+    out = []
+    for stem, spec in registry.TABLES.items():
+        path = figures / f"{stem}.csv"
+        if spec.compared or "*" in stem or not spec.reproduces or _name(stem) in covered or not path.exists():
+            continue
+        if any(c.startswith("paper") for c in pd.read_csv(path, nrows=0).columns):
+            out.append(stem)
+            covered.add(_name(stem))
+    return out
 
 
 def write_pdf(html_path: Path, pdf_path: Path, *, chromium: str = "chromium") -> Path:
