@@ -333,3 +333,17 @@ def test_figures_use_matplotlibs_bundled_fonts_whatever_the_system_or_font_cache
         assert found.startswith(bundled) and all(f.fname.startswith(bundled) for f in manager.ttflist)
     finally:
         font_manager.FontManager._findfont_cached.cache_clear()
+
+
+def test_every_committed_figure_fits_the_display_width_so_its_9_pt_text_stays_readable():
+    from PIL import Image
+
+    from vqalib.core.io import project_root
+    from vqalib.core.plots.style import DISPLAY_WIDTH_IN
+
+    pngs = sorted((project_root() / "figures").glob("*.png"))
+    assert pngs
+    for path in pngs:
+        with Image.open(path) as image:
+            dpi = image.info["dpi"][0]
+            assert image.size[0] / dpi <= DISPLAY_WIDTH_IN + 0.01, (path.name, image.size, dpi)

@@ -103,6 +103,10 @@ def save_figure(fig: plt.Figure, name: str, *, alt_text: str,
         raise ValueError(f"figure {name!r}: give a one-paragraph alt text describing what it shows")
     spec = registry.figure(name)
     problems = contrast.contrast_problems(fig)
+    small = sorted({t.get_text()[:30] for t in fig.findobj(matplotlib.text.Text)
+                    if t.get_visible() and t.get_text().strip() and t.get_fontsize() < style.MIN_FONT_PT})
+    if small:  # legend and tick text must stay readable where the figure is shown
+        raise ValueError(f"figure {name!r}: text under {style.MIN_FONT_PT:g} pt: " + "; ".join(small))
     if problems:  # text a low-vision reader cannot read is a bug of the figure, not a style choice
         raise ValueError(f"figure {name!r}: text below {contrast.MIN_CONTRAST}:1 contrast: " + "; ".join(problems))
     out = figures_dir(directory)

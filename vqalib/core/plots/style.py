@@ -29,6 +29,11 @@ CVD_MIN_DELTA_E = {3: 20.0, 6: 10.0, len(PALETTE): 10.0}  # first n colours: lea
 HATCHES = ("", "/", ".", "x", "\\", "o", "+", "-")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 BANNER_FACE = "#F0E442"  # the SIMULATED banner: Okabe–Ito yellow, black text at 16:1, reads as a warning
+# Figures are laid out for the narrowest place they are shown at full size: a JupyterLab cell (about 750 CSS px),
+# the site's column and the vector PDF. At 7.5 in a PNG of 150 dpi is 1125 px, so in a 750 px cell text keeps two
+# thirds of its size: MIN_FONT_PT = 9 pt shows as 12.5 px (tests/test_plots.py checks every committed PNG's width).
+DISPLAY_WIDTH_IN = 7.5
+MIN_FONT_PT = 9.0
 
 
 def use_style() -> None:

@@ -7,7 +7,7 @@ import pandas as pd
 import seaborn as sns
 
 from vqalib.core.plots.axes import Clip, clipped
-from vqalib.core.plots.style import PALETTE, use_style
+from vqalib.core.plots.style import DISPLAY_WIDTH_IN, PALETTE, use_style
 
 
 def tier_distribution(frame: pd.DataFrame, *, value: str, by: str, title: str, ylabel: str,
@@ -36,7 +36,8 @@ def tier_distribution(frame: pd.DataFrame, *, value: str, by: str, title: str, y
         limits = clip
     else:
         limits = clipped(frame[value], groups=[frame[by], frame["tier"]]) if clip else None
-    fig, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 4.2 + 0.3 * bool(limits and limits.n_clipped)),
+    width = DISPLAY_WIDTH_IN * min(1.0, 0.48 * len(groups))
+    fig, axes = plt.subplots(1, len(groups), figsize=(width, 4.2 + 0.3 * bool(limits and limits.n_clipped)),
                              sharey=True, squeeze=False)
     for ax, group in zip(axes[0], groups):
         part = frame[frame[by] == group]

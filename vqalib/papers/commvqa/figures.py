@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from vqalib.core.plots.style import (BAR_LEGEND, SEQUENTIAL_CMAP, _bar_legend_handles, _bar_style, _label_cells,
+from vqalib.core.plots.style import (BAR_LEGEND, DISPLAY_WIDTH_IN, SEQUENTIAL_CMAP, _bar_legend_handles, _bar_style, _label_cells,
                                      colours, use_style)
 
 
@@ -25,9 +25,13 @@ def protocol_comparison(steps: pd.DataFrame, *, metrics: list[str], title: str) 
     faces = colours(2)
     rows = list(dict.fromkeys(zip(steps["model"], steps["condition"])))
     labels = [f"{m} ({c})" for m, c in rows]
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.1 * len(metrics), 0.55 * len(rows) + 1.9), sharey=True,
-                             squeeze=False)
-    for ax, metric in zip(axes[0], metrics):
+    ncols = min(2, len(metrics))  # two panels a row, so the figure fits the display width
+    nrows = -(-len(metrics) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(DISPLAY_WIDTH_IN - 0.2, nrows * (0.4 * len(rows) + 1.1) + 1.3),
+                             sharey=True, squeeze=False, layout="constrained")
+    for ax in axes.flat[len(metrics):]:
+        ax.set_visible(False)
+    for ax, metric in zip(axes.flat, metrics):
         part = steps[steps["metric"] == metric].set_index(["model", "condition"]).reindex(rows)
         y = list(range(len(rows)))
         ax.errorbar(part["corrected_all_rows"], [v - 0.15 for v in y],
@@ -40,9 +44,9 @@ def protocol_comparison(steps: pd.DataFrame, *, metrics: list[str], title: str) 
         ax.set_xlabel("score")
     # shared y, first row on top as in the paper's table; half a row of room so no marker is cut at the edge
     axes[0][0].set_ylim(len(rows) - 0.4, -0.6)
-    axes[0][-1].legend(fontsize=8, bbox_to_anchor=(1.02, 1), loc="upper left", frameon=False)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, frameon=False)
     fig.suptitle(title)
-    fig.tight_layout()
     return fig
 
 
@@ -87,7 +91,7 @@ def rates_by_context(frame: pd.DataFrame, *, value: str, group: str, title: str,
     contexts = contexts or list(dict.fromkeys(frame["context"]))
     faces = colours(len(contexts))
     height = 0.8 / len(contexts)
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(groups) * len(contexts) * 0.35 + 1.8))
+    fig, ax = plt.subplots(figsize=(DISPLAY_WIDTH_IN - 0.3, 0.45 * len(groups) * len(contexts) * 0.35 + 1.8))
     for k, (context, face) in enumerate(zip(contexts, faces)):
         part = frame[frame["context"] == context].set_index(group).reindex(groups)
         y = [i + (k - (len(contexts) - 1) / 2) * height for i in range(len(groups))]
@@ -98,7 +102,7 @@ def rates_by_context(frame: pd.DataFrame, *, value: str, group: str, title: str,
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
     ax.set_title(title)
-    ax.legend(handles=_bar_legend_handles(contexts, faces), title="context", fontsize=8, bbox_to_anchor=(1.02, 1),
+    ax.legend(handles=_bar_legend_handles(contexts, faces), title="context", fontsize=9, bbox_to_anchor=(1.02, 1),
               loc="upper left", frameon=False, **BAR_LEGEND)
     fig.tight_layout()
     return fig
@@ -119,7 +123,7 @@ def description_similarity_bars(summary: pd.DataFrame, tests: pd.DataFrame, *, t
     conditions = ["human", "baseline", "contextual"]
     faces = dict(zip(conditions, colours(len(conditions))))
     sources = list(dict.fromkeys(summary["source"]))
-    fig, ax = plt.subplots(figsize=(1.8 * len(sources) + 2.5, 4.4))
+    fig, ax = plt.subplots(figsize=(DISPLAY_WIDTH_IN - 0.2, 4.4))
     x = 0.0
     ticks, centres = [], []
     for source in sources:
@@ -130,7 +134,7 @@ def description_similarity_bars(summary: pd.DataFrame, tests: pd.DataFrame, *, t
             r = part.loc[c]
             ax.bar(xi, r["mean"], width=0.38, yerr=[[r["mean"] - r["ci_low"]], [r["ci_high"] - r["mean"]]],
                    capsize=3, **_bar_style(conditions.index(c), faces[c]))
-            ticks.append((xi, c))
+            ticks.append(xi)
         test = tests[tests["source"] == source]
         if len(present) == 2 and not test.empty:
             top = float(part["ci_high"].max()) + 0.02
@@ -138,16 +142,13 @@ def description_similarity_bars(summary: pd.DataFrame, tests: pd.DataFrame, *, t
             ax.text(sum(xs) / 2, top + 0.005, test["stars"].iloc[0], ha="center", va="bottom", fontsize=10)
         centres.append((sum(xs) / len(xs), source))
         x = xs[-1] + 0.8
-    ax.set_xticks([t for t, _ in ticks], [c for _, c in ticks], fontsize=8)
-    for centre, source in centres:  # the source under its bars' condition labels
-        ax.annotate(source, (centre, 0), xycoords=("data", "axes fraction"), xytext=(0, -20),
-                    textcoords="offset points", ha="center", va="top", fontsize=11)
+    ax.set_xticks([c for c, _ in centres], [s for _, s in centres])  # the legend names each bar's answers
+    ax.set_xlim(ticks[0] - 0.4, ticks[-1] + 0.4)
     ax.set_ylim(0, float(summary["ci_high"].max()) + 0.08)  # room for the highest bracket and its stars
     ax.set_ylabel("cosine similarity to the description")
     ax.set_title(title)
     shown = [c for c in conditions if c in set(summary["condition"])]
     ax.legend(handles=_bar_legend_handles(shown, [faces[c] for c in shown], [conditions.index(c) for c in shown]),
-              title="answers", fontsize=8,
-              frameon=False, **BAR_LEGEND)
+              title="answers", fontsize=9, frameon=False, **BAR_LEGEND)
     fig.tight_layout()
     return fig

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -11,7 +12,7 @@ import seaborn as sns
 from matplotlib.patches import Rectangle
 
 from vqalib.core.plots.contrast import text_colour_on
-from vqalib.core.plots.style import (BANNER_FACE, BAR_LEGEND, MARKERS, SEQUENTIAL_CMAP, _bar_legend_handles,
+from vqalib.core.plots.style import (BANNER_FACE, BAR_LEGEND, DISPLAY_WIDTH_IN, MARKERS, SEQUENTIAL_CMAP, _bar_legend_handles,
                                      _bar_style, _label_cells, colours, use_style)
 
 
@@ -31,22 +32,22 @@ def stacked_shares(distribution: pd.DataFrame, *, title: str, label_order: list[
     wide = wide.reindex(index=list(dict.fromkeys(distribution["source"]))[::-1], columns=label_order).fillna(0.0)
     faces = colours(len(label_order))
     height = 0.45 * len(wide) + 2.4
-    fig, ax = plt.subplots(figsize=(9, height))
+    fig, ax = plt.subplots(figsize=(DISPLAY_WIDTH_IN, height))
     left = pd.Series(0.0, index=wide.index)
     for k, (face, label) in enumerate(zip(faces, label_order)):
         ax.barh(wide.index, wide[label], left=left, label=label,
                 **{**_bar_style(k, face), "edgecolor": "white", "linewidth": 0.6})  # white seams between segments
         for y, (x0, w) in enumerate(zip(left, wide[label])):
             if w >= 6:  # label segments wide enough to hold the number
-                ax.text(x0 + w / 2, y, f"{w:.0f}", ha="center", va="center", fontsize=8, color=text_colour_on(face),
+                ax.text(x0 + w / 2, y, f"{w:.0f}", ha="center", va="center", fontsize=9, color=text_colour_on(face),
                         bbox={"boxstyle": "round,pad=0.2", "facecolor": face, "edgecolor": "none"})
         left = left + wide[label]
     ax.set_xlim(0, 100)
     ax.set_xlabel("share of annotations (%)")
     ax.set_ylabel("")
     ax.set_title(title)
-    legend_rows = math.ceil(len(label_order) / 4)
-    fig.legend(handles=_bar_legend_handles(label_order, faces), ncol=4, loc="lower center", bbox_to_anchor=(0.5, 0.01),
+    legend_rows = math.ceil(len(label_order) / 3)
+    fig.legend(handles=_bar_legend_handles(label_order, faces), ncol=3, loc="lower center", bbox_to_anchor=(0.5, 0.01),
                frameon=False, fontsize=9, **BAR_LEGEND)
     fig.tight_layout(rect=(0, (0.05 + 0.25 * legend_rows) / height, 1, 1))  # room for the legend below the axes
     return fig
@@ -63,7 +64,7 @@ def heatmap(matrix: pd.DataFrame, *, title: str, xlabel: str, ylabel: str, fmt: 
     fmt : str, default "d"
     """
     use_style()
-    fig, ax = plt.subplots(figsize=(1.6 * matrix.shape[1] + 3, 0.5 * matrix.shape[0] + 1.5))
+    fig, ax = plt.subplots(figsize=(min(DISPLAY_WIDTH_IN - 0.4, 1.6 * matrix.shape[1] + 3), 0.5 * matrix.shape[0] + 1.5))
     sns.heatmap(matrix, annot=True, fmt=fmt, cmap=SEQUENTIAL_CMAP, linewidths=0.5, ax=ax,
                 cbar_kws={"label": "sentences"})
     _label_cells(ax)
@@ -109,12 +110,12 @@ def paper_agreement(comparison: pd.DataFrame, *, title: str, unit: str, toleranc
         for row in outside.itertuples():
             prefix = f"{getattr(row, hue)}: " if hue else ""
             ax.annotate(f"{prefix}{row.paper:g} reported, {row.reproduced:.3g} here", (row.paper, row.reproduced),
-                        xytext=(12, 0), textcoords="offset points", va="center", fontsize=8, zorder=5,
+                        xytext=(12, 0), textcoords="offset points", va="center", fontsize=9, zorder=5,
                         bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "0.6", "linewidth": 0.5})
     ax.set_xlabel(f"reported in the paper ({unit})")
     ax.set_ylabel(f"reproduced here ({unit})")
     ax.set_title(title)
-    ax.legend(fontsize=8, loc="upper left", frameon=True)
+    ax.legend(fontsize=9, loc="upper left", frameon=True)
     fig.tight_layout()
     return fig
 
@@ -136,7 +137,8 @@ def reference_shift(summary: pd.DataFrame, *, metrics: list[str], metric_names: 
     data = summary[summary["metric"].isin(metrics) & summary["reference_kind"].isin(["s_r", "l_r"])]
     sources = [s for s in dict.fromkeys(data["source"]) if (data["source"].eq(s) & data["reference_kind"].eq("l_r")).any()]
     faces = dict(zip(sources, colours(len(sources))))
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 4.6), sharey=False, squeeze=False)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(DISPLAY_WIDTH_IN - 0.2, 4.6), sharey=False, squeeze=False,
+                             layout="constrained")
     for ax, metric in zip(axes[0], metrics):
         for k, source in enumerate(sources):
             nudge = 0.04 * (k - (len(sources) - 1) / 2)
@@ -148,13 +150,13 @@ def reference_shift(summary: pd.DataFrame, *, metrics: list[str], metric_names: 
                             color=faces[source], linestyle=style, marker=MARKERS[k], markersize=6,
                             markerfacecolor=faces[source] if cand == "l_c" else "white", markeredgewidth=1.2,
                             capsize=3, linewidth=1.4, label=f"{source}, {'l_c' if cand == 'l_c' else 'l′_c'}")
-        ax.set_xticks([0, 1], ["short reference s_r", "long reference l_r"])
+        ax.set_xticks([0, 1], ["short\nref. s_r", "long\nref. l_r"])
         ax.set_xlim(-0.3, 1.3)
-        ax.set_title(metric_names.get(metric, metric))
+        ax.set_title(textwrap.fill(metric_names.get(metric, metric), 22))  # a panel is 2.5 in wide
         ax.set_ylabel("mean score (95% CI)")
-    axes[0][-1].legend(fontsize=8, bbox_to_anchor=(1.02, 1), loc="upper left", frameon=False)
-    fig.suptitle(title)
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False)
+    fig.suptitle(textwrap.fill(title, 60))
     return fig
 
 
@@ -178,7 +180,7 @@ def human_eval_bars(means: pd.DataFrame, marks: pd.DataFrame, *, title: str, wat
     sources = list(dict.fromkeys(means["source"]))
     faces = colours(len(sources))
     height = 2.3 * len(groups) + 1.2 + 0.45 * bool(watermark)
-    fig, axes = plt.subplots(len(groups), len(criteria), figsize=(2.5 * len(criteria) + 1.2, height),
+    fig, axes = plt.subplots(len(groups), len(criteria), figsize=(DISPLAY_WIDTH_IN - 0.35, height),
                              sharey=True, squeeze=False)
     for i, group in enumerate(groups):
         for j, criterion in enumerate(criteria):
@@ -201,15 +203,15 @@ def human_eval_bars(means: pd.DataFrame, marks: pd.DataFrame, *, title: str, wat
                 level += 0.14
             ax.set_ylim(0, 1.62 if watermark else 1.5)  # room for the panel's label above the brackets
             ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
-            ax.set_xticks(x, sources if i == len(groups) - 1 else [""] * len(sources), rotation=30, fontsize=8)
+            ax.set_xticks(x, sources if i == len(groups) - 1 else [""] * len(sources), rotation=90, fontsize=9)
             label = part["criterion_label"].dropna().iloc[0]
             top_label = means.loc[means["criterion"] == criterion, "criterion_label"].iloc[0]
             if i == 0 or label != top_label:  # the S+I row rates Correctness in the Plausibility column
                 ax.set_title(label, fontsize=10)
             if j == 0:
-                ax.set_ylabel(f"{group}: {part['group_name'].dropna().iloc[0]}\nmean score (0-1)", fontsize=8)
+                ax.set_ylabel(f"{group}: {part['group_name'].dropna().iloc[0]}\nmean score (0-1)", fontsize=9)
             if watermark:
-                ax.text(0.98, 0.97, watermark, transform=ax.transAxes, ha="right", va="top", fontsize=7,
+                ax.text(0.98, 0.97, watermark, transform=ax.transAxes, ha="right", va="top", fontsize=9,
                         fontweight="bold", color=text_colour_on(BANNER_FACE), zorder=5,
                         bbox={"boxstyle": "square,pad=0.25", "facecolor": BANNER_FACE, "edgecolor": "black",
                               "linewidth": 0.6})
@@ -223,6 +225,6 @@ def human_eval_bars(means: pd.DataFrame, marks: pd.DataFrame, *, title: str, wat
                                  edgecolor="black", linewidth=1.0))
         fig.text(0.5, 1 - band / 2, f"{watermark} DATA – NOT THE PAPER'S RESULTS", ha="center", va="center",
                  fontsize=14, fontweight="bold", color=text_colour_on(BANNER_FACE))
-    fig.suptitle(title, fontsize=11, y=top - 0.06 / height, va="top")
+    fig.suptitle(textwrap.fill(title, 72), fontsize=11, y=top - 0.06 / height, va="top")
     fig.tight_layout(rect=(0, 0.03, 1, top))  # tight_layout keeps the axes below the suptitle
     return fig
