@@ -328,7 +328,9 @@ def run_all(paths: list[Path], *, parameters: dict | None = None, jobs: int = 1,
             stop.set()
             reader.join()
     figures = Path((parameters or {}).get("figures_dir") or project_root() / "figures")
-    saved_by.write(figures, saved)  # only now, when every notebook ran
+    in_place = output_dir is None and not set(parameters or {}) - COMMITTED_PARAMETERS
+    if in_place or (parameters or {}).get("figures_dir"):  # an exploring run saved under build/explore/ instead
+        saved_by.write(figures, saved)  # only now, when every notebook ran
     for note in sorted(kept, key=lambda n: n["file"]):  # model-derived values moved only within tolerance here
         print(f"kept {os.path.relpath(figures / note['file'], project_root())}: {note['cells']} model-derived cell(s) "
               f"moved within their declared tolerance (largest {note['largest']:.2g}); VQALIB_REWRITE_FIGURES=1 "
