@@ -1,6 +1,8 @@
 """The leaderboard: the released models' rows equal the notebooks' tables, tiers follow the stated rule, and scorecards of
 released answers land in their sources' tiers."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -110,3 +112,93 @@ def test_the_command_refuses_a_folder_it_did_not_write(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("mine")
     assert main(["leaderboard", "--out", str(tmp_path)]) == 1
     assert "not a leaderboard" in capsys.readouterr().err and (tmp_path / "notes.txt").exists()
+
+
+def _printed(value: float) -> set[str]:
+    """The 3-decimal prints of a value saved with 4 decimals (either neighbour: the figure rounds the unsaved value)."""
+    return {f"{np.floor(value * 1000) / 1000:.3f}", f"{np.ceil(value * 1000) / 1000:.3f}"}
+
+
+def test_each_headline_measure_has_a_committed_figure_described_from_its_table():
+    from vqalib.compendium import leaderboard_figures
+    from vqalib.core import registry
+
+    for dataset, measures in leaderboard_figures.HEADLINE.items():
+        board = pd.read_csv(FIGURES / f"leaderboard_{dataset}.csv", keep_default_na=False, dtype={"tier": str})
+        for metric in measures:
+            name = leaderboard_figures.figure_name(dataset, metric)
+            assert registry.figure(name).notebook == "10_leaderboard"
+            assert (FIGURES / f"{name}.png").exists() and (FIGURES / f"{name}.pdf").exists(), name
+            alt = (FIGURES / f"{name}.alt.txt").read_text(encoding="utf-8")
+            for r in board[board["metric"] == metric].itertuples(index=False):
+                tier = f", tier {r.tier}" if r.tier else ""
+                said = re.findall(re.escape(f"{r.model}{tier}: ") + r"([\d.]+) \(interval ([\d.]+) to ([\d.]+)\)", alt)
+                assert any(all(x in _printed(v) for x, v in zip(numbers, (r.value, r.ci_low, r.ci_high)))
+                           for numbers in said), (name, r.model, r.reference)
+
+
+def _table(kinds=("released", "released", "scorecard")) -> pd.DataFrame:
+    rows = []
+    for reference in ("s_r", "l_r"):
+        for k, (model, kind) in enumerate(zip(("A", "B", "C"), kinds)):
+            rows.append({"metric": "ROUGE", "reference": reference, "model": model, "kind": kind, "n": 10,
+                         "value": 0.5 - 0.1 * k, "ci_low": 0.45 - 0.1 * k, "ci_high": 0.55 - 0.1 * k,
+                         "tier": str(1 + (k > 0)), "origin": "x", "note": ""})
+    return pd.DataFrame(rows)
+
+
+def test_a_measure_figure_labels_tiers_marks_scorecards_and_fits_the_display_width():
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    from vqalib.compendium import leaderboard_figures
+    from vqalib.core.plots.style import DISPLAY_WIDTH_IN, MIN_FONT_PT
+
+    fig = leaderboard_figures.measure_figure(_table(), dataset="vizwiz-lf", metric="ROUGE")
+    try:
+        assert len(fig.axes) == 2 and fig.get_size_inches()[0] <= DISPLAY_WIDTH_IN
+        ticks = sorted((y, t.get_text()) for y, t in zip(fig.axes[0].get_yticks(), fig.axes[0].get_yticklabels()))
+        assert [t for _, t in ticks] == ["C · tier 2", "B · tier 2", "A · tier 1"]  # bottom to top: the best on top
+        legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        assert legend == ["released model", "scorecard (vqalib score)"]
+        small = [t.get_text() for t in fig.findobj(Text) if t.get_text().strip() and t.get_fontsize() < MIN_FONT_PT]
+        assert small == []
+    finally:
+        plt.close(fig)
+    with pytest.raises(ValueError, match="no rows for the measure 'METEOR'"):
+        leaderboard_figures.measure_figure(_table(), dataset="vizwiz-lf", metric="METEOR")
+
+
+def test_the_site_page_shows_figures_and_tables_and_is_byte_stable(tmp_path):
+    import json
+    import shutil
+
+    from bs4 import BeautifulSoup
+
+    from vqalib.compendium import leaderboard_files
+
+    root = tmp_path / "root"
+    (root / "figures").mkdir(parents=True)
+    for path in FIGURES.glob("leaderboard_*"):
+        shutil.copyfile(path, root / "figures" / path.name)
+    pages = []
+    for n in range(2):
+        out = tmp_path / f"site{n}"
+        out.mkdir()
+        assert leaderboard_files.site_page(root, out) == "leaderboard/index.html"
+        pages.append({p.name: p.read_bytes() for p in (out / "leaderboard").iterdir()})
+    assert pages[0] == pages[1] and "leaderboard_commvqa_cider.png" in pages[0]
+    soup = BeautifulSoup(pages[0]["index.html"].decode(), "html.parser")
+    assert not soup.select("script") and "notebook 10 saved them" in soup.get_text()
+    images = soup.select("img")
+    assert len(images) == 7 and all(i["alt"] and soup.find(id=i["aria-describedby"]) for i in images)
+    assert soup.select_one("caption").get_text() == "VizWiz-LF: ROUGE (s_r), best first"
+    assert soup.select_one('tbody th[scope="row"]').get_text() == "Gemini"
+    built = root / "build" / "leaderboard"  # what `make html` writes first: shown instead, scorecards named
+    shutil.copytree(root / "figures", built)
+    (built / "leaderboard.json").write_text(json.dumps({"format": leaderboard_files.FORMAT, "scorecards": ["Mine"]}))
+    out = tmp_path / "site-built"
+    out.mkdir()
+    leaderboard_files.site_page(root, out)
+    assert "1 scorecard from scores/ (Mine)" in BeautifulSoup((out / "leaderboard" / "index.html").read_text(),
+                                                              "html.parser").get_text()

@@ -1,6 +1,6 @@
 """The leaderboard folder of ``vqalib leaderboard --out``: per dataset the table and its pairs as CSV and Markdown, and
-one page readable without script (a table per dataset and measure, the tier rule stated; ARCHITECTURE "Folders a
-command writes")."""
+a figure per headline measure, and one page readable without script (a table per dataset and measure, the tier rule
+stated; ARCHITECTURE "Folders a command writes")."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.compendium import leaderboard
+from vqalib.compendium import leaderboard, leaderboard_figures
+from vqalib.core import figure_files
 from vqalib.core.escaping import markdown_text
 from vqalib.core.io import write_atomic
 from vqalib.core.out_folders import OutputKind, json_marker, replace_folder
 
 FORMAT = "vqalib-leaderboard/1"
-_WRITES = re.compile(r"(leaderboard\.json|index\.html|(leaderboard|pairs)_[\w-]+\.(csv|md))")
+_WRITES = re.compile(r"(leaderboard\.json|index\.html|(leaderboard|pairs)_[\w-]+\.(csv|md)|leaderboard_[\w-]+\.(png|pdf|alt\.txt))")
 LEADERBOARD = OutputKind(what="leaderboard", option="vqalib leaderboard --out", marker="leaderboard.json",
                          is_marker=lambda p: (json_marker(p, max_bytes=1 << 20) or {}).get("format") == FORMAT,
                          written=lambda name: bool(_WRITES.fullmatch(name)))
@@ -33,16 +34,44 @@ def _cell(value) -> str:
     return "" if pd.isna(value) else f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def page_section(dataset: str, table: pd.DataFrame) -> str:
-    """One dataset's section of the page: a captioned table per measure, rows in rank order (no script needed).
+def saved_figures(folder: str | Path, dataset: str) -> list[tuple[str, str]]:
+    """``(stem, long description)`` of each headline figure of ``dataset`` saved in ``folder``, in measure order.
+
+    Parameters
+    ----------
+    folder : str or Path
+        ``figures/`` or a leaderboard folder.
+    dataset : str
+    """
+    names = [leaderboard_figures.figure_name(dataset, m) for m in leaderboard_figures.HEADLINE[dataset]]
+    return [(n, (Path(folder) / f"{n}.alt.txt").read_text(encoding="utf-8").strip()) for n in names
+            if (Path(folder) / f"{n}.png").exists() and (Path(folder) / f"{n}.alt.txt").exists()]
+
+
+def _figure(name: str, long: str, src: str) -> str:
+    desc = f"{name}-description"
+    return (f'<figure><img src="{html.escape(src + name)}.png" alt="{html.escape(figure_files.short_alt(name))}" '
+            f'aria-describedby="{desc}"><figcaption><details><summary>Long description</summary><p id="{desc}">'
+            f'{html.escape(long)}</p></details><p>Open full size: <a href="{html.escape(src + name)}.png">PNG image</a>'
+            f' · <a href="{html.escape(src + name)}.pdf">PDF (vector)</a></p></figcaption></figure>')
+
+
+def page_section(dataset: str, table: pd.DataFrame, *, figures: list[tuple[str, str]] = (), src: str = "") -> str:
+    """One dataset's section of the page: its figures, then a captioned table per measure, rows in rank order (no
+    script needed).
 
     Parameters
     ----------
     dataset : str
     table : pandas.DataFrame
         :func:`vqalib.compendium.leaderboard.leaderboard`'s ``table``.
+    figures : sequence of (str, str), default ()
+        :func:`saved_figures`.
+    src : str, default ""
+        The figures' folder, relative to the page.
     """
     parts = [f'<section aria-labelledby="lb-{dataset}"><h2 id="lb-{dataset}">{html.escape(TITLES[dataset])}</h2>']
+    parts += [_figure(name, long, src) for name, long in figures]
     heads = ["Tier", "Model", "Estimate", "95% interval", "Questions", "Kind", "Where it came from", "Note"]
     for (metric, reference), part in table.groupby(["metric", "reference"], sort=False):
         name = f"{metric} ({reference})" if isinstance(reference, str) and reference else metric
@@ -52,14 +81,35 @@ def page_section(dataset: str, table: pd.DataFrame) -> str:
             + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in (r.kind, r.origin, r.note)) + "</tr>"
             for r in part.itertuples(index=False))
         header = "".join(f'<th scope="col">{h}</th>' for h in heads)
-        parts.append(f'<div class="table-wrap" role="region" tabindex="0" aria-label="{html.escape(name)}">'
+        parts.append(f'<div class="table-wrap table-scroll" role="region" tabindex="0" aria-label="{html.escape(name)}">'
                      f"<table><caption>{html.escape(TITLES[dataset])}: {html.escape(name)}, best first</caption>"
                      f"<thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table></div>")
     return "".join(parts) + "</section>"
 
 
-def page_html(tables: dict[str, pd.DataFrame], *, css: str = "") -> str:
-    """The leaderboard page: the tier rule, then each dataset's tables (``vqalib leaderboard``, the reviewer site).
+def page_body(tables: dict[str, pd.DataFrame], *, figures: dict[str, list[tuple[str, str]]] | None = None,
+              src: str = "", intro: str = "") -> str:
+    """The leaderboard page's content: heading, the tier rule, then each dataset's figures and tables.
+
+    Parameters
+    ----------
+    tables : dict of str to pandas.DataFrame
+        Dataset -> leaderboard table.
+    figures : dict of str to list of (str, str), optional
+        Dataset -> :func:`saved_figures`.
+    src : str, default ""
+        The figures' folder, relative to the page.
+    intro : str, default ""
+        HTML after the heading (where the rows come from).
+    """
+    sections = "".join(page_section(d, t, figures=(figures or {}).get(d, ()), src=src) for d, t in tables.items())
+    return (f"<h1>Leaderboard</h1>{intro}<p>{html.escape(leaderboard.RULE)}</p>"
+            f"<p>{html.escape(leaderboard.LAVE_NOTE)}.</p>{sections}")
+
+
+def page_html(tables: dict[str, pd.DataFrame], *, css: str = "",
+              figures: dict[str, list[tuple[str, str]]] | None = None) -> str:
+    """The leaderboard page of ``vqalib leaderboard`` (the reviewer site frames :func:`page_body` its own way).
 
     Parameters
     ----------
@@ -67,13 +117,13 @@ def page_html(tables: dict[str, pd.DataFrame], *, css: str = "") -> str:
         Dataset -> leaderboard table.
     css : str
         A stylesheet link's href, or "" for none.
+    figures : dict of str to list of (str, str), optional
+        Dataset -> :func:`saved_figures` (in the page's folder).
     """
     link = f'<link rel="stylesheet" href="{html.escape(css)}">' if css else ""
-    sections = "".join(page_section(d, t) for d, t in tables.items())
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>Leaderboard · vqalib</title>{link}</head><body><main><h1>Leaderboard</h1>"
-            f'<p>{html.escape(leaderboard.RULE)}</p><p>{html.escape(leaderboard.LAVE_NOTE)}.</p>{sections}'
+            f"<title>Leaderboard · vqalib</title>{link}</head><body><main>{page_body(tables, figures=figures)}"
             "</main></body></html>\n")
 
 
@@ -96,10 +146,62 @@ def write(out: str | Path, *, scores_dir: str | Path | None, n_resamples: int = 
             for name, frame in (("leaderboard", board["table"]), ("pairs", board["pairs"])):
                 write_atomic(folder / f"{name}_{dataset}.csv", frame.to_csv(index=False, lineterminator="\n").encode())
                 write_atomic(folder / f"{name}_{dataset}.md", _markdown(frame, f"{TITLES[dataset]} {name}").encode())
+            leaderboard_figures.save_figures(board["table"], dataset=dataset, directory=folder)
         scorecards = sorted({m for b in boards.values() for m, k in zip(b["table"]["model"], b["table"]["kind"])
                              if k == "scorecard"})
         write_atomic(folder / "leaderboard.json", json.dumps({"format": FORMAT, "rule": leaderboard.RULE,
                                                              "scorecards": scorecards}, indent=2).encode() + b"\n")
-        write_atomic(folder / "index.html", page_html({d: b["table"] for d, b in boards.items()}).encode())
+        figures = {d: saved_figures(folder, d) for d in boards}
+        write_atomic(folder / "index.html", page_html({d: b["table"] for d, b in boards.items()}, figures=figures).encode())
 
     return replace_folder(out, kind=LEADERBOARD, fill=fill) / "index.html"
+
+
+def site_page(root: Path, out: Path) -> str:
+    """Write the reviewer site's ``leaderboard/`` (page, figures, CSV): from ``build/leaderboard`` when ``vqalib
+    leaderboard`` wrote it there (``make html``: every scorecard), else the released models of ``figures/``.
+
+    Parameters
+    ----------
+    root : Path
+        The checkout.
+    out : Path
+        The site folder being written.
+
+    Returns
+    -------
+    str
+        The page's path in the site, or "" when there is no leaderboard to show.
+    """
+    from vqalib.compendium.site_html import page
+
+    built = root / "build" / "leaderboard"
+    marker = built / "leaderboard.json"
+    source = built if marker.is_file() and LEADERBOARD.is_marker(marker) else root / "figures"
+    tables, figures, downloads = {}, {}, []
+    for dataset in leaderboard.DATASETS:
+        csv = source / f"leaderboard_{dataset}.csv"
+        if not csv.is_file():
+            continue
+        tables[dataset] = pd.read_csv(csv, keep_default_na=False, dtype={c: str for c in ("reference", "tier", "note")})
+        figures[dataset] = saved_figures(source, dataset)
+        (out / "leaderboard").mkdir(exist_ok=True)
+        for name in [csv.name] + [f"{n}{s}" for n, _ in figures[dataset] for s in (".png", ".pdf")]:
+            (out / "leaderboard" / name).write_bytes((source / name).read_bytes())
+        downloads.append(f'<a href="{csv.name}">{TITLES[dataset]} (CSV)</a>')
+    if not tables:
+        return ""
+    if source == built:
+        cards = json.loads(marker.read_text(encoding="utf-8"))["scorecards"]
+        where = (f"The released models and {len(cards)} scorecard{'s' * (len(cards) != 1)} from <code>scores/</code> "
+                 f"({html.escape(', '.join(cards)) or 'none'}), written by <code>vqalib leaderboard --scores scores "
+                 "--out build/leaderboard</code> (<code>make html</code>).")
+    else:
+        where = ("The released models, as notebook 10 saved them in <code>figures/</code>; <code>make html</code> adds "
+                 "every scorecard under <code>scores/</code>.")
+    intro = f"<p>{where} Download: {' · '.join(downloads)}.</p>"
+    body = page_body(tables, figures=figures, intro=intro)
+    nav = [("sections/10_leaderboard.html", "Results of notebook 10")]
+    (out / "leaderboard" / "index.html").write_text(page(title="Leaderboard", body=body, depth=1, nav=nav),
+                                                    encoding="utf-8")
+    return "leaderboard/index.html"
