@@ -15,7 +15,7 @@ endif
 export VQALIB_DATA_MIRROR
 export MPLBACKEND := Agg
 
-.PHONY: help setup java data data-gqa reproduce test test-full lmms-env bench lab html report check-site clean lock
+.PHONY: help setup java data data-gqa reproduce test test-full lmms-env inspect-env bench lab html report check-site clean lock
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -71,7 +71,21 @@ $(LMMS_STAMP): $(STAMP) tests/lmms_eval/requirements.txt
 	$(LMMS_VENV)/bin/python -m pip install --quiet --no-deps -r tests/lmms_eval/requirements.txt
 	touch $@
 
-test-full: data lmms-env  ## slow checks (CI runs them too): notebook smoke runs (the runner hand-off among them), runner runs in subprocesses and on Ray, whole released CommVQA files scored, the classifier refit check, reproduce killed at random moments and on a full disk, lmms-eval's own evaluator; the uninterrupted `vqalib reproduce` runs among them must leave git clean
+INSPECT_VENV := build/inspect-venv
+INSPECT_STAMP := $(INSPECT_VENV)/.installed
+
+inspect-env: $(INSPECT_STAMP)  ## Inspect AI (reads .eval logs for `vqalib score`; toolkit tests) in build/inspect-venv
+
+# as lmms-env: inspect_ai's own pins clash with requirements.lock (python-dateutil), so its venv gets inspect_ai and
+# what its log reader and `inspect eval` import (--no-deps, tests/inspect_eval/requirements.txt) and sees .venv
+$(INSPECT_STAMP): $(STAMP) tests/inspect_eval/requirements.txt
+	rm -rf $(INSPECT_VENV)
+	$(PYTHON) -m venv $(INSPECT_VENV)
+	echo "import site; site.addsitedir('$(abspath $(VENV))/lib/python3.11/site-packages')" > $(INSPECT_VENV)/lib/python3.11/site-packages/vqalib-venv.pth
+	$(INSPECT_VENV)/bin/python -m pip install --quiet --no-deps -r tests/inspect_eval/requirements.txt
+	touch $@
+
+test-full: data lmms-env inspect-env  ## slow checks (CI runs them too): notebook smoke runs (the runner hand-off among them), runner runs in subprocesses and on Ray, whole released CommVQA files scored, the classifier refit check, reproduce killed at random moments and on a full disk, lmms-eval's own evaluator, an Inspect AI eval scored; the uninterrupted `vqalib reproduce` runs among them must leave git clean
 	$(BIN)/python -m pytest -m full
 	# the kill trials' first and last runs are full `vqalib reproduce` runs in place (warm after `make test`): git
 	# status must be clean after them; this names every cell that moved, if any
@@ -90,7 +104,8 @@ LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: data  ## open JupyterLab on the notebooks (as root too)
 	$(BIN)/jupyter lab $(LAB_FLAGS) notebooks
 
-html: setup  ## build the reviewer site into build/html (offline; index by paper and section)
+html: data  ## build the reviewer site into build/html (offline; index by paper and section), with the leaderboard of every scorecard under scores/
+	$(BIN)/vqalib leaderboard --scores scores --out build/leaderboard
 	$(BIN)/vqalib site build
 
 site-check/node_modules/.package-lock.json: site-check/package-lock.json
