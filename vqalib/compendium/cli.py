@@ -242,9 +242,9 @@ def _import(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from vqalib.core.io import DataFormatError
     from vqalib.runner.images import ImageError
-    from vqalib.runner.toolkit_export import export_lmms_eval, export_vlmevalkit
+    from vqalib.runner.toolkit_export import export_inspect, export_lmms_eval, export_vlmevalkit
 
-    writer = export_lmms_eval if args.toolkit == "lmms-eval" else export_vlmevalkit
+    writer = {"lmms-eval": export_lmms_eval, "inspect": export_inspect}.get(args.toolkit, export_vlmevalkit)
     try:
         written = writer(args.dataset, out=args.out, images=args.images, family=args.family,
                          question_set=args.question_set)
@@ -257,6 +257,10 @@ def _export(args: argparse.Namespace) -> int:
         print(f"run: lmms-eval --include_path {args.out} --tasks {','.join(p.stem for p in written)} --log_samples "
               "--output_path OUT ...; then: vqalib score OUT/<model>/<date>_samples_<task>.jsonl "
               f"--dataset {args.dataset} --model NAME --out scores/NAME")
+    elif args.toolkit == "inspect":
+        print(f"run: inspect eval {written[0]} --model PROVIDER/MODEL --log-dir logs; then: vqalib score "
+              f"logs/<date>_{written[0].stem.replace('_', '-')}_<id>.eval --dataset {args.dataset} --model NAME "
+              "--out scores/NAME")
     else:
         print(f"run: LMUData={args.out} python run.py --data {' '.join(p.stem for p in written)} --model MODEL; then: "
               f"vqalib score <work_dir>/MODEL/MODEL_<dataset>.xlsx --dataset {args.dataset} --model NAME --out scores/NAME")
@@ -270,7 +274,7 @@ def _answers_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("answers", nargs="+", type=Path, metavar="ANSWERS",
                         help="answers file(s): a `vqalib run` file, a plain CSV/JSONL (question_id, answer; AFGV also "
-                             "tier), an lmms-eval samples JSONL, a VLMEvalKit prediction file (.xlsx/.tsv/.json) or "
+                             "tier), an lmms-eval samples JSONL, an Inspect AI log (.eval), a VLMEvalKit prediction file (.xlsx/.tsv/.json) or "
                              "the CommVQA authors' result CSV; CommVQA: one file per condition")
     parser.add_argument("--dataset", required=True, choices=("vizwiz-lf", "commvqa", "afgv"))
     parser.add_argument("--model", default=None, help="the model's name in the tables (default: the run file's)")
@@ -419,11 +423,13 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("--strategy", default=None, help="the run's strategy (default vanilla for VizWiz-LF, "
                                                     "short-answer for AFGV; CommVQA: from --condition)")
     im.add_argument("--overwrite", action="store_true", help="replace an existing run file")
-    ex = _command(commands, "export", _export, help="write a dataset as lmms-eval tasks or VLMEvalKit TSVs",
+    ex = _command(commands, "export", _export,
+                  help="write a dataset as lmms-eval or Inspect AI tasks or VLMEvalKit TSVs",
                   reads="data/raw/ (questions, references), the runner's prompt files, --images",
                   writes="--out: lmms-eval: one task folder per prompting condition (YAML, JSONL, utils.py); "
-                         "vlmevalkit: <Task>_openended.tsv per condition")
-    ex.add_argument("toolkit", choices=("lmms-eval", "vlmevalkit"))
+                         "inspect: <task>.py and <task>.jsonl per condition; vlmevalkit: <Task>_openended.tsv per "
+                         "condition")
+    ex.add_argument("toolkit", choices=("lmms-eval", "inspect", "vlmevalkit"))
     ex.add_argument("--dataset", required=True, choices=("vizwiz-lf", "commvqa", "afgv"))
     ex.add_argument("--out", type=Path, required=True)
     ex.add_argument("--images", type=Path, default=None,

@@ -1,7 +1,7 @@
-"""Model answer files from anywhere, read into one table: plain CSV/JSONL, lmms-eval samples, VLMEvalKit predictions,
-a JSON object keyed by question id, a paper's declared result file (``vqalib score`` / ``vqalib import``). The format
-is detected from the content; every problem is a :class:`~vqalib.core.io.DataFormatError` naming the file, line and
-field. Knows no dataset."""
+"""Model answer files from anywhere, read into one table: plain CSV/JSONL, lmms-eval samples, Inspect AI eval logs,
+VLMEvalKit predictions, a JSON object keyed by question id, a paper's declared result file (``vqalib score`` /
+``vqalib import``). The format is detected from the content; every problem is a
+:class:`~vqalib.core.io.DataFormatError` naming the file, line and field. Knows no dataset."""
 
 from __future__ import annotations
 
@@ -63,14 +63,15 @@ def detect_format(path: str | Path) -> str:
     path = Path(path)
     if not path.is_file():
         raise DataFormatError(f"{path}: no such file (or not a regular file)")
-    suffix = path.suffix.lower()
-    if suffix in (".xlsx", ".xls"):
+    suffix, columns = path.suffix.lower(), []
+    found = next((f.name for f in FORMATS.values() if f.from_file(path)), None)  # by name or container (.eval)
+    if found is None and suffix in (".xlsx", ".xls"):
         columns = list(_read_excel(path).columns)
         found = next((f.name for f in FORMATS.values() if f.from_columns(columns)), None)
-    elif suffix in (".csv", ".tsv"):
+    elif found is None and suffix in (".csv", ".tsv"):
         columns = list(read_csv_text(path, sep="\t" if suffix == ".tsv" else ",").columns)
         found = next((f.name for f in FORMATS.values() if f.from_columns(columns)), None)
-    else:
+    elif found is None:
         first = _first_json_record(path)
         if first == "json-array":
             rows = read_json(path, max_depth=limit(DEPTH_SETTING))
@@ -113,7 +114,7 @@ def read_answers(path: str | Path, *, format: str | None = None) -> tuple[pd.Dat
     Parameters
     ----------
     path : str or Path
-        The answers file (``.csv``, ``.tsv``, ``.xlsx``, ``.json``, ``.jsonl``).
+        The answers file (``.csv``, ``.tsv``, ``.xlsx``, ``.json``, ``.jsonl``, ``.eval``).
     format : str, optional
         A name of :data:`~vqalib.core.answer_formats.FORMATS` except ``vqalib-run``; default detected from the content.
     """

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vqalib.core import declarations
+from vqalib.core import declarations, inspect_logs
 from vqalib.core.input_limits import DEPTH_SETTING, LINE_SETTING, limit, line_problem, nesting_problem, workbook_problem
 from vqalib.core.io import DataFormatError, open_regular, read_csv_text, read_json, read_regular
 
@@ -262,6 +262,10 @@ class AnswerFormat:
     toolkit: str | None = None
     shape: str = ""
 
+    def from_file(self, path: Path) -> bool:
+        """Whether ``path`` is in this format, from its name or container alone (tried before any parsing)."""
+        return False
+
     def from_record(self, record: dict) -> bool:
         """Whether a JSON(-lines) file whose first record is ``record`` is in this format."""
         return False
@@ -307,6 +311,42 @@ class _LmmsEval(AnswerFormat):
 
     def version(self, path):
         return _lmms_version(path)
+
+
+class _InspectLog(AnswerFormat):
+    name, toolkit = "inspect", "Inspect AI"
+    shape = ('an Inspect AI eval log (.eval, read by inspect_ai in its own venv: `make inspect-env`) or its JSON '
+             f'lines, e.g. {{"{inspect_logs.SAMPLE_KEY}": "3", "metadata": {{"item_id": "3"}}, "completion": "A car."}}')
+
+    def from_file(self, path):
+        return inspect_logs.is_eval_log(path)
+
+    def from_record(self, record):
+        return inspect_logs.SAMPLE_KEY in record and "completion" in record
+
+    def _records(self, path: Path) -> list[dict]:
+        return inspect_logs.converted_records(path) if self.from_file(path) else read_json_lines(path)
+
+    def rows(self, path):
+        rows = []
+        for r in self._records(path):
+            where = f"{path}: sample {r['_line']} (id {r.get(inspect_logs.SAMPLE_KEY)!r})"
+            meta = r.get("metadata")
+            if not isinstance(meta, dict) or not (as_id(meta.get("item_id")) or as_id(meta.get("question_id"))):
+                shown = sorted(meta)[:20] if isinstance(meta, dict) else type(meta).__name__
+                raise DataFormatError(f"{where}: metadata carries no item_id or question_id to join on (tasks "
+                                      f"written by `vqalib export inspect` carry both); metadata keys are {shown}")
+            error = _text(r.get("error"))
+            rows.append({"line": r["_line"], "item_id": as_id(meta.get("item_id")),
+                         "question_id": as_id(meta.get("question_id")), "tier": _text(meta.get("tier")),
+                         "condition": _text(meta.get("condition")), "question": _text(meta.get("question")),
+                         "epoch": r.get("epoch"), "sample_error": error,
+                         "answer": None if error else _text(r.get("completion"))})
+        return rows
+
+    def version(self, path):
+        found = self._records(path)[0].get("inspect_ai_version")
+        return found if _package_version(found) else "unknown: the log records no inspect_ai package version"
 
 
 class _VLMEvalKit(AnswerFormat):
@@ -418,7 +458,7 @@ def accepted_shapes() -> str:
     return "the accepted shapes are " + "; ".join(f"{f.name}: {f.shape}" for f in FORMATS.values())
 
 
-for _format in (_VqalibRun(), _LmmsEval(), _VLMEvalKit(), *map(_declared, declarations.extensions("answer_format")),
+for _format in (_VqalibRun(), _LmmsEval(), _InspectLog(), _VLMEvalKit(), *map(_declared, declarations.extensions("answer_format")),
                 KeyedJSON(name="keyed-json", answer="answer", shape='one JSON object keyed by question id, e.g. '
                           '{"7": "A red car."} or {"7": {"answer": "A red car."}}'), _Plain()):
     register(_format)

@@ -63,6 +63,7 @@ _ALL = [
     Setting("VQALIB_MAX_XLSX_BYTES", "268435456", "largest uncompressed size an .xlsx answers workbook may declare", kind="int"),
     Setting("VQALIB_MAX_XLSX_RATIO", "100", "largest compression ratio of an .xlsx over 1 MiB uncompressed", kind="int"),
     Setting("VQALIB_MAX_UNKNOWN_SHARE", "0.5", "largest share of answer rows with ids the dataset lacks before scoring stops", kind="share"),
+    Setting("VQALIB_INSPECT_PYTHON", "build/inspect-venv/bin/python (`make inspect-env`)", "a Python with inspect_ai, which reads Inspect eval logs (.eval) for vqalib score", kind="existing"),
     # models of the analyses
     Setting("VQALIB_BERTSCORE_MODEL", "the packaged all-MiniLM-L6-v2", "BERTScore backbone (Table 4)", kind="model"),
     Setting("VQALIB_METEOR_WORDNET", "unset: METEOR (NLTK, no WordNet) only", "1: also score METEOR (NLTK, WordNet), which needs NLTK's WordNet data (`python -m nltk.downloader wordnet`, online)", kind="flag"),

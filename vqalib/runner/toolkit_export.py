@@ -1,5 +1,5 @@
-"""The three datasets as lmms-eval tasks and VLMEvalKit TSVs (``vqalib export``), one per dataset and prompting
-condition (:data:`TASKS`): neither toolkit has VizWiz-LF's long-form protocol, CommVQA's conditions or AFGV's
+"""The three datasets as lmms-eval tasks, Inspect AI tasks and VLMEvalKit TSVs (``vqalib export``), one per dataset and
+prompting condition (:data:`TASKS`): no toolkit has VizWiz-LF's long-form protocol, CommVQA's conditions or AFGV's
 tiers. Prompts come from :func:`vqalib.runner.answering.prompt_for`, so a task asks exactly what ``vqalib run``
 asks; the folder is only ever written into, and the output is deterministic."""
 
@@ -214,4 +214,72 @@ def export_vlmevalkit(dataset: str, *, out: str | Path, images: str | Path | Non
         name = "".join(part.capitalize() for part in task.split("_")) + "_openended"
         frame = pd.DataFrame(rows)
         written.append(write_atomic(out / f"{name}.tsv", frame.to_csv(sep="\t", index=False).encode("utf-8")))
+    return written
+
+
+INSPECT_TASK = '''"""An Inspect AI task written by `vqalib export inspect` (vqalib {version}); prompts: vqalib's runner."""
+
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import json_dataset
+from inspect_ai.model import GenerateConfig
+from inspect_ai.solver import generate
+
+
+@task
+def {task}():
+    """{task}: the samples of {task}.jsonl beside this file; each sample's metadata carries vqalib's item_id and
+    question_id, on which `vqalib score` joins the log back; no scorer (vqalib scores)."""
+    return Task(dataset=json_dataset(str(Path(__file__).with_name("{task}.jsonl"))), solver=generate(),
+                config=GenerateConfig(max_tokens={max_tokens}, temperature={temperature}),
+                metadata={{"vqalib_version": "{version}", "dataset": "{dataset}",
+                          "data_sha256": "{sha256}"}})
+'''
+
+
+def inspect_samples(docs: list[dict]) -> list[dict]:
+    """Inspect samples (id, input: one user message with the image and the prompt, target, metadata with our ids)
+    from :func:`task_documents`; a missing image is an ImageError naming the item."""
+    from vqalib.runner.images import ImageError
+
+    samples = []
+    for doc in docs:
+        if doc["image"].startswith("missing:"):
+            raise ImageError(f"item {doc['item_id']}: {doc['image'][len('missing:'):]}")
+        image = str(Path(doc["image"]).resolve()) if Path(doc["image"]).is_file() else doc["image"]
+        content = [{"type": "image", "image": image}, {"type": "text", "text": doc["prompt"]}]
+        samples.append({"id": doc["item_id"], "input": [{"role": "user", "content": content}],
+                        "target": doc["reference"] or "",
+                        "metadata": {k: doc[k] for k in ("item_id", "question_id", "tier", "question")}})
+    return samples
+
+
+def export_inspect(dataset: str, *, out: str | Path, images: str | Path | None = None, family: str = "llava",
+                   question_set: str = "VizWiz-LF", data_dir: Path | None = None) -> list[Path]:
+    """Write one Inspect AI task file (``<task>.py``) and its samples (``<task>.jsonl``) per prompting condition
+    (``vqalib export inspect``); ``inspect eval OUT/<task>.py`` runs one.
+
+    Parameters
+    ----------
+    dataset : {"vizwiz-lf", "commvqa", "afgv"}
+        The dataset.
+    out : str or Path
+        The folder: new, empty or an earlier export (:data:`EXPORT`).
+    images : str or Path, optional
+        Where the images are (a sample names a local file by its absolute path, else the URL).
+    family, question_set, data_dir
+        As in :func:`export_lmms_eval`.
+    """
+    check_out(out, kind=EXPORT)  # before the items are read: a refused --out costs no wait
+    items = dataset_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
+    out = _export_folder(out).resolve()
+    version, written = package_version("vqalib") or "unknown", []
+    for task, strategy, tier in TASKS[dataset]:
+        data = _jsonl(inspect_samples(task_documents(items, strategy=strategy, tier=tier, family=family)))
+        write_atomic(out / f"{task}.jsonl", data)
+        generation = GENERATION[dataset]
+        code = INSPECT_TASK.format(task=task, version=version, dataset=dataset, sha256=hashlib.sha256(data).hexdigest(),
+                                   max_tokens=generation["max_new_tokens"], temperature=generation["temperature"])
+        written.append(write_atomic(out / f"{task}.py", code.encode("utf-8")))
     return written
