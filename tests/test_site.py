@@ -126,7 +126,8 @@ def test_index_is_organised_by_paper_then_section(built, soups):
     vizwiz = index.find("h2", id="paper-VizWiz-LF").find_parent("section")
     assert [a["href"] for a in vizwiz.select("h3 a")] == [f"sections/0{k}_{n}.html" for k, n in (
         (1, "dataset_stats"), (2, "functional_roles"), (3, "automatic_eval"), (4, "human_eval_stats"), (5, "abstention"),
-        (9, "score_a_model"))]
+        (9, "score_a_model"))] + ["sections/10_leaderboard.html"]  # the leaderboard's items are mostly VizWiz-LF's
+    assert index.find("a", href="leaderboard/index.html") and (built / "leaderboard" / "index.html").exists()
     cards = index.find("h2", id="scorecards").find_parent("section")
     assert [a["href"] for a in cards.select("li a")] == ["scores/llava-released/index.html"]
     assert (built / "scores" / "llava-released" / "scorecard.json").exists()

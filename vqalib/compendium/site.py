@@ -354,7 +354,7 @@ def _write_site(out: Path, *, root: Path, notebooks: Path, figures: Path) -> Non
     """Every page and file of the site, into the empty folder ``out``."""
     from pygments.formatters import HtmlFormatter
 
-    from vqalib.compendium import paper_view, site_printable
+    from vqalib.compendium import leaderboard_files, paper_view, site_printable
     from vqalib.compendium.scorecard_files import scorecard_pages
 
     for folder in ("notebooks", "sections", "assets", "papers"):
@@ -376,8 +376,11 @@ def _write_site(out: Path, *, root: Path, notebooks: Path, figures: Path) -> Non
     summary = grades.summary(figures)  # one read of every compared table, for the index and the report
     (out / "report.html").write_text(site_printable.report_page(summary, figures), encoding="utf-8")
     cards = scorecard_pages(root / "scores", out / "scores")
+    board = leaderboard_files.site_page(root, out)
+    ranked = (f'<p class="lede"><a href="{board}">The leaderboard</a>: every released model and scorecard on the papers\' '
+              "measures, with intervals, in tiers only where paired tests separate them.</p>") if board else ""
     (out / "index.html").write_text(index_page(all_sections, states, scorecards=cards,
-                                               opening=site_printable.opening(summary)), encoding="utf-8")
+                                               opening=ranked + site_printable.opening(summary)), encoding="utf-8")
 
 
 def check(*, site: Path, out: Path, timeout: float | None = None) -> int:

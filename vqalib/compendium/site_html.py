@@ -17,7 +17,7 @@ from vqalib.core.out_folders import OutputKind
 SITE_TITLE = "Accessible VQA research compendium"
 MAX_ROWS = 2000  # rows per page; a longer table continues on further pages (every row is on the site)
 NOT_RUN = "not run"
-SITE_FOLDERS = ("assets", "figures", "notebooks", "papers", "scores", "sections")
+SITE_FOLDERS = ("assets", "figures", "leaderboard", "notebooks", "papers", "scores", "sections")
 
 
 def _is_site_index(path) -> bool:
