@@ -127,6 +127,7 @@ def test_training_is_deterministic_and_gives_every_sentence_a_role(small, small_
     assert len(meta["training_data"]["sha256"]) == 64
 
 
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_save_load_round_trip_is_identical_and_small(small, small_model, tmp_path):
     sentences, answers = small
     path = classifier_io.save(small_model, tmp_path / "role.skops")
@@ -169,6 +170,7 @@ def test_sentence_classifier_is_a_scikit_learn_estimator(small, small_model, tmp
     assert loaded.get_params() == {**small_model.get_params(), "inner_splits": 3}  # not recorded: the default
 
 
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_logreg_models_round_trip_under_the_allow_list(small, tmp_path):
     sentences, answers = small
     model = classifier.train(sentences, answers, kind="info", seed=0, estimator="logreg", tune=False)
@@ -336,6 +338,7 @@ def test_split_sentences_regex():
 
 
 @pytest.mark.parametrize("which", ["frozen", "finetuned"])
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_label_answers_with_the_committed_models(which):
     frame = pd.DataFrame({
         "model": ["m1", "m1"], "question": ["What is this?", "What color is this shirt?"],

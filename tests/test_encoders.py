@@ -39,6 +39,7 @@ def test_embed_is_float64_rounded_and_independent_of_batching_and_cache_history(
     assert not any(tmp_path.rglob("*.pkl")) and not any(tmp_path.rglob("*.joblib"))
 
 
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_embed_and_bertscore_are_identical_on_another_cpu_kernel_and_one_thread(tmp_path):
     """The reproduction contract: AVX2 kernels, one thread (ATEN, MKL, OpenBLAS) give the same bits as
     this machine's defaults, for the embeddings and for BERTScore."""

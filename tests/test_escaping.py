@@ -4,6 +4,7 @@ a scorecard whose model name is hostile shows it as text in every file."""
 import json
 
 import pandas as pd
+import pytest
 
 from vqalib.compendium import scorecard_files
 from vqalib.compendium.cli import main
@@ -35,6 +36,7 @@ def test_csv_formula_cells_are_quoted_and_read_back():
     pd.testing.assert_frame_equal(csv_formula_unquoted(safe), frame)
 
 
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_a_hostile_model_name_lands_as_text_in_every_scorecard_file(tmp_path):
     released = load_vizwiz_lf().answers
     answers = tmp_path / "a.csv"

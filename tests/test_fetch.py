@@ -190,6 +190,7 @@ def test_fetch_interrupted_by_a_signal_removes_its_partial_file(tmp_path, data_d
     assert [p.name for p in (out / "vizwiz-lf").iterdir()] == ["expert.json"]
 
 
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_fetch_killed_with_sigkill_leaves_a_part_file_that_the_next_fetch_removes(tmp_path, data_dir):
     key = "vizwiz-lf/expert.json"
     child, out = _fetch_stuck_mid_copy(tmp_path, data_dir)

@@ -268,6 +268,7 @@ def download_threads() -> list[threading.Thread]:
 
 
 @pytest.mark.parametrize("headers_too", [False, True], ids=["body", "headers"])
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_a_trickling_download_is_cut_at_the_deadline_and_nothing_cached(headers_too, good_png, tmp_path, monkeypatch):
     """2 bytes/s, each read far within the 5 s timeout: without a deadline one image would hold the run for minutes."""
     monkeypatch.setenv("VQALIB_IMAGE_DEADLINE", "1.5")

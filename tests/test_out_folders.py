@@ -86,6 +86,7 @@ def test_messages_say_why(clone, monkeypatch, tmp_path):
     assert check_out(tmp_path / "new" / "card", kind=kind) == tmp_path / "new" / "card"
 
 
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_a_new_folder_then_the_same_folder_again(answers, tmp_path, capsys):
     out = tmp_path / "scores" / "m"
     assert main(["score", str(answers), "--dataset", "vizwiz-lf", "--model", "m", "--out", str(out), *QUICK]) == 0

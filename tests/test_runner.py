@@ -366,6 +366,7 @@ def test_bad_images_model_errors_and_judge_failures_are_counted_records(server, 
 
 # --- resume, shards, engines ----------------------------------------------------------------------
 
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_interrupted_run_resumes_without_loss_or_duplicates(files, tmp_path):
     items = make_items(6, files["good"])
     reference = tmp_path / "reference.jsonl"

@@ -82,6 +82,7 @@ def test_released_answers_give_the_released_numbers(llava, tmp_path, make):
                                          "_vlmevalkit": "vlmevalkit"}[make.__name__]
 
 
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_a_new_answer_is_labelled_by_the_final_classifier(llava, tmp_path):
     changed = llava.head(40).assign(answer=lambda f: "I think: " + f["answer"])
     path = tmp_path / "new.jsonl"
@@ -192,6 +193,7 @@ def test_import_writes_a_run_the_notebooks_read(llava, tmp_path):
         scoring.import_answers([source], dataset="vizwiz-lf", model="my-model", out=out)
 
 
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_a_run_file_is_scored_like_the_file_it_was_imported_from(llava, tmp_path):
     source = tmp_path / "m.csv"
     llava.to_csv(source, index=False)
@@ -203,6 +205,7 @@ def test_a_run_file_is_scored_like_the_file_it_was_imported_from(llava, tmp_path
         pd.testing.assert_frame_equal(from_run.tables[stem], from_csv.tables[stem])
 
 
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_cli_score_and_its_errors(llava, tmp_path, capsys):
     from vqalib.compendium.cli import main
 

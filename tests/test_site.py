@@ -209,6 +209,7 @@ def test_committed_notebooks_have_no_truncated_text_cells_and_no_elided_columns(
 
 @pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("pdftotext")),
                     reason="needs Debian's chromium and poppler-utils (.ci/run installs both)")
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_report_pdf_keeps_every_column_of_every_paper_table(built, tmp_path):
     import subprocess
 

@@ -65,6 +65,7 @@ def test_afgv_and_commvqa_tasks(tmp_path):
     assert [p.stem for p in commvqa] == ["commvqa_baseline", "commvqa_contextual"]
 
 
+@pytest.mark.full  # slow for `make test` (its 10-minute budget); CI runs it in `make test-full`
 def test_vlmevalkit_tsv_round_trip(tmp_path):
     images = placeholder_images(tmp_path / "img", vizwiz_image_names())
     tsvs = export_vlmevalkit("vizwiz-lf", out=tmp_path / "LMUData", images=images)
