@@ -98,33 +98,23 @@ def test_readme_inspect_commands_run_as_written_and_score_like_figures(tmp_path)
     (only --model swapped for the stand-in provider and its answers file) and vqalib score on the log's glob."""
     if not PYTHON.exists():
         pytest.skip(f"{PYTHON} is missing: `make inspect-env` installs inspect_ai there (make test-full and CI do)")
-    from test_score_lmms_eval import _llava_cells
+    from test_score_lmms_eval import _llava_answers_file, _llava_cells, _run_shell, _scored
     from test_toolkit_export import placeholder_images, vizwiz_image_names
-
-    from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 
     export, inspect, score = _readme_inspect_commands()
     images = placeholder_images(tmp_path / "images", vizwiz_image_names())
     env = {**os.environ, "PATH": f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}", "HF_HUB_OFFLINE": "1",
            "PYTHONPATH": str(ROOT / "tests" / "inspect_eval"), "XDG_DATA_HOME": str(tmp_path / "data-home")}
-    done = subprocess.run(f"{export} --images {images}", shell=True, cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    answers = load_vizwiz_lf().answers
-    llava = answers[answers["source"] == "LLaVA"]
-    (tmp_path / "answers.json").write_text(json.dumps(dict(zip(llava["question_id"].astype(str), llava["answer"]))))
+    _run_shell(f"{export} --images {images}", cwd=tmp_path, env=env, timeout=600)
+    answers_file = _llava_answers_file(tmp_path)
     argv = shlex.split(inspect)
     assert argv[:2] == ["inspect", "eval"] and argv[argv.index("--model") + 1].startswith("vllm/llava-hf/")
     argv[argv.index("--model") + 1] = "released_answers/llava"
-    argv += ["-M", f"answers_file={tmp_path / 'answers.json'}", "--display", "plain"]
+    argv += ["-M", f"answers_file={answers_file}", "--display", "plain"]
     run = subprocess.run([str(PYTHON.parent / "inspect"), *argv[1:]], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=1200)
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
-    done = subprocess.run(score, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200,
-                          executable="/bin/bash")
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = tmp_path / shlex.split(score)[-1]
-    card = json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
+    folder, card = _scored(score, cwd=tmp_path, env=env)
     probe = subprocess.run([str(PYTHON), "-c", "from importlib.metadata import version; print(version('inspect_ai'))"],
                            capture_output=True, text=True, check=True)
     assert card["source"]["format"] == "inspect" and card["coverage"]["matched"] == 600

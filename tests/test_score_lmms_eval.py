@@ -51,6 +51,29 @@ def _readme_lmms_commands() -> list[str]:
     return [" ".join(line.split()) for line in lines if line]
 
 
+def _run_shell(command: str, *, cwd: Path, env: dict, timeout: int = 1200) -> None:
+    """Run one README command line as written (bash), asserting exit 0 with its error tail."""
+    done = subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                          executable="/bin/bash")
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _llava_answers_file(folder: Path) -> Path:
+    """LLaVA's released VizWiz-LF answers as {question_id: answer}, for the toolkits' stand-in models."""
+    answers = load_vizwiz_lf().answers
+    llava = answers[answers["source"] == "LLaVA"]
+    path = folder / "answers.json"
+    path.write_text(json.dumps(dict(zip(llava["question_id"].astype(str), llava["answer"]))))
+    return path
+
+
+def _scored(score: str, *, cwd: Path, env: dict) -> tuple[Path, dict]:
+    """Run the README's `vqalib score` line; its scorecard folder and scorecard.json."""
+    _run_shell(score, cwd=cwd, env=env)
+    folder = cwd / shlex.split(score)[-1]
+    return folder, json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
+
+
 def _llava_cells(folder: Path) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
     """A scorecard's Table 1 and Table 4 (l_c) values beside LLaVA's in figures/."""
     words = pd.read_csv(folder / "vizwiz-lf_table01_word_counts.csv").set_index(["category", "statistic"])["value"]
@@ -79,24 +102,16 @@ def test_readme_lmms_eval_commands_run_as_written_and_score_like_figures(tmp_pat
     venv = str(ROOT / ".venv" / "bin")
     env = {**os.environ, "PATH": f"{venv}:{os.environ['PATH']}", "HF_HOME": str(tmp_path / "hf"),
            "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT / "tests" / "lmms_eval")}
-    done = subprocess.run(f"{export} --images {images}", shell=True, cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    answers = load_vizwiz_lf().answers
-    llava = answers[answers["source"] == "LLaVA"]
-    (tmp_path / "answers.json").write_text(json.dumps(dict(zip(llava["question_id"].astype(str), llava["answer"]))))
+    _run_shell(f"{export} --images {images}", cwd=tmp_path, env=env, timeout=600)
+    answers_file = _llava_answers_file(tmp_path)
     argv = shlex.split(lmms)
     assert argv[0] == "lmms-eval" and argv[argv.index("--model") + 1] == "llava"
     argv[argv.index("--model") + 1] = "released_answers"
-    argv[argv.index("--model_args") + 1] += f",answers_file={tmp_path / 'answers.json'}"
+    argv[argv.index("--model_args") + 1] += f",answers_file={answers_file}"
     run = subprocess.run([str(PYTHON.parent / "lmms-eval"), *argv[1:]], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=1200)
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
-    done = subprocess.run(score, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200,
-                          executable="/bin/bash")
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = tmp_path / shlex.split(score)[-1]
-    card = json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
+    folder, card = _scored(score, cwd=tmp_path, env=env)
     probe = subprocess.run([str(PYTHON), "-c", "from importlib.metadata import version; print(version('lmms-eval'))"],
                            capture_output=True, text=True, check=True)
     assert card["source"]["format"] == "lmms-eval" and card["coverage"]["matched"] == 600
