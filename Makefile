@@ -56,6 +56,16 @@ test: data  ## run the test suite: unit tests and one full notebook run checked 
 	$(BIN)/vqalib reproduce --model-work
 	$(BIN)/python -m pytest $(PYTEST_WORKERS)
 
+# a toolkit's own venv ($(1)) that sees .venv: its pinned packages only (--no-deps, $(2)); addsitedir, not a bare
+# path, so .venv's own .pth files (the editable vqalib) run too
+define toolkit_venv
+	rm -rf $(1)
+	$(PYTHON) -m venv $(1)
+	echo "import site; site.addsitedir('$(abspath $(VENV))/lib/python3.11/site-packages')" > $(1)/lib/python3.11/site-packages/vqalib-venv.pth
+	$(1)/bin/python -m pip install --quiet --no-deps -r $(2)
+	touch $(1)/.installed
+endef
+
 LMMS_VENV := build/lmms-venv
 LMMS_STAMP := $(LMMS_VENV)/.installed
 
@@ -64,12 +74,7 @@ lmms-env: $(LMMS_STAMP)  ## lmms-eval for the toolkit tests, in its own venv (bu
 # lmms-eval's own pins clash with requirements.lock: its venv gets lmms-eval and what its evaluator imports
 # (--no-deps, tests/lmms_eval/requirements.txt) and sees every other package of .venv through a .pth file
 $(LMMS_STAMP): $(STAMP) tests/lmms_eval/requirements.txt
-	rm -rf $(LMMS_VENV)
-	$(PYTHON) -m venv $(LMMS_VENV)
-	# addsitedir, not a bare path: .venv's own .pth files (the editable vqalib) must run too
-	echo "import site; site.addsitedir('$(abspath $(VENV))/lib/python3.11/site-packages')" > $(LMMS_VENV)/lib/python3.11/site-packages/vqalib-venv.pth
-	$(LMMS_VENV)/bin/python -m pip install --quiet --no-deps -r tests/lmms_eval/requirements.txt
-	touch $@
+	$(call toolkit_venv,$(LMMS_VENV),tests/lmms_eval/requirements.txt)
 
 INSPECT_VENV := build/inspect-venv
 INSPECT_STAMP := $(INSPECT_VENV)/.installed
@@ -79,11 +84,7 @@ inspect-env: $(INSPECT_STAMP)  ## Inspect AI (reads .eval logs for `vqalib score
 # as lmms-env: inspect_ai's own pins clash with requirements.lock (python-dateutil), so its venv gets inspect_ai and
 # what its log reader and `inspect eval` import (--no-deps, tests/inspect_eval/requirements.txt) and sees .venv
 $(INSPECT_STAMP): $(STAMP) tests/inspect_eval/requirements.txt
-	rm -rf $(INSPECT_VENV)
-	$(PYTHON) -m venv $(INSPECT_VENV)
-	echo "import site; site.addsitedir('$(abspath $(VENV))/lib/python3.11/site-packages')" > $(INSPECT_VENV)/lib/python3.11/site-packages/vqalib-venv.pth
-	$(INSPECT_VENV)/bin/python -m pip install --quiet --no-deps -r tests/inspect_eval/requirements.txt
-	touch $@
+	$(call toolkit_venv,$(INSPECT_VENV),tests/inspect_eval/requirements.txt)
 
 test-full: data lmms-env inspect-env  ## slow checks (CI runs them too): notebook smoke runs (the runner hand-off among them), runner runs in subprocesses and on Ray, whole released CommVQA files scored, the classifier refit check, reproduce killed at random moments and on a full disk, lmms-eval's own evaluator, an Inspect AI eval scored; the uninterrupted `vqalib reproduce` runs among them must leave git clean
 	$(BIN)/python -m pytest -m full
