@@ -12,6 +12,8 @@
 //   - a summary table (#summary): every row and cell on the page, no inner scroll box
 //     clipping it, at 1280x720 and 320 px; its chart's text (.summary-figure) >= 12 px
 //   - print (paper views, the report): each number (.pv-values) at least as large as its label (.pv-state)
+//   - sort buttons (<th><button>, the leaderboard): Enter on one reorders the rows, sets aria-sort on that
+//     header only and says so in a live region; Space sorts the other way
 // Each page has a time limit that grows with its size (pageTimeLimit); a page that
 // goes over it fails as a time-out, which the report keeps apart from findings.
 // Writes <out>/report.json and <out>/report.md, optional screenshots.
@@ -658,6 +660,7 @@ async function auditPage(ctx, rel) {
     axeSummary: null,
     reflow: null,
     keyboard: null,
+    sort: null,
     offline: { ok: true, externalRequests: [] },
     localErrors: [],
     consoleErrors: [],
@@ -796,6 +799,9 @@ async function auditPage(ctx, rel) {
       stage('screenshot 320');
       await shoot(page, rel, 320, opts.out, result);
     }
+    stage('sort buttons');  // last: it reorders the rows that the screenshots show in served order
+    result.sort = await sortCheck(page);
+    if (result.sort) for (const p of result.sort.problems) result.failures.push(`sort: ${p}`);
 
     // ---- axe summary
     const rules = new Map();
@@ -886,6 +892,62 @@ async function shoot(page, rel, width, outDir, result) {
   } catch (e) {
     result.warnings.push(`screenshot ${name} failed: ${e.message.split('\n')[0]}`);
   }
+}
+
+// The first table whose headers carry buttons: press each with Enter (then the one that changed the first
+// row with Space) and read the headers' aria-sort, the first body row and the live regions. null: no such table.
+function sortState(index, press) {
+  const table = [...document.querySelectorAll('table')].find((t) => t.querySelector('thead th > button'));
+  if (!table) return null;
+  const heads = [...table.tHead.rows[0].cells];
+  const buttons = heads.map((th) => th.querySelector(':scope > button'));
+  const clean = (s) => s.replace(/[\u25B2\u25BC\u2191\u2193]/g, '').trim();
+  const state = {
+    buttons: buttons.filter(Boolean).length,
+    rows: table.tBodies[0] ? table.tBodies[0].rows.length : 0,
+    first: table.tBodies[0] && table.tBodies[0].rows[0] ? table.tBodies[0].rows[0].textContent.trim() : '',
+    sorts: heads.map((th) => th.getAttribute('aria-sort')),
+    live: [...document.querySelectorAll('[aria-live], [role="status"]')].map((e) => e.textContent.trim()).filter(Boolean),
+    label: buttons[index] ? clean(buttons[index].textContent) : '',
+    focused: false,
+  };
+  if (press && buttons[index]) { buttons[index].focus(); state.focused = document.activeElement === buttons[index]; }
+  return state;
+}
+
+async function sortCheck(page) {
+  const start = await page.evaluate(sortState, 0, false);
+  if (!start) return null;
+  const out = { buttons: start.buttons, rows: start.rows, reordered: null, problems: [] };
+  const pressed = async (index, key) => {
+    const before = await page.evaluate(sortState, index, true);
+    if (!before.focused) { out.problems.push(`sort button ${index + 1} ("${before.label}") cannot take focus`); return null; }
+    await page.keyboard.press(key);
+    const after = await page.evaluate(sortState, index, false);
+    const dir = after.sorts[index];
+    const others = after.sorts.filter((v, i) => i !== index && v !== null && v !== 'none');
+    if (dir !== 'ascending' && dir !== 'descending') {
+      out.problems.push(`${key} on sort button "${before.label}" left its <th> without aria-sort ascending/descending (${dir})`);
+    } else if (others.length) {
+      out.problems.push(`after sorting by "${before.label}", ${others.length} other header(s) still carry aria-sort`);
+    } else if (!after.live.some((t) => t.includes(before.label) && t.includes(dir))) {
+      out.problems.push(`no live region says the order after sorting by "${before.label}" (${dir})`);
+    }
+    return { before, after, dir };
+  };
+  for (let i = 0; i < start.buttons && out.problems.length === 0; i++) {
+    const r = await pressed(i, 'Enter');
+    if (r && r.after.first !== start.first) {
+      out.reordered = r.before.label;
+      const back = await pressed(i, 'Space');
+      if (back && back.dir === r.dir) out.problems.push(`Space on "${r.before.label}" did not reverse the order (${r.dir})`);
+      break;
+    }
+  }
+  if (!out.problems.length && out.reordered === null && start.rows > 1) {
+    out.problems.push(`Enter on each of the ${start.buttons} sort buttons left the first row unchanged`);
+  }
+  return out;
 }
 
 async function keyboardWalk(page, facts) {

@@ -56,6 +56,14 @@ ${body}
 `;
 }
 
+function sortable(attrs, open = '', close = '') {
+  const head = ['Tier', 'Model', 'Estimate'].map((h) => `<th scope="col">${open}${h}${close}</th>`).join('');
+  const rows = [['1', 'B', '9'], ['1', 'A', '10'], ['', 'C', '']]
+    .map(([t, m, e]) => `<tr><td>${t}</td><th scope="row">${m}</th><td>${e}</td></tr>`).join('');
+  return `<div class="scroll" role="region" aria-label="Scores" tabindex="0"><table ${attrs}><caption>Scores</caption>` +
+    `<thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
 // name -> [html, expectation]; expectation.fail: category that must fail, msg: substring of a failure
 const CASES = {
   'index.html': [page(), { pass: true }],
@@ -82,9 +90,14 @@ const CASES = {
   'facts.html': [page({ lang: '', title: 'Notebook', viewport: false, h1: '<h1>One</h1><h1>Two</h1>' }),
     // axe reports the missing lang too (html-has-lang, serious)
     { fail: 'facts', msg: ['no lang attribute', 'is just "Notebook"', '2 <h1> elements', 'no <meta name="viewport">'], also: 'axe' }],
+  // the leaderboard's own sort script (copied beside the pages below), and buttons that sort nothing
+  'sort.html': [page({ head: '<script src="table_sort.js" defer></script>', body: sortable('class="sortable"') }),
+    { pass: true }],
+  'sort-broken.html': [page({ body: sortable('', '<button type="button">', '</button>') }),
+    { fail: 'sort', msg: 'without aria-sort ascending/descending' }],
 };
 
-const prefixOf = { keyboard: 'keyboard:', reflow: 'reflow:', offline: 'offline:', axe: 'axe ', facts: 'page facts:' };
+const prefixOf = { keyboard: 'keyboard:', reflow: 'reflow:', offline: 'offline:', axe: 'axe ', facts: 'page facts:', sort: 'sort:' };
 
 function run(args, env = {}) {
   const r = spawnSync(process.execPath, [CHECK, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
@@ -130,6 +143,7 @@ try {
     fs.writeFileSync(path.join(bad, name), html);
   }
   fs.writeFileSync(path.join(bad, 'data.csv'), 'a,b\n1,2\n');
+  fs.copyFileSync(path.join(HERE, '..', 'vqalib', 'compendium', 'table_sort.js'), path.join(bad, 'table_sort.js'));
   fs.mkdirSync(good);
   fs.writeFileSync(path.join(good, 'index.html'), CASES['index.html'][0]);
   fs.writeFileSync(path.join(good, 'data.csv'), 'a,b\n1,2\n');
@@ -175,6 +189,27 @@ try {
   expect(gl && gl.elements === countElements(CASES['index.html'][0]) && gl.sec === pageTimeLimit({
     elements: gl.elements, baseSec: 60, per1000Sec: 5, concurrency: gi.options.concurrency, cpus: gi.options.cpus,
   }) && gi.pages[0].timedOut === false, `report.json records the page's time limit (${JSON.stringify(gl)})`);
+
+  // 2b. the sort script's order: numbers as numbers, blanks last both ways, ties in rank order, toggling
+  const puppeteer = (await import('puppeteer-core')).default;
+  const browser = await puppeteer.launch({ executablePath: process.env.CHROME_PATH || '/usr/bin/chromium', headless: true,
+    args: process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [] });
+  try {
+    const tab = await browser.newPage();
+    await tab.goto('file://' + path.join(bad, 'sort.html'), { waitUntil: 'load' });
+    const press = (col) => tab.evaluate((c) => {
+      document.querySelectorAll('table.sortable thead button')[c].click();
+      return [[...document.querySelectorAll('table.sortable tbody th')].map((th) => th.textContent).join(''),
+        document.querySelector('[aria-live]').textContent];
+    }, col);
+    const got = [await press(2), await press(2), await press(0), await press(0), await press(1), await press(1)];
+    expect(JSON.stringify(got) === JSON.stringify([['BAC', 'Sorted by Estimate, ascending'],
+      ['ABC', 'Sorted by Estimate, descending'], ['BAC', 'Sorted by Tier, ascending'], ['BAC', 'Sorted by Tier, descending'],
+      ['ABC', 'Sorted by Model, ascending'], ['CBA', 'Sorted by Model, descending']]),
+    `table_sort.js: 9 before 10, blanks last, ties in rank order, each press toggles (got ${JSON.stringify(got)})`);
+  } finally {
+    await browser.close();
+  }
 
   // 3. a page that never finishes loading fails as a time-out (not a finding); the run goes on
   const hang = path.join(tmp, 'hang');

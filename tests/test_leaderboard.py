@@ -96,14 +96,36 @@ def test_scorecards_of_released_answers_land_in_their_sources_tiers(tmp_path, da
 
 
 def test_the_page_reads_without_script_and_names_every_row():
-    table = pd.DataFrame({"metric": ["ROUGE", "ROUGE"], "reference": ["s_r", "s_r"], "model": ["A <b>", "B"],
-                          "kind": "released", "n": [10, 10], "value": [0.5, 0.4], "ci_low": [0.4, 0.3],
-                          "ci_high": [0.6, 0.5], "tier": ["1", "1"], "origin": "released", "note": ""})
-    from vqalib.compendium.leaderboard_files import page_html
+    table = pd.DataFrame({"metric": ["ROUGE"] * 3, "reference": ["s_r"] * 3, "model": ["A <b>", "B", "C"],
+                          "kind": "released", "n": [10, 10, 10], "value": [0.5, 0.4, 0.1], "ci_low": [0.4, 0.3, 0.0],
+                          "ci_high": [0.6, 0.5, 0.2], "tier": ["1", "1", "2"], "origin": "released", "note": ""})
+    from bs4 import BeautifulSoup
+
+    from vqalib.compendium.leaderboard_files import SCRIPT, page_html
 
     page = page_html({"vizwiz-lf": table})
-    assert "<script" not in page and page.count('<th scope="row">') == 2 and "A &lt;b&gt;" in page
+    assert page.count('<th scope="row">') == 3 and "A &lt;b&gt;" in page
     assert "<caption>VizWiz-LF: ROUGE (s_r), best first</caption>" in page and leaderboard.RULE[:40] in page
+    soup = BeautifulSoup(page, "html.parser")  # the served order is the rank order, each row with its tier
+    rows = [[c.get_text() for c in tr.find_all(["td", "th"])][:3] for tr in soup.select("table.sortable tbody tr")]
+    assert rows == [["1", "A <b>", "0.5000"], ["1", "B", "0.4000"], ["2", "C", "0.1000"]]
+    assert [h.get_text() for h in soup.select("thead th")][:3] == ["Tier", "Model", "Estimate"]
+    scripts = soup.find_all("script")  # sorting is an enhancement: one deferred local file, no inline code
+    assert [(s["src"], s.has_attr("defer"), s.string) for s in scripts] == [(SCRIPT, True, None)]
+
+
+def test_the_sort_script_is_package_data_and_loads_nothing_from_another_host():
+    import tomllib
+    from fnmatch import fnmatch
+
+    from vqalib.compendium import leaderboard_files
+
+    data = tomllib.loads((project_root() / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert any(fnmatch(leaderboard_files.SCRIPT, pattern) for pattern in data["vqalib.compendium"])
+    text = leaderboard_files.script_text()
+    assert "table.sortable" in text and "aria-sort" in text and "aria-live" in text
+    assert not re.search(r"https?:|//[a-z]|import\(|fetch\(", text)  # nothing from another host
+    assert leaderboard_files.LEADERBOARD.written(leaderboard_files.SCRIPT)  # replaced with its folder
 
 
 def test_the_command_refuses_a_folder_it_did_not_write(tmp_path, capsys):
@@ -189,7 +211,10 @@ def test_the_site_page_shows_figures_and_tables_and_is_byte_stable(tmp_path):
         pages.append({p.name: p.read_bytes() for p in (out / "leaderboard").iterdir()})
     assert pages[0] == pages[1] and "leaderboard_commvqa_cider.png" in pages[0]
     soup = BeautifulSoup(pages[0]["index.html"].decode(), "html.parser")
-    assert not soup.select("script") and "notebook 10 saved them" in soup.get_text()
+    assert "notebook 10 saved them" in soup.get_text()
+    assert [s["src"] for s in soup.select("script")] == [leaderboard_files.SCRIPT]
+    assert pages[0][leaderboard_files.SCRIPT].decode() == leaderboard_files.script_text()
+    assert len(soup.select("table.sortable thead th")) == 8 * len(soup.select("table.sortable"))
     images = soup.select("img")
     assert len(images) == 7 and all(i["alt"] and soup.find(id=i["aria-describedby"]) for i in images)
     assert soup.select_one("caption").get_text() == "VizWiz-LF: ROUGE (s_r), best first"

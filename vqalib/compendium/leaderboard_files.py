@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from importlib import resources
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +19,8 @@ from vqalib.core.io import write_atomic
 from vqalib.core.out_folders import OutputKind, json_marker, replace_folder
 
 FORMAT = "vqalib-leaderboard/1"
-_WRITES = re.compile(r"(leaderboard\.json|index\.html|(leaderboard|pairs)_[\w-]+\.(csv|md)|leaderboard_[\w-]+\.(png|pdf|alt\.txt))")
+SCRIPT = "table_sort.js"  # package data beside site.css: the tables' sort buttons, shipped with each page
+_WRITES = re.compile(r"(leaderboard\.json|index\.html|table_sort\.js|(leaderboard|pairs)_[\w-]+\.(csv|md)|leaderboard_[\w-]+\.(png|pdf|alt\.txt))")
 LEADERBOARD = OutputKind(what="leaderboard", option="vqalib leaderboard --out", marker="leaderboard.json",
                          is_marker=lambda p: (json_marker(p, max_bytes=1 << 20) or {}).get("format") == FORMAT,
                          written=lambda name: bool(_WRITES.fullmatch(name)))
@@ -32,6 +34,11 @@ def _markdown(frame: pd.DataFrame, title: str) -> str:
 
 def _cell(value) -> str:
     return "" if pd.isna(value) else f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def script_text() -> str:
+    """The sort script the leaderboard page loads (:data:`SCRIPT`, package data)."""
+    return resources.files("vqalib.compendium").joinpath(SCRIPT).read_text("utf-8")
 
 
 def saved_figures(folder: str | Path, dataset: str) -> list[tuple[str, str]]:
@@ -58,7 +65,7 @@ def _figure(name: str, long: str, src: str) -> str:
 
 def page_section(dataset: str, table: pd.DataFrame, *, figures: list[tuple[str, str]] = (), src: str = "") -> str:
     """One dataset's section of the page: its figures, then a captioned table per measure, rows in rank order (no
-    script needed).
+    script needed; :data:`SCRIPT` adds sort buttons to each ``table.sortable``).
 
     Parameters
     ----------
@@ -82,7 +89,8 @@ def page_section(dataset: str, table: pd.DataFrame, *, figures: list[tuple[str, 
             for r in part.itertuples(index=False))
         header = "".join(f'<th scope="col">{h}</th>' for h in heads)
         parts.append(f'<div class="table-wrap table-scroll" role="region" tabindex="0" aria-label="{html.escape(name)}">'
-                     f"<table><caption>{html.escape(TITLES[dataset])}: {html.escape(name)}, best first</caption>"
+                     f'<table class="sortable"><caption>{html.escape(TITLES[dataset])}: {html.escape(name)}, best first'
+                     "</caption>"
                      f"<thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table></div>")
     return "".join(parts) + "</section>"
 
@@ -109,7 +117,8 @@ def page_body(tables: dict[str, pd.DataFrame], *, figures: dict[str, list[tuple[
 
 def page_html(tables: dict[str, pd.DataFrame], *, css: str = "",
               figures: dict[str, list[tuple[str, str]]] | None = None) -> str:
-    """The leaderboard page of ``vqalib leaderboard`` (the reviewer site frames :func:`page_body` its own way).
+    """The leaderboard page of ``vqalib leaderboard``, loading :data:`SCRIPT` from its folder (the reviewer site
+    frames :func:`page_body` its own way).
 
     Parameters
     ----------
@@ -123,7 +132,8 @@ def page_html(tables: dict[str, pd.DataFrame], *, css: str = "",
     link = f'<link rel="stylesheet" href="{html.escape(css)}">' if css else ""
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>Leaderboard · vqalib</title>{link}</head><body><main>{page_body(tables, figures=figures)}"
+            f'<title>Leaderboard · vqalib</title>{link}<script src="{SCRIPT}" defer></script></head>'
+            f"<body><main>{page_body(tables, figures=figures)}"
             "</main></body></html>\n")
 
 
@@ -152,6 +162,7 @@ def write(out: str | Path, *, scores_dir: str | Path | None, n_resamples: int = 
         write_atomic(folder / "leaderboard.json", json.dumps({"format": FORMAT, "rule": leaderboard.RULE,
                                                              "scorecards": scorecards}, indent=2).encode() + b"\n")
         figures = {d: saved_figures(folder, d) for d in boards}
+        write_atomic(folder / SCRIPT, script_text().encode())
         write_atomic(folder / "index.html", page_html({d: b["table"] for d, b in boards.items()}, figures=figures).encode())
 
     return replace_folder(out, kind=LEADERBOARD, fill=fill) / "index.html"
@@ -202,6 +213,7 @@ def site_page(root: Path, out: Path) -> str:
     intro = f"<p>{where} Download: {' · '.join(downloads)}.</p>"
     body = page_body(tables, figures=figures, intro=intro)
     nav = [("sections/10_leaderboard.html", "Results of notebook 10")]
-    (out / "leaderboard" / "index.html").write_text(page(title="Leaderboard", body=body, depth=1, nav=nav),
-                                                    encoding="utf-8")
+    (out / "leaderboard" / SCRIPT).write_text(script_text(), encoding="utf-8")
+    (out / "leaderboard" / "index.html").write_text(page(title="Leaderboard", body=body, depth=1, nav=nav,
+                                                         script=SCRIPT), encoding="utf-8")
     return "leaderboard/index.html"

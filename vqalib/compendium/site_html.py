@@ -150,10 +150,10 @@ SITE_FOOTER = ("Regenerated from the public data by <code>make reproduce</code> 
 
 
 def page(*, title: str, body: str, depth: int, nav: list[tuple[str, str]] = (), home: str | None = "index.html",
-         footer: str = SITE_FOOTER) -> str:
+         footer: str = SITE_FOOTER, script: str = "") -> str:
     """A whole page: language, viewport, ``title``, skip link, banner, ``nav``, main (``body``) and footer landmarks;
     ``depth`` folders below the site root; ``home`` the "Compendium home" link from there (None: none); ``footer``
-    its HTML."""
+    its HTML; ``script`` a local script's src, deferred (progressive enhancement; "": none, the usual)."""
     up = "../" * depth
     links = ([(home, "Compendium home")] if home else []) + list(nav)
     items = "".join(f'<li><a href="{up}{href}">{_e(label)}</a></li>' for href, label in links)
@@ -161,7 +161,7 @@ def page(*, title: str, body: str, depth: int, nav: list[tuple[str, str]] = (), 
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title if title == SITE_TITLE else f'{title} · {SITE_TITLE}')}</title>"
             f'<link rel="stylesheet" href="{up}assets/site.css"><link rel="stylesheet" href="{up}assets/code.css">'
-            "</head><body>"
+            + (f'<script src="{_e(script)}" defer></script>' if script else "") + "</head><body>"
             '<a class="skip-link" href="#main">Skip to main content</a>'
             f'<header class="site"><nav aria-label="Site"><ul>{items}</ul></nav></header>'
             f'<main id="main" tabindex="-1">{body}</main>'
