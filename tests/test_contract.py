@@ -97,3 +97,20 @@ def test_provenance_records_machine_libraries_data_and_rules(tmp_path):
     assert "vizwiz-lf_table01_word_counts.csv" in record["figures"]
     path = contract.write_provenance(tmp_path / "p.json", record)
     assert json.loads(path.read_text())["embedding_rounding_decimals"] == record["embedding_rounding_decimals"]
+
+
+def test_rows_of_one_table_follow_their_own_model_derived_rule():
+    """The leaderboard: BERTScore rows move by at most 0.0001, the classifier-labelled rows by at most 0.005, and
+    a row of neither (released labels, ROUGE) must not move at all."""
+    spec = registry.table("leaderboard_vizwiz-lf")
+    header = "metric,reference,model,kind,n,value,ci_low,ci_high,tier,origin,note"
+    rows = {"bertscore": "BERTScore,s_r,A,released,600,{v},0.1,0.2,1,x,",
+            "classifier": "abstention accuracy,classifier labels,A,released,600,{v},0.1,0.2,1,x,",
+            "released": "abstention accuracy,released labels,A,released,600,{v},0.1,0.2,1,x,"}
+    for name, row in rows.items():
+        moves = contract.table_moves(spec, f"{header}\n{row.format(v='0.5000')}\n",
+                                     f"{header}\n{row.format(v='0.5030')}\n", file="leaderboard_vizwiz-lf.csv")
+        assert len(moves) == 1 and moves[0].within == (name == "classifier"), name
+    md = spec.model_derived
+    assert md.for_row({"metric": "BERTScore", "reference": "s_r"}) is md
+    assert md.for_row({"metric": "ROUGE", "reference": "released labels"}) is None

@@ -132,11 +132,11 @@ def table_moves(spec: specs.Spec, committed: str, fresh: str, *, file: str) -> l
         if not changed:
             continue
         rowdict = b.to_dict()
-        applies = md is not None and md.applies(rowdict)
+        rule_of_row = md.for_row(rowdict) if md is not None else None
         label = _row_label(spec, b, i)
         row_moves, numeric_moved = [], False
         for column in changed:
-            rule = md.tolerance(column) if applies else None
+            rule = rule_of_row.tolerance(column) if rule_of_row is not None else None
             x, y = _number(a[column]), _number(b[column])
             moved = abs(x - y) if x is not None and y is not None else None
             if rule is None or rule == specs.FOLLOWS:

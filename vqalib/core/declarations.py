@@ -34,7 +34,11 @@ def _spec(raw: dict, *, paper: str, kind: str, reasons: dict, path: Path) -> Spe
     for name, value in raw.items():
         if name in NESTED:
             try:
-                value = NESTED[name](**{k: _tuples(_resolve(v, reasons, f"{where}, {name}.{k}")) for k, v in value.items()})
+                if name == "model_derived" and "also" in value:  # further rows' rules, each a block of its own
+                    value = {**value, "also": [NESTED[name](**{k: _tuples(_resolve(v, reasons, f"{where}, also.{k}"))
+                                                               for k, v in other.items()}) for other in value["also"]]}
+                value = NESTED[name](**{k: v if k == "also" else _tuples(_resolve(v, reasons, f"{where}, {name}.{k}"))
+                                        for k, v in value.items()})
             except TypeError as error:
                 raise ValueError(f"{where}, field {name}: {error}") from None
         fields[name] = _tuples(_resolve(value, reasons, f"{where}, field {name}"))

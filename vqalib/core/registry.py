@@ -78,11 +78,15 @@ def tolerance_rules() -> list[dict]:
                      "tolerance": spec.tolerance.describe() if spec.tolerance else "",
                      "relation": spec.relation.default if not spec.relation.from_column else f"from column {spec.relation.from_column}",
                      "relation_overrides": "; ".join(f"{k} -> {v}" for k, v in spec.relation.values),
-                     "model_derived": "" if md is None else ", ".join(
-                         f"{c} ({'follows' if t == FOLLOWS else f'±{t:g}'})" for c, t in md.columns)
-                     + ("" if md is None or md.where is None else f" where {md.where[0]} in {list(md.where[1])}"),
-                     "model_derived_why": "" if md is None else md.why})
+                     "model_derived": "" if md is None else "; ".join(_derived(m) for m in (md, *md.also)),
+                     "model_derived_why": "" if md is None else " ".join(dict.fromkeys(m.why for m in (md, *md.also)))})
     return rows
+
+
+def _derived(md) -> str:
+    """One model-derived rule as the rules table words it."""
+    return (", ".join(f"{c} ({'follows' if t == FOLLOWS else f'±{t:g}'})" for c, t in md.columns)
+            + ("" if md.where is None else f" where {md.where[0]} in {list(md.where[1])}"))
 
 
 def absolute_tolerance(spec: Spec, row: dict, printed_decimals: int) -> tuple[float, int]:

@@ -97,11 +97,17 @@ class Relation:
 @dataclass(frozen=True)
 class ModelDerived:
     """Columns computed from model outputs and the drift each may show across machines: an absolute tolerance, or
-    :data:`FOLLOWS`; ``where`` restricts it to rows whose ``column`` value is in the list."""
+    :data:`FOLLOWS`; ``where`` restricts it to rows whose ``column`` value is in the list; ``also`` holds the rules of
+    other rows (another model, another scale), each with its own ``where``."""
 
     columns: tuple[tuple[str, float | str], ...]
     why: str
     where: tuple[str, tuple[str, ...]] | None = None
+    also: tuple[ModelDerived, ...] = ()
+
+    def for_row(self, row: dict) -> ModelDerived | None:
+        """The rule of ``row``: this one where it applies, else the first of ``also`` that does, else None."""
+        return next((rule for rule in (self, *self.also) if rule.applies(row)), None)
 
     def tolerance(self, column: str) -> float | str | None:
         """The drift allowed in ``column``: a tolerance, :data:`FOLLOWS`, or None when not model-derived."""
