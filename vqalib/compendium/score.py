@@ -29,6 +29,7 @@ class Scorecard:
     coverage: dict
     tables: dict[str, pd.DataFrame]
     settings: dict = field(default_factory=dict)
+    per_question: pd.DataFrame | None = None  # the leaderboard's measures per question (``per_question.csv``)
 
 
 def run_file_answers(path: str | Path) -> tuple[pd.DataFrame, AnswerSource, str | None]:
@@ -187,7 +188,7 @@ def score(paths: list[str | Path], *, dataset: str, model: str | None = None, fm
         tables = score_afgv(matched, model=model, items=tier_items(question_set=question_set, data_dir=data_dir))
         settings["question_set"] = question_set
     return Scorecard(model=model, dataset=dataset, sources=[s.to_dict() for s in sources], coverage=coverage,
-                     tables=tables, settings=settings)
+                     tables=tables, settings=settings, per_question=tables.pop("per_question", None))
 
 
 def _score_commvqa(paths, *, model, fmt, conditions, task_data, duplicates, n_resamples, seed, data_dir,
@@ -245,7 +246,7 @@ def _score_commvqa(paths, *, model, fmt, conditions, task_data, duplicates, n_re
     tables = score_commvqa(results, n_resamples=n_resamples, seed=seed)
     coverage = coverages[0] if len(coverages) == 1 else {"dataset": "commvqa", "by_condition": coverages}
     return Scorecard(model=model, dataset="commvqa", sources=sources, coverage=coverage, tables=tables,
-                     settings=settings)
+                     settings=settings, per_question=tables.pop("per_question"))
 
 
 def coverage_lines(card: Scorecard) -> list[str]:

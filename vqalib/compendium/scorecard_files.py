@@ -20,6 +20,7 @@ from vqalib.core.io import write_atomic
 from vqalib.core.out_folders import OutputKind, json_marker, replace_folder
 
 FORMAT = "vqalib-scorecard/1"  # scorecard.json's "format": the mark of a folder `vqalib score` wrote
+PER_QUESTION = "per_question.csv"  # the leaderboard's measures per question, beside the tables
 
 # table id -> (the twin's source column, key columns, the value column of our rows, of the twin's)
 BESIDE = {
@@ -134,9 +135,11 @@ def card_json(card: Scorecard, *, commit: str | None = None) -> dict:
               for stem, frame in card.tables.items()}
     sources = [{**s, "path": Path(s["path"]).name} for s in card.sources]  # no machine paths: same file everywhere
     ours = {"vqalib_version": package_version("vqalib"), **({"vqalib_commit": commit} if commit else {})}
+    per_question = {} if card.per_question is None else {"per_question": {"file": PER_QUESTION,
+                                                                           "rows": len(card.per_question)}}
     return {"format": FORMAT, "model": card.model, "dataset": card.dataset, **ours,
             "source": sources[0] if len(sources) == 1 else sources, "coverage": card.coverage,
-            "settings": card.settings, "tables": tables}
+            "settings": card.settings, "tables": tables, **per_question}
 
 
 def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = None,
@@ -159,6 +162,8 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
         lines = coverage_lines(card)
         text = json.dumps(card_json(card, commit=commit), indent=2, ensure_ascii=False)
         _write_text(out / "scorecard.json", text + "\n")
+        if card.per_question is not None:  # full precision: the leaderboard pairs it with the released scores
+            _write_text(out / PER_QUESTION, card.per_question.to_csv(index=False, lineterminator="\n"))
         besides = {}
         for stem, frame in card.tables.items():
             _write_text(out / f"{stem}.csv", _csv(frame))
@@ -189,14 +194,40 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
     return final / "index.html"
 
 
+def read_per_question(folder: str | Path) -> pd.DataFrame:
+    """A scorecard's per-question scores (``per_question.csv``), with a clear error when the file is not whole.
+
+    Parameters
+    ----------
+    folder : str or Path
+        A folder written by ``vqalib score``.
+    """
+    path = Path(folder) / PER_QUESTION
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: scorecard.json names per-question scores but the file is missing; score the "
+                                "answers again (vqalib score)")
+    frame = pd.read_csv(path, keep_default_na=False, dtype=str)  # "" is a reference of its own (none)
+    missing = [c for c in ("metric", "reference", "question_id", "score") if c not in frame]
+    if missing:
+        raise ValueError(f"{path}: no column {', '.join(missing)}")
+    for field in ("question_id", "score"):
+        values = pd.to_numeric(frame[field], errors="coerce")
+        if values.isna().any():
+            row = int(values.isna().to_numpy().argmax())
+            raise ValueError(f"{path}: row {row + 2}: field {field} is not a number ({frame[field].iloc[row]!r})")
+        frame[field] = values.astype(int) if field == "question_id" else values.astype(float)
+    return frame
+
+
 def read(folder: str | Path) -> tuple[Scorecard, dict[str, pd.DataFrame | None], dict | None]:
     """A written scorecard folder read back as ``(card, besides, figure)`` (the reviewer site renders it)."""
     folder = Path(folder)
     data = json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
     sources = data["source"] if isinstance(data["source"], list) else [data["source"]]
     tables = {stem: _read_csv(folder / f"{stem}.csv") for stem in data["tables"]}
+    per_question = read_per_question(folder) if "per_question" in data else None
     card = Scorecard(model=data["model"], dataset=data["dataset"], sources=sources, coverage=data["coverage"],
-                     tables=tables, settings=data.get("settings", {}))
+                     tables=tables, settings=data.get("settings", {}), per_question=per_question)
     besides = {stem: _read_csv(folder / f"{stem}.beside.csv")
                if (folder / f"{stem}.beside.csv").exists() else None for stem in tables}
     alt = folder / "table04_reference_shift.alt.txt"

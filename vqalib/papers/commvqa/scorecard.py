@@ -87,7 +87,8 @@ def score_commvqa(results: pd.DataFrame, *, n_resamples: int = 1000, seed: int =
     Returns
     -------
     dict of str to pandas.DataFrame
-        ``commvqa_table01_benchmark`` and, with both conditions, ``commvqa_table01_context_effect``.
+        ``commvqa_table01_benchmark``, ``per_question`` (the corrected protocol's per-question scores) and, with
+        both conditions, ``commvqa_table01_context_effect``.
     """
     from vqalib.core.metrics.meteor import MeteorSession
     from vqalib.papers.commvqa.table1 import context_effect, score_protocol
@@ -99,7 +100,10 @@ def score_commvqa(results: pd.DataFrame, *, n_resamples: int = 1000, seed: int =
     columns = ["model", "condition", "metric", "protocol", "value", "ci_low", "ci_high", "n_rows",
                "n_empty_candidates"]
     table = pd.concat([authors.scores, corrected.scores], ignore_index=True)[columns]
-    tables = {"commvqa_table01_benchmark": table}
+    pq = corrected.per_question
+    tables = {"commvqa_table01_benchmark": table,  # and the leaderboard's per-question scores, kept beside the tables
+              "per_question": pd.DataFrame({"condition": pq["condition"], "metric": pq["metric"], "reference": "",
+                                            "question_id": pq["question_id"], "score": pq["score"]})}
     conditions = set(results["condition"])
     if conditions == set(CONDITIONS):
         ids = [set(results.loc[results["condition"] == c, "question_id"]) for c in CONDITIONS]

@@ -11,6 +11,7 @@ from scipy import stats as scistats
 
 from vqalib.core import report
 from vqalib.papers.vizwiz_lf import table4
+from vqalib.papers.vizwiz_lf import leaderboard_measures as measures
 from vqalib.papers.vizwiz_lf.abstention import abstention_metrics
 from vqalib.papers.vizwiz_lf.roles import answers_with_label
 from vqalib.papers.vizwiz_lf.scoring_labels import label_model_answers
@@ -173,10 +174,13 @@ def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, j
     implementation = implementations(backbone, judge)
     mine = scores[scores["source"] == model]
     full = table4.table4_rows(table4.summarize(mine, n_resamples=n_resamples, seed=seed), implementation=implementation)
+    per_question = [measures.word_measures(answers), measures.table4_measures(mine),
+                    measures.label_measures(labelled, labels=measures.CLASSIFIER_LABELS)]
     if judge is not None:
         judged = table4.score_with_judge(pairs[pairs["source"] == model], judge=judge, progress=False)
         full = pd.concat([full, table4.table4_rows(table4.summarize(judged, n_resamples=n_resamples, seed=seed),
                                                    implementation=implementation)], ignore_index=True)
+        per_question.append(measures.table4_measures(judged))
     else:
         cells = table4.metric_cells(sources=[model], metric="lave")
         full = pd.concat([full, report.not_run_rows(cells, reason=f"no LLM judge configured; {ENABLE_HINT}")],
@@ -189,6 +193,7 @@ def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, j
         "vizwiz-lf_table05_abstention": table5_row(labelled).assign(note=CLASSIFIER_NOTE),
         "classifier_error": classifier_error(),
         "labelled_by": labelled["labelled_by"].value_counts().rename_axis("labelled_by").reset_index(name="answers"),
+        "per_question": pd.concat(per_question, ignore_index=True),  # the leaderboard's, kept beside the tables
     }
     if compare:
         tables["paired_differences"] = paired_differences(scores, model=model, n_resamples=n_resamples, seed=seed)

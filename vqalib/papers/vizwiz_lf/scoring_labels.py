@@ -94,7 +94,21 @@ def label_model_answers(answers: pd.DataFrame, *, model: str, released_answers: 
                         released_sentences: pd.DataFrame, cross_fit: bool = True, splitter: str = "auto",
                         cache_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(sentences, answers)`` of a model's labelled answers, each with ``labelled_by``: roles, information sources,
-    abstention (scorecard input of Tables 2-5); ``cross_fit``: out-of-fold labels for answers equal to released ones."""
+    abstention (scorecard and leaderboard input of Tables 2-5).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        One row per answer in the release's layout (``question_id``, ``question``, ``answer``, ...).
+    model : str
+        The name the labelled rows carry.
+    released_answers, released_sentences : pandas.DataFrame
+        The release (the classifier's training data).
+    cross_fit : bool, default True
+        Out-of-fold labels for an answer equal to a released one (the classifier never labels its training text).
+    splitter : str, default "auto"
+    cache_dir : Path, optional
+    """
     from vqalib.papers.vizwiz_lf.labelling import answer_labels
 
     frame = answers.reset_index(drop=True).copy()
