@@ -21,7 +21,7 @@ def test_vizwiz_lf_leaderboard_equals_tables_1_and_4():
     board = _board("leaderboard_vizwiz-lf")
     full = _board("vizwiz-lf_table04_full_set_bootstrap")
     full = full[full["candidate"] == "l_c"].rename(columns={"source": "model", "reproduced": "value"})
-    scored = board[board["metric"] != leaderboard.WORDS]
+    scored = board[board["metric"].isin(leaderboard.VIZWIZ_METRICS)]
     both = scored.merge(full, on=["metric", "reference", "model"], suffixes=("", "_t4"))
     assert len(both) == len(scored) == 6 * 6 + 3  # Expert: short references only (no long reference of its own)
     for column in ("value", "ci_low", "ci_high", "n"):
@@ -32,6 +32,28 @@ def test_vizwiz_lf_leaderboard_equals_tables_1_and_4():
     length = board[board["metric"] == leaderboard.WORDS].set_index("model")
     assert len(length) == 7 and (length["value"] == total.reindex(length.index)).all()
     assert length["tier"].isna().all()  # no better length: not ranked
+
+
+def test_vizwiz_lf_abstention_and_roles_equal_tables_5_and_2():
+    from vqalib.papers.vizwiz_lf import leaderboard_measures as measures
+
+    board = _board("leaderboard_vizwiz-lf").set_index(["metric", "reference", "model"])
+    table5 = _board("vizwiz-lf_table05_abstention")
+    table5 = table5[(table5["method"] == "vanilla") & (table5["metric"] == "abs-acc")].set_index("model")["reproduced"]
+    table5 = table5.rename({"InstBLIP": "InstructBLIP"})  # the paper's column name
+    released = board.xs((measures.ABSTENTION, measures.RELEASED_LABELS), level=["metric", "reference"])
+    assert len(released) == 7 and (released["value"] == table5.reindex(released.index)).all()
+    offline = _board("vizwiz-lf_table05_abstention_offline_classifier").set_index("source")["abs-acc"]
+    labelled = board.xs((measures.ABSTENTION, measures.CLASSIFIER_LABELS), level=["metric", "reference"])
+    assert len(labelled) == 7 and (labelled.loc[offline.index, "value"] == offline).all()  # the 4 it holds
+    # LLaVA's roles on the classifier's labels: notebook 09's scorecard of its answers, both answerability groups
+    roles = pd.read_csv(project_root() / "scores" / "llava-released" / "vizwiz-lf_table02_roles_by_answerability.csv")
+    pooled = roles.groupby("role", sort=False)[["n_with_label", "n_answers"]].sum()
+    for role, name in measures.ROLE_SHARE.items():
+        share = pooled.loc[role, "n_with_label"] / pooled.loc[role, "n_answers"]
+        assert board.loc[(name, measures.CLASSIFIER_LABELS, "LLaVA"), "value"] == round(share, 4), role
+    described = board[board.index.get_level_values("metric").isin(leaderboard.REPORTED)]
+    assert described["tier"].isna().all() and len(described) == 7 * (1 + 2 + len(measures.ROLE_SHARE))
 
 
 def test_commvqa_leaderboard_equals_table_1_corrected_protocol():
@@ -86,13 +108,93 @@ def test_scorecards_of_released_answers_land_in_their_sources_tiers(tmp_path, da
         data.answers.loc[data.answers["source"] == source, ["question_id", "answer"]].to_csv(answers, index=False)
         card = score.score([answers], dataset="vizwiz-lf", model=f"{source} (given back)", data_dir=data_dir)
         scorecard_files.write(card, tmp_path / "scores" / source.lower())
-    table = leaderboard.leaderboard("vizwiz-lf", scores_dir=tmp_path / "scores", data=data)["table"]
+    board = leaderboard.leaderboard("vizwiz-lf", scores_dir=tmp_path / "scores", data=data)
+    table, pairs = board["table"], board["pairs"]
     ranked = table[table["tier"] != ""].set_index(["metric", "reference", "model"])["tier"]
+    given_back = 0
     for (metric, reference, model), tier in ranked.items():
         if model.endswith(" (given back)"):
             assert tier == ranked[(metric, reference, model.removesuffix(" (given back)"))], (metric, reference, model)
+            given_back += 1
+    assert given_back == 2 * (6 + 1)  # Table 4's six settings and abstention on the classifier's labels, each card
+    rows = table.set_index(["metric", "reference", "model"])
+    for model in ("LLaVA", "GPT-4V"):  # every measure, the described ones too, equals its source's
+        mine = rows.xs(f"{model} (given back)", level="model")[["n", "value", "ci_low", "ci_high"]]
+        assert len(mine) == 6 + 1 + 1 + 2 + 8
+        theirs = rows.xs(model, level="model").loc[mine.index, mine.columns]
+        assert mine.to_numpy(float).ravel().tolist() == pytest.approx(theirs.to_numpy(float).ravel().tolist())
+    # the two scorecards are compared with each other, question by question, like any two models
+    both = pairs[pairs["model"].str.endswith("(given back)") & pairs["versus"].str.endswith("(given back)")]
+    assert len(both) == 6 + 1 and both["p"].notna().all()
     origin = table.loc[table["model"] == "LLaVA (given back)", "origin"].iloc[0]
-    assert "SHA-256" in origin and "LLaVA.csv (plain" in origin
+    assert "SHA-256" in origin and "LLaVA.csv (plain" in origin and "role labels by the offline classifier" in origin
+
+
+@pytest.mark.full  # one released file under both protocols (tokenizer and METEOR JVMs), about 20 s
+def test_a_commvqa_scorecard_of_released_results_lands_in_its_sources_tiers(tmp_path):
+    import dataclasses
+
+    from vqalib.compendium import score, scorecard_files
+    from vqalib.core import upstream
+
+    path = upstream.verified_path("commvqa/results/idefics_baseline_results.csv")
+    card = score.score([path], dataset="commvqa", model="IDEFICS (given back)", conditions=["baseline"])
+    scorecard_files.write(card, tmp_path / "scores" / "idefics")
+    scorecard_files.write(dataclasses.replace(card, model="IDEFICS (again)"), tmp_path / "scores" / "again")
+    board = leaderboard.leaderboard("commvqa", scores_dir=tmp_path / "scores")
+    rows = board["table"].set_index(["metric", "model"])
+    for metric in ("BLEU-1", "BLEU-4", "METEOR", "ROUGE", "CIDEr"):
+        mine, source = rows.loc[(metric, "IDEFICS (given back) (baseline)")], rows.loc[(metric, "IDEFICS (baseline)")]
+        numbers = ["n", "value", "ci_low", "ci_high"]  # scorecard.json keeps 10 significant digits
+        assert mine[numbers].astype(float).tolist() == pytest.approx(source[numbers].astype(float).tolist()), metric
+        assert mine["tier"] == source["tier"], metric
+        assert (mine["tier"] == "") == metric.startswith("BLEU")  # corpus-level: in the table, never ranked
+    pairs = board["pairs"]
+    names = {"IDEFICS (given back) (baseline)", "IDEFICS (again) (baseline)"}
+    twins = pairs[[{m, v} == names for m, v in zip(pairs["model"], pairs["versus"])]]
+    assert len(twins) == 3 and twins["p"].isna().all() and not twins["distinguishable"].any()  # equal: no test
+    assert "idefics_baseline_results.csv (commvqa-results" in rows.loc[("ROUGE", "IDEFICS (given back) (baseline)"),
+                                                                       "origin"]
+
+
+def test_a_scorecard_without_per_question_scores_is_listed_not_tested(tmp_path):
+    import json
+    import shutil
+
+    folder = tmp_path / "scores" / "old"
+    shutil.copytree(project_root() / "scores" / "llava-released", folder)
+    card = json.loads((folder / "scorecard.json").read_text())
+    card.pop("per_question", None)
+    card["model"] = "LLaVA (old card)"
+    (folder / "scorecard.json").write_text(json.dumps(card))
+    rows, per_question = leaderboard.scorecard_rows(folder, dataset="vizwiz-lf")
+    assert per_question.empty and (rows["note"] == leaderboard.OLD_CARD).all()
+    assert set(rows["metric"]) == {"ROUGE", "METEOR", "BERTScore"}  # Table 4 from its tables; nothing made up
+    assert leaderboard.scorecard_rows(folder, dataset="commvqa")[0].empty
+
+
+def test_a_broken_per_question_file_is_named_with_its_row_and_field(tmp_path):
+    from vqalib.compendium.scorecard_files import read_per_question
+
+    (tmp_path / "per_question.csv").write_text("metric,reference,question_id,score\nROUGE,s_r,1,0.5\nROUGE,s_r,2,\n")
+    with pytest.raises(ValueError, match=r"per_question.csv: row 3: field score is not a number"):
+        read_per_question(tmp_path)
+
+
+def test_proportions_get_wilson_intervals_inside_0_and_1():
+    from statsmodels.stats.proportion import proportion_confint
+
+    from vqalib.papers.vizwiz_lf import leaderboard_measures as measures
+
+    scores = [1.0] * 7 + [0.0] * 13
+    frame = pd.DataFrame({"metric": [measures.ABSTENTION] * 20 + [measures.ROLE_SHARE["Misc"]] * 20,
+                          "reference": "classifier labels", "model": "A", "question_id": list(range(20)) * 2,
+                          "score": scores + [0.0] * 20})
+    rows = leaderboard.measure_rows(frame).set_index("metric")
+    low, high = proportion_confint(7, 20, alpha=1 - 0.95, method="wilson")
+    assert rows.loc[measures.ABSTENTION, ["value", "ci_low", "ci_high"]].tolist() == [0.35, low, high]
+    assert rows.loc[measures.ROLE_SHARE["Misc"], "ci_low"] == 0.0 and rows.loc[measures.ROLE_SHARE["Misc"],
+                                                                                 "value"] == 0.0
 
 
 def test_the_page_reads_without_script_and_names_every_row():
@@ -216,7 +318,7 @@ def test_the_site_page_shows_figures_and_tables_and_is_byte_stable(tmp_path):
     assert pages[0][leaderboard_files.SCRIPT].decode() == leaderboard_files.script_text()
     assert len(soup.select("table.sortable thead th")) == 8 * len(soup.select("table.sortable"))
     images = soup.select("img")
-    assert len(images) == 7 and all(i["alt"] and soup.find(id=i["aria-describedby"]) for i in images)
+    assert len(images) == 8 and all(i["alt"] and soup.find(id=i["aria-describedby"]) for i in images)
     assert soup.select_one("caption").get_text() == "VizWiz-LF: ROUGE (s_r), best first"
     assert soup.select_one('tbody th[scope="row"]').get_text() == "Gemini"
     built = root / "build" / "leaderboard"  # what `make html` writes first: shown instead, scorecards named

@@ -1,5 +1,5 @@
-"""One leaderboard per dataset: the released models and every scorecard on the papers' measures (VizWiz-LF Tables 1
-and 4, CommVQA Table 1), each with its 95% interval, ranked into tiers only where a paired test separates them
+"""One leaderboard per dataset: the released models and every scorecard on the papers' measures (VizWiz-LF Tables 1,
+2, 4 and 5, CommVQA Table 1), each with its 95% interval, ranked into tiers only where a paired test separates them
 (:data:`RULE`; ``vqalib leaderboard``, notebook 10). AFGV has no leaderboard yet."""
 
 from __future__ import annotations
@@ -11,37 +11,67 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scistats
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
 
 from vqalib.core.inference import bootstrap_mean_cis, mean_ci
+from vqalib.papers.vizwiz_lf import leaderboard_measures as measures
 
 DATASETS = ("vizwiz-lf", "commvqa")
 ALPHA = 0.05
+WORDS = measures.WORDS
+REPORTED = {WORDS, *(m for m in measures.PROPORTIONS if m not in measures.RANKED)}  # described, not ranked
 RULE = ("Per measure the models are sorted by their estimate, best first. The first model opens tier 1; each next model "
         "stays in the current tier unless it is distinguishable from that tier's first model, and then opens the next "
         "tier. Distinguishable means both: a two-sided Wilcoxon signed-rank test of the per-question scores on the "
         "questions both models answered, Holm-corrected over every tested pair of the measure, gives an adjusted "
         "p < 0.05, and the 95% paired bootstrap interval of the mean difference excludes 0. A pair with no test "
-        "(equal scores on every question; two scorecards, which keep no per-question scores; a corpus-level measure "
+        "(equal scores on every question; a scorecard written without per-question scores; a corpus-level measure "
         "with no per-question scores) is never separated. So two models whose difference's interval contains 0 are "
         "never split by that pair, and a model in a lower tier scores below the first model of the tier above it; it "
-        "need not differ from every model of that tier. Answer length is reported, not ranked: the papers name no "
-        "better length.")
-VIZWIZ_METRICS = ("ROUGE", "METEOR", "BERTScore")  # Table 4 with the whole answer (l_c): no classifier labels needed
-WORDS = "answer words"
+        "need not differ from every model of that tier. Answer length, the share of answers with each functional "
+        "role and how often a model abstains on answerable and on unanswerable questions are reported, not ranked: "
+        "the papers name no better value. Abstention accuracy (abstaining exactly on the questions the crowd found "
+        "unanswerable) is ranked twice: on the released role labels (released models only) and on the offline "
+        "classifier's labels (every model, so a scorecard is compared with the released models on the same "
+        "labeller's output).")
+VIZWIZ_METRICS = ("ROUGE", "METEOR", "BERTScore", "GPT-4 (LAVE)")  # Table 4 with the whole answer (l_c)
 COLUMNS = ["metric", "reference", "model", "kind", "n", "value", "ci_low", "ci_high", "tier", "origin", "note"]
 NO_TEST = "not ranked: a corpus-level score, no per-question scores to pair"
-LAVE_NOTE = "GPT-4 (LAVE): not run: no judge's per-question scores; `vqalib score` with a judge adds it to a scorecard"
+LAVE_NOTE = ("GPT-4 (LAVE) of the released models: not run: needs an LLM judge; a scorecard scored with a judge "
+             "(`vqalib score` with the judge settings) is ranked on it")
+ALONE = "not ranked: no other model has per-question scores on this measure"
+OLD_CARD = "not tested: the scorecard keeps no per-question scores (written before they were kept; score it again)"
 
 
-def _words_row(model: str, values, *, origin: str) -> dict:
-    mean, _, low, high = mean_ci(np.asarray(values, dtype=float))
-    return {"metric": WORDS, "reference": "", "model": model, "n": len(values), "value": mean, "ci_low": low,
-            "ci_high": high, "origin": origin}
+def measure_rows(per_question: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
+    """One row per model and measure from per-question scores: the mean with a t interval, or for a proportion (0/1
+    scores, :data:`~vqalib.papers.vizwiz_lf.leaderboard_measures.PROPORTIONS`) its Wilson interval.
+
+    Parameters
+    ----------
+    per_question : pandas.DataFrame
+        ``metric``, ``reference``, ``model``, ``question_id``, ``score``.
+    confidence : float, default 0.95
+    """
+    rows = []
+    for (metric, reference, model), part in per_question.groupby(["metric", "reference", "model"], sort=False):
+        values = part["score"].to_numpy(dtype=float)
+        if metric in measures.PROPORTIONS:
+            hits = int(values.sum())
+            value = hits / len(values)
+            bounds = proportion_confint(hits, len(values), alpha=1 - confidence, method="wilson")
+            low, high = (min(max(float(b), 0.0), 1.0) for b in bounds)  # no -4e-17 below an estimate of 0
+        else:
+            value, _, low, high = mean_ci(values, confidence=confidence)
+        rows.append({"metric": metric, "reference": reference, "model": model, "n": len(values), "value": value,
+                     "ci_low": low, "ci_high": high})
+    return pd.DataFrame(rows, columns=["metric", "reference", "model", "n", "value", "ci_low", "ci_high"])
 
 
-def vizwiz_lf_released(data, *, backbone=None, n_resamples: int = 1000, seed: int = 0):
-    """The seven released VizWiz-LF sources' rows (Table 1 answer length, Table 4 full set with ``l_c``) and their
-    per-question scores, by notebook 03's functions and seed (scores from the metric cache when warm).
+def vizwiz_lf_released(data, *, backbone=None, question_ids=None, n_resamples: int = 1000, seed: int = 0):
+    """The seven released VizWiz-LF sources' rows and per-question scores: Table 4 with ``l_c`` by notebook 03's
+    functions and seed, answer words (Table 1), abstention on the released labels (Table 5) and, on the offline
+    classifier's out-of-fold labels (what a scorecard of the same answers gets), abstention and role shares.
 
     Parameters
     ----------
@@ -49,26 +79,44 @@ def vizwiz_lf_released(data, *, backbone=None, n_resamples: int = 1000, seed: in
         ``papers.vizwiz_lf.loading.load_vizwiz_lf()``.
     backbone : Backbone, optional
         BERTScore's; default ``bertscore_backbone()``.
+    question_ids : iterable of int, optional
+        Only these questions (a smoke run); None: all.
     n_resamples, seed : int
         Notebook 03's bootstrap settings.
     """
     from vqalib.core.metrics.bertscore import bertscore_backbone
     from vqalib.papers.vizwiz_lf import table4
+    from vqalib.papers.vizwiz_lf.classifier_choice import NAMES, selected
+    from vqalib.papers.vizwiz_lf.scoring_labels import label_model_answers
 
-    pairs = table4.evaluation_pairs(data.answers, data.sentences)
+    pairs = table4.evaluation_pairs(data.answers, data.sentences, question_ids=question_ids)
     pairs = pairs[pairs["candidate_kind"] == "l_c"]
     scores = table4.score_pairs(pairs, metrics=("rouge", "meteor", "bertscore"),
                                 backbone=backbone or bertscore_backbone(), progress=False)
-    scores = scores.assign(metric=scores["metric"].map(table4.METRIC_NAMES)).dropna(subset=["score"])
-    summary = table4.summarize(scores, n_resamples=n_resamples, seed=seed)
-    rows = [{"metric": r.metric, "reference": r.reference_kind, "model": r.source, "n": r.n, "value": r.mean,
-             "ci_low": r.ci_low, "ci_high": r.ci_high, "origin": "released answers (Table 4, notebook 03)"}
-            for r in summary.itertuples(index=False)]
-    for source, part in data.answers.groupby("source", sort=False):
-        rows.append(_words_row(source, part["answer_words"], origin="released answers (Table 1, notebook 01)"))
-    per_question = scores[["metric", "reference_kind", "source", "question_id", "score"]].rename(
-        columns={"source": "model", "reference_kind": "reference"})
-    return pd.DataFrame(rows).assign(kind="released"), per_question
+    named = scores.assign(metric=scores["metric"].map(table4.METRIC_NAMES)).dropna(subset=["score"])
+    summary = table4.summarize(named, n_resamples=n_resamples, seed=seed)
+    rows = pd.DataFrame([{"metric": r.metric, "reference": r.reference_kind, "model": r.source,
+                          "n": r.n, "value": r.mean, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                          "origin": "released answers (Table 4, notebook 03)"} for r in summary.itertuples(index=False)])
+    answers = data.answers if question_ids is None else data.answers[data.answers["question_id"].isin(question_ids)]
+    parts, origins = [], {}
+    classifier = f"released answers labelled out of fold by the offline classifier ({NAMES[selected()]}, notebook 05)"
+    for source, part in answers.groupby("source", sort=False):
+        _, labelled = label_model_answers(part, model=source, released_answers=data.answers,
+                                          released_sentences=data.sentences)
+        released = measures.label_measures(part, labels=measures.RELEASED_LABELS)
+        for frame in (measures.word_measures(part), released[released["metric"].isin(measures.RANKED)],
+                      measures.label_measures(labelled, labels=measures.CLASSIFIER_LABELS)):
+            parts.append(frame.assign(model=source))
+        origins[source] = {WORDS: "released answers (Table 1, notebook 01)",
+                           measures.RELEASED_LABELS: "released answers and role labels (Tables 2 and 5, notebook 05)",
+                           measures.CLASSIFIER_LABELS: classifier}
+    parts += [measures.table4_measures(part).assign(model=source) for source, part in scores.groupby("source", sort=False)]
+    per_question = pd.concat(parts, ignore_index=True)
+    described = measure_rows(per_question[~per_question["metric"].isin(VIZWIZ_METRICS)])
+    described["origin"] = [origins[m][WORDS if metric == WORDS else reference] for metric, reference, m in
+                           zip(described["metric"], described["reference"], described["model"])]
+    return pd.concat([rows, described], ignore_index=True).assign(kind="released"), per_question
 
 
 def commvqa_label(model: str, condition: str) -> str:
@@ -96,12 +144,15 @@ def commvqa_released(data, *, n_resamples: int = 1000, seed: int = 0):
                          "n": corrected.scores["n_rows"], "value": corrected.scores["value"],
                          "ci_low": corrected.scores["ci_low"], "ci_high": corrected.scores["ci_high"],
                          "origin": "released results (Table 1, corrected protocol, notebook 08)", "kind": "released"})
-    pq = corrected.per_question
-    per_question = pd.DataFrame({"metric": pq["metric"], "reference": "",
-                                 "model": [commvqa_label(m, c) for m, c in pq[["model", "condition"]].itertuples(
-                                     index=False)],
-                                 "question_id": pq["question_id"], "score": pq["score"]})
-    return rows, per_question
+    return rows, _commvqa_per_question(corrected.per_question, model=None)
+
+
+def _commvqa_per_question(pq: pd.DataFrame, *, model: str | None) -> pd.DataFrame:
+    """CommVQA per-question scores with each row named by :func:`commvqa_label` (``model`` overrides the rows')."""
+    names = pq["model"] if model is None else pd.Series(model, index=pq.index)
+    return pd.DataFrame({"metric": pq["metric"], "reference": "",
+                         "model": [commvqa_label(m, c) for m, c in zip(names, pq["condition"])],
+                         "question_id": pq["question_id"], "score": pq["score"]})
 
 
 def _origin(card: dict, folder: Path) -> str:
@@ -112,9 +163,15 @@ def _origin(card: dict, folder: Path) -> str:
     return f"scorecard scores/{folder.name}: {files}; vqalib {card.get('vqalib_version')}"
 
 
+def _judged(full: pd.DataFrame) -> str:
+    """The LAVE judge of a scorecard's Table 4 rows, or "" when LAVE was not run."""
+    lave = full[(full["metric"] == "GPT-4 (LAVE)") & full["value"].notna()] if "value" in full else full.iloc[:0]
+    return str(lave["implementation"].iloc[0]) if len(lave) and "implementation" in lave else ""
+
+
 def scorecard_rows(folder: str | Path, *, dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A scorecard's leaderboard rows and its paired tests against the released models, or empty frames when it scores
-    another dataset.
+    """A scorecard's leaderboard rows and per-question scores (empty when it has none: a scorecard written before
+    they were kept), or empty frames when it scores another dataset.
 
     Parameters
     ----------
@@ -122,45 +179,46 @@ def scorecard_rows(folder: str | Path, *, dataset: str) -> tuple[pd.DataFrame, p
         A folder written by ``vqalib score`` (its ``scorecard.json``).
     dataset : str
     """
+    from vqalib.compendium.scorecard_files import read_per_question
+
     folder = Path(folder)
     card = json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
+    empty = pd.DataFrame(columns=["metric", "reference", "model", "question_id", "score"])
     if card.get("dataset") != dataset:
-        return pd.DataFrame(columns=COLUMNS), pd.DataFrame()
+        return pd.DataFrame(columns=COLUMNS), empty
     tables, model, origin = card["tables"], card["model"], _origin(card, folder)
     coverage = card.get("coverage") or {}
-    note = ""
-    if coverage and coverage.get("matched", 0) < coverage.get("questions", 0):
-        note = (f"answers {coverage['matched']} of {coverage['questions']} questions: compared on the questions "
-                "both models answered")
+    notes = []
+    if any(c.get("matched", 0) < c.get("questions", 0) for c in coverage.get("by_condition", [coverage])):
+        matched = sum(c.get("matched", 0) for c in coverage.get("by_condition", [coverage]))
+        questions = sum(c.get("questions", 0) for c in coverage.get("by_condition", [coverage]))
+        notes.append(f"answers {matched} of {questions} questions: compared on the questions both models answered")
+    per_question = read_per_question(folder) if "per_question" in card else None
+    if per_question is None:
+        notes.append(OLD_CARD)
     if dataset == "vizwiz-lf":
         full = pd.DataFrame(tables["vizwiz-lf_table04_full_set_bootstrap"])
-        full = full[full["metric"].isin(VIZWIZ_METRICS) & (full["candidate"] == "l_c")]
-        rows = [{"metric": r.metric, "reference": r.reference, "model": model, "n": r.n, "value": r.value,
-                 "ci_low": r.ci_low, "ci_high": r.ci_high} for r in full.itertuples(index=False)]
-        words = pd.DataFrame(tables["vizwiz-lf_table01_word_counts"])
-        total = words[words["category"] == "Total"].set_index("statistic")
-        n, mean, sd = int(total.loc["mean_words", "n"]), total.loc["mean_words", "value"], total.loc["sd_words", "value"]
-        low, high = scistats.t.interval(0.95, n - 1, loc=mean, scale=sd / np.sqrt(n)) if n > 1 and sd > 0 else (mean,
-                                                                                                               mean)
-        rows.append({"metric": WORDS, "reference": "", "model": model, "n": n, "value": mean, "ci_low": low,
-                     "ci_high": high})
+        judge = _judged(full)
+        full = full[full["metric"].isin(VIZWIZ_METRICS) & (full["candidate"] == "l_c") & full["value"].notna()]
+        rows = pd.DataFrame([{"metric": r.metric, "reference": r.reference, "model": model, "n": r.n, "value": r.value,
+                              "ci_low": r.ci_low, "ci_high": r.ci_high} for r in full.itertuples(index=False)])
         error = pd.DataFrame(tables.get("classifier_error") or [])
-        if len(error):
-            origin += f"; classifier {error['classifier'].iloc[0]} (labels not used by these measures)"
-        diffs = pd.DataFrame(tables.get("paired_differences") or [])
-        if len(diffs):
-            diffs = diffs[diffs["metric"].isin(VIZWIZ_METRICS) & (diffs["candidate"] == "l_c")]
-            diffs = diffs.rename(columns={"wilcoxon_p": "p"})[
-                ["metric", "reference", "model", "versus", "n", "difference", "ci_low", "ci_high", "p", "note"]]
+        labels = f"; role labels by the offline classifier {error['classifier'].iloc[0]}" if len(error) else ""
+        origin += labels + (f"; LAVE judged by {judge}" if judge else "")
+        if per_question is not None:
+            per_question = per_question.assign(model=model)
+            rows = pd.concat([rows, measure_rows(per_question[~per_question["metric"].isin(VIZWIZ_METRICS)])],
+                             ignore_index=True)
     else:
         bench = pd.DataFrame(tables["commvqa_table01_benchmark"])
         bench = bench[bench["protocol"] == "corrected"]
-        rows = [{"metric": r.metric, "reference": "", "model": commvqa_label(model, r.condition), "n": r.n_rows,
-                 "value": r.value, "ci_low": r.ci_low, "ci_high": r.ci_high} for r in bench.itertuples(index=False)]
-        diffs = pd.DataFrame()
-        note = "; ".join(filter(None, [note, "not tested: the scorecard keeps no per-question scores"]))
-    out = pd.DataFrame(rows).assign(kind="scorecard", origin=origin, note=note)
-    return out, diffs
+        rows = pd.DataFrame([{"metric": r.metric, "reference": "", "model": commvqa_label(model, r.condition),
+                              "n": r.n_rows, "value": r.value, "ci_low": r.ci_low, "ci_high": r.ci_high}
+                             for r in bench.itertuples(index=False)])
+        if per_question is not None:
+            per_question = _commvqa_per_question(per_question, model=model)
+    out = rows.assign(kind="scorecard", origin=origin, note="; ".join(notes))
+    return out, empty if per_question is None else per_question[empty.columns]
 
 
 def paired_tests(per_question: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0,
@@ -182,7 +240,8 @@ def paired_tests(per_question: pd.DataFrame, *, n_resamples: int = 1000, seed: i
         for i, a in enumerate(models):
             for b in models[i + 1:]:
                 both = wide[[a, b]].dropna()
-                d = (both[a] - both[b]).to_numpy(dtype=float)
+                d = (both[a] - both[b]).to_numpy(dtype=float, copy=True)
+                d[np.abs(d) < 1e-12] = 0.0  # the same answers read back from a file: rounding, not a difference
                 tested = bool(len(d) > 1 and np.any(d != 0))
                 rows.append({"metric": metric, "reference": reference, "model": a, "versus": b, "n": len(d),
                              "difference": float(d.mean()) if len(d) else np.nan, "ci_low": np.nan, "ci_high": np.nan,
@@ -220,7 +279,7 @@ def with_holm(pairs: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFrame:
 
 
 def assign_tiers(rows: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
-    """``rows`` sorted per measure, best first, with the tier :data:`RULE` gives (answer length: no tier).
+    """``rows`` sorted per measure, best first, with the tier :data:`RULE` gives (:data:`REPORTED` measures: none).
 
     Parameters
     ----------
@@ -240,7 +299,7 @@ def assign_tiers(rows: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
             columns=["_value", "_released"])
         tiers, tier, leader = [], 1, None
         for model, value in zip(part["model"], part["value"]):
-            if metric == WORDS or pd.isna(value) or (metric, reference) not in tested:
+            if metric in REPORTED or pd.isna(value) or (metric, reference) not in tested:
                 tiers.append(pd.NA)
                 continue
             if leader is not None and (metric, reference, frozenset((leader, model))) in separated:
@@ -251,10 +310,10 @@ def assign_tiers(rows: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
-def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None, n_resamples: int = 1000,
-                seed: int = 0) -> dict[str, pd.DataFrame]:
+def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None, question_ids=None,
+                n_resamples: int = 1000, seed: int = 0) -> dict[str, pd.DataFrame]:
     """The leaderboard of ``dataset``: ``table`` (one row per model and measure, with tiers) and ``pairs`` (every
-    paired comparison with its Holm-adjusted p).
+    paired comparison of a ranked measure, released models and scorecards alike, with its Holm-adjusted p).
 
     Parameters
     ----------
@@ -263,37 +322,43 @@ def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None
         A folder of scorecard folders (``scores/``); None: the released models only.
     data : optional
         The loaded dataset (``load_vizwiz_lf()`` or ``load_commvqa()``); None: loaded here.
+    question_ids : iterable of int, optional
+        VizWiz-LF: only these questions (a smoke run).
     n_resamples, seed : int
         The notebooks' bootstrap settings.
     """
     if dataset == "vizwiz-lf":
         from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 
-        rows, per_question = vizwiz_lf_released(data or load_vizwiz_lf(), n_resamples=n_resamples, seed=seed)
+        rows, per_question = vizwiz_lf_released(data or load_vizwiz_lf(), question_ids=question_ids,
+                                                n_resamples=n_resamples, seed=seed)
     elif dataset == "commvqa":
         from vqalib.papers.commvqa.loading import load_commvqa
 
         rows, per_question = commvqa_released(data or load_commvqa(), n_resamples=n_resamples, seed=seed)
     else:
         raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
-    pairs = paired_tests(per_question, n_resamples=n_resamples, seed=seed)
-    all_rows, all_pairs = [rows.assign(note="")], [pairs]
+    all_rows, all_scores = [rows.assign(note="")], [per_question]
     folders = sorted(p.parent for p in Path(scores_dir).glob("*/scorecard.json")) if scores_dir else []
     for folder in folders:
         if folder.name.startswith("."):  # a scorecard being swapped in
             continue
-        card_rows, card_pairs = scorecard_rows(folder, dataset=dataset)
+        card_rows, card_scores = scorecard_rows(folder, dataset=dataset)
         if len(card_rows) and set(card_rows["model"]) & set(pd.concat(all_rows)["model"]):
             raise ValueError(f"{folder / 'scorecard.json'}: model {card_rows['model'].iloc[0]!r} is already on the "
                              f"{dataset} leaderboard; give each scorecard its own model name")
         all_rows.append(card_rows)
-        all_pairs.append(card_pairs)
-    pairs = with_holm(pd.concat([p for p in all_pairs if len(p)], ignore_index=True))
+        all_scores.append(card_scores)
+    per_question = pd.concat([p for p in all_scores if len(p)], ignore_index=True)
+    pairs = with_holm(paired_tests(per_question[~per_question["metric"].isin(REPORTED)], n_resamples=n_resamples,
+                                   seed=seed))
     table = assign_tiers(pd.concat([r for r in all_rows if len(r)], ignore_index=True), pairs)
     table["n"] = table["n"].astype(int)
     table["tier"] = table["tier"].map(lambda t: "" if pd.isna(t) else str(int(t)))
-    untested = table["tier"].isna() & (table["metric"] != WORDS)
-    table.loc[untested, "note"] = table.loc[untested, "note"].where(table.loc[untested, "note"] != "", NO_TEST)
+    untested = (table["tier"] == "") & ~table["metric"].isin(REPORTED) & (table["note"] == "")
+    paired = set(zip(per_question["metric"], per_question["reference"]))
+    table.loc[untested, "note"] = [NO_TEST if key not in paired else ALONE
+                                   for key in zip(table.loc[untested, "metric"], table.loc[untested, "reference"])]
     return {"table": table[COLUMNS], "pairs": pairs}
 
 

@@ -11,11 +11,15 @@ import pandas as pd
 from vqalib.compendium import leaderboard
 from vqalib.core import figure_files
 from vqalib.core.plots.style import DISPLAY_WIDTH_IN, MARKERS, PALETTE
+from vqalib.papers.vizwiz_lf import leaderboard_measures as measures
 
-# the ranked measures and answer length; BLEU (corpus-level, never ranked) stays in the table only
-HEADLINE = {"vizwiz-lf": ("ROUGE", "METEOR", "BERTScore", leaderboard.WORDS), "commvqa": ("METEOR", "ROUGE", "CIDEr")}
+# the ranked measures and answer length; BLEU (corpus-level, never ranked) and the role shares stay in the table only
+HEADLINE = {"vizwiz-lf": ("ROUGE", "METEOR", "BERTScore", measures.ABSTENTION, leaderboard.WORDS),
+            "commvqa": ("METEOR", "ROUGE", "CIDEr")}
 TITLES = {"vizwiz-lf": "VizWiz-LF", "commvqa": "CommVQA"}
-REFERENCES = {"s_r": "against the short references (s_r)", "l_r": "against the long references (l_r)"}
+REFERENCES = {"s_r": "against the short references (s_r)", "l_r": "against the long references (l_r)",
+              measures.RELEASED_LABELS: "on the released role labels (released models only)",
+              measures.CLASSIFIER_LABELS: "on the offline classifier's role labels (every model)"}
 KINDS = ("released", "scorecard")  # colour and marker of each kind of row
 
 
@@ -76,7 +80,8 @@ def measure_figure(table: pd.DataFrame, *, dataset: str, metric: str) -> plt.Fig
         if (rows["kind"] != "released").any():
             ax.legend(loc="lower right", fontsize=9)
     if len(panels) > 1:
-        fig.suptitle(f"{TITLES[dataset]}: {metric} of the whole answer (l_c)", fontsize=12)
+        what = "" if metric == measures.ABSTENTION else " of the whole answer (l_c)"
+        fig.suptitle(f"{TITLES[dataset]}: {metric}{what}", fontsize=12)
     return fig
 
 
