@@ -56,6 +56,30 @@ def test_vizwiz_lf_abstention_and_roles_equal_tables_5_and_2():
     assert described["tier"].isna().all() and len(described) == 7 * (1 + 2 + len(measures.ROLE_SHARE))
 
 
+@pytest.mark.full  # the released answers' leaderboard on 8 questions, about 10 s
+def test_a_configured_judge_adds_lave_of_the_released_answers(tmp_path, data_dir):
+    from vqalib.compendium.leaderboard_files import page_body
+    from vqalib.core.judge.cache import CachedJudge
+    from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
+
+    class Scripted:  # a judge that rates long answers higher: models with longer answers come first
+        name, model = "scripted", "by-length"
+
+        def complete(self, messages, *, temperature=0.0, max_tokens=256):
+            words = len(messages[-1]["content"].split("Candidate answer:")[-1].split())
+            return f"Rating: {1 + (words > 15) + (words > 40)}"
+
+    data = load_vizwiz_lf(data_dir=data_dir)
+    board = leaderboard.leaderboard("vizwiz-lf", data=data, judge=CachedJudge(Scripted(), cache_dir=tmp_path),
+                                    question_ids=range(1, 9), n_resamples=50)
+    lave = board["table"][board["table"]["metric"] == "GPT-4 (LAVE)"]
+    assert set(lave["model"]) == set(data.answers["source"]) and lave["n"].between(5, 8).all()
+    assert lave["origin"].str.endswith("judged by scripted:by-length").all() and (lave["tier"] != "").any()
+    assert (board["pairs"]["metric"] == "GPT-4 (LAVE)").any()
+    assert leaderboard.LAVE_NOTE[:30] not in page_body({"vizwiz-lf": board["table"]})
+    assert leaderboard.LAVE_NOTE[:30] in page_body({"vizwiz-lf": board["table"][board["table"]["metric"] != "GPT-4 (LAVE)"]})
+
+
 def test_commvqa_leaderboard_equals_table_1_corrected_protocol():
     board = _board("leaderboard_commvqa")
     steps = _board("commvqa_table01_protocols")

@@ -14,6 +14,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from vqalib.core.inference import bootstrap_mean_cis, mean_ci
+from vqalib.core.judge.settings import ENABLE_HINT
 from vqalib.papers.vizwiz_lf import leaderboard_measures as measures
 
 DATASETS = ("vizwiz-lf", "commvqa")
@@ -37,8 +38,8 @@ RULE = ("Per measure the models are sorted by their estimate, best first. The fi
 VIZWIZ_METRICS = ("ROUGE", "METEOR", "BERTScore", "GPT-4 (LAVE)")  # Table 4 with the whole answer (l_c)
 COLUMNS = ["metric", "reference", "model", "kind", "n", "value", "ci_low", "ci_high", "tier", "origin", "note"]
 NO_TEST = "not ranked: a corpus-level score, no per-question scores to pair"
-LAVE_NOTE = ("GPT-4 (LAVE) of the released models: not run: needs an LLM judge; a scorecard scored with a judge "
-             "(`vqalib score` with the judge settings) is ranked on it")
+LAVE_NOTE = (f"GPT-4 (LAVE) of the released models: not run: no LLM judge configured; {ENABLE_HINT}. A scorecard "
+             "scored with a judge is ranked on it")
 ALONE = "not ranked: no other model has per-question scores on this measure"
 OLD_CARD = "not tested: the scorecard keeps no per-question scores (written before they were kept; score it again)"
 
@@ -68,7 +69,8 @@ def measure_rows(per_question: pd.DataFrame, *, confidence: float = 0.95) -> pd.
     return pd.DataFrame(rows, columns=["metric", "reference", "model", "n", "value", "ci_low", "ci_high"])
 
 
-def vizwiz_lf_released(data, *, backbone=None, question_ids=None, n_resamples: int = 1000, seed: int = 0):
+def vizwiz_lf_released(data, *, backbone=None, judge=None, question_ids=None, n_resamples: int = 1000,
+                       seed: int = 0):
     """The seven released VizWiz-LF sources' rows and per-question scores: Table 4 with ``l_c`` by notebook 03's
     functions and seed, answer words (Table 1), abstention on the released labels (Table 5) and, on the offline
     classifier's out-of-fold labels (what a scorecard of the same answers gets), abstention and role shares.
@@ -79,6 +81,8 @@ def vizwiz_lf_released(data, *, backbone=None, question_ids=None, n_resamples: i
         ``papers.vizwiz_lf.loading.load_vizwiz_lf()``.
     backbone : Backbone, optional
         BERTScore's; default ``bertscore_backbone()``.
+    judge : CachedJudge, optional
+        LAVE's judge (notebook 03's); None: no LAVE rows.
     question_ids : iterable of int, optional
         Only these questions (a smoke run); None: all.
     n_resamples, seed : int
@@ -93,11 +97,15 @@ def vizwiz_lf_released(data, *, backbone=None, question_ids=None, n_resamples: i
     pairs = pairs[pairs["candidate_kind"] == "l_c"]
     scores = table4.score_pairs(pairs, metrics=("rouge", "meteor", "bertscore"),
                                 backbone=backbone or bertscore_backbone(), progress=False)
+    if judge is not None:  # notebook 03's judge and rule for an answer without an Answer sentence (none: l_c)
+        scores = pd.concat([scores, table4.score_with_judge(pairs, judge=judge, progress=False)], ignore_index=True)
     named = scores.assign(metric=scores["metric"].map(table4.METRIC_NAMES)).dropna(subset=["score"])
     summary = table4.summarize(named, n_resamples=n_resamples, seed=seed)
     rows = pd.DataFrame([{"metric": r.metric, "reference": r.reference_kind, "model": r.source,
                           "n": r.n, "value": r.mean, "ci_low": r.ci_low, "ci_high": r.ci_high,
-                          "origin": "released answers (Table 4, notebook 03)"} for r in summary.itertuples(index=False)])
+                          "origin": "released answers (Table 4, notebook 03)" + (
+                              f"; judged by {judge.backend.name}:{judge.backend.model}" if r.metric == "GPT-4 (LAVE)"
+                              else "")} for r in summary.itertuples(index=False)])
     answers = data.answers if question_ids is None else data.answers[data.answers["question_id"].isin(question_ids)]
     parts, origins = [], {}
     classifier = f"released answers labelled out of fold by the offline classifier ({NAMES[selected()]}, notebook 05)"
@@ -310,7 +318,7 @@ def assign_tiers(rows: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
-def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None, question_ids=None,
+def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None, judge=None, question_ids=None,
                 n_resamples: int = 1000, seed: int = 0) -> dict[str, pd.DataFrame]:
     """The leaderboard of ``dataset``: ``table`` (one row per model and measure, with tiers) and ``pairs`` (every
     paired comparison of a ranked measure, released models and scorecards alike, with its Holm-adjusted p).
@@ -322,6 +330,8 @@ def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None
         A folder of scorecard folders (``scores/``); None: the released models only.
     data : optional
         The loaded dataset (``load_vizwiz_lf()`` or ``load_commvqa()``); None: loaded here.
+    judge : CachedJudge, optional
+        VizWiz-LF: LAVE's judge for the released answers (``core.judge.cache.judge_from_env()``); None: not run.
     question_ids : iterable of int, optional
         VizWiz-LF: only these questions (a smoke run).
     n_resamples, seed : int
@@ -330,7 +340,7 @@ def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None
     if dataset == "vizwiz-lf":
         from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 
-        rows, per_question = vizwiz_lf_released(data or load_vizwiz_lf(), question_ids=question_ids,
+        rows, per_question = vizwiz_lf_released(data or load_vizwiz_lf(), judge=judge, question_ids=question_ids,
                                                 n_resamples=n_resamples, seed=seed)
     elif dataset == "commvqa":
         from vqalib.papers.commvqa.loading import load_commvqa

@@ -111,8 +111,10 @@ def page_body(tables: dict[str, pd.DataFrame], *, figures: dict[str, list[tuple[
         HTML after the heading (where the rows come from).
     """
     sections = "".join(page_section(d, t, figures=(figures or {}).get(d, ()), src=src) for d, t in tables.items())
+    judged = any(((t["metric"] == "GPT-4 (LAVE)") & (t["kind"] == "released")).any() for t in tables.values())
+    lave = "" if judged else f"<p>{html.escape(leaderboard.LAVE_NOTE)}.</p>"
     return (f"<h1>Leaderboard</h1>{intro}<p>{html.escape(leaderboard.RULE)}</p>"
-            f"<p>{html.escape(leaderboard.LAVE_NOTE)}.</p>{sections}")
+            f"{lave}{sections}")
 
 
 def page_html(tables: dict[str, pd.DataFrame], *, css: str = "",
@@ -148,7 +150,10 @@ def write(out: str | Path, *, scores_dir: str | Path | None, n_resamples: int = 
         The scorecard folders (``scores/``).
     n_resamples, seed : int
     """
-    boards = {d: leaderboard.leaderboard(d, scores_dir=scores_dir, n_resamples=n_resamples, seed=seed)
+    from vqalib.core.judge.cache import judge_from_env
+
+    judge = judge_from_env()  # LAVE of the released answers when a judge is configured, as notebook 03 does
+    boards = {d: leaderboard.leaderboard(d, scores_dir=scores_dir, judge=judge, n_resamples=n_resamples, seed=seed)
               for d in leaderboard.DATASETS}
 
     def fill(folder: Path) -> None:
