@@ -18,7 +18,9 @@ export MPLBACKEND := Agg
 .PHONY: help setup java data data-gqa reproduce test test-full lmms-env inspect-env bench lab html report check-site clean lock
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{name[NR] = $$1; text[NR] = $$2; \
+	  if (length($$1) > width) width = length($$1)} \
+	  END {for (i = 1; i <= NR; i++) printf "  make %-" width "s %s\n", name[i], text[i]}'
 
 setup: $(STAMP) java  ## create .venv and install the exact pins of requirements.lock
 
