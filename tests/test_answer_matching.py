@@ -49,6 +49,19 @@ def test_vlmevalkit_predictions(tmp_path, suffix):
     assert answers[["question_id", "index", "answer"]].values.tolist() == [["1", "0", "red"], ["2", "1", "blue"]]
 
 
+def test_vlmevalkit_version_unknown_says_why(tmp_path):
+    path = tmp_path / "MyModel_VizWizLF_openended.tsv"
+    pd.DataFrame({"index": [0], "question_id": ["1"], "prediction": ["red"]}).to_csv(path, sep="\t", index=False)
+    assert read_answers(path)[1].version == "unknown: no status.json beside MyModel_VizWizLF_openended.tsv"
+    status = tmp_path / "status.json"
+    status.write_text(json.dumps({"schema_version": "1.0", "commit": "unknown"}))
+    assert read_answers(path)[1].version == ("unknown: status.json beside MyModel_VizWizLF_openended.tsv records no "
+                                             "commit or version")
+    status.write_text("{not json")
+    version = read_answers(path)[1].version
+    assert version.startswith("unknown: status.json beside MyModel_VizWizLF_openended.tsv could not be read as JSON: ")
+
+
 def test_vlmevalkit_index_join(tmp_path):
     exported = tmp_path / "VizWizLF_openended.tsv"
     pd.DataFrame({"index": [0, 1], "question_id": ["3", "4"], "question": ["q", "q"]}).to_csv(exported, sep="\t",

@@ -204,22 +204,24 @@ def _vlmevalkit_rows(path: Path) -> list[dict]:
     return rows
 
 
-def _version_beside(path: Path, candidates, keys: tuple[str, ...]) -> str | None:
-    """The first non-empty ``key value`` of ``keys`` in the JSON files ``candidates`` beside the answers."""
-    for candidate in candidates:
-        try:
-            data = json.loads(read_regular(candidate, what="toolkit results file").decode("utf-8"))
-        except (OSError, ValueError):  # NotRegularFile is a ValueError: a pipe beside the answers is skipped
-            continue
-        stack = [data]
-        while stack:
-            value = stack.pop()
-            if isinstance(value, dict):
-                for key in keys:
-                    if isinstance(value.get(key), str) and value[key] and "unknown" not in value[key]:
-                        return f"{key} {value[key]}"
-                stack.extend(value.values())
-    return None
+def _version_beside(path: Path, status: Path, keys: tuple[str, ...]) -> str:
+    """The first non-empty ``key value`` of ``keys`` in the JSON file ``status`` beside the answers ``path``, else
+    "unknown: <why>"."""
+    try:
+        data = json.loads(read_regular(status, what="toolkit status file").decode("utf-8"))
+    except FileNotFoundError:
+        return f"unknown: no {status.name} beside {path.name}"
+    except (OSError, ValueError) as error:  # NotRegularFile is a ValueError: a pipe beside the answers is skipped
+        return f"unknown: {status.name} beside {path.name} could not be read as JSON: {error}"
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key in keys:
+                if isinstance(value.get(key), str) and value[key] and "unknown" not in value[key]:
+                    return f"{key} {value[key]}"
+            stack.extend(value.values())
+    return f"unknown: {status.name} beside {path.name} records no {' or '.join(keys)}"
 
 
 def _package_version(text: object) -> bool:
@@ -363,7 +365,7 @@ class _VLMEvalKit(AnswerFormat):
         return _vlmevalkit_rows(path)
 
     def version(self, path):
-        return _version_beside(path, [path.parent / "status.json"], ("commit", "version"))
+        return _version_beside(path, path.parent / "status.json", ("commit", "version"))
 
 
 class DeclaredCSV(AnswerFormat):
