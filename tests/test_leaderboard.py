@@ -181,6 +181,32 @@ def test_a_commvqa_scorecard_of_released_results_lands_in_its_sources_tiers(tmp_
                                                                        "origin"]
 
 
+@pytest.mark.full  # two AFGV scorecards (the tiers' rewrites and intent similarity), about 10 s
+def test_afgv_scorecards_are_ranked_per_tier_on_their_per_item_correctness(tmp_path):
+    import html
+
+    from vqalib.compendium import score, scorecard_files
+    from vqalib.compendium.leaderboard_files import page_body
+    from vqalib.papers.afgv.question_sets import tier_items
+
+    items = tier_items(question_set="VizWiz-LF")
+    for name, every in (("Often right", 2), ("Seldom right", 5)):  # the reference on every 2nd or 5th item
+        answers = [r if k % every == 0 else "something else" for k, r in enumerate(items["reference"])]
+        path = tmp_path / f"{name}.csv"
+        pd.DataFrame({"question_id": items["question_id"], "tier": items["tier"], "answer": answers}).to_csv(path,
+                                                                                                             index=False)
+        scorecard_files.write(score.score([path], dataset="afgv", model=name), tmp_path / "scores" / name)
+    board = leaderboard.leaderboard("afgv", scores_dir=tmp_path / "scores")
+    table = board["table"]
+    assert set(table["reference"]) == {f"{t}, VizWiz-LF" for t in ("baseline", "simplified", "complex")}
+    for _, part in table.groupby("reference"):
+        assert list(part["model"]) == ["Often right", "Seldom right"] and list(part["tier"]) == ["1", "2"]
+    assert len(board["pairs"]) == 3 and board["pairs"]["distinguishable"].all()
+    assert leaderboard.AFGV_NOT_RUN[:20] not in page_body({"afgv": table})
+    assert leaderboard.leaderboard("afgv")["table"].empty
+    assert html.escape(leaderboard.AFGV_NOT_RUN) in page_body({})  # no scorecard: the page says why and how to add one
+
+
 def test_a_scorecard_without_per_question_scores_is_listed_not_tested(tmp_path):
     import json
     import shutil

@@ -1,6 +1,7 @@
 """One leaderboard per dataset: the released models and every scorecard on the papers' measures (VizWiz-LF Tables 1,
 2, 4 and 5, CommVQA Table 1), each with its 95% interval, ranked into tiers only where a paired test separates them
-(:data:`RULE`; ``vqalib leaderboard``, notebook 10). AFGV has no leaderboard yet."""
+(:data:`RULE`; ``vqalib leaderboard``, notebook 10). AFGV releases no predictions: its leaderboard holds scorecards
+only (tier accuracy per question set)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from vqalib.core.inference import bootstrap_mean_cis, mean_ci
 from vqalib.core.judge.settings import ENABLE_HINT
 from vqalib.papers.vizwiz_lf import leaderboard_measures as measures
 
-DATASETS = ("vizwiz-lf", "commvqa")
+DATASETS = ("vizwiz-lf", "commvqa", "afgv")
+TITLES = {"vizwiz-lf": "VizWiz-LF", "commvqa": "CommVQA", "afgv": "AFGV"}
 ALPHA = 0.05
 WORDS = measures.WORDS
 REPORTED = {WORDS, *(m for m in measures.PROPORTIONS if m not in measures.RANKED)}  # described, not ranked
@@ -41,6 +43,9 @@ NO_TEST = "not ranked: a corpus-level score, no per-question scores to pair"
 LAVE_NOTE = (f"GPT-4 (LAVE) of the released models: not run: no LLM judge configured; {ENABLE_HINT}. A scorecard "
              "scored with a judge is ranked on it")
 ALONE = "not ranked: no other model has per-question scores on this measure"
+AFGV_NOT_RUN = ("not run: no AFGV model predictions are released (the paper prints its tier accuracies, notebook 06 "
+                "compares them); score a model's answers to the tiers with `vqalib score ANSWERS --dataset afgv --out "
+                "scores/NAME` (or `vqalib run` them) and run `vqalib leaderboard --scores scores/`.")
 OLD_CARD = "not tested: the scorecard keeps no per-question scores (written before they were kept; score it again)"
 
 
@@ -217,6 +222,17 @@ def scorecard_rows(folder: str | Path, *, dataset: str) -> tuple[pd.DataFrame, p
             per_question = per_question.assign(model=model)
             rows = pd.concat([rows, measure_rows(per_question[~per_question["metric"].isin(VIZWIZ_METRICS)])],
                              ignore_index=True)
+    elif dataset == "afgv":
+        from vqalib.papers.afgv.scorecard import ACCURACY, tier_reference
+
+        acc = pd.DataFrame(tables.get("afgv_tier_accuracy_predictions") or [])
+        question_set = card.get("settings", {}).get("question_set", "VizWiz-LF")
+        rows = pd.DataFrame([{"metric": ACCURACY, "reference": tier_reference(r.tier, question_set), "model": model,
+                              "n": r.n, "value": r.accuracy, "ci_low": r.ci95_low, "ci_high": r.ci95_high}
+                             for r in acc.itertuples(index=False)] if "accuracy" in acc else [],
+                            columns=["metric", "reference", "model", "n", "value", "ci_low", "ci_high"])
+        if per_question is not None:
+            per_question = per_question.assign(model=model)
     else:
         bench = pd.DataFrame(tables["commvqa_table01_benchmark"])
         bench = bench[bench["protocol"] == "corrected"]
@@ -325,7 +341,7 @@ def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None
 
     Parameters
     ----------
-    dataset : {"vizwiz-lf", "commvqa"}
+    dataset : {"vizwiz-lf", "commvqa", "afgv"}
     scores_dir : str or Path, optional
         A folder of scorecard folders (``scores/``); None: the released models only.
     data : optional
@@ -346,6 +362,10 @@ def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None
         from vqalib.papers.commvqa.loading import load_commvqa
 
         rows, per_question = commvqa_released(data or load_commvqa(), n_resamples=n_resamples, seed=seed)
+    elif dataset == "afgv":  # no released predictions: scorecards only
+        rows = pd.DataFrame(columns=["metric", "reference", "model", "n", "value", "ci_low", "ci_high", "origin",
+                                     "kind"])
+        per_question = pd.DataFrame(columns=["metric", "reference", "model", "question_id", "score"])
     else:
         raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
     all_rows, all_scores = [rows.assign(note="")], [per_question]
@@ -359,9 +379,11 @@ def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None
                              f"{dataset} leaderboard; give each scorecard its own model name")
         all_rows.append(card_rows)
         all_scores.append(card_scores)
-    per_question = pd.concat([p for p in all_scores if len(p)], ignore_index=True)
+    per_question = pd.concat(all_scores, ignore_index=True)
     pairs = with_holm(paired_tests(per_question[~per_question["metric"].isin(REPORTED)], n_resamples=n_resamples,
                                    seed=seed))
+    if not any(len(r) for r in all_rows):  # AFGV without a scorecard
+        return {"table": pd.DataFrame(columns=COLUMNS), "pairs": pairs}
     table = assign_tiers(pd.concat([r for r in all_rows if len(r)], ignore_index=True), pairs)
     table["n"] = table["n"].astype(int)
     table["tier"] = table["tier"].map(lambda t: "" if pd.isna(t) else str(int(t)))

@@ -13,10 +13,11 @@ from vqalib.core import figure_files
 from vqalib.core.plots.style import DISPLAY_WIDTH_IN, MARKERS, PALETTE
 from vqalib.papers.vizwiz_lf import leaderboard_measures as measures
 
-# the ranked measures and answer length; BLEU (corpus-level, never ranked) and the role shares stay in the table only
+# the ranked measures and answer length; BLEU (corpus-level, never ranked), the role shares and AFGV's tier
+# accuracy (scorecards only, no registered figure) stay in the table only
 HEADLINE = {"vizwiz-lf": ("ROUGE", "METEOR", "BERTScore", measures.ABSTENTION, leaderboard.WORDS),
             "commvqa": ("METEOR", "ROUGE", "CIDEr")}
-TITLES = {"vizwiz-lf": "VizWiz-LF", "commvqa": "CommVQA"}
+TITLES = leaderboard.TITLES
 REFERENCES = {"s_r": "against the short references (s_r)", "l_r": "against the long references (l_r)",
               measures.RELEASED_LABELS: "on the released role labels (released models only)",
               measures.CLASSIFIER_LABELS: "on the offline classifier's role labels (every model)"}
@@ -120,4 +121,4 @@ def save_figures(table: pd.DataFrame, *, dataset: str, directory=None) -> list[f
     """
     return [figure_files.save_figure(measure_figure(table, dataset=dataset, metric=m), figure_name(dataset, m),
                                      alt_text=alt_text(table, dataset=dataset, metric=m), directory=directory)
-            for m in HEADLINE[dataset] if (table["metric"] == m).any()]
+            for m in HEADLINE.get(dataset, ()) if (table["metric"] == m).any()]

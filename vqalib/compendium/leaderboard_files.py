@@ -24,7 +24,7 @@ _WRITES = re.compile(r"(leaderboard\.json|index\.html|table_sort\.js|(leaderboar
 LEADERBOARD = OutputKind(what="leaderboard", option="vqalib leaderboard --out", marker="leaderboard.json",
                          is_marker=lambda p: (json_marker(p, max_bytes=1 << 20) or {}).get("format") == FORMAT,
                          written=lambda name: bool(_WRITES.fullmatch(name)))
-TITLES = {"vizwiz-lf": "VizWiz-LF", "commvqa": "CommVQA"}
+TITLES = leaderboard.TITLES
 
 
 def _markdown(frame: pd.DataFrame, title: str) -> str:
@@ -110,7 +110,11 @@ def page_body(tables: dict[str, pd.DataFrame], *, figures: dict[str, list[tuple[
     intro : str, default ""
         HTML after the heading (where the rows come from).
     """
-    sections = "".join(page_section(d, t, figures=(figures or {}).get(d, ()), src=src) for d, t in tables.items())
+    shown = {**tables, "afgv": tables.get("afgv", pd.DataFrame(columns=leaderboard.COLUMNS))}  # AFGV: said if empty
+    sections = "".join(page_section(d, t, figures=(figures or {}).get(d, ()), src=src) if len(t) else
+                       f'<section aria-labelledby="lb-{d}"><h2 id="lb-{d}">{html.escape(TITLES[d])}</h2>'
+                       f"<p>{html.escape(leaderboard.AFGV_NOT_RUN if d == 'afgv' else 'No models.')}</p></section>"
+                       for d, t in shown.items())
     judged = any(((t["metric"] == "GPT-4 (LAVE)") & (t["kind"] == "released")).any() for t in tables.values())
     lave = "" if judged else f"<p>{html.escape(leaderboard.LAVE_NOTE)}.</p>"
     return (f"<h1>Leaderboard</h1>{intro}<p>{html.escape(leaderboard.RULE)}</p>"
@@ -158,6 +162,8 @@ def write(out: str | Path, *, scores_dir: str | Path | None, n_resamples: int = 
 
     def fill(folder: Path) -> None:
         for dataset, board in boards.items():
+            if board["table"].empty:  # AFGV without a scorecard: the page says so
+                continue
             for name, frame in (("leaderboard", board["table"]), ("pairs", board["pairs"])):
                 write_atomic(folder / f"{name}_{dataset}.csv", frame.to_csv(index=False, lineterminator="\n").encode())
                 write_atomic(folder / f"{name}_{dataset}.md", _markdown(frame, f"{TITLES[dataset]} {name}").encode())

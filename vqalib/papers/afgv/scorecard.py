@@ -38,10 +38,42 @@ def score_afgv(matched: pd.DataFrame, *, model: str, items: pd.DataFrame,
         missing = report.not_run("no reference answers for these items",
                                  enable="add a `reference` column to the answers (e.g. GQA answers) or score the "
                                         "VizWiz-LF question set, whose reference is the crowd majority answer")
-        return {stem: missing for stem in stems}
+        return {**{stem: missing for stem in stems}, "per_question": per_question_accuracy(frame)}
     predictions = pd.DataFrame({"question_id": frame["question_id"], "tier": frame["tier"], "model": model,
                                 "question": frame["question"], "prediction": frame["answer"].fillna(""),
                                 "answer": frame["reference"].astype(str), "question_set": frame["question_set"],
                                 "question_type": frame["question_type"],
                                 "intent_similarity": frame["intent_similarity"]})
-    return dict(zip(stems, prediction_tables(predictions, threshold=threshold)))
+    tables = dict(zip(stems, prediction_tables(predictions, threshold=threshold)))
+    return {**tables, "per_question": per_question_accuracy(frame)}  # the leaderboard's, kept beside the tables
+
+
+ACCURACY = "exact-match accuracy"
+
+
+def tier_reference(tier: str, question_set: str) -> str:
+    """The leaderboard's name of one tier of one question set (models are compared within it).
+
+    Parameters
+    ----------
+    tier, question_set : str
+    """
+    return f"{tier}, {question_set}"
+
+
+def per_question_accuracy(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per-item exact-match correctness (0 or 1) of answers with references, per tier (the leaderboard's pairs).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        ``question_id``, ``tier``, ``question_set``, ``answer``, ``reference`` per answered item.
+    """
+    from vqalib.papers.afgv.accuracy import normalize_answer
+
+    correct = [float(normalize_answer(a) == normalize_answer(b))
+               for a, b in zip(frame["answer"].fillna(""), frame["reference"].astype(str))]
+    return pd.DataFrame({"metric": ACCURACY,
+                         "reference": [tier_reference(t, q) for t, q in zip(frame["tier"], frame["question_set"])],
+                         "question_id": frame["question_id"].to_numpy(), "score": correct},
+                        columns=["metric", "reference", "question_id", "score"])
