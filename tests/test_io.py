@@ -1,5 +1,6 @@
 """Outside files are opened only when regular (vqalib.core.io.open_regular): a named pipe, a folder or a file
-over a cap is refused at once with the path and what it is, never waited on."""
+over a cap is refused at once with the path and what it is, never waited on; a path a message names is shown relative
+to the project (vqalib.core.io.shown_path)."""
 
 import os
 
@@ -60,3 +61,9 @@ def test_word_vectors_that_are_a_pipe_are_refused_by_name(tmp_path, monkeypatch)
     os.mkfifo(path)
     with pytest.raises(io.NotRegularFile, match="word-vector file .*named pipe"):
         vectors.load_word_vectors(str(path))
+
+
+def test_a_path_is_shown_relative_to_the_project_when_inside_it(tmp_path):
+    page = io.project_root() / "build" / "explore" / "09_score_a_model" / "scores" / "m" / "index.html"
+    assert io.shown_path(page) == "build/explore/09_score_a_model/scores/m/index.html"
+    assert io.shown_path(tmp_path / "a.csv") == str(tmp_path / "a.csv")  # outside the project: as given

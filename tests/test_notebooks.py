@@ -31,6 +31,18 @@ def _record_state() -> dict[str, str]:
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files if p.is_file()}
 
 
+def _written_paths(notebook: Path) -> list[str]:
+    """The paths under build/ or scores/ a run's printed messages name, the figures folder aside."""
+    import re
+
+    import nbformat
+
+    text = "".join(o.get("text", "") for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"
+                   for o in c.outputs if o.output_type == "stream")
+    found = re.findall(r"(?<![\w/.-])(?:build|scores)/[\w/.-]*\w", text)
+    return [p for p in found if not p.endswith("/figures")]
+
+
 @pytest.mark.full
 def test_notebook_smoke_runs_explore_and_leave_the_record_clean(tmp_path, data_dir):
     """Every notebook with one parameter changed (``smoke``, small inputs) and no ``figures_dir``, through papermill
@@ -50,6 +62,10 @@ def test_notebook_smoke_runs_explore_and_leave_the_record_clean(tmp_path, data_d
                      if c.cell_type == "code" and c.outputs)
         assert first.get("text", "").startswith(f"Tables and figures go to build/explore/{path.stem}/figures/ ("), \
             path.name
+        if path.stem == "09_score_a_model":  # its messages name the answers file and scorecard where it wrote them
+            assert _written_paths(tmp_path / path.name) == [
+                f"build/explore/{path.stem}/build/score-demo/llava_answers.csv",
+                f"build/explore/{path.stem}/scores/llava-released/index.html"]
         saved = {registry.spec_for_file(p.name).notebook for p in out.glob("*.csv")}
         assert saved == {path.stem}, f"{path.name} saved no table in {out}"
         for png in out.glob("*.png"):

@@ -98,6 +98,17 @@ def project_root() -> Path:
     return here if (here / "pyproject.toml").exists() else Path.cwd()
 
 
+def shown_path(path: str | Path) -> str:
+    """How a message names a path: relative to the project root when inside it, else as given.
+
+    Parameters
+    ----------
+    path : str or Path
+    """
+    root, resolved = project_root().resolve(), Path(path).resolve()
+    return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else str(path)
+
+
 def default_data_dir() -> Path:
     """``$VQALIB_DATA_DIR`` or ``<project>/data/raw``."""
     return config.get_path(DATA_DIR_ENV, project_root() / "data" / "raw")

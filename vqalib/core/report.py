@@ -14,7 +14,7 @@ from typing import Callable
 import pandas as pd
 
 from vqalib.core import config, registry, saved_by, specs
-from vqalib.core.io import project_root
+from vqalib.core.io import project_root, shown_path
 from vqalib.core.evidence import UNEXPLAINED
 
 
@@ -44,7 +44,7 @@ def output_dir(path: str | Path | None, notebook: str) -> Path:
     out = Path(path) if path is not None else root / ("figures" if in_place else f"build/explore/{notebook}/figures")
     if out.resolve() == (root / "figures").resolve() and not in_place:
         raise ValueError(f"figures_dir={str(path)!r}: only `vqalib reproduce` writes figures/; leave it None")
-    shown = out.resolve().relative_to(root) if out.resolve().is_relative_to(root) else out
+    shown = shown_path(out)
     print(f"Tables and figures go to {shown}/ (" + ("the committed record: `vqalib reproduce`)." if in_place and path is None
           else "exploring: figures/ is written only by `vqalib reproduce` with the committed parameters)."))
     return figures_dir(out)
