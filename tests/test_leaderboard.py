@@ -280,6 +280,21 @@ def test_the_sort_script_is_package_data_and_loads_nothing_from_another_host():
     assert leaderboard_files.LEADERBOARD.written(leaderboard_files.SCRIPT)  # replaced with its folder
 
 
+@pytest.mark.full  # every dataset's leaderboard with the committed scorecard, about 20 s
+def test_the_command_writes_every_dataset_with_the_scorecards(tmp_path, capsys):
+    from vqalib.compendium.cli import main
+
+    assert main(["leaderboard", "--scores", str(project_root() / "scores"), "--out", str(tmp_path / "lb")]) == 0
+    written = {p.name for p in (tmp_path / "lb").iterdir()}
+    assert {"leaderboard_vizwiz-lf.csv", "leaderboard_commvqa.csv", "pairs_vizwiz-lf.csv", "index.html",
+            "leaderboard.json"} <= written and "leaderboard_afgv.csv" not in written  # no AFGV scorecard
+    board = pd.read_csv(tmp_path / "lb" / "leaderboard_vizwiz-lf.csv", keep_default_na=False)
+    assert "LLaVA (scored again)" in set(board["model"])  # notebook 09's scorecard, paired with the released models
+    pairs = pd.read_csv(tmp_path / "lb" / "pairs_vizwiz-lf.csv", keep_default_na=False)
+    assert (pairs["model"] == "LLaVA (scored again)").any() or (pairs["versus"] == "LLaVA (scored again)").any()
+    assert "AFGV" in (tmp_path / "lb" / "index.html").read_text()
+
+
 def test_the_command_refuses_a_folder_it_did_not_write(tmp_path, capsys):
     from vqalib.compendium.cli import main
 

@@ -50,7 +50,7 @@ def saved_figures(folder: str | Path, dataset: str) -> list[tuple[str, str]]:
         ``figures/`` or a leaderboard folder.
     dataset : str
     """
-    names = [leaderboard_figures.figure_name(dataset, m) for m in leaderboard_figures.HEADLINE[dataset]]
+    names = [leaderboard_figures.figure_name(dataset, m) for m in leaderboard_figures.HEADLINE.get(dataset, ())]
     return [(n, (Path(folder) / f"{n}.alt.txt").read_text(encoding="utf-8").strip()) for n in names
             if (Path(folder) / f"{n}.png").exists() and (Path(folder) / f"{n}.alt.txt").exists()]
 
