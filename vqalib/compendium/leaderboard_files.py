@@ -89,7 +89,8 @@ def page_section(dataset: str, table: pd.DataFrame, *, figures: list[tuple[str, 
             for r in part.itertuples(index=False))
         header = "".join(f'<th scope="col">{h}</th>' for h in heads)
         parts.append(f'<div class="table-wrap table-scroll" role="region" tabindex="0" aria-label="{html.escape(name)}">'
-                     f'<table class="sortable"><caption>{html.escape(TITLES[dataset])}: {html.escape(name)}, best first'
+                     f'<table class="sortable"><caption>{html.escape(TITLES[dataset])}: {html.escape(name)}, '
+                     f'{"highest first (described, not ranked)" if metric in leaderboard.REPORTED else "best first"}'
                      "</caption>"
                      f"<thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table></div>")
     return "".join(parts) + "</section>"
