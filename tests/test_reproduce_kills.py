@@ -108,15 +108,15 @@ def test_killing_reproduce_at_random_moments_never_damages_a_committed_file(clea
 
 def _fill(folder: Path) -> None:
     """Use up every free byte of the file system holding ``folder``."""
-    with open(folder / ".filler", "wb") as out:
+    # unbuffered: a buffered file would flush its unwritten rest again on close and raise ENOSPC there
+    with open(folder / ".filler", "wb", buffering=0) as out:
         try:
             while True:
                 out.write(b"\0" * 65536)
-                out.flush()
         except OSError:
             pass
     try:
-        with open(folder / ".filler2", "wb") as out:  # the last partial page
+        with open(folder / ".filler2", "wb", buffering=0) as out:  # the last partial page
             while True:
                 out.write(b"\0")
                 out.flush()
