@@ -95,7 +95,7 @@ def vizwiz_lf_released(data, *, backbone=None, judge=None, question_ids=None, n_
     """
     from vqalib.core.metrics.bertscore import bertscore_backbone
     from vqalib.papers.vizwiz_lf import table4
-    from vqalib.papers.vizwiz_lf.classifier_choice import NAMES, selected
+    from vqalib.papers.vizwiz_lf.classifier_choice import NAMES, selected, selected_cv
     from vqalib.papers.vizwiz_lf.scoring_labels import label_model_answers
 
     pairs = table4.evaluation_pairs(data.answers, data.sentences, question_ids=question_ids)
@@ -114,9 +114,10 @@ def vizwiz_lf_released(data, *, backbone=None, judge=None, question_ids=None, n_
     answers = data.answers if question_ids is None else data.answers[data.answers["question_id"].isin(question_ids)]
     parts, origins = [], {}
     classifier = f"released answers labelled out of fold by the offline classifier ({NAMES[selected()]}, notebook 05)"
+    cv = selected_cv(data.sentences, data.answers)  # read once for the seven sources
     for source, part in answers.groupby("source", sort=False):
         _, labelled = label_model_answers(part, model=source, released_answers=data.answers,
-                                          released_sentences=data.sentences)
+                                          released_sentences=data.sentences, cv=cv)
         released = measures.label_measures(part, labels=measures.RELEASED_LABELS)
         for frame in (measures.word_measures(part), released[released["metric"].isin(measures.RANKED)],
                       measures.label_measures(labelled, labels=measures.CLASSIFIER_LABELS)):

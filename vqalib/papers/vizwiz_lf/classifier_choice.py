@@ -66,8 +66,15 @@ def finetuned_cv(sentences: pd.DataFrame, answers: pd.DataFrame) -> dict[str, CV
 
 
 def selected_cv(sentences: pd.DataFrame, answers: pd.DataFrame, *, cache_dir: Path | None = None) -> dict[str, CVResult]:
-    """Out-of-fold results of the selected classifier per kind (``"role"``, ``"info"``); ``cache_dir``: the frozen one's
-    embedding cache."""
+    """Out-of-fold results of the selected classifier per kind (``"role"``, ``"info"``), from the cache when warm.
+
+    Parameters
+    ----------
+    sentences, answers : pandas.DataFrame
+        The release (``load_vizwiz_lf()``'s).
+    cache_dir : Path, optional
+        The frozen classifier's embedding cache.
+    """
     if selected() == FINETUNED and (finetuned := finetuned_cv(sentences, answers)) is not None:
         return finetuned
     return {kind: cross_validate(sentences, answers, kind=kind, cache_dir=cache_dir) for kind in ("role", "info")}

@@ -24,12 +24,13 @@ def released_matches(answers: pd.DataFrame, released: pd.DataFrame) -> pd.Series
 
 
 def out_of_fold_sentences(matches: pd.DataFrame, *, sentences: pd.DataFrame, answers: pd.DataFrame,
-                          cache_dir: Path | None = None) -> pd.DataFrame:
-    """Matched answers' release sentences with their out-of-fold roles and information sources (§4)."""
+                          cache_dir: Path | None = None, cv: dict | None = None) -> pd.DataFrame:
+    """Matched answers' release sentences with their out-of-fold roles and information sources (§4); ``cv``: the
+    release's ``selected_cv`` results when the caller already holds them."""
     from vqalib.papers.vizwiz_lf.classifier_choice import selected_cv
 
     keys = set(zip(matches["released_source"], matches["question_id"].astype(int)))
-    results = selected_cv(sentences, answers, cache_dir=cache_dir)
+    results = cv if cv is not None else selected_cv(sentences, answers, cache_dir=cache_dir)
     predicted = {}
     for kind, column in (("role", "roles"), ("info", "info_sources")):
         p = results[kind].predictions
@@ -92,7 +93,7 @@ def classifier_labels(frame: pd.DataFrame, *, splitter: str = "auto", cache_dir:
 
 def label_model_answers(answers: pd.DataFrame, *, model: str, released_answers: pd.DataFrame,
                         released_sentences: pd.DataFrame, cross_fit: bool = True, splitter: str = "auto",
-                        cache_dir: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                        cache_dir: Path | None = None, cv: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(sentences, answers)`` of a model's labelled answers, each with ``labelled_by``: roles, information sources,
     abstention (scorecard and leaderboard input of Tables 2-5).
 
@@ -108,6 +109,8 @@ def label_model_answers(answers: pd.DataFrame, *, model: str, released_answers: 
         Out-of-fold labels for an answer equal to a released one (the classifier never labels its training text).
     splitter : str, default "auto"
     cache_dir : Path, optional
+    cv : dict, optional
+        The release's ``classifier_choice.selected_cv`` results, when labelling several models' answers (read once).
     """
     from vqalib.papers.vizwiz_lf.labelling import answer_labels
 
@@ -117,7 +120,7 @@ def label_model_answers(answers: pd.DataFrame, *, model: str, released_answers: 
     parts = []
     if len(matched):
         oof = out_of_fold_sentences(matched[["question_id", "released_source"]], sentences=released_sentences,
-                                    answers=released_answers, cache_dir=cache_dir)
+                                    answers=released_answers, cache_dir=cache_dir, cv=cv)
         oof = matched[["question_id", "released_source"]].merge(oof, on=["question_id", "released_source"])
         parts.append(oof.assign(source=model, labelled_by="out-of-fold (" + oof["released_source"] + ")"))
     fresh = frame[frame["released_source"].isna()]
