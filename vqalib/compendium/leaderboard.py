@@ -39,6 +39,8 @@ RULE = ("Per measure the models are sorted by their estimate, best first. The fi
         "labeller's output).")
 VIZWIZ_METRICS = ("ROUGE", "METEOR", "BERTScore", "GPT-4 (LAVE)")  # Table 4 with the whole answer (l_c)
 COLUMNS = ["metric", "reference", "model", "kind", "n", "value", "ci_low", "ci_high", "tier", "origin", "note"]
+ESTIMATES = ["metric", "reference", "model", "n", "value", "ci_low", "ci_high"]  # a row before kind, tier and origin
+SCORES = ["metric", "reference", "model", "question_id", "score"]  # per-question scores, every model's
 NO_TEST = "not ranked: a corpus-level score, no per-question scores to pair"
 LAVE_NOTE = (f"GPT-4 (LAVE) of the released models: not run: no LLM judge configured; {ENABLE_HINT}. A scorecard "
              "scored with a judge is ranked on it")
@@ -71,7 +73,7 @@ def measure_rows(per_question: pd.DataFrame, *, confidence: float = 0.95) -> pd.
             value, _, low, high = mean_ci(values, confidence=confidence)
         rows.append({"metric": metric, "reference": reference, "model": model, "n": len(values), "value": value,
                      "ci_low": low, "ci_high": high})
-    return pd.DataFrame(rows, columns=["metric", "reference", "model", "n", "value", "ci_low", "ci_high"])
+    return pd.DataFrame(rows, columns=ESTIMATES)
 
 
 def vizwiz_lf_released(data, *, backbone=None, judge=None, question_ids=None, n_resamples: int = 1000,
@@ -197,7 +199,7 @@ def scorecard_rows(folder: str | Path, *, dataset: str) -> tuple[pd.DataFrame, p
 
     folder = Path(folder)
     card = json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
-    empty = pd.DataFrame(columns=["metric", "reference", "model", "question_id", "score"])
+    empty = pd.DataFrame(columns=SCORES)
     if card.get("dataset") != dataset:
         return pd.DataFrame(columns=COLUMNS), empty
     tables, model, origin = card["tables"], card["model"], _origin(card, folder)
@@ -210,6 +212,8 @@ def scorecard_rows(folder: str | Path, *, dataset: str) -> tuple[pd.DataFrame, p
     per_question = read_per_question(folder) if "per_question" in card else None
     if per_question is None:
         notes.append(OLD_CARD)
+    elif dataset != "commvqa":  # CommVQA names each row by model and condition below
+        per_question = per_question.assign(model=model)
     if dataset == "vizwiz-lf":
         full = pd.DataFrame(tables["vizwiz-lf_table04_full_set_bootstrap"])
         judge = _judged(full)
@@ -220,7 +224,6 @@ def scorecard_rows(folder: str | Path, *, dataset: str) -> tuple[pd.DataFrame, p
         labels = f"; role labels by the offline classifier {error['classifier'].iloc[0]}" if len(error) else ""
         origin += labels + (f"; LAVE judged by {judge}" if judge else "")
         if per_question is not None:
-            per_question = per_question.assign(model=model)
             rows = pd.concat([rows, measure_rows(per_question[~per_question["metric"].isin(VIZWIZ_METRICS)])],
                              ignore_index=True)
     elif dataset == "afgv":
@@ -230,10 +233,7 @@ def scorecard_rows(folder: str | Path, *, dataset: str) -> tuple[pd.DataFrame, p
         question_set = card.get("settings", {}).get("question_set", "VizWiz-LF")
         rows = pd.DataFrame([{"metric": ACCURACY, "reference": tier_reference(r.tier, question_set), "model": model,
                               "n": r.n, "value": r.accuracy, "ci_low": r.ci95_low, "ci_high": r.ci95_high}
-                             for r in acc.itertuples(index=False)] if "accuracy" in acc else [],
-                            columns=["metric", "reference", "model", "n", "value", "ci_low", "ci_high"])
-        if per_question is not None:
-            per_question = per_question.assign(model=model)
+                             for r in acc.itertuples(index=False)] if "accuracy" in acc else [], columns=ESTIMATES)
     else:
         bench = pd.DataFrame(tables["commvqa_table01_benchmark"])
         bench = bench[bench["protocol"] == "corrected"]
@@ -243,7 +243,7 @@ def scorecard_rows(folder: str | Path, *, dataset: str) -> tuple[pd.DataFrame, p
         if per_question is not None:
             per_question = _commvqa_per_question(per_question, model=model)
     out = rows.assign(kind="scorecard", origin=origin, note="; ".join(notes))
-    return out, empty if per_question is None else per_question[empty.columns]
+    return out, empty if per_question is None else per_question[SCORES]
 
 
 def paired_tests(per_question: pd.DataFrame, *, n_resamples: int = 1000, seed: int = 0,
@@ -363,9 +363,7 @@ def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None
 
         rows, per_question = commvqa_released(data or load_commvqa(), n_resamples=n_resamples, seed=seed)
     elif dataset == "afgv":  # no released predictions: scorecards only
-        rows = pd.DataFrame(columns=["metric", "reference", "model", "n", "value", "ci_low", "ci_high", "origin",
-                                     "kind"])
-        per_question = pd.DataFrame(columns=["metric", "reference", "model", "question_id", "score"])
+        rows, per_question = pd.DataFrame(columns=[*ESTIMATES, "origin", "kind"]), pd.DataFrame(columns=SCORES)
     else:
         raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
     all_rows, all_scores = [rows.assign(note="")], [per_question]
