@@ -266,7 +266,7 @@ def paired_tests(per_question: pd.DataFrame, *, n_resamples: int = 1000, seed: i
             for b in models[i + 1:]:
                 both = wide[[a, b]].dropna()
                 d = (both[a] - both[b]).to_numpy(dtype=float, copy=True)
-                d[np.abs(d) < 1e-12] = 0.0  # float noise, not a difference: equal texts scored in another order (CommVQA ROUGE pairs)
+                d[np.abs(d) < 1e-12] = 0.0  # float noise (CommVQA ROUGE pairs), not a difference
                 tested = bool(len(d) > 1 and np.any(d != 0))
                 rows.append({"metric": metric, "reference": reference, "model": a, "versus": b, "n": len(d),
                              "difference": float(d.mean()) if len(d) else np.nan, "ci_low": np.nan, "ci_high": np.nan,
