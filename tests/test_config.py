@@ -77,3 +77,78 @@ def test_a_file_where_a_folder_is_expected_is_refused(monkeypatch, tmp_path):
     monkeypatch.setenv("VQALIB_CACHE_DIR", str(file))
     monkeypatch.setenv("VQALIB_IMAGE_CACHE", str(tmp_path / "new-folder"))  # a folder that can be made is fine
     assert [p.split("=")[0] for p in config.problems()] == ["VQALIB_CACHE_DIR"]
+
+
+# --- hostile values: every kind names the variable and the accepted form, and nothing else is raised ---------------
+
+HOSTILE_NUMBERS = ["²", "١٢", "1_000", "10" + "0" * 400, "-5", "0", "2147483648", "nan", "inf", "-inf", "1e400",
+                   "0x10", "1e-400", "１"]
+
+
+@pytest.mark.parametrize("value", HOSTILE_NUMBERS)
+def test_a_hostile_whole_number_is_named_by_problems_and_by_get_int(monkeypatch, value):
+    monkeypatch.setenv("VQALIB_MAX_LINE_BYTES", value)
+    [found] = config.problems()
+    assert found.startswith(f"VQALIB_MAX_LINE_BYTES={value!r}: expected a whole number >= 1 and at most 2147483647")
+    with pytest.raises(config.SettingError, match=r"^VQALIB_MAX_LINE_BYTES='.*': expected a whole number >= 1"):
+        config.get_int("VQALIB_MAX_LINE_BYTES", 5)
+    monkeypatch.setenv("VQALIB_MAX_LINE_BYTES", "2147483647")  # the largest accepted
+    assert config.problems() == [] and config.get_int("VQALIB_MAX_LINE_BYTES", 5) == 2147483647
+
+
+@pytest.mark.parametrize("value", [*HOSTILE_NUMBERS, "1000001"])
+def test_hostile_seconds_and_shares_are_named_by_problems_and_by_their_readers(monkeypatch, value):
+    monkeypatch.setenv("VQALIB_IMAGE_TIMEOUT", value)
+    monkeypatch.setenv("VQALIB_MAX_UNKNOWN_SHARE", value)
+    found = config.problems()
+    assert [p.split("=")[0] for p in found] == ["VQALIB_MAX_UNKNOWN_SHARE", "VQALIB_IMAGE_TIMEOUT"] or \
+        [p.split("=")[0] for p in found] == ["VQALIB_IMAGE_TIMEOUT", "VQALIB_MAX_UNKNOWN_SHARE"]
+    assert any(p.startswith(f"VQALIB_IMAGE_TIMEOUT={value!r}: expected a positive finite number of seconds, at most "
+                            "1000000") for p in found)
+    assert any(p.startswith(f"VQALIB_MAX_UNKNOWN_SHARE={value!r}: expected a number greater than 0") for p in found)
+    with pytest.raises(config.SettingError, match="^VQALIB_IMAGE_TIMEOUT='.*': expected a positive finite number"):
+        config.get_seconds("VQALIB_IMAGE_TIMEOUT", 30.0)
+    with pytest.raises(config.SettingError, match="^VQALIB_MAX_UNKNOWN_SHARE='.*': expected a number greater than 0"):
+        config.get_share("VQALIB_MAX_UNKNOWN_SHARE", 0.5)
+
+
+def test_good_seconds_and_shares_are_read(monkeypatch):
+    monkeypatch.setenv("VQALIB_IMAGE_TIMEOUT", "2.5e1")
+    monkeypatch.setenv("VQALIB_MAX_UNKNOWN_SHARE", ".25")
+    assert config.problems() == []
+    assert config.get_seconds("VQALIB_IMAGE_TIMEOUT", 30.0) == 25.0 and config.get_share("VQALIB_MAX_UNKNOWN_SHARE", 0.5) == 0.25
+
+
+@pytest.mark.parametrize("name", ["VQALIB_CACHE_DIR", "VQALIB_DATA_MIRROR", "VQALIB_INSPECT_PYTHON",
+                                  "VQALIB_BERTSCORE_MODEL"])
+def test_hostile_paths_are_named_by_problems_and_by_get_path(monkeypatch, tmp_path, name):
+    file = tmp_path / "file"
+    file.write_text("x")
+    hostile = {"a name longer than the file system's": str(tmp_path / ("a" * 300)),
+               "a deep path": str(tmp_path / "/".join(["b" * 200] * 30)),
+               "through a file": str(file / "x"),
+               "a home that is not there": "~no-such-user-of-vqalib/x"}
+    form = config.KINDS[config.SETTINGS[name].kind]
+    for what, value in hostile.items():
+        monkeypatch.setenv(name, value)
+        [found] = config.problems()
+        assert found.startswith(f"{name}={value!r}: ") and f"expected {form}" in found, what
+        with pytest.raises(config.SettingError, match=f"^{name}="):
+            config._refuse(name, value)
+        if name != "VQALIB_BERTSCORE_MODEL":  # a model is a name or a path: read with config.get
+            with pytest.raises(config.SettingError, match=f"^{name}="):
+                config.get_path(name, tmp_path)
+    assert "NUL byte" in config._problem(config.SETTINGS[name], "/a\x00b")  # the environment cannot hold one; a caller can
+
+
+def test_a_folder_setting_that_can_be_made_is_read_as_written(monkeypatch, tmp_path):
+    monkeypatch.setenv("VQALIB_CACHE_DIR", str(tmp_path / "new" / "cache"))
+    assert config.problems() == [] and config.get_path("VQALIB_CACHE_DIR", Path("x")) == tmp_path / "new" / "cache"
+
+
+def test_every_kind_answers_every_hostile_value_without_raising():
+    values = [*HOSTILE_NUMBERS, "a" * 5000, "/" + "c" * 300, "\x1b[2J", "\u202e", "\udcff", "\x00", "~nobody-here/x"]
+    for setting in config.SETTINGS.values():
+        for value in values:
+            why = config._problem(setting, value)
+            assert why is None or isinstance(why, str)

@@ -8,7 +8,7 @@ import pytest
 
 from vqalib.compendium import scorecard_files
 from vqalib.compendium.cli import main
-from vqalib.core.escaping import csv_formula_safe, csv_formula_unquoted, markdown_frame, markdown_text
+from vqalib.core.escaping import csv_formula_safe, csv_formula_unquoted, markdown_frame, markdown_text, terminal_text
 from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 
 HOSTILE = "=HYPERLINK(\"x\")<script>alert(1)</script>\n# forged heading | cell [link](http://x) *b*"
@@ -57,3 +57,13 @@ def test_a_hostile_model_name_lands_as_text_in_every_scorecard_file(tmp_path):
     card, _, _ = scorecard_files.read(out)  # read back: the name as given
     assert card.model == HOSTILE
     assert HOSTILE in set(card.tables["vizwiz-lf_table01_word_counts"].astype(str).to_numpy().ravel())
+
+
+def test_terminal_text_shows_every_control_character_as_an_escape():
+    hostile = "id \x1b]0;pwned\x07 \x1b[2J a\rb\x08c \x9b31m \x7f \u202egnp.exe \udcff"
+    shown = terminal_text(hostile)
+    assert shown == "id \\x1b]0;pwned\\x07 \\x1b[2J a\\x0db\\x08c \\x9b31m \\x7f \\u202egnp.exe \\udcff"
+    assert not any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f for c in shown)
+    shown.encode("utf-8")  # no lone surrogate left: printing it cannot fail
+    assert terminal_text("two\nlines\tand a tab, é ✓ 漢字") == "two\nlines\tand a tab, é ✓ 漢字"  # kept as they are
+    assert terminal_text(ValueError("x\x1b")) == "x\\x1b"

@@ -83,6 +83,25 @@ def test_backbone_configuration(monkeypatch):
     assert bertscore.bertscore_backbone("x", num_layers=3).label == "x (layer 3)"
 
 
+def test_a_layer_the_backbone_lacks_is_named_with_the_setting_and_the_range(monkeypatch, tmp_path):
+    from vqalib.core.config import SettingError
+
+    monkeypatch.delenv(bertscore.BERTSCORE_MODEL_ENV, raising=False)
+    monkeypatch.setenv(bertscore.BERTSCORE_LAYERS_ENV, "999")  # the packaged MiniLM has 6 (its config.json, no model)
+    with pytest.raises(SettingError, match=r"^VQALIB_BERTSCORE_LAYERS='999': expected a whole number from 1 to 6, "
+                                           r"the layers of the BERTScore backbone all-MiniLM-L6-v2$"):
+        bertscore.bertscore_backbone()
+    monkeypatch.setenv(bertscore.BERTSCORE_LAYERS_ENV, "6")
+    assert bertscore.bertscore_backbone().num_layers == 6
+    with pytest.raises(ValueError, match=r"^num_layers='7': expected a whole number from 1 to 6"):
+        bertscore.bertscore_backbone(num_layers=7)
+    local = tmp_path / "two-layers"
+    local.mkdir()
+    (local / "config.json").write_text('{"model_type": "bert", "num_hidden_layers": 2}')
+    with pytest.raises(ValueError, match="from 1 to 2"):  # refused before bert-score loads anything
+        bertscore.bertscore_f1(["a"], ["b"], backbone=bertscore.Backbone(str(local), 3, "two-layers (layer 3)"))
+
+
 def _row(**kw):
     base = dict(reference="pasta sauce", whole_answer="This jar holds pasta sauce, maybe marinara.",
                 crowd_answers=("pasta sauce", "marinara", "unanswerable", "sauce"), question="What is in this jar?")

@@ -10,10 +10,18 @@ import argparse
 import json
 import errno
 import sys
+import traceback
 from pathlib import Path
+
+from vqalib.core.escaping import TerminalParser, escaped_warnings, terminal_text
 
 DESCRIPTION = ("The accessible-VQA research compendium: reproduce VizWiz-LF, CommVQA and AFGV from their public data "
                "and run the same analyses on new models.")
+
+
+def _error(message: object) -> None:
+    """One ``error:`` line on standard error, its text (file names, ids, values) escaped for the terminal."""
+    print(f"error: {terminal_text(message)}", file=sys.stderr)
 
 
 def _fetch(args: argparse.Namespace) -> int:
@@ -24,7 +32,7 @@ def _fetch(args: argparse.Namespace) -> int:
     try:
         done = fetch(data_dir=args.data_dir, mirror=args.mirror if args.mirror is not None else default_mirror())
     except (FetchError, DataIntegrityError, FileNotFoundError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        _error(err)
         return 1
     print(done.to_string(index=False))
     stale = int(done["stale_parts_removed"].sum())
@@ -41,7 +49,7 @@ def _verify(args: argparse.Namespace) -> int:
             verified_path(spec.key, data_dir=args.data_dir)
             print(f"ok  {spec.key}")
     except (DataIntegrityError, FileNotFoundError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        _error(err)
         return 1
     return 0
 
@@ -75,7 +83,7 @@ def _check(args: argparse.Namespace) -> int:
     try:
         moves = check_dirs(against, args.fresh)
     except ReproductionMismatch as err:
-        print(err, file=sys.stderr)
+        print(terminal_text(err), file=sys.stderr)
         return 1
     print(f"{args.fresh} reproduces {against}" + (f"; {len(moves)} model-derived cell(s) moved within tolerance:\n"
                                                   + report_moves(moves) if moves else " exactly"))
@@ -109,7 +117,7 @@ def _claims(args: argparse.Namespace) -> int:
 
     problems = check()
     for problem in problems:
-        print(problem)
+        print(terminal_text(problem))  # it quotes the prose
     print(f"{len(problems)} problem(s)" if problems else "every number in the prose is accounted for")
     return 1 if problems else 0
 
@@ -118,7 +126,7 @@ def _classify(args: argparse.Namespace) -> int:
     from vqalib.papers.vizwiz_lf import classifier_finetune_fits
     from vqalib.papers.vizwiz_lf.classifier import MODEL_DIR
     from vqalib.papers.vizwiz_lf.classifier_features import sentence_units
-    from vqalib.papers.vizwiz_lf.classifier_fits import check_fits, write_fits
+    from vqalib.papers.vizwiz_lf.classifier_fits import check_fits, check_hashes, write_fits
     from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 
     if args.action == "train" and args.out is not None:
@@ -126,15 +134,20 @@ def _classify(args: argparse.Namespace) -> int:
         from vqalib.papers.vizwiz_lf.classifier_fits import MODELS
 
         check_out(args.out, kind=MODELS)  # before the release is loaded: a refused --out costs no wait
+    if args.action == "check" and (changed := check_hashes(finetuned=args.finetuned)):  # before minutes of refits
+        for line in changed:
+            _error(line)
+        return 1
     data = load_vizwiz_lf()
     units = sentence_units(data.sentences, data.answers)
     if args.action == "check":
         problems = [] if args.finetuned else check_fits(data.sentences, data.answers, seed=args.seed)
         sample = classifier_finetune_fits.check(units)
         for line in problems + sample:
-            print(f"error: {line}", file=sys.stderr)
+            _error(line)
         if not args.finetuned:
-            print("committed fits: " + ("DIFFER" if problems else "identical to a refit (CV results and both models)"))
+            print("committed fits: " + ("DIFFER" if problems else "as recorded at training (SHA-256) and identical to "
+                                        "a refit (CV results and both models)"))
         rows = len(classifier_finetune_fits.check_rows(units))
         print("fine-tuned classifier: " + ("DIFFERS" if sample else f"its committed probabilities on {rows} release "
                                            f"sentences reproduced within {classifier_finetune_fits.CHECK_TOLERANCE:g}, "
@@ -166,7 +179,7 @@ def _models(args: argparse.Namespace) -> int:
 def _runs(args: argparse.Namespace) -> int:
     from vqalib.runner.cli import runs_text
 
-    print(runs_text(args.runs_dir))
+    print(terminal_text(runs_text(args.runs_dir)))  # model names and paths from the run files
     return 0
 
 
@@ -198,7 +211,7 @@ def _score(args: argparse.Namespace) -> int:
                      compare=not args.no_compare)
         page = scorecard_files.write(card, args.out, commit=scorecard_files.vqalib_commit())
     except (DataFormatError, ValueError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        _error(err)
         return 1
     for line in coverage_lines(card):
         print(line)
@@ -213,8 +226,8 @@ def _leaderboard(args: argparse.Namespace) -> int:
     try:
         check_out(args.out, kind=leaderboard_files.LEADERBOARD)
         page = leaderboard_files.write(args.out, scores_dir=args.scores, n_resamples=args.n_resamples, seed=args.seed)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
+    except (ValueError, FileNotFoundError) as err:  # a bad scorecard names its folder, file and field: the run stops
+        _error(err)
         return 1
     print(f"wrote {page}")
     return 0
@@ -231,7 +244,7 @@ def _import(args: argparse.Namespace) -> int:
                                          task_data=args.task_data, duplicates=args.duplicates,
                                          question_set=args.question_set, overwrite=args.overwrite)
     except (DataFormatError, ValueError, FileNotFoundError, FileExistsError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        _error(err)
         return 1
     for coverage in coverages:
         print(coverage_text(coverage))
@@ -249,7 +262,7 @@ def _export(args: argparse.Namespace) -> int:
         written = writer(args.dataset, out=args.out, images=args.images, family=args.family,
                          question_set=args.question_set)
     except (DataFormatError, ImageError, ValueError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        _error(err)
         return 1
     for path in written:
         print(f"wrote {path}")
@@ -311,7 +324,7 @@ def _command(commands, name: str, handler, *, help: str, reads: str, writes: str
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``vqalib`` command line: one subcommand per job, each setting ``handler`` and ``parser``."""
-    parser = argparse.ArgumentParser(prog="vqalib", description=DESCRIPTION,
+    parser = TerminalParser(prog="vqalib", description=DESCRIPTION,
                                      epilog="`vqalib COMMAND --help` says what a command reads and writes.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -362,9 +375,10 @@ def build_parser() -> argparse.ArgumentParser:
     k = _command(commands, "classify", _classify,
                  help="train or check the offline role and information-source classifiers (VizWiz-LF Tables 9-10)",
                  reads="data/raw/ (VizWiz-LF), the embedding cache",
-                 writes="train: data/models/ (both frozen-feature classifiers) and data/models/cv/ (cross-validation "
-                        "results), or with --finetuned data/models/finetuned/ (about 54 min on 2 cores); check: "
-                        "nothing (a temporary folder), exit status 1 on a difference")
+                 writes="train: data/models/ (both frozen-feature classifiers, SHA256SUMS) and data/models/cv/ "
+                        "(cross-validation results), or with --finetuned data/models/finetuned/ (about 54 min on 2 "
+                        "cores); check: nothing (a temporary folder), exit status 1 on a file whose SHA-256 is not the "
+                        "one recorded (before any refit) or on a difference")
     k.add_argument("action", choices=("train", "check"))
     k.add_argument("--seed", type=int, default=0)
     k.add_argument("--estimator", default="mlp", choices=("mlp", "logreg"), help="train only")
@@ -449,26 +463,30 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     from vqalib.core import config
-
+    from vqalib.core.io import DataFormatError
     from vqalib.core.out_folders import UnsafeOutput
 
-    config.check()  # a setting's mistake is named before any work starts
-    try:
-        return args.handler(args)
-    except UnsafeOutput as error:  # an output folder or file the command did not write: named, nothing touched
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:  # Ctrl-C: said in one line; every output is written whole, so nothing is half-written
-        print(f"vqalib {args.command}: interrupted; files already written are complete, the others are as they "
-              "were", file=sys.stderr)
-        return 130
-    except OSError as error:
-        if error.errno not in _DISK_ERRORS:
-            raise
-        where = f"{error.filename}: " if error.filename else ""
-        raise SystemExit(f"vqalib {args.command}: stopped: {where}{error.strerror or error}; files already written "
-                         "are complete (every output is written whole), free space or fix permissions and run it "
-                         "again") from None
+    with escaped_warnings():  # they name files and ids
+        try:
+            config.check()  # a setting's mistake is named before any work starts
+            return args.handler(args)
+        except SystemExit as stop:  # a handler's or config.check's message: escaped like every other
+            raise SystemExit(terminal_text(stop.code)) if isinstance(stop.code, str) else stop from None
+        except (UnsafeOutput, config.SettingError, DataFormatError) as error:  # names the file, record or setting
+            _error(error)
+            return 1
+        except KeyboardInterrupt:  # Ctrl-C: one line; every output is written whole, so nothing is half-written
+            print(f"vqalib {args.command}: interrupted; files already written are complete, the others are as they "
+                  "were", file=sys.stderr)
+            return 130
+        except Exception as error:
+            if isinstance(error, OSError) and error.errno in _DISK_ERRORS:
+                where = f"{terminal_text(error.filename)}: " if error.filename else ""
+                raise SystemExit(f"vqalib {args.command}: stopped: {where}{error.strerror or error}; files already "
+                                 "written are complete (every output is written whole), free space or fix permissions "
+                                 "and run it again") from None
+            print(terminal_text(traceback.format_exc()), file=sys.stderr, end="")  # last resort, a bug: escaped
+            return 1
 
 
 _DISK_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from vqalib.core.escaping import terminal_text
+
 # the stem of a save, save_figure or check call: the call's first string literal
 SAVED = re.compile(r"""\b(?:save(?:_figure)?|check)\([^"'\n]*?["']([^"']+)["']""")
 _CALLBACK = None  # set by :func:`reporting` in the process that runs papermill
@@ -199,7 +201,8 @@ class Display:
             remaining = sum(past[done:]) - min(now - state["cell_start"], past[done] if done < total else 0)
             left = f", about {_clock(max(remaining, 0))} left"
         cells = f"cell {done + 1}/{total}" if total else "starting"
-        return f"  {name}: {cells} ({state['label']}), {_clock(now - state['start'])}{left}"
+        label = terminal_text(state["label"])  # a notebook cell's own text: it must not move the cursor
+        return f"  {name}: {cells} ({label}), {_clock(now - state['start'])}{left}"
 
     def _write(self, text: str) -> None:
         self.stream.write(text)
@@ -278,7 +281,7 @@ class Display:
         if self.live and self.shown:
             self._write(f"\x1b[{self.shown}F\x1b[J")
             self.shown = 0
-        self._write(text + "\n")
+        self._write(terminal_text(text) + "\n")  # it may quote a failed cell's error
         if self.live:
             self._redraw(time.monotonic())
         return [round(s, 2) for s in self.cell_seconds.get(name, [])]

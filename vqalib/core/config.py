@@ -4,7 +4,9 @@ typed readers name the variable, its value and what it accepts in a ``ValueError
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,11 +25,13 @@ class Setting:
     choices: tuple[str, ...] = ()
 
 
+MAX_INT = 2**31 - 1  # past any sane count or byte limit, and within what a read() or a pool size takes
+MAX_SECONDS = 10**6  # about 12 days: past any sane timeout, and within what a socket or a sleep takes
 KINDS = {  # kind -> what a value must be
     "text": "any text",
     "flag": "1 (or unset)",
-    "int": "a whole number >= 1",
-    "seconds": "a positive finite number of seconds",
+    "int": f"a whole number >= 1 and at most {MAX_INT} (digits 0-9)",
+    "seconds": f"a positive finite number of seconds, at most {MAX_SECONDS} (digits 0-9, a point, an exponent)",
     "folder": "a folder, or a path where one can be made (not a file)",
     "existing": "an existing file or folder",
     "existing-folder": "an existing folder",
@@ -35,6 +39,12 @@ KINDS = {  # kind -> what a value must be
     "choice": "one of the listed values",
     "share": "a number greater than 0 and at most 1",
 }
+_WHOLE = re.compile(r"[0-9]{1,10}")  # ASCII only: int() and str.isdigit() also take '²' or '١'
+_DECIMAL = re.compile(r"([0-9]{1,20}(\.[0-9]{0,20})?|\.[0-9]{1,20})([eE][+-]?[0-9]{1,3})?")
+
+
+class SettingError(ValueError):
+    """A setting whose value its kind does not accept: the message names the variable, the value and the form."""
 
 
 # what chooses torch's and BLAS's kernels and thread counts (recorded in provenance)
@@ -62,8 +72,12 @@ _ALL = [
     Setting("VQALIB_MAX_JSON_DEPTH", "64", "deepest nesting of a JSON value in an answers file", kind="int"),
     Setting("VQALIB_MAX_XLSX_BYTES", "268435456", "largest uncompressed size an .xlsx answers workbook may declare", kind="int"),
     Setting("VQALIB_MAX_XLSX_RATIO", "100", "largest compression ratio of an .xlsx over 1 MiB uncompressed", kind="int"),
+    Setting("VQALIB_MAX_EVAL_BYTES", "1073741824", "largest uncompressed size an Inspect .eval log may declare in all (each member is also inflated to check it holds no more than it declares)", kind="int"),
+    Setting("VQALIB_MAX_ANSWER_CHARS", "20000", "longest single answer, in characters, read before scoring (over six times the longest released long-form answer, 3,030 characters)", kind="int"),
     Setting("VQALIB_MAX_UNKNOWN_SHARE", "0.5", "largest share of answer rows with ids the dataset lacks before scoring stops", kind="share"),
     Setting("VQALIB_INSPECT_PYTHON", "build/inspect-venv/bin/python (`make inspect-env`)", "a Python with inspect_ai, which reads Inspect eval logs (.eval) for vqalib score", kind="existing"),
+    # limits on a scorecard folder (vqalib leaderboard, the reviewer site)
+    Setting("VQALIB_MAX_SCORECARD_BYTES", "67108864", "largest file read from a scorecard folder (scorecard.json, per_question.csv, a table)", kind="int"),
     # models of the analyses
     Setting("VQALIB_BERTSCORE_MODEL", "the packaged all-MiniLM-L6-v2", "BERTScore backbone (Table 4)", kind="model"),
     Setting("VQALIB_METEOR_WORDNET", "unset: METEOR (NLTK, no WordNet) only", "1: also score METEOR (NLTK, WordNet), which needs NLTK's WordNet data (`python -m nltk.downloader wordnet`, online)", kind="flag"),
@@ -118,7 +132,8 @@ def get(name: str) -> str | None:
 
 
 def get_path(name: str, default: Path) -> Path:
-    """Setting ``name`` as a path as written (not resolved), else ``default``.
+    """Setting ``name`` as a path as written (not resolved), else ``default``; a value its kind refuses (a file
+    where a folder is expected, a name too long for the file system, ...) is a :class:`SettingError`.
 
     Parameters
     ----------
@@ -128,11 +143,15 @@ def get_path(name: str, default: Path) -> Path:
         What an unset or blank variable gives.
     """
     value = get(name)
-    return Path(value) if value else default
+    if value is None:
+        return default
+    _refuse(name, value)
+    return Path(value)
 
 
 def get_int(name: str, default: int, *, minimum: int = 1) -> int:
-    """Setting ``name`` as a whole number >= ``minimum``, else ``default``; another value is a ValueError.
+    """Setting ``name`` as a whole number >= ``minimum`` (ASCII digits, at most :data:`MAX_INT`), else ``default``;
+    another value is a :class:`SettingError`.
 
     Parameters
     ----------
@@ -146,17 +165,14 @@ def get_int(name: str, default: int, *, minimum: int = 1) -> int:
     value = get(name)
     if value is None:
         return default
-    try:
-        number = int(value)
-    except ValueError:
-        number = minimum - 1
-    if number < minimum:
-        raise ValueError(f"{name}={value!r}: expected a whole number >= {minimum}")
+    number = _whole_number(value)
+    if number is None or number < minimum:
+        raise SettingError(f"{name}={value!r}: expected a whole number >= {minimum} and at most {MAX_INT} (digits 0-9)")
     return number
 
 
 def get_share(name: str, default: float) -> float:
-    """Setting ``name`` as a share in (0, 1], else ``default``; another value is a ValueError.
+    """Setting ``name`` as a share in (0, 1], else ``default``; another value is a :class:`SettingError`.
 
     Parameters
     ----------
@@ -168,10 +184,33 @@ def get_share(name: str, default: float) -> float:
     value = get(name)
     if value is None:
         return default
+    _refuse(name, value)
+    return _decimal(value)
+
+
+def get_seconds(name: str, default: float) -> float:
+    """Setting ``name`` as a positive number of seconds (at most :data:`MAX_SECONDS`), else ``default``; another value
+    is a :class:`SettingError`.
+
+    Parameters
+    ----------
+    name : str
+        A variable of :data:`SETTINGS` of kind ``seconds``.
+    default : float
+        What an unset or blank variable gives.
+    """
+    value = get(name)
+    if value is None:
+        return default
+    _refuse(name, value)
+    return _decimal(value)
+
+
+def _refuse(name: str, value: str) -> None:
+    """Raise :class:`SettingError` when :func:`_problem` has a reason against ``value``."""
     why = _problem(SETTINGS[name], value)
     if why:
-        raise ValueError(f"{name}={value!r}: {why}")
-    return float(value)
+        raise SettingError(f"{name}={value!r}: {why}")
 
 
 def set_default(name: str, value: str) -> None:
@@ -217,40 +256,68 @@ def model_call(what: str) -> None:
         raise ModelCallForbidden(f"model call while VQALIB_NO_MODEL_CALLS=1: {what} (a cache missed)")
 
 
-def _problem(setting: Setting, value: str) -> str | None:
-    """Why ``value`` is not allowed for ``setting`` (None when it is)."""
-    import math
+def _whole_number(value: str) -> int | None:
+    """``value`` as a whole number of ASCII digits at most :data:`MAX_INT`, else None."""
+    return int(value) if _WHOLE.fullmatch(value) and int(value) <= MAX_INT else None
 
+
+def _decimal(value: str) -> float | None:
+    """``value`` as a finite number written with ASCII digits (no sign, no ``inf``/``nan``), else None."""
+    number = float(value) if _DECIMAL.fullmatch(value) else math.nan
+    return number if math.isfinite(number) else None
+
+
+def _problem(setting: Setting, value: str) -> str | None:
+    """Why ``value`` is not allowed for ``setting`` (None when it is); never raises, whatever the value."""
     kind = setting.kind
-    path = Path(value).expanduser()
     if kind == "flag" and value != "1":
         return "set it to 1, or leave it unset"
-    if kind == "int" and not (value.isdigit() and int(value) >= 1):
-        return "expected a whole number >= 1"
-    if kind == "seconds":
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-        if not (math.isfinite(number) and number > 0):
-            return "expected a positive finite number of seconds"
-    if kind == "folder" and path.exists() and not path.is_dir():
-        return "this is a file; give a folder"
-    if kind == "existing" and not path.exists():
-        return "no such file or folder"
-    if kind == "existing-folder" and not path.is_dir():
-        return "no such folder"
-    if kind == "model" and value.startswith(("/", "./", "../", "~")) and not path.exists():
-        return "no such local path (a model name without a leading / or . is read from the hub or the package)"
-    if kind == "share":
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-        if not 0 < number <= 1:
-            return "expected a number greater than 0 and at most 1"
+    if kind == "int" and not (_whole_number(value) or 0) >= 1:
+        return f"expected {KINDS['int']}"
+    if kind in ("seconds", "share"):
+        number, most = _decimal(value), MAX_SECONDS if kind == "seconds" else 1
+        if number is None or not 0 < number <= most:
+            return f"expected {KINDS[kind]}"
     if kind == "choice" and value not in setting.choices:
         return f"expected one of {', '.join(setting.choices)}"
+    if kind in ("folder", "existing", "existing-folder") or (
+            kind == "model" and value.startswith(("/", "./", "../", "~"))):
+        why = _path_problem(kind, value)
+        return f"{why}; expected {KINDS[kind]}" if why else None
+    return None
+
+
+def _path_problem(kind: str, value: str) -> str | None:
+    """Why ``value`` is not a path of ``kind``; an error of the file system is a reason, never raised."""
+    try:
+        if "\x00" in value:
+            return "a path cannot hold a NUL byte"
+        path = Path(value).expanduser()  # RuntimeError for ~user without a home
+        if kind == "folder":
+            return None if path.is_dir() else "this is a file; give a folder" if path.exists() else _unmakeable(path)
+        if kind == "existing-folder":
+            return None if path.is_dir() else "no such folder"
+        if not path.exists():
+            return ("no such local path (a model name without a leading / or . is read from the hub or the package)"
+                    if kind == "model" else "no such file or folder")
+    except (OSError, ValueError, RuntimeError) as err:
+        return f"not a usable path: {getattr(err, 'strerror', None) or err}"
+    return None
+
+
+def _unmakeable(path: Path) -> str | None:
+    """Why no folder can be made at missing ``path``: a file on the way, or a name or path too long for the file
+    system."""
+    absolute = path.absolute()
+    existing = next(p for p in absolute.parents if p.exists())
+    if not existing.is_dir():
+        return f"{existing} is a file, so no folder can be made in it"
+    longest = os.pathconf(existing, "PC_NAME_MAX")
+    names = [n for n in absolute.relative_to(existing).parts if len(os.fsencode(n)) > longest]
+    if names:
+        return f"the name {names[0][:24]}... is longer than the file system's {longest} bytes"
+    if len(os.fsencode(str(absolute))) > os.pathconf(existing, "PC_PATH_MAX"):
+        return f"the path is longer than the file system's {os.pathconf(existing, 'PC_PATH_MAX')} bytes"
     return None
 
 

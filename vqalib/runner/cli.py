@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from vqalib.core.escaping import terminal_text
 from vqalib.core.io import DataFormatError, file_kind
 from vqalib.runner.engines import run_generation
 from vqalib.runner.handoff import discover_runs
@@ -179,7 +180,7 @@ def run_command(args: argparse.Namespace, *, parser: argparse.ArgumentParser) ->
     try:
         items = load_items(args.dataset, questions=args.questions, images=args.images)
     except (DataFormatError, ValueError) as error:  # named file, row and field: no traceback needed
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {terminal_text(error)}", file=sys.stderr)
         return 1
     try:
         summary = run_generation(items, model=args.model, strategy=args.strategy, dataset=args.dataset,
@@ -191,10 +192,10 @@ def run_command(args: argparse.Namespace, *, parser: argparse.ArgumentParser) ->
                                  ray_batch_size=args.ray_batch_size, image_cache=args.image_cache, wait=args.wait,
                                  mixed_run_file=args.mixed_run_file)
     except RunLockedError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {terminal_text(error)}", file=sys.stderr)
         return LOCK_REFUSED_EXIT
     except (MixedRunFileError, DataFormatError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {terminal_text(error)}", file=sys.stderr)
         return 1
     print(summary.line())
     return 0

@@ -8,7 +8,6 @@ import contextlib
 import hashlib
 import io
 import json
-import math
 import os
 import stat
 import threading
@@ -55,16 +54,7 @@ def _megabytes(n: int) -> str:
 
 def _seconds(name: str, default: float) -> float:
     """Setting ``name`` as a positive finite number of seconds, else ``default``; a ValueError names a bad value."""
-    value = config.get(name)
-    if value is None:
-        return default
-    try:
-        number = float(value)
-    except ValueError:
-        number = math.nan
-    if not (math.isfinite(number) and number > 0):
-        raise ValueError(f"{name}={value!r}: expected a positive finite number of seconds")
-    return number
+    return config.get_seconds(name, default)
 
 
 def default_cache_dir() -> Path:

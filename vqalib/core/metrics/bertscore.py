@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -41,23 +42,66 @@ def bertscore_backbone(model: str | None = None, *, num_layers: int | None = Non
     num_layers = num_layers or (config.get_int(BERTSCORE_LAYERS_ENV, 0) or None)
     if model:
         label = model if num_layers is None else f"{model} (layer {num_layers})"
-        return Backbone(model_type=model, num_layers=num_layers, label=label)
-    layers = num_layers or 4
-    return Backbone(model_type=packaged_minilm_path(), num_layers=layers,
-                    label=f"all-MiniLM-L6-v2 (layer {layers}, offline)")
+        backbone = Backbone(model_type=model, num_layers=num_layers, label=label)
+    else:
+        layers = num_layers or 4
+        backbone = Backbone(model_type=packaged_minilm_path(), num_layers=layers,
+                            label=f"all-MiniLM-L6-v2 (layer {layers}, offline)")
+    if (Path(backbone.model_type).expanduser() / "config.json").is_file():  # local: checked now, before any work
+        check_layers(backbone)
+    return backbone
+
+
+def layer_count(model_type: str) -> int:
+    """The hidden layers of backbone ``model_type``: a local folder's ``config.json`` (read as data, no model loaded),
+    else transformers' ``AutoConfig`` (the hub's config).
+
+    Parameters
+    ----------
+    model_type : str
+        A local folder or hub name (:attr:`Backbone.model_type`).
+    """
+    from vqalib.core.io import read_json
+
+    local = Path(model_type).expanduser() / "config.json"
+    found = read_json(local) if local.is_file() else None
+    if isinstance(found, dict) and type(found.get("num_hidden_layers")) is int:
+        return found["num_hidden_layers"]
+    from transformers import AutoConfig
+
+    return int(AutoConfig.from_pretrained(model_type).num_hidden_layers)
+
+
+def check_layers(backbone: Backbone) -> None:
+    """Refuse a layer the backbone does not have, naming ``VQALIB_BERTSCORE_LAYERS`` (or ``num_layers``) and the range
+    (a :class:`vqalib.core.config.SettingError`; bert-score would stop on an assertion).
+
+    Parameters
+    ----------
+    backbone : Backbone
+    """
+    if backbone.num_layers is None:
+        return
+    count = layer_count(backbone.model_type)
+    if not 1 <= backbone.num_layers <= count:
+        name = BERTSCORE_LAYERS_ENV if config.get(BERTSCORE_LAYERS_ENV) == str(backbone.num_layers) else "num_layers"
+        error = config.SettingError if name == BERTSCORE_LAYERS_ENV else ValueError
+        raise error(f"{name}={str(backbone.num_layers)!r}: expected a whole number from 1 to {count}, the layers of "
+                    f"the BERTScore backbone {backbone.label.split(' (')[0]}")
 
 
 def bertscore_f1(references: list[str], candidates: list[str], *, backbone: Backbone,
                  batch_size: int = 64) -> np.ndarray:
     """BERTScore F1 per aligned pair, float64 and rounded, so scores are the same on every CPU and batch split;
     bert-score's own steps, but texts batched by token count, not word count (which padded 63% more tokens)."""
+    if not references:
+        return np.array([], dtype=float)
+    check_layers(backbone)  # a hub backbone's layer count is known once its config is read
     import torch
     from bert_score import BERTScorer
     from bert_score.utils import get_bert_embedding, greedy_cos_idf, sent_encode
     from torch.nn.utils.rnn import pad_sequence
 
-    if not references:
-        return np.array([], dtype=float)
     scorer = BERTScorer(model_type=backbone.model_type, num_layers=backbone.num_layers,
                         use_fast_tokenizer=True, lang="en")
     model, tokenizer = scorer._model.double(), scorer._tokenizer
