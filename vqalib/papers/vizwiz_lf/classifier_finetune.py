@@ -241,20 +241,24 @@ def save(net, path: Path, *, metadata: dict) -> Path:
 
 
 def read_metadata(path: Path = FINETUNED_DIR / WEIGHTS_FILE) -> dict:
-    """The settings, times and scores :func:`save` wrote into a weights file's header (no tensor is read)."""
+    """The settings, times and scores :func:`save` wrote into a weights file's header (no tensor is read); a file whose
+    bytes are not those recorded at training is refused first (``classifier_io.verify_recorded``)."""
     from safetensors import safe_open
 
+    from vqalib.papers.vizwiz_lf.classifier_io import verify_recorded
+
+    verify_recorded(Path(path))
     with safe_open(str(path), framework="pt") as handle:
         return json.loads((handle.metadata() or {}).get("vqalib", "{}"))
 
 
 def load(path: Path = FINETUNED_DIR / WEIGHTS_FILE):
     """``(network, metadata)`` of a file written by :func:`save`, the network in float64 and eval mode for inference."""
+    metadata = read_metadata(path)  # first: a changed committed file is refused before torch is imported
     import torch
     from safetensors.torch import load as from_bytes
 
     data = Path(path).read_bytes()
-    metadata = read_metadata(path)
     settings = metadata.get("settings", SETTINGS)
     net = _network(_base(), top=settings["top"], dropout=settings["dropout"])
     state = {name: value.to(torch.float64) for name, value in from_bytes(data).items()}

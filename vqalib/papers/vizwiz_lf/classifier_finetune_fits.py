@@ -19,6 +19,7 @@ from vqalib.core.encoders import DECIMALS, model_identity
 from vqalib.core.inference import grouped_f1_intervals
 from vqalib.core.io import write_atomic
 from vqalib.papers.vizwiz_lf.classifier import UNTRUSTED_SOURCES, question_folds
+from vqalib.papers.vizwiz_lf.classifier_io import hash_problems, record_hashes
 from vqalib.papers.vizwiz_lf.classifier_finetune import (
     FINETUNED_DIR, LABELS, N_ROLES, SETTINGS, WEIGHTS_FILE, _probabilities, _train, _training_inputs, decide, fit,
     load, pair_texts, predict_proba, save, truth_matrix)
@@ -187,17 +188,20 @@ def write_all(units: pd.DataFrame, *, out: Path = FINETUNED_DIR, settings: dict 
                                                         agreement=abstention_agreement(cv.predictions) if kind == "role" else None)
                                       for kind, cv in scored.items()})
     written.append(save(net, out / WEIGHTS_FILE, metadata=metadata))
+    record_hashes(out, written)  # load() below reads only recorded bytes
     rows = check_rows(units)
     probabilities = predict_proba(units.iloc[rows], model=load(out / WEIGHTS_FILE))
     buffer = io.BytesIO()
     np.savez(buffer, rows=rows, probabilities=probabilities, key=np.array(result["key"]))
     written.append(write_atomic(out / CHECK_FILE, buffer.getvalue()))
+    written.append(record_hashes(out, written))  # what classify check and every load compare bit for bit
     echo(f"fine-tuned classifier: {time.perf_counter() - start:.0f} s in all")
     return written
 
 
 def check(units: pd.DataFrame, *, models_dir: Path = FINETUNED_DIR) -> list[str]:
-    """Recompute the committed model's check-sample probabilities: within :data:`CHECK_TOLERANCE`, same labels.
+    """The committed files bit for bit against the SHA-256 recorded at training, then the committed model's check-sample
+    probabilities recomputed: within :data:`CHECK_TOLERANCE`, same labels.
 
     Parameters
     ----------
@@ -217,6 +221,9 @@ def check(units: pd.DataFrame, *, models_dir: Path = FINETUNED_DIR) -> list[str]
     for name in (WEIGHTS_FILE, OUT_OF_FOLD_FILE, CHECK_FILE):
         if not (models_dir / name).is_file():
             problems.append(f"{models_dir / name}: missing; run `vqalib classify train --finetuned`")
+    if problems:
+        return problems
+    problems = hash_problems(models_dir)  # a changed file is named by its hash, before any inference
     if problems:
         return problems
     model = load(models_dir / WEIGHTS_FILE)

@@ -1,13 +1,15 @@
 """Saving and loading the offline classifiers (VizWiz-LF Tables 9-10 models, ``data/models/*.skops``).
 
 Pipeline, thresholds, encoder name and metadata in skops' format (no pickle, never encoder weights), byte-identical
-for the same model; :func:`load` admits only :data:`TRUSTED_MODEL_TYPES`."""
+for the same model; :func:`load` admits only :data:`TRUSTED_MODEL_TYPES`. Training records the SHA-256 of every file
+it writes in the folder's :data:`HASH_RECORD`; a model is loaded only when its bytes are the ones recorded."""
 
 from __future__ import annotations
 
 import copy
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -20,7 +22,8 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, LabelBinarizer, StandardScaler
 
-from vqalib.papers.vizwiz_lf.classifier import SentenceClassifier
+from vqalib.core.io import DataFormatError, read_regular, sha256_of, shown_path, write_atomic
+from vqalib.papers.vizwiz_lf.classifier import MODEL_DIR, SentenceClassifier
 
 # MLP state only for continued training (Adam moments, early-stopping copies), 3x the weights: not saved
 _TRAINING_STATE = ("_optimizer", "_best_coefs", "_best_intercepts")
@@ -40,8 +43,112 @@ _SAFE_MODEL_TYPES = frozenset({
 _MODEL_FIELDS = ("kind", "labels", "pipeline", "thresholds", "min_labels", "encoder", "encoder_name", "metadata")
 
 
-class ModelFileError(ValueError):
-    """A classifier file that :func:`load` refuses: not a skops model of this package, or holding other types."""
+HASH_RECORD = "SHA256SUMS"  # `sha256sum` format: "<SHA-256>  <path relative to the folder>" per file training wrote
+_RECORD_LINE = re.compile(r"([0-9a-f]{64})  ([^\n]+)")
+_FIX = "restore the committed files with `git checkout -- data/models`, or retrain (`vqalib classify train`, with " \
+       "`--finetuned` for the fine-tuned weights)"
+
+
+class ModelFileError(DataFormatError):
+    """A classifier file that :func:`load` refuses: not a skops model of this package, holding other types, or not the
+    bytes recorded at training."""
+
+
+def record_hashes(folder: Path, files: list[Path]) -> Path:
+    """Write ``folder``'s :data:`HASH_RECORD`: the SHA-256 of each of ``files`` (inside ``folder``), as training wrote
+    them (``cd folder && sha256sum -c SHA256SUMS`` checks them too); returns its path.
+
+    Parameters
+    ----------
+    folder : Path
+        The folder training wrote (``data/models`` or its ``finetuned``).
+    files : list of Path
+        Every file it wrote there.
+    """
+    folder = Path(folder)
+    names = {Path(f).resolve().relative_to(folder.resolve()).as_posix(): f for f in files}
+    lines = [f"{sha256_of(names[name])}  {name}\n" for name in sorted(names)]
+    return write_atomic(folder / HASH_RECORD, "".join(lines).encode("utf-8"))
+
+
+def recorded_hashes(folder: Path) -> dict[str, str] | None:
+    """``folder``'s :data:`HASH_RECORD` as {relative path: SHA-256}, None when it has none; a malformed line is a
+    :class:`ModelFileError` naming it.
+
+    Parameters
+    ----------
+    folder : Path
+    """
+    record = Path(folder) / HASH_RECORD
+    if not record.exists():
+        return None
+    try:
+        lines = read_regular(record, what="hash record", max_bytes=1 << 20).decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise ModelFileError(f"{shown_path(record)}: not a readable hash record ({err}); {_FIX}") from None
+    out = {}
+    for number, line in enumerate(lines, 1):
+        found = _RECORD_LINE.fullmatch(line)
+        if not found:
+            raise ModelFileError(f"{shown_path(record)}, line {number}: {line[:80]!r} is not '<SHA-256>  <file>'; "
+                                 f"{_FIX}")
+        out[found[2]] = found[1]
+    return out
+
+
+def hash_problems(folder: Path) -> list[str]:
+    """Every file of ``folder``'s :data:`HASH_RECORD` that is missing or not bit for bit the bytes recorded at training,
+    one line each (what ``vqalib classify check`` reports before any refit).
+
+    Parameters
+    ----------
+    folder : Path
+    """
+    folder = Path(folder)
+    recorded = recorded_hashes(folder)
+    if recorded is None:
+        return [f"{shown_path(folder / HASH_RECORD)}: missing, so the committed files cannot be checked bit for bit; "
+                f"{_FIX}"]
+    problems = []
+    for name, expected in recorded.items():
+        path = folder / name
+        try:
+            actual = sha256_of(path)
+        except (OSError, ValueError) as err:
+            problems.append(f"{shown_path(path)}: recorded in {HASH_RECORD} but not readable ({err}); {_FIX}")
+            continue
+        if actual != expected:
+            problems.append(_changed(path, expected, actual))
+    return problems
+
+
+def _changed(path: Path, expected: str, actual: str) -> str:
+    """The message for a file whose bytes are not the recorded ones: both hashes and how to fix it."""
+    return (f"{shown_path(path)}: SHA-256 {actual}, not the {expected} recorded in "
+            f"{shown_path(path.parent / HASH_RECORD)} at training (the file changed); {_FIX}")
+
+
+def verify_recorded(path: Path) -> None:
+    """Refuse ``path`` (:class:`ModelFileError`, naming both hashes) unless its SHA-256 is the one recorded beside it at
+    training, before anything parses it; a file of ``data/models`` must be recorded, another only if its folder has a
+    record.
+
+    Parameters
+    ----------
+    path : Path
+        A model file: skops classifier or fine-tuned weights.
+    """
+    path = Path(path)
+    recorded = recorded_hashes(path.parent)
+    committed = path.resolve().is_relative_to(MODEL_DIR.resolve())
+    if recorded is None and not committed:
+        return
+    if recorded is None or path.name not in recorded:
+        raise ModelFileError(f"{shown_path(path)}: its SHA-256 is not recorded in "
+                             f"{shown_path(path.parent / HASH_RECORD)}, so it is not a file training wrote; {_FIX}")
+    actual = sha256_of(path)
+    if actual != recorded[path.name]:
+        raise ModelFileError(_changed(path, recorded[path.name], actual))
 
 
 def _canonical_skops(data: bytes) -> bytes:
@@ -129,9 +236,10 @@ def _schema_types(node, found: set[str]) -> set[str]:
 def load(path: Path) -> SentenceClassifier:
     """Read a classifier written by :func:`save` without unpickling, its schema's types checked first (Tables 9-10);
     anything else raises :class:`ModelFileError`."""
+    path = Path(path)
+    verify_recorded(path)  # first: a changed committed file costs no parsing
     import skops.io
 
-    path = Path(path)
     try:
         with zipfile.ZipFile(path) as archive:
             schema = json.loads(archive.read("schema.json"))
