@@ -67,3 +67,25 @@ def test_a_path_is_shown_relative_to_the_project_when_inside_it(tmp_path):
     page = io.project_root() / "build" / "explore" / "09_score_a_model" / "scores" / "m" / "index.html"
     assert io.shown_path(page) == "build/explore/09_score_a_model/scores/m/index.html"
     assert io.shown_path(tmp_path / "a.csv") == str(tmp_path / "a.csv")  # outside the project: as given
+
+
+def test_write_inside_never_follows_a_link_on_the_way(tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "utils.py").write_text("mine\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "task").symlink_to(other)
+    (out / "file.txt").symlink_to(other / "utils.py")
+    (out / "folder").mkdir()
+    with pytest.raises(io.UnsafePath, match=r"out/task is a symbolic link \(to .*other\), not a folder"):
+        io.write_inside(out, "task/utils.py", b"overwritten")
+    with pytest.raises(io.UnsafePath, match=r"out/file\.txt is a symbolic link \(to .*utils\.py\), not a regular file"):
+        io.write_inside(out, "file.txt", b"overwritten")
+    with pytest.raises(io.UnsafePath, match=r"out/folder is a directory, not a regular file"):
+        io.write_inside(out, "folder", b"overwritten")
+    with pytest.raises(ValueError, match="not a relative path"):
+        io.write_inside(out, "../other/utils.py", b"overwritten")
+    assert (other / "utils.py").read_text() == "mine\n" and sorted(p.name for p in other.iterdir()) == ["utils.py"]
+    assert io.write_inside(out, "new/deeper/x.txt", b"ok").read_bytes() == b"ok"
+    assert sorted(p.name for p in (out / "new" / "deeper").iterdir()) == ["x.txt"]  # no temporary file left

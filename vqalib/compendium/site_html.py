@@ -17,7 +17,6 @@ from vqalib.core.out_folders import OutputKind
 SITE_TITLE = "Accessible VQA research compendium"
 MAX_ROWS = 2000  # rows per page; a longer table continues on further pages (every row is on the site)
 NOT_RUN = "not run"
-SITE_FOLDERS = ("assets", "figures", "leaderboard", "notebooks", "papers", "scores", "sections")
 
 
 def _is_site_index(path) -> bool:
@@ -26,8 +25,7 @@ def _is_site_index(path) -> bool:
         return f"<title>{SITE_TITLE}</title>".encode() in handle.read(1 << 16)
 
 
-SITE = OutputKind(what="reviewer site", option="vqalib site build", marker="index.html", is_marker=_is_site_index,
-                  written=lambda name: name in ("index.html", "report.html") or name.split("/")[0] in SITE_FOLDERS)
+SITE = OutputKind(what="reviewer site", option="vqalib site build", marker="index.html", is_marker=_is_site_index)
 
 
 def status(frame: pd.DataFrame, name: str) -> tuple[str, str]:

@@ -1,15 +1,18 @@
 """Project paths and strict, safe file input/output: reads refuse pipes and folders and raise
-:class:`DataFormatError` naming file, record and field; writes are atomic. Imports only the standard library and
+:class:`DataFormatError` naming file, record and field; writes are atomic (:func:`write_inside`: never through a
+symbolic link). Imports only the standard library and
 :mod:`vqalib.core.config` (no import cycle)."""
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import hashlib
 import io
 import json
 import os
+import secrets
 import stat
 import tempfile
 from pathlib import Path
@@ -30,6 +33,10 @@ class DataFormatError(ValueError):
 
 class NotRegularFile(DataFormatError):
     """A path the project would read is a named pipe, device, socket or folder, or is over a size cap."""
+
+
+class UnsafePath(ValueError):
+    """A path the project will not write: a symbolic link, or what is neither folder nor regular file, on its way."""
 
 
 def file_kind(mode: int) -> str:
@@ -125,9 +132,8 @@ def cache_root(*parts: str) -> Path:
 
 
 def default_mirror() -> Path | None:
-    """``$VQALIB_DATA_MIRROR`` or None (download from upstream)."""
-    env = config.get(MIRROR_ENV)
-    return Path(env) if env else None
+    """``$VQALIB_DATA_MIRROR`` or None (download from upstream); a value that is no folder is a SettingError."""
+    return config.get_path(MIRROR_ENV, None)
 
 
 # --- hashing and atomic writes ---------------------------------------------------------------
@@ -165,6 +171,74 @@ def write_atomic(target: Path, data: bytes) -> Path:
     finally:
         Path(tmp_name).unlink(missing_ok=True)
     return target
+
+
+def _what_is(path: Path) -> str:
+    try:
+        info = path.lstat()
+    except OSError:
+        return "missing"
+    return f"a symbolic link (to {os.readlink(path)})" if stat.S_ISLNK(info.st_mode) else file_kind(info.st_mode)
+
+
+def write_inside(folder: Path, relative: str, data: bytes) -> Path:
+    """Write ``data`` to ``folder/relative`` whole (a temporary file renamed), creating missing folders, never through
+    a symbolic link: each folder on the way is opened with ``O_NOFOLLOW`` and written through its descriptor, so a
+    link planted on the way raises :class:`UnsafePath` naming it.
+
+    Parameters
+    ----------
+    folder : Path
+        The output folder (itself no symbolic link).
+    relative : str
+        A relative POSIX path without ``..`` or empty parts.
+    data : bytes
+    """
+    parts = relative.split("/")
+    if not relative or relative.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"{relative!r}: not a relative path inside {folder}")
+    opening = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    where = Path(folder)
+
+    def refused(err: OSError) -> OSError:
+        if err.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EEXIST):
+            return err
+        return UnsafePath(f"{where} is {_what_is(where)}, not a folder; vqalib writes no file through a symbolic link "
+                          "or in place of another file: move it away")
+
+    try:
+        fd = os.open(where, opening)
+    except OSError as err:
+        raise refused(err) from None
+    try:
+        for name in parts[:-1]:
+            where = where / name
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o755, dir_fd=fd)
+            try:
+                inner = os.open(name, opening, dir_fd=fd)
+            except OSError as err:
+                raise refused(err) from None
+            os.close(fd)
+            fd = inner
+        where = where / parts[-1]
+        with contextlib.suppress(FileNotFoundError):
+            if not stat.S_ISREG(os.stat(parts[-1], dir_fd=fd, follow_symlinks=False).st_mode):
+                raise UnsafePath(f"{where} is {_what_is(where)}, not a regular file; vqalib writes no file through a "
+                                 "symbolic link or in place of a folder: move it away")
+        temporary = f".{parts[-1]}.{secrets.token_hex(4)}.part"  # the name a killed write leaves
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                         0o644, dir_fd=fd)
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+            os.replace(temporary, parts[-1], src_dir_fd=fd, dst_dir_fd=fd)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary, dir_fd=fd)
+    finally:
+        os.close(fd)
+    return Path(folder) / relative
 
 
 # --- strict reading ----------------------------------------------------------------------------

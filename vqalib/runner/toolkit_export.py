@@ -1,7 +1,8 @@
 """The three datasets as lmms-eval tasks, Inspect AI tasks and VLMEvalKit TSVs (``vqalib export``), one per dataset and
 prompting condition (:data:`TASKS`): no toolkit has VizWiz-LF's long-form protocol, CommVQA's conditions or AFGV's
 tiers. Prompts come from :func:`vqalib.runner.answering.prompt_for`, so a task asks exactly what ``vqalib run``
-asks; the folder is only ever written into, and the output is deterministic."""
+asks; the folder is only ever written into (never through a symbolic link, only where its manifest lists every file
+unchanged; ARCHITECTURE "Folders a command writes"), and the output is deterministic."""
 
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from vqalib.core.contract import package_version
-from vqalib.core.io import write_atomic
-from vqalib.core.out_folders import OutputKind, check_out, json_marker
+from vqalib.core.out_folders import OutputKind, check_out, json_marker, write_into
 from vqalib.runner.questions import dataset_items
 
 EXPORT_FORMAT = "vqalib-export/1"
@@ -84,12 +84,16 @@ EXPORT = OutputKind(what="toolkit export", option="vqalib export --out", marker=
                     is_marker=lambda path: (json_marker(path, max_bytes=1 << 16) or {}).get("format") == EXPORT_FORMAT)
 
 
-def _export_folder(out: str | Path) -> Path:
-    """``out`` checked (:data:`EXPORT`) and marked first, so an interrupted export can be written again."""
-    out = check_out(out, kind=EXPORT)
+def _absolute(out: str | Path) -> Path:
+    """``out`` made absolute, its parent resolved but not ``out`` itself (a link there is refused, not followed)."""
+    out = Path(out).expanduser()
+    return out.parent.resolve() / out.name
+
+
+def _marked(files: dict[str, bytes]) -> dict[str, bytes]:
+    """``files`` (relative path -> bytes) with the export's marker first."""
     marker = {"format": EXPORT_FORMAT, "written_by": "vqalib export (writes into this folder again, never deletes)"}
-    write_atomic(out / EXPORT.marker, (json.dumps(marker, indent=2) + "\n").encode("utf-8"))
-    return out
+    return {EXPORT.marker: (json.dumps(marker, indent=2) + "\n").encode("utf-8"), **files}
 
 
 def task_documents(items: pd.DataFrame, *, strategy: str, tier: str | None = None, family: str = "llava") -> list[dict]:
@@ -125,16 +129,16 @@ def _jsonl(docs: list[dict]) -> bytes:
 
 
 def _yaml(task: str, *, data: Path, dataset: str, sha256: str, version: str) -> str:
-    generation = ", ".join(f"{k}: {json.dumps(v)}" for k, v in GENERATION[dataset].items())
-    metric = METRIC[dataset]
+    """The task's YAML; every string a JSON string (a YAML double-quoted scalar): a ``#`` or ``:`` in a path stays."""
+    q = json.dumps
     return (f"# written by `vqalib export lmms-eval` (vqalib {version}); prompts from vqalib's runner\n"
-            f"task: {task}\ndataset_path: json\ndataset_kwargs:\n  data_files:\n    test: {data}\n"
-            "test_split: test\noutput_type: generate_until\n"
+            f"task: {q(task)}\ndataset_path: \"json\"\ndataset_kwargs:\n  data_files:\n"
+            f"    test: {q(str(data))}\ntest_split: \"test\"\noutput_type: \"generate_until\"\n"
             "doc_to_visual: !function utils.doc_to_visual\ndoc_to_text: !function utils.doc_to_text\n"
             "doc_to_target: !function utils.doc_to_target\nprocess_results: !function utils.process_results\n"
-            f"generation_kwargs: {{{generation}}}\n"
-            f"metric_list:\n  - metric: {metric}\n    aggregation: mean\n    higher_is_better: true\n"
-            f"metadata:\n  version: 1.0\n  vqalib_version: \"{version}\"\n  data_sha256: {sha256}\n")
+            f"generation_kwargs: {q(GENERATION[dataset])}\n"
+            f"metric_list:\n  - metric: {q(METRIC[dataset])}\n    aggregation: \"mean\"\n    higher_is_better: true\n"
+            f"metadata:\n  version: 1.0\n  vqalib_version: {q(version)}\n  data_sha256: {q(sha256)}\n")
 
 
 def export_lmms_eval(dataset: str, *, out: str | Path, images: str | Path | None = None, family: str = "llava",
@@ -158,17 +162,16 @@ def export_lmms_eval(dataset: str, *, out: str | Path, images: str | Path | None
     """
     check_out(out, kind=EXPORT)  # before the items are read: a refused --out costs no wait
     items = dataset_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
-    out = _export_folder(out).resolve()
-    written = []
+    out = _absolute(out)
+    files = {}
     for task, strategy, tier in TASKS[dataset]:
-        folder = out / task
         data = _jsonl(task_documents(items, strategy=strategy, tier=tier, family=family))
-        write_atomic(folder / f"{task}.jsonl", data)
-        write_atomic(folder / "utils.py", UTILS.replace("{metric}", METRIC[dataset]).encode("utf-8"))
-        yaml = _yaml(task, data=folder / f"{task}.jsonl", dataset=dataset, sha256=hashlib.sha256(data).hexdigest(),
-                     version=package_version("vqalib") or "unknown")
-        written.append(write_atomic(folder / f"{task}.yaml", yaml.encode("utf-8")))
-    return written
+        files[f"{task}/{task}.jsonl"] = data
+        files[f"{task}/utils.py"] = UTILS.replace("{metric}", METRIC[dataset]).encode("utf-8")
+        yaml = _yaml(task, data=out / task / f"{task}.jsonl", dataset=dataset,
+                     sha256=hashlib.sha256(data).hexdigest(), version=package_version("vqalib") or "unknown")
+        files[f"{task}/{task}.yaml"] = yaml.encode("utf-8")
+    return [path for path in write_into(out, kind=EXPORT, files=_marked(files)) if path.suffix == ".yaml"]
 
 
 def export_vlmevalkit(dataset: str, *, out: str | Path, images: str | Path | None = None, family: str = "llava",
@@ -190,7 +193,6 @@ def export_vlmevalkit(dataset: str, *, out: str | Path, images: str | Path | Non
 
     check_out(out, kind=EXPORT)  # before the items are read: a refused --out costs no wait
     items = dataset_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
-    out = _export_folder(out)
     store, written = None, []
     for task, strategy, tier in TASKS[dataset]:
         docs = task_documents(items, strategy=strategy, tier=tier, family=family)
@@ -213,7 +215,8 @@ def export_vlmevalkit(dataset: str, *, out: str | Path, images: str | Path | Non
             rows.append(row)
         name = "".join(part.capitalize() for part in task.split("_")) + "_openended"
         frame = pd.DataFrame(rows)
-        written.append(write_atomic(out / f"{name}.tsv", frame.to_csv(sep="\t", index=False).encode("utf-8")))
+        tsv = {f"{name}.tsv": frame.to_csv(sep="\t", index=False).encode("utf-8")}
+        written += write_into(out, kind=EXPORT, files=_marked(tsv))[1:]  # one at a time: embedded images are big
     return written
 
 
@@ -273,13 +276,12 @@ def export_inspect(dataset: str, *, out: str | Path, images: str | Path | None =
     """
     check_out(out, kind=EXPORT)  # before the items are read: a refused --out costs no wait
     items = dataset_items(dataset, images=images, question_set=question_set, data_dir=data_dir)
-    out = _export_folder(out).resolve()
-    version, written = package_version("vqalib") or "unknown", []
+    out, version, files = _absolute(out), package_version("vqalib") or "unknown", {}
     for task, strategy, tier in TASKS[dataset]:
         data = _jsonl(inspect_samples(task_documents(items, strategy=strategy, tier=tier, family=family)))
-        write_atomic(out / f"{task}.jsonl", data)
+        files[f"{task}.jsonl"] = data
         generation = GENERATION[dataset]
         code = INSPECT_TASK.format(task=task, version=version, dataset=dataset, sha256=hashlib.sha256(data).hexdigest(),
                                    max_tokens=generation["max_new_tokens"], temperature=generation["temperature"])
-        written.append(write_atomic(out / f"{task}.py", code.encode("utf-8")))
-    return written
+        files[f"{task}.py"] = code.encode("utf-8")
+    return [path for path in write_into(out, kind=EXPORT, files=_marked(files)) if path.suffix == ".py"]
