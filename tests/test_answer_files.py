@@ -153,3 +153,70 @@ def test_json_object_keyed_by_question_id(tmp_path):
     broken.write_text(json.dumps({"7": {"answer_paragraph": "a"}, "8": {"answer_paragraph": ["a"]}}))
     with pytest.raises(DataFormatError, match=r"key '8' \(entry 2\): the answer is a list, expected text"):
         read_answers(broken)
+
+
+def test_a_table_with_prediction_but_no_id_names_the_closest_shapes_not_a_missing_item_id(tmp_path, capsys):
+    """`qid,prediction` was taken for VLMEvalKit and refused for a missing `item_id`, never naming question_id/answer."""
+    path = tmp_path / "preds.csv"
+    pd.DataFrame({"qid": range(1, 601), "prediction": "A red car."}).to_csv(path, index=False)
+    with pytest.raises(DataFormatError) as error:
+        read_answers(path)
+    text = str(error.value)
+    assert text.startswith(f"{path}: not an answers file this reader knows: columns/keys ['qid', 'prediction']; "
+                           "the closest shapes: vlmevalkit, which has `prediction` but no `index`, `item_id` or "
+                           "`question_id` (is `qid` one?); plain, which has no `question_id` or `item_id` (is `qid` "
+                           "one?) and no `answer`. Rename the columns to one of these shapes, or name the format with "
+                           "--format; the accepted shapes are ")
+    assert "item_id` (600 rows" not in text
+    from vqalib.compendium.cli import main
+
+    status = main(["score", str(path), "--dataset", "vizwiz-lf", "--model", "m", "--out", str(tmp_path / "card")])
+    err = capsys.readouterr().err
+    assert status == 1 and "the closest shapes: vlmevalkit" in err and "Traceback" not in err
+    assert not (tmp_path / "card").exists()
+    answers = tmp_path / "answers.csv"
+    pd.DataFrame({"qid": [1], "answer": ["x"]}).to_csv(answers, index=False)
+    with pytest.raises(DataFormatError, match=r"closest shapes: plain, which has `answer` but no `question_id` or "
+                                              r"`item_id` \(is `qid` one\?\)"):
+        detect_format(answers)
+    far = tmp_path / "far.csv"
+    pd.DataFrame({"image": ["a.jpg"], "response": ["x"]}).to_csv(far, index=False)
+    with pytest.raises(DataFormatError) as error:
+        detect_format(far)
+    assert "closest" not in str(error.value) and "the accepted shapes are" in str(error.value)  # nothing near: say all
+    ok = tmp_path / "ok.csv"
+    pd.DataFrame({"question_id": [1], "prediction": ["x"]}).to_csv(ok, index=False)
+    assert detect_format(ok) == "vlmevalkit"  # an id to join on: VLMEvalKit's layout with our question ids
+
+
+def test_a_column_name_with_terminal_escapes_is_shown_escaped(tmp_path):
+    path = tmp_path / "evil.csv"
+    path.write_text("\x1b]0;owned\x07qid,prediction\n1,x\n", encoding="utf-8")
+    with pytest.raises(DataFormatError) as error:
+        detect_format(path)
+    assert "\x1b" not in str(error.value) and "\x07" not in str(error.value)
+    assert "\\x1b]0;owned\\x07qid" in str(error.value)
+
+
+def test_an_answer_over_the_declared_length_is_named_with_its_record_and_id(tmp_path, monkeypatch):
+    monkeypatch.setenv("VQALIB_MAX_ANSWER_CHARS", "10")
+    keyed = tmp_path / "keyed.json"
+    keyed.write_text(json.dumps({"7": "short", "\x1b[2J8": "far too long an answer"}))
+    with pytest.raises(DataFormatError, match=r"keyed\.json: entry 2 \(question id '\\x1b\[2J8'\): the answer is 22 "
+                                              r"characters, over the limit of 10 characters per answer \(set "
+                                              r"VQALIB_MAX_ANSWER_CHARS to score longer answers\)$"):
+        read_answers(keyed)
+    lmms = _jsonl(tmp_path / "s.jsonl", [{"doc_id": 3, "filtered_resps": ["x" * 11], "doc_hash": "h"}])
+    with pytest.raises(DataFormatError, match=r"s\.jsonl: line 1 \(doc id '3'\): the answer is 11 characters"):
+        read_answers(lmms)
+    monkeypatch.setenv("VQALIB_MAX_ANSWER_CHARS", "22")
+    assert read_answers(keyed)[0]["answer"].tolist() == ["short", "far too long an answer"]
+
+
+def test_an_answers_file_that_is_a_pipe_is_refused_not_waited_on(tmp_path):
+    import os
+
+    pipe = tmp_path / "answers.jsonl"
+    os.mkfifo(pipe)
+    with pytest.raises(DataFormatError, match="not a regular file"):
+        read_answers(pipe)

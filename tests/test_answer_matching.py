@@ -106,3 +106,38 @@ def test_lmms_eval_07_null_document_hash_is_not_a_mismatch(tmp_path):
     line = {"doc_id": 0, "filtered_resps": "three", "doc_hash": NULL_DOC_HASH}  # lmms-eval 0.7.3 logs this on every line
     answers, _ = read_answers(_jsonl(tmp_path / "s.jsonl", [line]))
     assert join_task_data(answers, task_data=data).loc[0, ["item_id", "answer"]].tolist() == ["3", "three"]
+
+
+def test_declared_aliases_are_mapped_counted_and_never_guessed():
+    from vqalib.core.answer_matching import QuestionAlias
+
+    alias = QuestionAlias.from_pairs("image file name", [("a.jpg", "1"), ("c.jpg", "3"), ("b.jpg", "2"),
+                                                         ("b.jpg", "4"), ("2", "3")])
+    matched, coverage = match_answers(_rows(["a.jpg", "2", "c.jpg", "9"], ["w", "x", "y", "z"]), ids=IDS,
+                                      dataset="toy", aliases=[alias])
+    assert matched[["item_id", "answer"]].values.tolist() == [["1", "w"], ["2", "x"], ["3", "y"]]  # "2" is an id
+    assert coverage["aliased"] == {"image file name": 2} and coverage["unknown"] == ["9"]
+    assert coverage_text(coverage) == ("scored on 3 of 4 toy questions (1 missing, 1 unknown, 2 matched by image file "
+                                       "name)")
+    assert "aliased" not in match_answers(_rows(["1"], ["w"]), ids=IDS, dataset="toy", aliases=[alias])[1]
+    with pytest.raises(DataFormatError, match=r"answers: line 3: 'b\.jpg' \(image file name\) names 2 questions "
+                                              r"\(2, 4\), so it is matched to none of them: give the question id \(rows "
+                                              r"naming an ambiguous image file name: 1\)"):
+        match_answers(_rows(["1", "b.jpg"], ["w", "x"]), ids=IDS, dataset="toy", aliases=[alias])
+    with pytest.raises(DataFormatError, match=r"1 toy ids answered more than once: 1 \(lines 2/3\)"):
+        match_answers(_rows(["1", "a.jpg"], ["w", "x"]), ids=IDS, dataset="toy", aliases=[alias])
+
+
+def test_ids_with_terminal_escapes_are_quoted_escaped_in_messages(tmp_path):
+    evil = "\x1b[2J\x1b]0;owned\x07"
+    for rows, kwargs in ((_rows([evil, evil + "2"], ["a", "b"]), {}),
+                         (_rows(["1", "1" + evil, "2" + evil], ["a", "b", "c"]), {}),
+                         (_rows(["1", "1"], ["a", "b"]).assign(item_id=[evil, evil]), {"ids": [evil]})):
+        with pytest.raises(DataFormatError) as error:
+            match_answers(rows, **{"ids": IDS, "dataset": "toy", **kwargs})
+        assert "\x1b" not in str(error.value) and "\x07" not in str(error.value) and "\\x1b[2J" in str(error.value)
+    data = _jsonl(tmp_path / "task.jsonl", [{"item_id": "3"}])
+    bad = _jsonl(tmp_path / "t.jsonl", [{"doc_id": 0, "filtered_resps": ["x"], "doc_hash": "\x1b[2J" + "0" * 60}])
+    with pytest.raises(DataFormatError) as error:
+        join_task_data(read_answers(bad)[0], task_data=data)
+    assert "\x1b" not in str(error.value) and "doc_hash \\x1b[2J00000000" in str(error.value)

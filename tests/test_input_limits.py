@@ -110,3 +110,92 @@ def test_the_limits_are_settings(monkeypatch):
     monkeypatch.setenv("VQALIB_MAX_UNKNOWN_SHARE", "2")
     with pytest.raises(ValueError, match="VQALIB_MAX_UNKNOWN_SHARE='2': expected a number greater than 0 and at most 1"):
         input_limits.unknown_share()
+
+
+def _declared_as(path, member, size):
+    """Rewrite the size the zip directory declares for ``member`` (its data unchanged): a crafted log, built small."""
+    import struct
+
+    data = bytearray(path.read_bytes())
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:
+        length = struct.unpack_from("<H", data, at + 28)[0]
+        if data[at + 46:at + 46 + length].decode() == member:
+            struct.pack_into("<I", data, at + 24, size)
+        at = data.find(b"PK\x01\x02", at + 4)
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _eval_log(path, *, header_bytes=2):
+    """An Inspect-shaped .eval zip whose header.json holds ``header_bytes`` of highly compressible JSON."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("_journal/start.json", "{}")
+        with archive.open("header.json", "w") as header:
+            header.write(b"{" + b" " * (header_bytes - 2) + b"}")
+    return path
+
+
+def test_an_eval_log_declaring_a_1_gib_header_is_refused_before_inspect_reads_it(tmp_path, capsys):
+    log = _declared_as(_eval_log(tmp_path / "2026-01-01_vizwiz-lf-vanilla_x.eval"), "header.json", 1 << 30)
+    assert log.stat().st_size < 4096
+    with pytest.raises(DataFormatError, match=r"vanilla_x\.eval: the log declares 1,073,741,826 bytes uncompressed in "
+                                              r"all \(its largest member, 'header\.json', 1,073,741,824 bytes from "
+                                              r"\d+ compressed\), over the limit of 1,073,741,824 \(set "
+                                              r"VQALIB_MAX_EVAL_BYTES"):
+        read_answers(log)  # refused before the converter (and its venv) is needed
+    status, err, seconds = _score(log, tmp_path, capsys)
+    assert status == 1 and seconds < 10 and "VQALIB_MAX_EVAL_BYTES" in err and "Traceback" not in err
+
+
+def test_an_eval_member_inflating_past_its_declared_size_is_refused_by_name(tmp_path, capsys, monkeypatch):
+    from vqalib.core import inspect_logs
+
+    honest = _eval_log(tmp_path / "honest.eval", header_bytes=4 << 20)
+    assert inspect_logs.inflated_past(honest) is None
+    log = _declared_as(_eval_log(tmp_path / "crafted.eval", header_bytes=4 << 20), "header.json", 100)
+    assert log.stat().st_size < 1 << 20  # 4 MiB inflated from a small file, though the directory says 100 bytes
+    start = time.monotonic()
+    with pytest.raises(DataFormatError, match=r"crafted\.eval: member 'header\.json' inflates past the 100 bytes it "
+                                              r"declares \(stopped at 101 bytes, from [\d,]+ compressed\): a damaged or "
+                                              r"crafted log, not read.*VQALIB_MAX_EVAL_BYTES \(1,073,741,824 bytes\)"):
+        read_answers(log)
+    assert time.monotonic() - start < 5
+    status, err, _ = _score(log, tmp_path, capsys)
+    assert status == 1 and "inflates past the 100 bytes" in err and "Traceback" not in err
+    # the converter, run by inspect_ai's Python, checks again (there zipfile also inflates inspect_ai's methods)
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, inspect_logs.__file__, str(log)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == inspect_logs.INFLATES_PAST and done.stdout == ""
+    assert json.loads(done.stderr) == {"member": "header.json", "declared": 100, "seen": 101,
+                                       "packed": zipfile.ZipFile(log).getinfo("header.json").compress_size}
+    # and its report becomes the same named refusal
+    fake = tmp_path / "fake-python"
+    fake.write_text('#!/bin/sh\necho \'{"member": "samples/1_epoch_1.json", "declared": 10, "seen": 11, "packed": 5}\''
+                    ' >&2\nexit 3\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("VQALIB_INSPECT_PYTHON", str(fake))
+    with pytest.raises(DataFormatError, match=r"honest\.eval: member 'samples/1_epoch_1\.json' inflates past the 10 "
+                                              r"bytes it declares \(stopped at 11 bytes"):
+        read_answers(honest)
+
+
+def test_one_huge_answer_is_refused_with_its_question_id_before_scoring(tmp_path, capsys, monkeypatch):
+    released = load_vizwiz_lf(sources=["llava"]).answers
+    rows = [{"question_id": int(q), "answer": a} for q, a in zip(released["question_id"], released["answer"])]
+    rows[16]["answer"] = "a" * 10_000_000  # a 10 MB answer: spaCy's E088, naming nothing, before this limit
+    path = tmp_path / "long_answer.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    status, err, seconds = _score(path, tmp_path, capsys)
+    assert status == 1 and seconds < 10 and "Traceback" not in err and "E088" not in err
+    assert (f"long_answer.jsonl: line 17 (question id '{rows[16]['question_id']}'): the answer is 10,000,000 "
+            "characters, over the limit of 20,000 characters per answer (set VQALIB_MAX_ANSWER_CHARS") in err
+    rows[16]["answer"], rows[300]["answer"] = "a" * 900_000, "b" * 30_000
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(DataFormatError, match=r"line 17 .*900,000 characters.*; 2 answers are over it"):
+        read_answers(path)
+    monkeypatch.setenv("VQALIB_MAX_ANSWER_CHARS", str(1_000_000))
+    assert read_answers(path)[0]["answer"].str.len().max() == 900_000

@@ -221,3 +221,125 @@ def test_cli_score_and_its_errors(llava, tmp_path, capsys):
                  "--n-resamples", "20", "--out", str(tmp_path / "y")]) == 0
     assert "scored on 2 of 600 vizwiz-lf questions (598 missing, 1 duplicate)" in capsys.readouterr().out
     assert json.loads((tmp_path / "y" / "scorecard.json").read_text())["coverage"]["duplicate"] == ["1"]
+
+
+def _by_image_name(llava, folder, *, named=412):
+    """LLaVA's answers, the first ``named`` keyed by their VizWiz image file name (what most VizWiz users have)."""
+    from vqalib.papers.vizwiz_lf.image_names import image_file_names
+
+    names = image_file_names()
+    ids = [names[str(q)] if k < named else str(q) for k, q in enumerate(llava["question_id"])]
+    path = folder / "by_image.csv"
+    pd.DataFrame({"question_id": ids, "answer": llava["answer"]}).to_csv(path, index=False)
+    return path
+
+
+def test_vizwiz_image_file_names_are_question_ids_counted_in_the_coverage(llava, tmp_path):
+    from vqalib.papers.vizwiz_lf.image_names import image_file_names
+
+    assert image_file_names()["1"] == "VizWiz_train_00014902.jpg"  # the release's image_url of question 1
+    from vqalib.core.answer_matching import match_answers
+
+    answers, _, _ = scoring.read_all([_by_image_name(llava, tmp_path)], dataset="vizwiz-lf")
+    ids = scoring.dataset_ids("vizwiz-lf")
+    aliases = scoring.question_aliases(answers, dataset="vizwiz-lf", ids=ids)
+    matched, coverage = match_answers(answers, ids=ids, dataset="vizwiz-lf", aliases=aliases)
+    assert coverage["matched"] == 600 and coverage["aliased"] == {"VizWiz image file name": 412}
+    assert matched["item_id"].tolist() == ids and (matched["answer"] == llava["answer"]).all()
+    assert scoring.coverage_text(coverage).endswith("(412 matched by VizWiz image file name)")
+    twice = tmp_path / "twice.csv"  # question 1 by its image and by its id: `vqalib score` maps before it matches
+    pd.DataFrame({"question_id": ["VizWiz_train_00014902.jpg", "1"], "answer": ["a", "b"]}).to_csv(twice, index=False)
+    with pytest.raises(DataFormatError, match=r"1 vizwiz-lf ids answered more than once: 1 \(lines 2/3\)"):
+        scoring.score([twice], dataset="vizwiz-lf", model="M")
+
+
+def test_afgv_items_by_image_file_name_and_tier(tmp_path):
+    from vqalib.core import declarations
+    from vqalib.core.answer_matching import match_answers
+    from vqalib.papers.afgv.image_names import image_tier_aliases
+
+    blocks = {b["dataset"]: b["what"] for b in declarations.extensions("question_alias")}
+    assert blocks == {"vizwiz-lf": "VizWiz image file name", "afgv": "VizWiz image file name and tier"}
+    ids = ["1/easy", "1/hard", "2/easy"]
+    assert image_tier_aliases(ids, question_set="CommVQA") == []  # its question ids are not VizWiz-LF's
+    answers = pd.DataFrame({"item_id": ["VizWiz_train_00014902.jpg/hard", "2/easy"], "answer": ["a", "b"],
+                            "line": [2, 3]})
+    aliases = scoring.question_aliases(answers, dataset="afgv", ids=ids)
+    matched, coverage = match_answers(answers, ids=ids, dataset="afgv", aliases=aliases)
+    assert matched["item_id"].tolist() == ["1/hard", "2/easy"]
+    assert coverage["aliased"] == {"VizWiz image file name and tier": 1}
+    assert scoring.question_aliases(answers.assign(item_id=["1/easy", "2/easy"]), dataset="afgv", ids=ids) == []
+
+
+def test_a_round_trip_counts_only_the_cells_with_a_released_value(tmp_path):
+    """Expert's released answers given back: Table 4 has no Expert value against l_r (its own answers), so those cells
+    compare nothing; they were counted as unequal ("7 of 14 cells equal")."""
+    from vqalib.compendium.scorecard_verdict import verdict_text
+    from vqalib.papers.vizwiz_lf.scorecard import round_trip, round_trip_summary
+
+    words = pd.read_csv(FIGURES / "vizwiz-lf_table01_word_counts.csv")
+    words = words[(words["column"] == "Human") & (words["statistic"] == "mean_words")]
+    full = pd.read_csv(FIGURES / "vizwiz-lf_table04_full_set_bootstrap.csv", keep_default_na=False, na_values=[""])
+    full = full[(full["source"] == "Expert") & full["metric"].isin(["ROUGE", "METEOR"]) & (full["candidate"] == "l_c")]
+    offline = pd.read_csv(FIGURES / "vizwiz-lf_table05_abstention_offline_classifier.csv").set_index("source")
+    metrics = ["abs-acc", "abs-prec", "abs-recall", "abs-f1", "abs-%"]
+    tables = {
+        "vizwiz-lf_table01_word_counts": words.assign(value=words["reproduced"])[["category", "statistic", "value"]],
+        "vizwiz-lf_table04_full_set_bootstrap": pd.concat([
+            full.assign(value=full["reproduced"]), full.assign(reference="l_r", value=1.0)])[
+            ["metric", "reference", "candidate", "value"]],
+        "vizwiz-lf_table05_abstention": pd.DataFrame({"metric": metrics, "value": offline.loc["Expert", metrics]}),
+    }
+    frame = round_trip(tables, source="Expert")
+    assert len(frame) == 14 and frame["figures"].isna().sum() == 2 and frame["equal_4dp"].isna().sum() == 2
+    assert round_trip_summary(frame) == {"equal": 12, "n": 12}
+    frame.to_csv(tmp_path / "round_trip.csv", index=False)  # as a scorecard saves it and reads it back
+    assert round_trip_summary(pd.read_csv(tmp_path / "round_trip.csv")) == {"equal": 12, "n": 12}
+    diffs = pd.DataFrame({"model": "Expert again", "versus": ["Expert"], "metric": "ROUGE", "reference": "s_r",
+                          "candidate": "l_c", "n": 600, "difference": 0.0, "ci_low": 0.0, "ci_high": 0.0,
+                          "wilcoxon_p": np.nan})
+    card = scoring.Scorecard(model="Expert again", dataset="vizwiz-lf", sources=[], coverage={
+        "dataset": "vizwiz-lf", "questions": 600, "matched": 600, "missing": [], "empty": [], "unknown": [],
+        "duplicate": []}, tables={"round_trip": frame, "paired_differences": diffs})
+    assert ("Round trip: these are Expert's released answers given back, and 12 of 12 cells with a released value "
+            "equal Expert's numbers in figures/ to 4 decimals; 2 have none: Table 1 mean words, Table 4 full set and "
+            "Table 5 (offline classifier).") in verdict_text(card)
+    llava = pd.read_csv(FIGURES / "vizwiz-lf_score_round_trip.csv")
+    assert round_trip_summary(llava) == {"equal": 14, "n": 14}
+
+
+def _afgv_card() -> scoring.Scorecard:
+    """An AFGV scorecard of two questions in the layout `vqalib score` gives (the paper's own table functions)."""
+    from vqalib.papers.afgv.predictions import prediction_tables
+    from vqalib.papers.afgv.scorecard import SCORECARD_TABLES, per_question_accuracy
+
+    rows = pd.DataFrame({"question_id": ["1", "1", "1", "2", "2", "2"], "tier": ["simplified", "baseline", "complex"] * 2,
+                         "question_set": "VizWiz-LF", "answer": ["yes", "no", "yes", "red", "red", "blue"],
+                         "reference": ["yes", "yes", "yes", "red", "red", "red"]})
+    predictions = rows.rename(columns={"answer": "prediction", "reference": "answer"}).assign(
+        model="Echo", question="q", question_type="t", intent_similarity=0.9)
+    tables = dict(zip(SCORECARD_TABLES, prediction_tables(predictions, threshold=0.8)))
+    coverage = {"dataset": "afgv", "questions": 6, "given": 6, "matched": 6, "missing": [], "unknown": [],
+                "duplicate": [], "empty": []}
+    source = {"path": "echo.csv", "format": "plain", "toolkit": None, "version": None, "sha256": "0" * 64, "records": 6}
+    return scoring.Scorecard(model="Echo", dataset="afgv", sources=[source], coverage=coverage, tables=tables,
+                             settings={"question_set": "VizWiz-LF"}, per_question=per_question_accuracy(rows))
+
+
+def test_a_written_scorecard_passes_the_checks_the_leaderboard_reads_it_with(tmp_path):
+    from vqalib.compendium import leaderboard
+
+    card = _afgv_card()
+    scorecard_files.write(card, tmp_path / "scores" / "echo")
+    assert leaderboard.check_scorecards(tmp_path / "scores") == [tmp_path / "scores" / "echo"]
+    rows, per_question = leaderboard.scorecard_rows(tmp_path / "scores" / "echo", dataset="afgv")
+    assert set(rows["reference"]) == {"simplified, VizWiz-LF", "baseline, VizWiz-LF", "complex, VizWiz-LF"}
+    assert len(per_question) == 6 and set(per_question["question_id"]) == {1, 2}
+    back = scorecard_files.read(tmp_path / "scores" / "echo")[0]
+    for stem, frame in card.tables.items():
+        assert back.tables[stem].shape == frame.shape, stem
+    path = tmp_path / "scores" / "echo" / "scorecard.json"
+    path.write_text(path.read_text().replace('"question_set": "VizWiz-LF"', '"question_set": "GQA"'))  # not scored on
+    with pytest.raises(DataFormatError, match=r"echo: scorecard\.json: field settings\['question_set'\]: "
+                                              r"question_set must be one of"):
+        leaderboard.check_scorecards(tmp_path / "scores")

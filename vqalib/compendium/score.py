@@ -1,18 +1,21 @@
 """``vqalib score``: any model's answers, from our runner or from lmms-eval or VLMEvalKit, into the papers' tables.
 
-Each answers file is read, its rows given dataset ids and matched to the questions, scored with the paper's own
-functions and written as a scorecard (ARCHITECTURE.md, "Scoring any model").
+Each answers file is read, its rows given dataset ids (or the other names of them a paper declares, e.g. image file
+names) and matched to the questions, scored with the paper's own functions and written as a scorecard (ARCHITECTURE.md,
+"Scoring any model").
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from vqalib.core.answer_files import AnswerSource, detect_format, read_answers
-from vqalib.core.answer_matching import coverage_text, join_task_data, match_answers
+from vqalib.core import declarations
+from vqalib.core.answer_files import AnswerSource, check_answer_lengths, detect_format, read_answers
+from vqalib.core.answer_matching import QuestionAlias, coverage_text, join_task_data, match_answers
 from vqalib.core.io import DataFormatError, sha256_of
 
 DATASETS = ("vizwiz-lf", "commvqa", "afgv")
@@ -47,6 +50,7 @@ def run_file_answers(path: str | Path) -> tuple[pd.DataFrame, AnswerSource, str 
         "answer": records["answer"].where(records["kind"] != "error"), "strategy": records["strategy"]})
     models = sorted(records["model"].dropna().unique())
     version = ",".join(sorted(map(str, records["model_id"].dropna().unique()))) if "model_id" in records else None
+    check_answer_lengths(answers, path=path)
     source = AnswerSource(path=str(path), format="vqalib-run", toolkit="vqalib run", version=version or None,
                           sha256=sha256_of(Path(path)), records=len(answers))
     return answers, source, models[0] if len(models) == 1 else None
@@ -116,15 +120,45 @@ def _other_ids(dataset: str, *, data_dir: Path | None) -> dict[str, set[str]]:
     return others
 
 
+def question_aliases(answers: pd.DataFrame, *, dataset: str, ids: list[str], question_set: str = "VizWiz-LF",
+                     data_dir: Path | None = None) -> list[QuestionAlias]:
+    """The other names of ``dataset``'s ids its paper declares (``[[question_alias]]``, e.g. VizWiz image file names),
+    built only when some answer's id is not one of ``ids``.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Answer rows with ``item_id``.
+    dataset : str
+    ids : list of str
+        The dataset's item ids.
+    question_set : str, default "VizWiz-LF"
+        AFGV's question set, passed to each builder.
+    data_dir : Path, optional
+    """
+    if answers["item_id"].dropna().astype(str).isin(set(ids)).all():
+        return []
+    out = []
+    for block in declarations.extensions("question_alias"):
+        if block["dataset"] == dataset:
+            module, _, name = block["builder"].rpartition(".")
+            build = getattr(importlib.import_module(module), name)
+            pairs = build(ids, question_set=question_set, data_dir=data_dir)
+            out.append(QuestionAlias.from_pairs(block["what"], pairs))
+    return out
+
+
 def _match(answers: pd.DataFrame, *, ids: list[str], dataset: str, duplicates: str, data_dir: Path | None,
-           path: str) -> tuple[pd.DataFrame, dict]:
-    """:func:`match_answers`; the other datasets' ids (for the "is this …?" hint) are read only when none match."""
+           path: str, question_set: str = "VizWiz-LF") -> tuple[pd.DataFrame, dict]:
+    """:func:`match_answers` with the declared aliases; the other datasets' ids (for the "is this …?" hint) are read
+    only when none match."""
+    aliases = question_aliases(answers, dataset=dataset, ids=ids, question_set=question_set, data_dir=data_dir)
     try:
-        return match_answers(answers, ids=ids, dataset=dataset, duplicates=duplicates, path=path)
+        return match_answers(answers, ids=ids, dataset=dataset, duplicates=duplicates, aliases=aliases, path=path)
     except DataFormatError as err:
         if " ids match " not in str(err):
             raise
-        return match_answers(answers, ids=ids, dataset=dataset, duplicates=duplicates, path=path,
+        return match_answers(answers, ids=ids, dataset=dataset, duplicates=duplicates, aliases=aliases, path=path,
                              others=_other_ids(dataset, data_dir=data_dir))
 
 
@@ -173,7 +207,7 @@ def score(paths: list[str | Path], *, dataset: str, model: str | None = None, fm
         raise ValueError("name the model: --model NAME")
     ids = dataset_ids(dataset, question_set=question_set, data_dir=data_dir)
     matched, coverage = _match(answers, ids=ids, dataset=dataset, duplicates=duplicates, data_dir=data_dir,
-                               path=str(paths[0]))
+                               path=str(paths[0]), question_set=question_set)
     if dataset == "vizwiz-lf":
         from vqalib.core.judge.cache import judge_from_env
         from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
@@ -315,7 +349,9 @@ def import_answers(paths: list[str | Path], *, dataset: str, model: str | None, 
         if dataset == "commvqa":
             groups = by_condition(answers, condition=conditions[k] if k < len(conditions) else None, path=path)
         for condition, rows in groups:
-            matched, coverage = match_answers(rows, ids=ids, dataset=dataset, duplicates=duplicates, path=str(path))
+            aliases = question_aliases(rows, dataset=dataset, ids=ids, question_set=question_set, data_dir=data_dir)
+            matched, coverage = match_answers(rows, ids=ids, dataset=dataset, duplicates=duplicates, aliases=aliases,
+                                              path=str(path))
             run_strategy = COMMVQA_STRATEGY[condition] if dataset == "commvqa" else (
                 strategy or DEFAULT_STRATEGY[dataset])
             source = {**sources[0].to_dict(), "path": Path(path).name}

@@ -147,8 +147,14 @@ def _round_trip(card: Scorecard) -> list:
     source = _joined(same) if same else "the released model"
     counts = round_trip_summary(frame)
     parts = _joined(list(dict.fromkeys(frame["table"].astype(str))))
-    return [("p", f"Round trip: these are {source}'s released answers given back, and {counts['equal']} of "
-                  f"{counts['n']} cells equal {source}'s numbers in figures/ to 4 decimals: {parts}.")]
+    none = len(frame) - counts["n"]  # cells with no released value compare nothing: said, not counted as unequal
+    if not counts["n"]:
+        return [("p", f"Round trip: these are {source}'s released answers given back, but none of the {none} cells "
+                      f"has a released value in figures/ to compare with: {parts}.")]
+    cells = f"{counts['n']} cells with a released value" if none else f"{counts['n']} cells"
+    rest = f"; {none} have none" if none else ""
+    return [("p", f"Round trip: these are {source}'s released answers given back, and {counts['equal']} of {cells} "
+                  f"equal {source}'s numbers in figures/ to 4 decimals{rest}: {parts}.")]
 
 
 def _commvqa(card: Scorecard) -> list:

@@ -1,17 +1,20 @@
 """Model answer files from anywhere, read into one table: plain CSV/JSONL, lmms-eval samples, Inspect AI eval logs,
 VLMEvalKit predictions, a JSON object keyed by question id, a paper's declared result file (``vqalib score`` /
-``vqalib import``). The format is detected from the content; every problem is a
-:class:`~vqalib.core.io.DataFormatError` naming the file, line and field. Knows no dataset."""
+``vqalib import``). The format is detected from the content (a file in none names the shapes closest to its columns);
+every problem, an answer over the declared length among them, is a :class:`~vqalib.core.io.DataFormatError` naming
+the file, line and field. Knows no dataset."""
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from vqalib.core.answer_formats import FORMATS, _json_line, _line_length, _read_excel, accepted_shapes
-from vqalib.core.input_limits import DEPTH_SETTING, LINE_SETTING, limit, line_problem
+from vqalib.core.answer_formats import FORMATS, AnswerFormat, _json_line, _line_length, _read_excel, accepted_shapes
+from vqalib.core.escaping import terminal_text
+from vqalib.core.input_limits import ANSWER_SETTING, DEPTH_SETTING, LINE_SETTING, answer_problem, limit, line_problem
 from vqalib.core.io import DataFormatError, open_regular, read_csv_text, read_json, sha256_of
 
 COLUMNS = ["line", "item_id", "question_id", "doc_id", "index", "doc_hash", "tier", "condition", "question", "answer"]
@@ -63,7 +66,7 @@ def detect_format(path: str | Path) -> str:
     path = Path(path)
     if not path.is_file():
         raise DataFormatError(f"{path}: no such file (or not a regular file)")
-    suffix, columns = path.suffix.lower(), []
+    suffix, columns, hook = path.suffix.lower(), [], "from_columns"
     found = next((f.name for f in FORMATS.values() if f.from_file(path)), None)  # by name or container (.eval)
     if found is None and suffix in (".xlsx", ".xls"):
         columns = list(_read_excel(path).columns)
@@ -77,17 +80,59 @@ def detect_format(path: str | Path) -> str:
             rows = read_json(path, max_depth=limit(DEPTH_SETTING))
             first = rows[0] if isinstance(rows, list) and rows else None
         found = next((f.name for f in FORMATS.values() if f.from_record(first)), None) if isinstance(first, dict) else None
-        columns = sorted(first) if isinstance(first, dict) else []
+        columns, hook = (sorted(first) if isinstance(first, dict) else []), "from_record"
         if found is None and first != "json-array":  # one JSON object, on one line or many (a release's keyed file)
             document = _json_document(path)
             if isinstance(document, dict):
                 found = next((f.name for f in FORMATS.values() if f.from_document(document)), None)
-                columns = list(document)
+                columns, hook = list(document), None  # its keys are ids, not fields
     if found is None:
         shown = columns if len(columns) <= 12 else [*columns[:12], f"... ({len(columns)} in all)"]
-        raise DataFormatError(f"{path}: not an answers file this reader knows: columns/keys {shown}; "
+        closest = _closest_shapes(columns[:200], hook=hook) if hook else []
+        hint = (f"; the closest shapes: {'; '.join(closest)}. Rename the columns to one of these shapes, or name the "
+                "format with --format" if closest else "")
+        raise DataFormatError(f"{path}: not an answers file this reader knows: columns/keys {shown}{hint}; "
                               f"{accepted_shapes()}")
     return found
+
+
+def _names(names, *, last: str = "or") -> str:
+    """``a``, ``a` or `b`` or ``a`, `b` or `c`` (each escaped for the terminal)."""
+    quoted = [f"`{terminal_text(n)}`" for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" {last} " + quoted[-1]
+
+
+def _likeness(column: str, name: str) -> float:
+    """1 when ``column`` abbreviates ``name`` (its first letter, then letters in order: qid, pred), else difflib's
+    ratio of the two."""
+    column, name, rest = column.lower(), name.lower(), iter(name.lower())
+    if len(column) > 1 and column[0] == name[0] and all(letter in rest for letter in column):
+        return 1.0
+    return difflib.SequenceMatcher(None, column, name).ratio()
+
+
+def _closest_shapes(columns: list, *, hook: str, most: int = 2) -> list[str]:
+    """The formats (read by ``hook``) whose fields ``columns`` come nearest, exactly or by a like name (difflib), each
+    said as what the file has and lacks; none when no field is near."""
+    columns = [str(c) for c in columns]
+    scored = []
+    for fmt in FORMATS.values():
+        if not fmt.fields or getattr(type(fmt), hook) is getattr(AnswerFormat, hook):
+            continue  # a format that does not read this kind of file
+        has = [next(n for n in group if n in columns) for group in fmt.fields if any(n in columns for n in group)]
+        lacks, score, used = [], len(has), set(has)
+        for group in (g for g in fmt.fields if not any(n in columns for n in g)):
+            likeness = {c: max(_likeness(c, n) for n in group) for c in columns if c not in used}
+            near = max(likeness, key=likeness.get, default=None)
+            like = near is not None and likeness[near] >= 0.6
+            score += 0.5 * like
+            used |= {near} if like else set()
+            lacks.append(f"no {_names(group)}" + (f" (is `{terminal_text(near)}` one?)" if like else ""))
+        if score:
+            lacking = lacks[0] if len(lacks) == 1 else ", ".join(lacks[:-1]) + " and " + lacks[-1]
+            scored.append((-score / len(fmt.fields), len(scored), f"{fmt.name}, which has " + (
+                f"{_names(has, last='and')} but " if has else "") + lacking))
+    return [text for *_, text in sorted(scored)[:most]]
 
 
 def _json_document(path: Path) -> object:
@@ -124,6 +169,31 @@ def read_answers(path: str | Path, *, format: str | None = None) -> tuple[pd.Dat
         raise ValueError(f"format must be one of {list(FORMATS)}, not {name!r}")
     fmt = FORMATS[name]
     rows = fmt.rows(path)
+    check_answer_lengths(_frame(rows), path=path, record=fmt.record)
     source = AnswerSource(path=str(path), format=name, toolkit=fmt.toolkit, version=fmt.version(path),
                           sha256=sha256_of(path), records=len(rows))
     return _frame(rows), source
+
+
+def check_answer_lengths(answers: pd.DataFrame, *, path: str | Path, record: str = "line") -> None:
+    """Refuse a file with an answer longer than ``VQALIB_MAX_ANSWER_CHARS``, right after reading and before any
+    scoring: a DataFormatError naming the file, the record, its id, the length, the limit and the setting.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        :func:`read_answers` rows (``line``, ``answer`` and the ids they have).
+    path : str or Path
+        The answers file, for the message.
+    record : str, default "line"
+        What ``line`` counts (``entry`` of a keyed JSON object, ``sample`` of an Inspect log).
+    """
+    lengths = answers["answer"].map(lambda a: len(a) if isinstance(a, str) else 0)
+    over = lengths[lengths > limit(ANSWER_SETTING)]
+    if over.empty:
+        return
+    row = answers.loc[over.index[0]]
+    key = next((k for k in ("item_id", "question_id", "doc_id", "index") if k in row and pd.notna(row[k])), None)
+    named = f" ({key.replace('_', ' ')} {str(row[key])!r})" if key else ""  # repr: no control character shown raw
+    more = f"; {len(over):,} answers are over it" if len(over) > 1 else ""
+    raise DataFormatError(f"{path}: {record} {row['line']}{named}: {answer_problem(int(over.iloc[0]))}{more}")

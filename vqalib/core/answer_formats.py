@@ -257,12 +257,14 @@ def _lmms_version(path: Path) -> str:
 
 
 class AnswerFormat:
-    """One answers-file format: name, toolkit, a one-line example ``shape``, how to recognise and read it, and its
-    toolkit's version. Subclass and :func:`register` it to add a format."""
+    """One answers-file format: name, toolkit, a one-line example ``shape`` and the ``fields`` it needs, how to
+    recognise and read it, and its toolkit's version. Subclass and :func:`register` it to add a format."""
 
     name: str = ""
     toolkit: str | None = None
     shape: str = ""
+    fields: tuple[tuple[str, ...], ...] = ()  # the columns or keys it needs, each one of some names (closest shapes)
+    record: str = "line"  # what a row's ``line`` counts, for messages
 
     def from_file(self, path: Path) -> bool:
         """Whether ``path`` is in this format, from its name or container alone (tried before any parsing)."""
@@ -293,6 +295,7 @@ class AnswerFormat:
 class _VqalibRun(AnswerFormat):
     name, toolkit = "vqalib-run", "vqalib run"
     shape = 'a `vqalib run` file (read by vqalib.runner.handoff), e.g. {"schema": ..., "item_key": ...}'
+    fields = (("schema",), ("item_key",))
 
     def from_record(self, record):
         return "item_key" in record and "schema" in record
@@ -304,6 +307,7 @@ class _VqalibRun(AnswerFormat):
 class _LmmsEval(AnswerFormat):
     name, toolkit = "lmms-eval", "lmms-eval"
     shape = 'lmms-eval samples JSONL, e.g. {"doc_id": 0, "filtered_resps": ["A red car."], "doc_hash": ...}'
+    fields = (("doc_id",), ("filtered_resps", "resps"))
 
     def from_record(self, record):
         return "doc_id" in record and ("filtered_resps" in record or "resps" in record)
@@ -319,6 +323,7 @@ class _InspectLog(AnswerFormat):
     name, toolkit = "inspect", "Inspect AI"
     shape = ('an Inspect AI eval log (.eval, read by inspect_ai in its own venv: `make inspect-env`) or its JSON '
              f'lines, e.g. {{"{inspect_logs.SAMPLE_KEY}": "3", "metadata": {{"item_id": "3"}}, "completion": "A car."}}')
+    fields, record = ((inspect_logs.SAMPLE_KEY,), ("metadata",), ("completion",)), "sample"
 
     def from_file(self, path):
         return inspect_logs.is_eval_log(path)
@@ -354,12 +359,13 @@ class _InspectLog(AnswerFormat):
 class _VLMEvalKit(AnswerFormat):
     name, toolkit = "vlmevalkit", "VLMEvalKit"
     shape = "a VLMEvalKit prediction file (.xlsx/.tsv/.json), e.g. columns index, question, prediction"
+    fields = (("index", "item_id", "question_id"), ("prediction",))  # without an id nothing joins: not this format
 
     def from_record(self, record):
-        return "prediction" in record
+        return _has_fields(self, record)
 
     def from_columns(self, columns):
-        return "prediction" in columns
+        return _has_fields(self, columns)
 
     def rows(self, path):
         return _vlmevalkit_rows(path)
@@ -374,6 +380,7 @@ class DeclaredCSV(AnswerFormat):
 
     def __init__(self, *, name: str, shape: str, columns, answer: str):
         self.name, self.shape, self.columns, self.answer = name, shape, tuple(columns), answer
+        self.fields = tuple((c,) for c in self.columns)
 
     def from_columns(self, columns):
         return set(self.columns) <= set(columns)
@@ -387,6 +394,8 @@ class DeclaredCSV(AnswerFormat):
 class KeyedJSON(AnswerFormat):
     """One JSON object keyed by question id, each value the answer text or an object holding it under ``answer``
     (a paper declares another field with ``kind = "keyed-json"`` in ``[[answer_format]]``)."""
+
+    record = "entry"
 
     def __init__(self, *, name: str, shape: str, answer: str):
         self.name, self.shape, self.answer = name, shape, answer
@@ -421,15 +430,21 @@ class KeyedJSON(AnswerFormat):
 class _Plain(AnswerFormat):
     name = "plain"
     shape = 'a plain table or JSON lines, e.g. question_id,answer / {"question_id": 7, "answer": "A red car."}'
+    fields = (("question_id", "item_id"), ("answer",))  # without an id nothing joins: not this format
 
     def from_record(self, record):
-        return "answer" in record
+        return _has_fields(self, record)
 
     def from_columns(self, columns):
-        return "answer" in columns
+        return _has_fields(self, columns)
 
     def rows(self, path):
         return _plain_rows(path)
+
+
+def _has_fields(fmt: AnswerFormat, names) -> bool:
+    """Whether ``names`` (columns or keys) hold one name of each of the format's fields."""
+    return all(any(n in names for n in group) for group in fmt.fields)
 
 
 FORMATS: dict[str, AnswerFormat] = {}  # in the order detection tries them: the most specific first

@@ -1,7 +1,8 @@
 """The papers' declarations, read as data from each ``vqalib/papers/*/declarations.toml``, so core names no paper.
 Blocks: ``[paper]``, ``[upstream]``, ``[[table]]``/``[[figure]]`` (:class:`~vqalib.core.specs.Spec` fields),
-``[[setting]]``, ``[[judge_prompt]]``, ``[[answer_format]]``; ``"@name"`` is the text of ``[reasons].name``. A bad
-field is a ValueError naming the file, the entry and the field."""
+``[[setting]]``, ``[[judge_prompt]]``, ``[[answer_format]]``, ``[[question_alias]]`` (another name of a dataset's
+questions: a builder, named as a dotted string, returns ``(alias, id)`` pairs); ``"@name"`` is the text of
+``[reasons].name``. A bad field is a ValueError naming the file, the entry and the field."""
 
 from __future__ import annotations
 
@@ -86,12 +87,18 @@ EXTENSIONS = {
     "setting": ({"name", "default", "meaning"}, {"kind", "choices"}),
     "judge_prompt": ({"name", "file"}, {"default"}),
     "answer_format": ({"name", "shape", "answer"}, {"columns", "kind"}),
+    "question_alias": ({"name", "dataset", "what", "builder"}, set()),
 }
 
 
 def extensions(kind: str) -> list[dict]:
     """The ``[[kind]]`` blocks (``kind`` a key of :data:`EXTENSIONS`) of every paper in paper order, each with ``paper``
-    and ``folder`` added."""
+    and ``folder`` added.
+
+    Parameters
+    ----------
+    kind : str
+    """
     required, optional = EXTENSIONS[kind]
     out = []
     for data in _read():
