@@ -277,7 +277,6 @@ def test_the_sort_script_is_package_data_and_loads_nothing_from_another_host():
     text = leaderboard_files.script_text()
     assert "table.sortable" in text and "aria-sort" in text and "aria-live" in text
     assert not re.search(r"https?:|//[a-z]|import\(|fetch\(", text)  # nothing from another host
-    assert leaderboard_files.LEADERBOARD.written(leaderboard_files.SCRIPT)  # replaced with its folder
 
 
 @pytest.mark.full  # every dataset's leaderboard with the committed scorecard, about 20 s
@@ -394,3 +393,241 @@ def test_the_site_page_shows_figures_and_tables_and_is_byte_stable(tmp_path):
     leaderboard_files.site_page(root, out)
     assert "1 scorecard from scores/ (Mine)" in BeautifulSoup((out / "leaderboard" / "index.html").read_text(),
                                                               "html.parser").get_text()
+
+
+# --- scorecards read as hostile input: each test breaks one thing of a copy of the committed scorecard -------------
+
+CARD = project_root() / "scores" / "llava-released"
+VIZWIZ_IDS = frozenset(range(1, 601))
+
+
+def _copy_card(tmp_path, name: str = "card"):
+    """The committed scorecard copied to ``tmp_path/scores/<name>``."""
+    import shutil
+
+    folder = tmp_path / "scores" / name
+    shutil.copytree(CARD, folder)
+    return folder
+
+
+def _edit(folder, change) -> None:
+    import json
+
+    path = folder / "scorecard.json"
+    card = json.loads(path.read_text())
+    change(card)
+    path.write_text(json.dumps(card))
+
+
+def _refused(folder, match: str, *, dataset: str = "vizwiz-lf") -> str:
+    """``scorecard_rows`` stops with one error naming the folder, the file and ``match``, and saying how to fix it."""
+    from vqalib.compendium.scorecard_schema import ScorecardError
+
+    with pytest.raises(ScorecardError, match=match) as caught:
+        leaderboard.scorecard_rows(folder, dataset=dataset, question_ids=VIZWIZ_IDS)
+    message = str(caught.value)
+    assert f"scorecard {folder}" in message and "score the answers again" in message and "out of the" in message
+    return message
+
+
+def test_the_committed_scorecard_passes_every_check():
+    from vqalib.compendium import scorecard_files
+
+    card = scorecard_files.read_card(CARD)
+    scores = scorecard_files.read_per_question(CARD, card=card)  # the dataset's ids, read from the data
+    assert len(scores) == card["per_question"]["rows"] and scores["score"].notna().all()
+    assert leaderboard.check_scorecards(CARD.parent) == [CARD]
+    assert scorecard_files.read(CARD)[0].model == "LLaVA (scored again)"
+
+
+def _set(stem: str, k: int, field: str, value):
+    return lambda card: card["tables"][stem][k].__setitem__(field, value)
+
+
+TABLE4 = "vizwiz-lf_table04_full_set_bootstrap"
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda c: c.pop("tables"), r"scorecard\.json: field tables: is null, expected an object"),
+    (_set(TABLE4, 1, "value", "0.5"), rf"field tables\['{TABLE4}'\]\[1\]\['value'\]: is a string, expected a number"),
+    (_set(TABLE4, 1, "n", None), rf"field tables\['{TABLE4}'\]\[1\]\['n'\]: is null"),
+    (_set(TABLE4, 1, "n", -3), r"\['n'\]: is -3, expected a whole number"),
+    (_set(TABLE4, 1, "value", float("nan")), r"\['value'\]: NaN is not a number a scorecard holds"),
+    (lambda c: c.update(dataset="commvqa"),  # a VizWiz-LF card relabelled
+     r"field tables\['vizwiz-lf_table01_word_counts'\]: not a table of a commvqa scorecard"),
+    (lambda c: c.update(dataset="vqav2"), r"field dataset: 'vqav2' is not a dataset vqalib scores"),
+    (lambda c: c["tables"].update({"../../../../etc/secret": []}), r"not a table of a vizwiz-lf scorecard"),
+    (lambda c: c.update(model="  "), r"field model: expected the model's name"),
+    (lambda c: c.update(format="other/1"), r"field format: 'other/1' is not 'vqalib-scorecard/1'"),
+    (lambda c: c["source"].update(format="<b>x</b>"), r"field source\['format'\]: '<b>x</b>' is not an answers format"),
+    (lambda c: c.update(coverage="all"), r"field coverage: is a string, expected an object"),
+    (lambda c: c["tables"].pop(TABLE4), rf"field tables\['{TABLE4}'\]: missing or empty"),
+    (lambda c: c.update(per_question={"file": "../x.csv", "rows": 1}), r"field per_question: expected"),
+], ids=["no-tables", "string-value", "null-n", "negative-n", "nan", "relabelled", "unknown-dataset", "table-path",
+        "blank-model", "format-tag", "source-format", "coverage", "no-table4", "per-question-file"])
+def test_a_bad_scorecard_json_field_is_named(tmp_path, change, match):
+    folder = _copy_card(tmp_path)
+    _edit(folder, change)
+    _refused(folder, match)
+    _refused(folder, match, dataset="commvqa")  # checked whatever the dataset ranked: never silently skipped
+
+
+@pytest.mark.parametrize("text, match", [
+    ('{"model": "x",', r"scorecard\.json: line 1, column 15: malformed JSON"),
+    ("[1, 2]", r"scorecard\.json: top level: is an array, expected a JSON object"),
+    ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", r"scorecard\.json: line 1: JSON nested 100,001 levels deep"),
+    ('{"model": "\xff"}', r"scorecard\.json: byte 11: not UTF-8 text"),
+], ids=["malformed", "array", "deep", "not-utf8"])
+def test_a_scorecard_json_that_is_not_one_is_named_without_a_traceback(tmp_path, text, match):
+    folder = _copy_card(tmp_path)
+    (folder / "scorecard.json").write_bytes(text.encode("latin-1"))
+    _refused(folder, match)
+
+
+def test_numbers_out_of_range_in_a_scorecard_are_named_with_their_field(tmp_path):
+    folder = _copy_card(tmp_path)
+    text = (folder / "scorecard.json").read_text()
+    (folder / "scorecard.json").write_text(text.replace('"n": 600.0', '"n": ' + "9" * 400, 1))
+    _refused(folder, rf"field tables\['{TABLE4}'\]\[0\]\['n'\]: a whole number of 400 digits")
+    (folder / "scorecard.json").write_text(text.replace('"value": 0.0854558466', '"value": 1e400', 1))
+    _refused(folder, rf"\[1\]\['value'\]: 1e400 is out of range")
+
+
+def test_special_linked_and_oversized_scorecard_files_are_refused_before_reading(tmp_path, monkeypatch):
+    import os
+    import time
+
+    folder = _copy_card(tmp_path)
+    card = folder / "scorecard.json"
+    card.unlink()
+    os.mkfifo(card)  # a pipe without a writer: refused at once, never waited on
+    start = time.monotonic()
+    _refused(folder, r"scorecard\.json: the file: is a named pipe \(FIFO\), not a regular file")
+    assert time.monotonic() - start < 1
+    card.unlink()
+    card.symlink_to("/etc/hostname")
+    _refused(folder, r"scorecard\.json: the file: is a symbolic link \(to /etc/hostname\)")
+    card.unlink()
+    with open(card, "wb") as sparse:  # 2 GiB on paper, no disk: refused by its size, not read
+        sparse.truncate(2 << 30)
+    _refused(folder, r"scorecard\.json: the file: 2,147,483,648 bytes, over the limit of 67,108,864 .*"
+                     r"VQALIB_MAX_SCORECARD_BYTES")
+    card.unlink()
+    (folder / "per_question.csv").unlink()
+    with open(folder / "per_question.csv", "wb") as sparse:
+        sparse.truncate(2 << 30)
+    card.write_bytes((CARD / "scorecard.json").read_bytes())
+    _refused(folder, r"per_question\.csv: the file: 2,147,483,648 bytes, over the limit")
+    (folder / "per_question.csv").unlink()
+    os.mkfifo(folder / "per_question.csv")
+    _refused(folder, r"per_question\.csv: the file: is a named pipe")
+    monkeypatch.setenv("VQALIB_MAX_SCORECARD_BYTES", "1000")
+    _refused(folder, r"scorecard\.json: the file: 58,739 bytes, over the limit of 1,000")
+
+
+def _lines(folder) -> list[str]:
+    return (folder / "per_question.csv").read_text().splitlines()
+
+
+def _write_lines(folder, lines: list[str]) -> None:
+    (folder / "per_question.csv").write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda ls: ls.__setitem__(1, "answer words,,1,inf"), r"per_question\.csv: row 2: field score is not a finite "
+                                                            r"number \('inf'\)"),
+    (lambda ls: ls.__setitem__(2, ls[1]), r"per_question\.csv: rows 2 and 3: question 1 is scored twice on metric "
+                                          r"'answer words'"),
+    (lambda ls: ls.__setitem__(1, "answer words,,2983,1.0"), r"row 2: field question_id 2983 is not a question of "
+                                                             r"vizwiz-lf \(600 questions"),
+    (lambda ls: ls.__setitem__(1, "answer words,," + "9" * 400 + ",1.0"), r"row 2: field question_id is not a question "
+                                                                         r"id"),
+    (lambda ls: ls.__setitem__(1, "<script>alert(1)</script>,,1,1.0"), r"row 2: field metric is not a measure of a "
+                                                                       r"vizwiz-lf scorecard"),
+    (lambda ls: ls.__setitem__(1, "ROUGE,../x,1,1.0"), r"row 2: field reference is not a measure"),
+    (lambda ls: ls.pop(), r"per_question\.csv: top level: 10,199 rows, but scorecard.json's per_question says "
+                          r"10,200"),
+    (lambda ls: ls.__setitem__(0, "metric,reference,question_id,score,extra"), r"line 1 \(header\): column 'extra'"),
+], ids=["inf", "duplicate", "other-dataset-id", "400-digit-id", "markup-metric", "unknown-reference", "cut-short",
+        "extra-column"])
+def test_a_bad_per_question_row_is_named_with_its_row_and_field(tmp_path, change, match):
+    folder = _copy_card(tmp_path)
+    lines = _lines(folder)
+    change(lines)
+    _write_lines(folder, lines)
+    _refused(folder, match)
+
+
+def test_every_row_given_twice_is_refused_not_counted_twice(tmp_path):
+    folder = _copy_card(tmp_path)
+    lines = _lines(folder)
+    _write_lines(folder, lines + lines[1:])  # n = 1200 on a 600-question dataset before
+    _edit(folder, lambda c: c["per_question"].update(rows=2 * (len(lines) - 1)))
+    _refused(folder, r"rows 2 and 10202: question 1 is scored twice")
+
+
+def test_a_scorecard_without_per_question_scores_still_passes(tmp_path):
+    folder = _copy_card(tmp_path)
+    _edit(folder, lambda c: c.pop("per_question"))
+    (folder / "per_question.csv").unlink()
+    rows, scores = leaderboard.scorecard_rows(folder, dataset="vizwiz-lf", question_ids=VIZWIZ_IDS)
+    assert scores.empty and (rows["note"] == leaderboard.OLD_CARD).all()
+
+
+def test_the_leaderboard_stops_on_any_bad_scorecard_before_the_work(tmp_path, capsys):
+    import os
+    import time
+
+    from vqalib.compendium.cli import main
+    from vqalib.compendium.scorecard_schema import ScorecardError
+
+    good = _copy_card(tmp_path, "good")
+    bad = _copy_card(tmp_path, "bad")
+    _edit(bad, lambda c: c.update(dataset="commvqa"))
+    with pytest.raises(ScorecardError, match=r"bad: scorecard\.json"):
+        leaderboard.leaderboard("afgv", scores_dir=tmp_path / "scores")  # AFGV ranks neither: both checked
+    (bad / "scorecard.json").unlink()
+    os.mkfifo(bad / "scorecard.json")
+    start = time.monotonic()  # before any released model is scored: no model work, no wait on the pipe
+    assert main(["leaderboard", "--scores", str(tmp_path / "scores"), "--out", str(tmp_path / "lb")]) == 1
+    err = capsys.readouterr().err
+    assert time.monotonic() - start < 5 and "Traceback" not in err and not (tmp_path / "lb").exists()
+    assert err.startswith(f"error: scorecard {bad}: scorecard.json: the file: is a named pipe") and err.count("\n") == 1
+    assert leaderboard.check_scorecards(good.parent / "..") == []  # a folder of folders without scorecards: none
+    assert main(["leaderboard", "--scores", str(tmp_path / "missing"), "--out", str(tmp_path / "lb")]) == 1
+    assert "missing: no such folder; give the folder that holds the scorecard folders" in capsys.readouterr().err
+    (tmp_path / "linked").symlink_to(good)
+    with pytest.raises(ScorecardError, match=r"linked: the folder is a symbolic link"):
+        leaderboard.check_scorecards(tmp_path)
+
+
+def test_text_from_a_scorecard_lands_as_text_in_the_leaderboard_files(tmp_path):
+    import csv
+    import io
+
+    from vqalib.compendium.leaderboard_files import _table_files, page_html
+    from vqalib.core.escaping import csv_formula_unquoted
+
+    hostile = ('=HYPERLINK("http://x")<script>alert(1)</script><img src=x onerror=alert(1)> [c](javascript:alert(1)) '
+               "|\nx")
+    folder = _copy_card(tmp_path)
+    _edit(folder, lambda c: (c.update(model=hostile), c["source"].update(path="@SUM(1)<b>.csv")))
+    rows, _ = leaderboard.scorecard_rows(folder, dataset="vizwiz-lf", question_ids=VIZWIZ_IDS)
+    table = rows.assign(tier="1")[leaderboard.COLUMNS]
+    pairs = pd.DataFrame({"metric": ["ROUGE"], "reference": ["s_r"], "model": [hostile], "versus": ["-1+1"],
+                          "n": [600], "difference": [-0.1], "p": [0.01], "note": ["+cmd|x"]})
+    for frame in (table, pairs):
+        csv_bytes, md_bytes = _table_files(frame, "VizWiz-LF leaderboard")
+        md = md_bytes.decode()
+        assert not any(raw in md for raw in ("<script", "<img", "<b>", "[c](javascript"))
+        body = [line for line in md.splitlines() if line.startswith("|")]
+        cells = [len(re.findall(r"(?<!\\)\|", line)) for line in body]  # unescaped bars: no forged cell or line
+        assert len(body) == len(frame) + 2 and cells == [len(frame.columns) + 1] * len(body)
+        cells = [cell for record in csv.reader(io.StringIO(csv_bytes.decode())) for cell in record]
+        text = [cell for cell in cells if not re.fullmatch(r"-?[0-9.]+(e-?[0-9]+)?", cell)]  # a negative stays a number
+        assert (frame is table or "-0.1" in cells) and not any(cell.startswith(("=", "+", "-", "@")) for cell in text)
+        back = csv_formula_unquoted(pd.read_csv(io.BytesIO(csv_bytes), keep_default_na=False))
+        assert (back["model"] == hostile).all()  # read back: the name as given
+    assert "@SUM(1)<b>.csv" in table["origin"].iloc[0]
+    page = page_html({"vizwiz-lf": table})
+    assert "<script>alert" not in page and "<img src=x" not in page and "&lt;script&gt;" in page

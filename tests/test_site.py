@@ -298,3 +298,71 @@ def test_commvqa_text_facts_carry_their_descriptions_in_the_paper_view():
     facts = frame.drop_duplicates("fact_id").set_index("fact_id")["description"]
     shown = {th.contents[0] for th in soup.select("thead th") if str(th.contents[0]).startswith("CV")}
     assert shown and all(described.get(f) == facts[f] for f in shown)
+
+
+def _scores_with_card(tmp_path) -> Path:
+    """``tmp_path/scores/card``: a copy of the committed scorecard, one thing changed per test."""
+    folder = tmp_path / "scores" / "card"
+    shutil.copytree(ROOT / "scores" / "llava-released", folder)
+    return folder
+
+
+def test_the_site_copies_only_a_scorecards_regular_files_and_names_each_other_entry(tmp_path):
+    import os
+
+    from vqalib.compendium.scorecard_files import scorecard_pages
+
+    folder = _scores_with_card(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the secret")
+    os.mkfifo(folder / "pipe.csv")  # a pipe: copying it would wait for a writer
+    (folder / "linked.txt").symlink_to(outside / "secret.txt")
+    (folder / "linked_dir").symlink_to(outside)
+    (folder / "assets" / "deep.css").symlink_to(outside / "secret.txt")
+    out = tmp_path / "site" / "scores"
+    with pytest.warns(RuntimeWarning) as warned:
+        pages = scorecard_pages(tmp_path / "scores", out)
+    assert pages == [("scores/card/index.html", "LLaVA (scored again) on vizwiz-lf")]
+    named = sorted(str(w.message) for w in warned if "not copied to the site" in str(w.message))
+    assert [m.split(": ")[0].rsplit("/", 2)[-1] for m in named] == ["deep.css", "linked.txt", "linked_dir", "pipe.csv"]
+    assert "a named pipe (FIFO)" in named[3] and f"a symbolic link (to {outside})" in named[2]
+    copied = {p.relative_to(out / "card").as_posix() for p in (out / "card").rglob("*")}
+    assert {"scorecard.json", "per_question.csv", "index.html", "assets/site.css"} <= copied
+    assert not copied & {"pipe.csv", "linked.txt", "linked_dir", "assets/deep.css"}
+    assert not any(p.is_symlink() or b"the secret" in p.read_bytes() for p in (out / "card").rglob("*") if p.is_file())
+
+
+def test_a_bad_scorecard_stops_the_site_build_named_and_reads_nothing_outside_it(tmp_path):
+    import json
+    import os
+
+    from vqalib.compendium.scorecard_files import scorecard_pages
+    from vqalib.compendium.scorecard_schema import ScorecardError
+
+    folder = _scores_with_card(tmp_path)
+    secret = tmp_path / "elsewhere" / "secret.csv"
+    secret.parent.mkdir()
+    secret.write_text("password\nhunter2\n")
+    card = json.loads((folder / "scorecard.json").read_text())
+    card["tables"]["../../elsewhere/secret"] = [{"password": "hunter2"}]  # a table name that leaves the folder
+    (folder / "scorecard.json").write_text(json.dumps(card))
+    out = tmp_path / "site" / "scores"
+    with pytest.raises(ScorecardError, match=r"card: scorecard\.json: field tables\['\.\./\.\./elsewhere/secret'\]: not "
+                                             r"a table of a vizwiz-lf scorecard"):
+        scorecard_pages(tmp_path / "scores", out)
+    assert not out.exists()
+    shutil.copyfile(ROOT / "scores" / "llava-released" / "scorecard.json", folder / "scorecard.json")
+    table = folder / "vizwiz-lf_table01_word_counts.csv"
+    table.unlink()
+    table.symlink_to(secret)
+    with pytest.raises(ScorecardError, match=r"vizwiz-lf_table01_word_counts\.csv: the file: is a symbolic link"):
+        scorecard_pages(tmp_path / "scores", out)
+    table.unlink()
+    table.write_text("category,value\nTotal,1\n")  # not the table scorecard.json holds
+    with pytest.raises(ScorecardError, match=r"word_counts\.csv: top level: 1 rows of columns \['category', 'value'\]"):
+        scorecard_pages(tmp_path / "scores", out)
+    (folder / "scorecard.json").unlink()
+    os.mkfifo(folder / "scorecard.json")
+    with pytest.raises(ScorecardError, match=r"scorecard\.json: the file: is a named pipe"):
+        scorecard_pages(tmp_path / "scores", out)

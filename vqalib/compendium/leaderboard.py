@@ -5,7 +5,6 @@ only (tier accuracy per question set)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from scipy import stats as scistats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
+from vqalib.compendium.scorecard_schema import scorecard_folders
 from vqalib.core.inference import bootstrap_mean_cis, mean_ci
 from vqalib.core.judge.settings import ENABLE_HINT
 from vqalib.papers.vizwiz_lf import leaderboard_measures as measures
@@ -172,6 +172,7 @@ def _commvqa_per_question(pq: pd.DataFrame, *, model: str | None) -> pd.DataFram
 
 
 def _origin(card: dict, folder: Path) -> str:
+    """Where a scorecard's rows came from: its answers files and vqalib's version (text of a checked card)."""
     sources = card["source"] if isinstance(card["source"], list) else [card["source"]]
     files = "; ".join(f"{s.get('path')} ({s.get('format')}{', ' + str(s['toolkit']) if s.get('toolkit') else ''}"
                       f"{' ' + str(s['version']) if s.get('version') else ''}, SHA-256 {s.get('sha256')})"
@@ -185,22 +186,26 @@ def _judged(full: pd.DataFrame) -> str:
     return str(lave["implementation"].iloc[0]) if len(lave) and "implementation" in lave else ""
 
 
-def scorecard_rows(folder: str | Path, *, dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def scorecard_rows(folder: str | Path, *, dataset: str,
+                   question_ids: set[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A scorecard's leaderboard rows and per-question scores (empty when it has none: a scorecard written before
-    they were kept), or empty frames when it scores another dataset.
+    they were kept), or empty frames when it scores another dataset; every file is checked first
+    (``scorecard_files.read_card``, ``read_per_question``) and a bad one is a ``ScorecardError`` naming it.
 
     Parameters
     ----------
     folder : str or Path
         A folder written by ``vqalib score`` (its ``scorecard.json``).
     dataset : str
+    question_ids : set of int, optional
+        The dataset's question ids (default read from the data).
     """
-    from vqalib.compendium.scorecard_files import read_per_question
+    from vqalib.compendium.scorecard_files import read_card, read_per_question
 
     folder = Path(folder)
-    card = json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
+    card = read_card(folder)
     empty = pd.DataFrame(columns=SCORES)
-    if card.get("dataset") != dataset:
+    if card["dataset"] != dataset:
         return pd.DataFrame(columns=COLUMNS), empty
     tables, model, origin = card["tables"], card["model"], _origin(card, folder)
     coverage = card.get("coverage") or {}
@@ -209,7 +214,7 @@ def scorecard_rows(folder: str | Path, *, dataset: str) -> tuple[pd.DataFrame, p
         matched = sum(c.get("matched", 0) for c in coverage.get("by_condition", [coverage]))
         questions = sum(c.get("questions", 0) for c in coverage.get("by_condition", [coverage]))
         notes.append(f"answers {matched} of {questions} questions: compared on the questions both models answered")
-    per_question = read_per_question(folder) if "per_question" in card else None
+    per_question = read_per_question(folder, card=card, question_ids=question_ids) if "per_question" in card else None
     if per_question is None:
         notes.append(OLD_CARD)
     elif dataset != "commvqa":  # CommVQA names each row by model and condition below
@@ -219,7 +224,8 @@ def scorecard_rows(folder: str | Path, *, dataset: str) -> tuple[pd.DataFrame, p
         judge = _judged(full)
         full = full[full["metric"].isin(VIZWIZ_METRICS) & (full["candidate"] == "l_c") & full["value"].notna()]
         rows = pd.DataFrame([{"metric": r.metric, "reference": r.reference, "model": model, "n": r.n, "value": r.value,
-                              "ci_low": r.ci_low, "ci_high": r.ci_high} for r in full.itertuples(index=False)])
+                              "ci_low": r.ci_low, "ci_high": r.ci_high} for r in full.itertuples(index=False)],
+                            columns=ESTIMATES)
         error = pd.DataFrame(tables.get("classifier_error") or [])
         labels = f"; role labels by the offline classifier {error['classifier'].iloc[0]}" if len(error) else ""
         origin += labels + (f"; LAVE judged by {judge}" if judge else "")
@@ -239,7 +245,7 @@ def scorecard_rows(folder: str | Path, *, dataset: str) -> tuple[pd.DataFrame, p
         bench = bench[bench["protocol"] == "corrected"]
         rows = pd.DataFrame([{"metric": r.metric, "reference": "", "model": commvqa_label(model, r.condition),
                               "n": r.n_rows, "value": r.value, "ci_low": r.ci_low, "ci_high": r.ci_high}
-                             for r in bench.itertuples(index=False)])
+                             for r in bench.itertuples(index=False)], columns=ESTIMATES)
         if per_question is not None:
             per_question = _commvqa_per_question(per_question, model=model)
     out = rows.assign(kind="scorecard", origin=origin, note="; ".join(notes))
@@ -335,6 +341,25 @@ def assign_tiers(rows: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
+def check_scorecards(scores_dir: str | Path | None) -> list[Path]:
+    """The scorecard folders under ``scores_dir`` (none for None), every file the leaderboard reads checked first
+    (``scorecard.json``, ``per_question.csv`` with its dataset's measures and ids): a bad one is a ``ScorecardError``
+    naming its folder, file and field; a missing ``scores_dir`` is a ``FileNotFoundError``.
+
+    Parameters
+    ----------
+    scores_dir : str or Path or None
+    """
+    from vqalib.compendium.scorecard_files import read_card, read_per_question
+
+    folders = scorecard_folders(scores_dir) if scores_dir is not None else []
+    for folder in folders:
+        card = read_card(folder)
+        if "per_question" in card:
+            read_per_question(folder, card=card)
+    return folders
+
+
 def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None, judge=None, question_ids=None,
                 n_resamples: int = 1000, seed: int = 0) -> dict[str, pd.DataFrame]:
     """The leaderboard of ``dataset``: ``table`` (one row per model and measure, with tiers) and ``pairs`` (every
@@ -354,6 +379,10 @@ def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None
     n_resamples, seed : int
         The notebooks' bootstrap settings.
     """
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
+    # every scorecard checked before the work, whatever its dataset: one bad scorecard stops the leaderboard (README)
+    cards = [(folder, *scorecard_rows(folder, dataset=dataset)) for folder in check_scorecards(scores_dir)]
     if dataset == "vizwiz-lf":
         from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 
@@ -368,11 +397,7 @@ def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None
     else:
         raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
     all_rows, all_scores = [rows.assign(note="")], [per_question]
-    folders = sorted(p.parent for p in Path(scores_dir).glob("*/scorecard.json")) if scores_dir else []
-    for folder in folders:
-        if folder.name.startswith("."):  # a scorecard being swapped in
-            continue
-        card_rows, card_scores = scorecard_rows(folder, dataset=dataset)
+    for folder, card_rows, card_scores in cards:
         if len(card_rows) and set(card_rows["model"]) & set(pd.concat(all_rows)["model"]):
             raise ValueError(f"{folder / 'scorecard.json'}: model {card_rows['model'].iloc[0]!r} is already on the "
                              f"{dataset} leaderboard; give each scorecard its own model name")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from importlib import resources
 from pathlib import Path
 
@@ -14,22 +13,27 @@ import pandas as pd
 
 from vqalib.compendium import leaderboard, leaderboard_figures
 from vqalib.core import figure_files
-from vqalib.core.escaping import markdown_text
+from vqalib.core.escaping import csv_formula_safe, csv_formula_unquoted, markdown_frame, markdown_text
 from vqalib.core.io import write_atomic
 from vqalib.core.out_folders import OutputKind, json_marker, replace_folder
 
 FORMAT = "vqalib-leaderboard/1"
 SCRIPT = "table_sort.js"  # package data beside site.css: the tables' sort buttons, shipped with each page
-_WRITES = re.compile(r"(leaderboard\.json|index\.html|table_sort\.js|(leaderboard|pairs)_[\w-]+\.(csv|md)|leaderboard_[\w-]+\.(png|pdf|alt\.txt))")
 LEADERBOARD = OutputKind(what="leaderboard", option="vqalib leaderboard --out", marker="leaderboard.json",
-                         is_marker=lambda p: (json_marker(p, max_bytes=1 << 20) or {}).get("format") == FORMAT,
-                         written=lambda name: bool(_WRITES.fullmatch(name)))
+                         is_marker=lambda p: (json_marker(p, max_bytes=1 << 20) or {}).get("format") == FORMAT)
 TITLES = leaderboard.TITLES
 
 
 def _markdown(frame: pd.DataFrame, title: str) -> str:
-    body = frame.to_markdown(index=False, floatfmt=".4f", missingval="")
+    """A leaderboard table as Markdown, every text cell (model names, origins, notes) escaped to show as text."""
+    body = markdown_frame(frame).to_markdown(index=False, floatfmt=".4f", missingval="")
     return f"# {markdown_text(title)}\n\n{markdown_text(leaderboard.RULE)}\n\n{body}\n"
+
+
+def _table_files(frame: pd.DataFrame, title: str) -> tuple[bytes, bytes]:
+    """A table's CSV (no cell a spreadsheet would run as a formula) and Markdown (text shown as text) bytes."""
+    csv = csv_formula_safe(frame).to_csv(index=False, lineterminator="\n")
+    return csv.encode(), _markdown(frame, title).encode()
 
 
 def _cell(value) -> str:
@@ -166,8 +170,9 @@ def write(out: str | Path, *, scores_dir: str | Path | None, n_resamples: int = 
             if board["table"].empty:  # AFGV without a scorecard: the page says so
                 continue
             for name, frame in (("leaderboard", board["table"]), ("pairs", board["pairs"])):
-                write_atomic(folder / f"{name}_{dataset}.csv", frame.to_csv(index=False, lineterminator="\n").encode())
-                write_atomic(folder / f"{name}_{dataset}.md", _markdown(frame, f"{TITLES[dataset]} {name}").encode())
+                csv, md = _table_files(frame, f"{TITLES[dataset]} {name}")
+                write_atomic(folder / f"{name}_{dataset}.csv", csv)
+                write_atomic(folder / f"{name}_{dataset}.md", md)
             leaderboard_figures.save_figures(board["table"], dataset=dataset, directory=folder)
         scorecards = sorted({m for b in boards.values() for m, k in zip(b["table"]["model"], b["table"]["kind"])
                              if k == "scorecard"})
@@ -207,6 +212,8 @@ def site_page(root: Path, out: Path) -> str:
         if not csv.is_file():
             continue
         tables[dataset] = pd.read_csv(csv, keep_default_na=False, dtype={c: str for c in ("reference", "tier", "note")})
+        if source == built:  # written by write(): its formula quoting undone, the page escapes the text
+            tables[dataset] = csv_formula_unquoted(tables[dataset])
         figures[dataset] = saved_figures(source, dataset)
         (out / "leaderboard").mkdir(exist_ok=True)
         for name in [csv.name] + [f"{n}{s}" for n, _ in figures[dataset] for s in (".png", ".pdf")]:

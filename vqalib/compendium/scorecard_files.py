@@ -3,9 +3,9 @@ and the released models), the figure that fits and ``index.html``; the same answ
 
 from __future__ import annotations
 
+import io
 import json
 import os
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +16,7 @@ from vqalib.compendium.site_html import unit
 from vqalib.core import report
 from vqalib.core.escaping import csv_formula_safe, csv_formula_unquoted, markdown_frame, markdown_text
 from vqalib.core.inference import p_value_text
-from vqalib.core.io import write_atomic
+from vqalib.core.io import NotRegularFile, open_regular, write_atomic
 from vqalib.core.out_folders import OutputKind, json_marker, replace_folder
 
 FORMAT = "vqalib-scorecard/1"  # scorecard.json's "format": the mark of a folder `vqalib score` wrote
@@ -105,9 +105,8 @@ def _is_scorecard_json(path: Path) -> bool:
                                                                         "tables"} <= set(data))
 
 
-_WRITES = re.compile(r"(scorecard\.json|index\.html|assets/(site|code)\.css|[\w.-]+\.(csv|md|png|alt\.txt))")
 SCORECARD = OutputKind(what="scorecard", option="vqalib score --out", marker="scorecard.json",
-                       is_marker=_is_scorecard_json, written=lambda name: bool(_WRITES.fullmatch(name)))
+                       is_marker=_is_scorecard_json)  # its files: the folder's manifest (core.out_folders)
 
 
 def vqalib_commit() -> str:
@@ -194,50 +193,127 @@ def write(card: Scorecard, out: str | Path, *, figures_dir: str | Path | None = 
     return final / "index.html"
 
 
-def read_per_question(folder: str | Path) -> pd.DataFrame:
-    """A scorecard's per-question scores (``per_question.csv``), with a clear error when the file is not whole.
+def read_card(folder: str | Path) -> dict:
+    """A scorecard folder's ``scorecard.json``, read within the limits and checked against what ``vqalib score``
+    writes (:mod:`vqalib.compendium.scorecard_schema`); a problem is a ``ScorecardError`` naming folder, file and field.
 
     Parameters
     ----------
     folder : str or Path
         A folder written by ``vqalib score``.
     """
+    from vqalib.compendium import scorecard_schema as schema
+
+    path = Path(folder) / "scorecard.json"
+    card = schema.parse_card(schema.file_bytes(path, what="a scorecard"), path)
+    return schema.check_card(card, path, tag=FORMAT, per_question=PER_QUESTION)
+
+
+def read_per_question(folder: str | Path, *, card: dict | None = None,
+                      question_ids: set[int] | None = None) -> pd.DataFrame:
+    """A scorecard's per-question scores (``per_question.csv``), each row checked: finite scores, whole ids, no
+    measure twice for a question and, with ``card``, only its dataset's measures and question ids.
+
+    Parameters
+    ----------
+    folder : str or Path
+        A folder written by ``vqalib score``.
+    card : dict, optional
+        Its :func:`read_card`; None: the file alone.
+    question_ids : set of int, optional
+        The dataset's question ids (default read from the data for ``card``'s dataset).
+    """
+    from vqalib.compendium import scorecard_schema as schema
+
     path = Path(folder) / PER_QUESTION
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: scorecard.json names per-question scores but the file is missing; score the "
-                                "answers again (vqalib score)")
-    frame = pd.read_csv(path, keep_default_na=False, dtype=str)  # "" is a reference of its own (none)
-    missing = [c for c in ("metric", "reference", "question_id", "score") if c not in frame]
-    if missing:
-        raise ValueError(f"{path}: no column {', '.join(missing)}")
-    for field in ("question_id", "score"):
-        values = pd.to_numeric(frame[field], errors="coerce")
-        if values.isna().any():
-            row = int(values.isna().to_numpy().argmax())
-            raise ValueError(f"{path}: row {row + 2}: field {field} is not a number ({frame[field].iloc[row]!r})")
-        frame[field] = values.astype(int) if field == "question_id" else values.astype(float)
+    data = schema.file_bytes(path, what="per-question scores", missing="scorecard.json names per-question scores but "
+                             "the file is missing")
+    return schema.check_per_question(data, path, card=card, question_ids=question_ids)
+
+
+def _table_file(folder: Path, name: str, *, records: list | None = None) -> pd.DataFrame:
+    """A table file of a scorecard folder, bounded and regular; with ``records`` (scorecard.json's), the same columns
+    and rows."""
+    from vqalib.compendium import scorecard_schema as schema
+
+    path = folder / name
+    try:
+        frame = csv_formula_unquoted(pd.read_csv(io.BytesIO(schema.file_bytes(path, what="a table")),
+                                                 keep_default_na=False, na_values=[""]))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        schema.fail(path, "top level", f"not a readable CSV table ({str(err).strip()[:200]})")
+    if records and (list(frame.columns) != list(records[0]) or len(frame) != len(records)):
+        schema.fail(path, "top level", f"{len(frame)} rows of columns {list(frame.columns)[:12]}, but scorecard.json "
+                    f"holds {len(records)} rows of columns {list(records[0])[:12]}")
     return frame
 
 
 def read(folder: str | Path) -> tuple[Scorecard, dict[str, pd.DataFrame | None], dict | None]:
-    """A written scorecard folder read back as ``(card, besides, figure)`` (the reviewer site renders it)."""
+    """A written scorecard folder read back as ``(card, besides, figure)`` (the reviewer site renders it), every file
+    checked as :func:`read_card` and :func:`read_per_question` do.
+
+    Parameters
+    ----------
+    folder : str or Path
+        A folder written by ``vqalib score``.
+    """
+    from vqalib.compendium import scorecard_schema as schema
+
     folder = Path(folder)
-    data = json.loads((folder / "scorecard.json").read_text(encoding="utf-8"))
+    data = read_card(folder)
     sources = data["source"] if isinstance(data["source"], list) else [data["source"]]
-    tables = {stem: _read_csv(folder / f"{stem}.csv") for stem in data["tables"]}
-    per_question = read_per_question(folder) if "per_question" in data else None
+    tables = {stem: _table_file(folder, f"{stem}.csv", records=records) for stem, records in data["tables"].items()}
+    per_question = read_per_question(folder, card=data) if "per_question" in data else None
     card = Scorecard(model=data["model"], dataset=data["dataset"], sources=sources, coverage=data["coverage"],
                      tables=tables, settings=data.get("settings", {}), per_question=per_question)
-    besides = {stem: _read_csv(folder / f"{stem}.beside.csv")
-               if (folder / f"{stem}.beside.csv").exists() else None for stem in tables}
+    besides = {stem: _table_file(folder, f"{stem}.beside.csv")
+               if os.path.lexists(folder / f"{stem}.beside.csv") else None for stem in tables}
     alt = folder / "table04_reference_shift.alt.txt"
-    figure = ({"png": "table04_reference_shift.png", "alt": alt.read_text(encoding="utf-8").strip()}
-              if alt.exists() else None)
+    figure = None
+    if os.path.lexists(alt):
+        text = schema.file_bytes(alt, what="a figure description").decode("utf-8", errors="replace").strip()
+        figure = {"png": "table04_reference_shift.png", "alt": text}
     return card, besides, figure
 
 
+def _copy_regular(source: Path, target: Path) -> None:
+    """Copy the regular files under ``source`` (not ``.*``, not ``index.html``) to ``target``; a link, pipe, device or
+    file over the limit is named in a warning and skipped."""
+    import shutil
+    import stat
+    import warnings
+
+    from vqalib.compendium import scorecard_schema as schema
+    from vqalib.core.io import file_kind, shown_path
+
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in sorted(source.iterdir()):
+        if entry.name.startswith(".") or entry.name == "index.html":
+            continue
+        info, most, why = entry.lstat(), schema.max_bytes(), None
+        if stat.S_ISLNK(info.st_mode):
+            why = f"a symbolic link (to {os.readlink(entry)})"
+        elif stat.S_ISDIR(info.st_mode):
+            _copy_regular(entry, target / entry.name)
+        elif not stat.S_ISREG(info.st_mode):
+            why = file_kind(info.st_mode)
+        elif info.st_size > most:
+            why = f"{info.st_size:,} bytes, over the limit of {most:,} ({schema.SIZE_SETTING})"
+        else:
+            try:
+                with open_regular(entry, what="scorecard file", max_bytes=most) as handle, \
+                        open(target / entry.name, "wb") as out:
+                    shutil.copyfileobj(handle, out)
+            except NotRegularFile as err:  # replaced since the check
+                why = str(err).removeprefix(f"{entry}: ")
+        if why:
+            warnings.warn(f"{shown_path(entry)}: {why}: not copied to the site (a scorecard's files are regular files "
+                          "inside its folder)", RuntimeWarning, stacklevel=2)
+
+
 def scorecard_pages(scores: Path, out: Path) -> list[tuple[str, str]]:
-    """Every scorecard under ``scores/`` as a page of the site.
+    """Every scorecard under ``scores/`` as a page of the site: each checked as :func:`read` does (a bad one stops the
+    build, named), its regular files copied (a link or special file is named in a warning and skipped).
 
     Parameters
     ----------
@@ -251,14 +327,17 @@ def scorecard_pages(scores: Path, out: Path) -> list[tuple[str, str]]:
     list of (str, str)
         ``(href from the site root, title)`` per scorecard.
     """
-    import shutil
+    from vqalib.compendium import scorecard_schema as schema
 
     found = []
-    folders = [p.parent for p in scores.glob("*/scorecard.json") if not p.parent.name.startswith(".")]  # not a swap
-    for folder in sorted(folders) if scores.is_dir() else []:
-        shutil.copytree(folder, out / folder.name, ignore=shutil.ignore_patterns(".*", "index.html"))
+    for folder in schema.scorecard_folders(scores) if scores.is_dir() else []:
         card, besides, figure = read(folder)
-        html_text = page_html(card, besides, figure=figure, depth=2, where=f"scores/{folder.name}/")
+        try:
+            html_text = page_html(card, besides, figure=figure, depth=2, where=f"scores/{folder.name}/")
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+            schema.fail(folder / "scorecard.json", "its tables", f"not the shape vqalib score writes "
+                        f"({type(err).__name__}: {str(err)[:200]})")
+        _copy_regular(folder, out / folder.name)
         (out / folder.name / "index.html").write_text(html_text, encoding="utf-8")
         found.append((f"scores/{folder.name}/index.html", f"{card.model} on {card.dataset}"))
     return found

@@ -5,9 +5,13 @@ Answers are keyed by ``item_id`` (``<question_id>/<tier>``) of one question set'
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from vqalib.core import report
+from vqalib.papers.afgv.question_sets import QUESTION_SETS
+from vqalib.papers.afgv.tiers import TIERS
 
 
 def score_afgv(matched: pd.DataFrame, *, model: str, items: pd.DataFrame,
@@ -33,7 +37,7 @@ def score_afgv(matched: pd.DataFrame, *, model: str, items: pd.DataFrame,
         given = frame["reference_given"]
         frame["reference"] = given.where(given.notna() & given.astype(str).str.strip().ne(""), frame["reference"])
     frame = frame[frame["reference"].notna()]
-    stems = ("afgv_tier_accuracy_predictions", "afgv_tier_accuracy_by_question_type", "afgv_intent_deltas")
+    stems = SCORECARD_TABLES
     if frame.empty:
         missing = report.not_run("no reference answers for these items",
                                  enable="add a `reference` column to the answers (e.g. GQA answers) or score the "
@@ -49,6 +53,9 @@ def score_afgv(matched: pd.DataFrame, *, model: str, items: pd.DataFrame,
 
 
 ACCURACY = "exact-match accuracy"
+# what an AFGV scorecard holds (the leaderboard and the site check a scorecard folder against it): its tables, and the
+# (condition, metric, reference) of its per-question scores: one accuracy per tier of a question set, no condition
+SCORECARD_TABLES = ("afgv_tier_accuracy_predictions", "afgv_tier_accuracy_by_question_type", "afgv_intent_deltas")
 
 
 def tier_reference(tier: str, question_set: str) -> str:
@@ -77,3 +84,23 @@ def per_question_accuracy(frame: pd.DataFrame) -> pd.DataFrame:
                          "reference": [tier_reference(t, q) for t, q in zip(frame["tier"], frame["question_set"])],
                          "question_id": frame["question_id"].to_numpy(), "score": correct},
                         columns=["metric", "reference", "question_id", "score"])
+
+
+PER_QUESTION_KEYS = frozenset(("", ACCURACY, tier_reference(t, q)) for t in TIERS for q in QUESTION_SETS)
+
+
+def scorecard_question_ids(settings: dict, *, data_dir: Path | None = None) -> set[int]:
+    """The question ids an AFGV scorecard's per-question scores may name: those of its question set (Methods).
+
+    Parameters
+    ----------
+    settings : dict
+        The scorecard's settings: ``question_set`` (default VizWiz-LF).
+    data_dir : Path, optional
+    """
+    from vqalib.papers.afgv.question_sets import accessibility_question_sets
+
+    question_set = settings.get("question_set", "VizWiz-LF")
+    if question_set not in QUESTION_SETS:
+        raise ValueError(f"question_set must be one of {QUESTION_SETS}, not {question_set!r}")
+    return set(accessibility_question_sets(data_dir=data_dir)[question_set]["question_id"].astype(int))

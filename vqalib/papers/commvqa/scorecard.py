@@ -13,6 +13,25 @@ import pandas as pd
 from vqalib.papers.commvqa.names import CONDITIONS
 
 STRATEGY = {"baseline": "commvqa-baseline", "contextual": "commvqa-contextual"}
+# what a CommVQA scorecard holds (the leaderboard and the site check a scorecard folder against it): its tables, and
+# the (condition, metric, reference) of its per-question scores (Table 1's metrics; BLEU is corpus-level)
+SCORECARD_TABLES = ("commvqa_table01_benchmark", "commvqa_table01_context_effect")
+PER_QUESTION_KEYS = frozenset((c, m, "") for c in CONDITIONS for m in ("METEOR", "ROUGE", "CIDEr"))
+
+
+def scorecard_question_ids(settings: dict, *, data_dir: Path | None = None) -> set[int]:
+    """The question ids a CommVQA scorecard's per-question scores may name: the rows of ``annotations.json`` (§3).
+
+    Parameters
+    ----------
+    settings : dict
+        The scorecard's settings (one question set: not read).
+    data_dir : Path, optional
+    """
+    from vqalib.core import io, upstream
+
+    raw = io.read_json(upstream.verified_path("commvqa/annotations.json", data_dir=data_dir))
+    return set(range(len(raw))) if isinstance(raw, list) else set()
 
 
 def results_from_answers(matched: pd.DataFrame, *, model: str, condition: str, annotations: pd.DataFrame,

@@ -15,7 +15,7 @@ from vqalib.papers.vizwiz_lf import leaderboard_measures as measures
 from vqalib.papers.vizwiz_lf.abstention import abstention_metrics
 from vqalib.papers.vizwiz_lf.roles import answers_with_label
 from vqalib.papers.vizwiz_lf.scoring_labels import label_model_answers
-from vqalib.papers.vizwiz_lf.wordcounts import count_words, long_format, word_count_table
+from vqalib.papers.vizwiz_lf.wordcounts import TABLE1_COLUMNS, count_words, long_format, word_count_table
 
 TABLE4_METRICS = ("lex_overlap", "rouge", "meteor", "bertscore")
 CLASSIFIER_NOTE = ("labels from the selected offline classifier (data/models/, vizwiz-lf_classifier_selection); "
@@ -24,6 +24,30 @@ LABELLED_CANDIDATE = "l_c_prime"  # the Answer sentences of an answer: the only 
 SELF_NOTE = "self-comparison: same answers, no test"
 SELF_LABELS_NOTE = "self-comparison: same answers; the difference comes from the classifier's Answer-sentence labels"
 EQUAL_NOTE = "equal scores on every question, no test"
+# what a VizWiz-LF scorecard holds (the leaderboard and the site check a scorecard folder against it): its tables, and
+# the (condition, metric, reference) of its per-question scores (no condition: one prompt)
+SCORECARD_TABLES = ("vizwiz-lf_table01_word_counts", "vizwiz-lf_table02_roles_by_answerability",
+                    "vizwiz-lf_table03_info_sources", "vizwiz-lf_table04_full_set_bootstrap",
+                    "vizwiz-lf_table05_abstention", "classifier_error", "labelled_by", "paired_differences",
+                    "round_trip")
+PER_QUESTION_KEYS = frozenset(
+    {("", measures.WORDS, "")} | {("", m, measures.CLASSIFIER_LABELS) for m in measures.PROPORTIONS}
+    | {("", table4.METRIC_NAMES[m], r) for m in ("rouge", "meteor", "bertscore", "lave")
+       for r, c in table4.SETTINGS if c == "l_c"})
+
+
+def scorecard_question_ids(settings: dict, *, data_dir: Path | None = None) -> set[int]:
+    """The question ids a VizWiz-LF scorecard's per-question scores may name: the release's 600 questions (§3).
+
+    Parameters
+    ----------
+    settings : dict
+        The scorecard's settings (one question set: not read).
+    data_dir : Path, optional
+    """
+    from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
+
+    return set(load_vizwiz_lf(data_dir=data_dir, sources=["expert"]).answers["question_id"].astype(int))
 
 
 def model_answers(matched: pd.DataFrame, *, model: str, released: pd.DataFrame) -> pd.DataFrame:
@@ -204,7 +228,8 @@ def score_vizwiz_lf(matched: pd.DataFrame, *, model: str, data, backbone=None, j
 
 
 def round_trip(tables: dict[str, pd.DataFrame], *, source: str, figures_dir: str | Path | None = None) -> pd.DataFrame:
-    """A released model's answers scored as a new model (``tables``) beside its ``figures/`` numbers (Tables 1, 4, 5).
+    """A released model's answers scored as a new model (``tables``) beside its ``figures/`` numbers (Tables 1, 4, 5);
+    a cell with no released value (Expert's answers against l_r, which they are) has ``equal_4dp`` empty.
 
     Parameters
     ----------
@@ -216,8 +241,9 @@ def round_trip(tables: dict[str, pd.DataFrame], *, source: str, figures_dir: str
     rows = []
     words = pd.read_csv(folder / "vizwiz-lf_table01_word_counts.csv")
     mine = tables["vizwiz-lf_table01_word_counts"]
+    column = {released: paper for paper, released in TABLE1_COLUMNS.items()}.get(source, source)  # Expert: Human
     for r in mine[mine["statistic"] == "mean_words"].itertuples(index=False):
-        theirs = words[(words["column"] == source) & (words["category"] == r.category)
+        theirs = words[(words["column"] == column) & (words["category"] == r.category)
                        & (words["statistic"] == "mean_words")]["reproduced"]
         rows.append(("Table 1 mean words", r.category, r.value, theirs.iloc[0] if len(theirs) else np.nan))
     full = pd.read_csv(folder / "vizwiz-lf_table04_full_set_bootstrap.csv", keep_default_na=False, na_values=[""])
@@ -232,15 +258,18 @@ def round_trip(tables: dict[str, pd.DataFrame], *, source: str, figures_dir: str
         theirs = offline[r.metric].get(source, np.nan) if r.metric in offline else np.nan
         rows.append(("Table 5 (offline classifier)", r.metric, r.value, theirs))
     out = pd.DataFrame(rows, columns=["table", "cell", "scored", "figures"])
-    out["equal_4dp"] = out["scored"].round(4) == out["figures"].round(4)
+    equal, compared = out["scored"].round(4) == out["figures"].round(4), out["figures"].notna()
+    out["equal_4dp"] = equal if compared.all() else equal.astype(object).where(compared, None)
     return out
 
 
 def round_trip_summary(frame: pd.DataFrame) -> dict:
-    """``equal`` and ``n``: how many cells of a saved round-trip table equal ``figures/`` to 4 decimals (README status).
+    """``equal`` of ``n``: how many cells of a saved round-trip table with a released value in ``figures/`` equal it to
+    4 decimals (README status); a cell without one compares nothing and is not counted.
 
     Parameters
     ----------
     frame : pandas.DataFrame
     """
-    return {"equal": int(frame["equal_4dp"].astype(str).eq("True").sum()), "n": len(frame)}
+    compared = frame["figures"].notna()
+    return {"equal": int((frame["equal_4dp"].astype(str).eq("True") & compared).sum()), "n": int(compared.sum())}
