@@ -461,10 +461,11 @@ TABLE4 = "vizwiz-lf_table04_full_set_bootstrap"
     (lambda c: c.update(format="other/1"), r"field format: 'other/1' is not 'vqalib-scorecard/1'"),
     (lambda c: c["source"].update(format="<b>x</b>"), r"field source\['format'\]: '<b>x</b>' is not an answers format"),
     (lambda c: c.update(coverage="all"), r"field coverage: is a string, expected an object"),
+    (lambda c: c["coverage"].update(aliased=[3]), r"field coverage\['aliased'\]: is an array, expected an object"),
     (lambda c: c["tables"].pop(TABLE4), rf"field tables\['{TABLE4}'\]: missing or empty"),
     (lambda c: c.update(per_question={"file": "../x.csv", "rows": 1}), r"field per_question: expected"),
 ], ids=["no-tables", "string-value", "null-n", "negative-n", "nan", "relabelled", "unknown-dataset", "table-path",
-        "blank-model", "format-tag", "source-format", "coverage", "no-table4", "per-question-file"])
+        "blank-model", "format-tag", "source-format", "coverage", "aliased", "no-table4", "per-question-file"])
 def test_a_bad_scorecard_json_field_is_named(tmp_path, change, match):
     folder = _copy_card(tmp_path)
     _edit(folder, change)

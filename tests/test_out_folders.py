@@ -114,7 +114,7 @@ def test_a_new_folder_then_the_same_folder_again(answers, tmp_path, capsys):
     assert json.loads((out / "scorecard.json").read_text())["coverage"]["matched"] == 2
     assert sorted(p.name for p in (tmp_path / "scores").iterdir()) == [".m.notours1", "m"]
     (out / "notes.txt").write_text("my notes\n")  # a file a scorecard does not write: replacing would delete it
-    with pytest.raises(UnsafeOutput, match=r"it holds 1 files vqalib score did not write there or that changed since "
+    with pytest.raises(UnsafeOutput, match=r"it holds 1 file vqalib score did not write there or that changed since "
                                            r"\(notes\.txt \(not written by vqalib score\)\)"):
         check_out(out, kind=scorecard_files.SCORECARD)
 

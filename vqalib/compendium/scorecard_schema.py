@@ -254,6 +254,12 @@ def _check_coverage(path: Path, coverage: object) -> None:
                 if not isinstance(ids, list) or not all(isinstance(i, (str, int)) for i in ids):
                     fail(path, _where(keys + (field,)), "expected a list of ids")
         _check(path, keys + ("condition",), part.get("condition"), "text?")
+        if "aliased" in part:  # rows matched through a paper's declared aliases: {what: count}
+            aliased = part["aliased"]
+            if not isinstance(aliased, dict):
+                fail(path, _where(keys + ("aliased",)), f"is {json_type(aliased)}, expected an object of counts")
+            for what, count in aliased.items():
+                _check(path, keys + ("aliased", what), count, "count")
 
 
 def _check_sources(path: Path, source: object) -> None:

@@ -223,6 +223,10 @@ def _owned(folder: Path, manifest: dict[str, list[dict]], kind: OutputKind,
     return owned, leftovers, problems
 
 
+def _files(n: int) -> str:
+    return f"{n} file" + "s" * (n != 1)
+
+
 def _named(problems: list[str]) -> str:
     return "; ".join(problems[:10]) + (f"; and {len(problems) - 10} more" if len(problems) > 10 else "")
 
@@ -281,12 +285,12 @@ def check_out(path: str | Path, *, kind: OutputKind) -> Path:
     marker = path / kind.marker
     tracked = tracked_files(real)
     if manifest is None and not (marker.is_file() and not marker.is_symlink() and kind.is_marker(marker)):
-        held = (f"it holds {len(tracked)} files tracked by git (e.g. {tracked[0]})" if tracked
+        held = (f"it holds {_files(len(tracked))} tracked by git (e.g. {tracked[0]})" if tracked
                 else "it is not empty")
         raise UnsafeOutput(refuse + f"{held} and is not a {kind.what} (no {kind.marker} of vqalib); a {kind.what} "
                            f"replaces only a folder it wrote itself: give a new folder")
     if tracked and not _in_place():
-        raise UnsafeOutput(refuse + f"it holds {len(tracked)} files tracked by git (e.g. {tracked[0]}), a committed "
+        raise UnsafeOutput(refuse + f"it holds {_files(len(tracked))} tracked by git (e.g. {tracked[0]}), a committed "
                            f"output that only `vqalib reproduce` rewrites; give a new folder for the {kind.what}")
     if manifest is None:
         if tracked:  # reproduce's in-place run over a committed folder from before manifests
@@ -297,7 +301,7 @@ def check_out(path: str | Path, *, kind: OutputKind) -> Path:
                            "a new folder")
     _, _, problems = _owned(path, manifest, kind, refuse)
     if problems:
-        raise UnsafeOutput(refuse + f"it holds {len(problems)} files {kind.command} did not write there or that "
+        raise UnsafeOutput(refuse + f"it holds {_files(len(problems))} {kind.command} did not write there or that "
                            f"changed since ({_named(problems)}); vqalib changes only files its {MANIFEST} lists "
                            "unchanged: move them out or give a new folder")
     return path
