@@ -260,15 +260,15 @@ def test_afgv_items_by_image_file_name_and_tier(tmp_path):
 
     blocks = {b["dataset"]: b["what"] for b in declarations.extensions("question_alias")}
     assert blocks == {"vizwiz-lf": "VizWiz image file name", "afgv": "VizWiz image file name and tier"}
-    ids = ["1/easy", "1/hard", "2/easy"]
+    ids = ["1/simplified", "1/complex", "2/simplified"]
     assert image_tier_aliases(ids, question_set="CommVQA") == []  # its question ids are not VizWiz-LF's
-    answers = pd.DataFrame({"item_id": ["VizWiz_train_00014902.jpg/hard", "2/easy"], "answer": ["a", "b"],
+    answers = pd.DataFrame({"item_id": ["VizWiz_train_00014902.jpg/complex", "2/simplified"], "answer": ["a", "b"],
                             "line": [2, 3]})
     aliases = scoring.question_aliases(answers, dataset="afgv", ids=ids)
     matched, coverage = match_answers(answers, ids=ids, dataset="afgv", aliases=aliases)
-    assert matched["item_id"].tolist() == ["1/hard", "2/easy"]
+    assert matched["item_id"].tolist() == ["1/complex", "2/simplified"]
     assert coverage["aliased"] == {"VizWiz image file name and tier": 1}
-    assert scoring.question_aliases(answers.assign(item_id=["1/easy", "2/easy"]), dataset="afgv", ids=ids) == []
+    assert scoring.question_aliases(answers.assign(item_id=["1/simplified", "2/simplified"]), dataset="afgv", ids=ids) == []
 
 
 def test_a_round_trip_counts_only_the_cells_with_a_released_value(tmp_path):
