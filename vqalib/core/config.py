@@ -181,11 +181,7 @@ def get_share(name: str, default: float) -> float:
     default : float
         What an unset or blank variable gives.
     """
-    value = get(name)
-    if value is None:
-        return default
-    _refuse(name, value)
-    return _decimal(value)
+    return _decimal_setting(name, default)
 
 
 def get_seconds(name: str, default: float) -> float:
@@ -199,6 +195,11 @@ def get_seconds(name: str, default: float) -> float:
     default : float
         What an unset or blank variable gives.
     """
+    return _decimal_setting(name, default)
+
+
+def _decimal_setting(name: str, default: float) -> float:
+    """Setting ``name`` as the decimal its kind accepts, else ``default``; another value is a :class:`SettingError`."""
     value = get(name)
     if value is None:
         return default
