@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from vqalib.compendium import leaderboard
+from vqalib.compendium.scorecard_schema import scorecard_folders
 from vqalib.core.io import project_root
 
 FIGURES = project_root() / "figures"
@@ -436,7 +437,7 @@ def test_the_committed_scorecard_passes_every_check():
     card = scorecard_files.read_card(CARD)
     scores = scorecard_files.read_per_question(CARD, card=card)  # the dataset's ids, read from the data
     assert len(scores) == card["per_question"]["rows"] and scores["score"].notna().all()
-    assert leaderboard.check_scorecards(CARD.parent) == [CARD]
+    assert scorecard_folders(CARD.parent) == [CARD] and len(leaderboard.scorecard_rows(CARD, dataset="commvqa")) == 2
     assert scorecard_files.read(CARD)[0].model == "LLaVA (scored again)"
 
 
@@ -594,12 +595,12 @@ def test_the_leaderboard_stops_on_any_bad_scorecard_before_the_work(tmp_path, ca
     err = capsys.readouterr().err
     assert time.monotonic() - start < 5 and "Traceback" not in err and not (tmp_path / "lb").exists()
     assert err.startswith(f"error: scorecard {bad}: scorecard.json: the file: is a named pipe") and err.count("\n") == 1
-    assert leaderboard.check_scorecards(good.parent / "..") == []  # a folder of folders without scorecards: none
+    assert scorecard_folders(good.parent / "..") == []  # a folder of folders without scorecards: none
     assert main(["leaderboard", "--scores", str(tmp_path / "missing"), "--out", str(tmp_path / "lb")]) == 1
     assert "missing: no such folder; give the folder that holds the scorecard folders" in capsys.readouterr().err
     (tmp_path / "linked").symlink_to(good)
     with pytest.raises(ScorecardError, match=r"linked: the folder is a symbolic link"):
-        leaderboard.check_scorecards(tmp_path)
+        scorecard_folders(tmp_path)
 
 
 def test_text_from_a_scorecard_lands_as_text_in_the_leaderboard_files(tmp_path):

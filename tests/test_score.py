@@ -9,6 +9,7 @@ import pytest
 
 from vqalib.compendium import score as scoring
 from vqalib.compendium import scorecard_files
+from vqalib.compendium.scorecard_schema import scorecard_folders
 from vqalib.core.answer_matching import lmms_doc_hash
 from vqalib.core.io import DataFormatError, project_root
 from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
@@ -331,7 +332,7 @@ def test_a_written_scorecard_passes_the_checks_the_leaderboard_reads_it_with(tmp
 
     card = _afgv_card()
     scorecard_files.write(card, tmp_path / "scores" / "echo")
-    assert leaderboard.check_scorecards(tmp_path / "scores") == [tmp_path / "scores" / "echo"]
+    assert scorecard_folders(tmp_path / "scores") == [tmp_path / "scores" / "echo"]
     rows, per_question = leaderboard.scorecard_rows(tmp_path / "scores" / "echo", dataset="afgv")
     assert set(rows["reference"]) == {"simplified, VizWiz-LF", "baseline, VizWiz-LF", "complex, VizWiz-LF"}
     assert len(per_question) == 6 and set(per_question["question_id"]) == {1, 2}
@@ -342,4 +343,4 @@ def test_a_written_scorecard_passes_the_checks_the_leaderboard_reads_it_with(tmp
     path.write_text(path.read_text().replace('"question_set": "VizWiz-LF"', '"question_set": "GQA"'))  # not scored on
     with pytest.raises(DataFormatError, match=r"echo: scorecard\.json: field settings\['question_set'\]: "
                                               r"question_set must be one of"):
-        leaderboard.check_scorecards(tmp_path / "scores")
+        leaderboard.scorecard_rows(tmp_path / "scores" / "echo", dataset="commvqa")  # checked whatever is ranked

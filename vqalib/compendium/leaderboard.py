@@ -189,8 +189,8 @@ def _judged(full: pd.DataFrame) -> str:
 def scorecard_rows(folder: str | Path, *, dataset: str,
                    question_ids: set[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A scorecard's leaderboard rows and per-question scores (empty when it has none: a scorecard written before
-    they were kept), or empty frames when it scores another dataset; every file is checked first
-    (``scorecard_files.read_card``, ``read_per_question``) and a bad one is a ``ScorecardError`` naming it.
+    they were kept), or empty frames when it scores another dataset; every file is checked first, whatever the
+    dataset (``scorecard_files.read_card``, ``read_per_question``), and a bad one is a ``ScorecardError`` naming it.
 
     Parameters
     ----------
@@ -198,12 +198,13 @@ def scorecard_rows(folder: str | Path, *, dataset: str,
         A folder written by ``vqalib score`` (its ``scorecard.json``).
     dataset : str
     question_ids : set of int, optional
-        The dataset's question ids (default read from the data).
+        The question ids of the scorecard's dataset (default read from the data).
     """
     from vqalib.compendium.scorecard_files import read_card, read_per_question
 
     folder = Path(folder)
     card = read_card(folder)
+    per_question = read_per_question(folder, card=card, question_ids=question_ids) if "per_question" in card else None
     empty = pd.DataFrame(columns=SCORES)
     if card["dataset"] != dataset:
         return pd.DataFrame(columns=COLUMNS), empty
@@ -214,7 +215,6 @@ def scorecard_rows(folder: str | Path, *, dataset: str,
         matched = sum(c.get("matched", 0) for c in coverage.get("by_condition", [coverage]))
         questions = sum(c.get("questions", 0) for c in coverage.get("by_condition", [coverage]))
         notes.append(f"answers {matched} of {questions} questions: compared on the questions both models answered")
-    per_question = read_per_question(folder, card=card, question_ids=question_ids) if "per_question" in card else None
     if per_question is None:
         notes.append(OLD_CARD)
     elif dataset != "commvqa":  # CommVQA names each row by model and condition below
@@ -341,25 +341,6 @@ def assign_tiers(rows: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
-def check_scorecards(scores_dir: str | Path | None) -> list[Path]:
-    """The scorecard folders under ``scores_dir`` (none for None), every file the leaderboard reads checked first
-    (``scorecard.json``, ``per_question.csv`` with its dataset's measures and ids): a bad one is a ``ScorecardError``
-    naming its folder, file and field; a missing ``scores_dir`` is a ``FileNotFoundError``.
-
-    Parameters
-    ----------
-    scores_dir : str or Path or None
-    """
-    from vqalib.compendium.scorecard_files import read_card, read_per_question
-
-    folders = scorecard_folders(scores_dir) if scores_dir is not None else []
-    for folder in folders:
-        card = read_card(folder)
-        if "per_question" in card:
-            read_per_question(folder, card=card)
-    return folders
-
-
 def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None, judge=None, question_ids=None,
                 n_resamples: int = 1000, seed: int = 0) -> dict[str, pd.DataFrame]:
     """The leaderboard of ``dataset``: ``table`` (one row per model and measure, with tiers) and ``pairs`` (every
@@ -382,7 +363,8 @@ def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None
     if dataset not in DATASETS:
         raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
     # every scorecard checked before the work, whatever its dataset: one bad scorecard stops the leaderboard (README)
-    cards = [(folder, *scorecard_rows(folder, dataset=dataset)) for folder in check_scorecards(scores_dir)]
+    folders = scorecard_folders(scores_dir) if scores_dir is not None else []
+    cards = [(folder, *scorecard_rows(folder, dataset=dataset)) for folder in folders]
     if dataset == "vizwiz-lf":
         from vqalib.papers.vizwiz_lf.loading import load_vizwiz_lf
 
@@ -392,10 +374,8 @@ def leaderboard(dataset: str, *, scores_dir: str | Path | None = None, data=None
         from vqalib.papers.commvqa.loading import load_commvqa
 
         rows, per_question = commvqa_released(data or load_commvqa(), n_resamples=n_resamples, seed=seed)
-    elif dataset == "afgv":  # no released predictions: scorecards only
+    else:  # AFGV: no released predictions, scorecards only
         rows, per_question = pd.DataFrame(columns=[*ESTIMATES, "origin", "kind"]), pd.DataFrame(columns=SCORES)
-    else:
-        raise ValueError(f"dataset must be one of {DATASETS}, not {dataset!r}")
     all_rows, all_scores = [rows.assign(note="")], [per_question]
     for folder, card_rows, card_scores in cards:
         if len(card_rows) and set(card_rows["model"]) & set(pd.concat(all_rows)["model"]):
