@@ -7,7 +7,7 @@ names) and matched to the questions, scored with the paper's own functions and w
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,8 +141,7 @@ def question_aliases(answers: pd.DataFrame, *, dataset: str, ids: list[str], que
     out = []
     for block in declarations.extensions("question_alias"):
         if block["dataset"] == dataset:
-            module, _, name = block["builder"].rpartition(".")
-            build = getattr(importlib.import_module(module), name)
+            build = pkgutil.resolve_name(block["builder"])  # a dotted name the paper declares
             pairs = build(ids, question_set=question_set, data_dir=data_dir)
             out.append(QuestionAlias.from_pairs(block["what"], pairs))
     return out

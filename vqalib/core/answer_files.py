@@ -169,10 +169,11 @@ def read_answers(path: str | Path, *, format: str | None = None) -> tuple[pd.Dat
         raise ValueError(f"format must be one of {list(FORMATS)}, not {name!r}")
     fmt = FORMATS[name]
     rows = fmt.rows(path)
-    check_answer_lengths(_frame(rows), path=path, record=fmt.record)
+    answers = _frame(rows)
+    check_answer_lengths(answers, path=path, record=fmt.record)
     source = AnswerSource(path=str(path), format=name, toolkit=fmt.toolkit, version=fmt.version(path),
                           sha256=sha256_of(path), records=len(rows))
-    return _frame(rows), source
+    return answers, source
 
 
 def check_answer_lengths(answers: pd.DataFrame, *, path: str | Path, record: str = "line") -> None:

@@ -63,6 +63,7 @@ def _through_aliases(given: pd.Series, lines: pd.Series, *, known: set[str], ali
         counts[alias.what] = int(hit.sum())
     return given, counts
 
+
 def lmms_doc_hash(doc: dict) -> str:
     """The ``doc_hash`` lmms-eval logs for a document: SHA-256 of its ``json.dumps(indent=2)``."""
     return hashlib.sha256(json.dumps(doc, indent=2, default=str, ensure_ascii=False).encode("utf-8")).hexdigest()
