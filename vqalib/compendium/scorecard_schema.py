@@ -20,7 +20,7 @@ import pandas as pd
 from vqalib.compendium.score import DATASETS
 from vqalib.core import config
 from vqalib.core.input_limits import DEPTH_SETTING, limit, nesting_line, nesting_problem
-from vqalib.core.io import DataFormatError, file_kind, json_type, read_regular, shown_path
+from vqalib.core.io import DataFormatError, file_kind, json_type, read_regular, shown_path, walk_json
 
 SIZE_SETTING = "VQALIB_MAX_SCORECARD_BYTES"
 DEFAULT_SIZE = 64 << 20
@@ -187,18 +187,6 @@ def _where(keys: tuple) -> str:
     return "field " + str(keys[0]) + "".join(f"[{k!r}]" for k in keys[1:]) if keys else "top level"
 
 
-def _walk(value: object, keys: tuple = ()):
-    """(keys, value) of every value of parsed JSON."""
-    stack = [(keys, value)]
-    while stack:
-        keys, value = stack.pop()
-        yield keys, value
-        if isinstance(value, dict):
-            stack.extend((keys + (k,), v) for k, v in value.items())
-        elif isinstance(value, list):
-            stack.extend((keys + (i,), v) for i, v in enumerate(value))
-
-
 def _kind_problem(value: object, kind: str) -> str | None:
     """Why ``value`` is not of ``kind`` (text, count, number; ``?``: or null), or None."""
     if value is None:
@@ -294,7 +282,7 @@ def check_card(card: object, path: Path, *, tag: str, per_question: str) -> dict
     """
     if not isinstance(card, dict):
         fail(path, "top level", f"is {json_type(card)}, expected a JSON object (a scorecard)")
-    for keys, value in _walk(card):
+    for keys, value in walk_json(card):
         if isinstance(value, _Unreadable):
             fail(path, _where(keys), value.why)
         if isinstance(value, str) and len(value) > MAX_TEXT:

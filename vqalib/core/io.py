@@ -181,6 +181,18 @@ def _what_is(path: Path) -> str:
     return f"a symbolic link (to {os.readlink(path)})" if stat.S_ISLNK(info.st_mode) else file_kind(info.st_mode)
 
 
+def inside_name(name: object) -> bool:
+    """Whether ``name`` is a plain relative POSIX path inside a folder: text with no root, no empty, ``.`` or ``..``
+    part, no backslash and no NUL (a name read from a manifest, or one a command writes).
+
+    Parameters
+    ----------
+    name : object
+    """
+    return (isinstance(name, str) and bool(name) and "\\" not in name and "\0" not in name
+            and not any(part in ("", ".", "..") for part in name.split("/")))
+
+
 def write_inside(folder: Path, relative: str, data: bytes) -> Path:
     """Write ``data`` to ``folder/relative`` whole (a temporary file renamed), creating missing folders, never through
     a symbolic link: each folder on the way is opened with ``O_NOFOLLOW`` and written through its descriptor, so a
@@ -194,9 +206,9 @@ def write_inside(folder: Path, relative: str, data: bytes) -> Path:
         A relative POSIX path without ``..`` or empty parts.
     data : bytes
     """
-    parts = relative.split("/")
-    if not relative or relative.startswith("/") or any(p in ("", ".", "..") for p in parts):
+    if not inside_name(relative):
         raise ValueError(f"{relative!r}: not a relative path inside {folder}")
+    parts = relative.split("/")
     opening = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     where = Path(folder)
 
@@ -276,8 +288,16 @@ class _RepeatedKeys(dict):
     repeated: dict
 
 
-def _walk_json(value: object, path: tuple = ()):
-    """(path, value) of every value of a parsed JSON document, in document order."""
+def walk_json(value: object, path: tuple = ()):
+    """(path, value) of every value of a parsed JSON document, in document order.
+
+    Parameters
+    ----------
+    value : object
+        Parsed JSON.
+    path : tuple, default ()
+        The key/index path of ``value`` itself.
+    """
     stack = [(path, value)]
     while stack:
         path, value = stack.pop()
@@ -324,7 +344,7 @@ def read_json(path: Path, *, max_depth: int | None = None) -> object:
     except UnicodeDecodeError as err:
         where = "top level"
         with contextlib.suppress(ValueError):  # the bad bytes may sit outside any string
-            for at, value in _walk_json(json.loads(data.decode("utf-8", errors="surrogateescape"))):
+            for at, value in walk_json(json.loads(data.decode("utf-8", errors="surrogateescape"))):
                 keys = list(value) if isinstance(value, dict) else []
                 if isinstance(value, str) and _has_undecoded(value):
                     where = json_where(at)
@@ -356,7 +376,7 @@ def read_json(path: Path, *, max_depth: int | None = None) -> object:
         ) from err
     if repeated_objects:
         found = []
-        for at, obj in _walk_json(value):
+        for at, obj in walk_json(value):
             if isinstance(obj, _RepeatedKeys):
                 for key, n in obj.repeated.items():
                     if not at:

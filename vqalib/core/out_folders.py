@@ -17,11 +17,11 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from vqalib.core import config
-from vqalib.core.io import (UnsafePath, file_kind, project_root, read_json, read_regular, sha256_of, write_atomic,
-                             write_inside)
+from vqalib.core.io import (UnsafePath, file_kind, inside_name, project_root, read_json, read_regular, sha256_of,
+                             write_atomic, write_inside)
 
 PARTIAL = ".vqalib-partial"  # inside a folder being written: what a killed write leaves is known to be ours
 SCAN_LIMIT = 10_000  # entries of a marked folder inspected before it is called too big to be one
@@ -147,14 +147,6 @@ def _entries(folder: Path, refuse: str) -> list[tuple[str, str | None]]:
     return sorted(found)
 
 
-def _relative(name: object) -> str | None:
-    """``name`` if it is a plain relative POSIX path inside a folder (no ``..``, no root, no empty part), else None."""
-    if not isinstance(name, str) or not name or "\\" in name or "\0" in name:
-        return None
-    parts = PurePosixPath(name).parts
-    return name if PurePosixPath(*parts).as_posix() == name and not any(p in ("..", "/") for p in parts) else None
-
-
 def _file_entry(data: bytes) -> dict:
     return {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
@@ -187,7 +179,7 @@ def _manifest(folder: Path, kind: OutputKind, refuse: str) -> dict[str, list[dic
         if not isinstance(listed, dict):
             raise UnsafeOutput(bad + f"field {field!r} is not an object; give a new folder")
         for name, entry in listed.items():
-            if (_relative(name) is None or not isinstance(entry, dict) or not isinstance(entry.get("size"), int)
+            if (not inside_name(name) or not isinstance(entry, dict) or not isinstance(entry.get("size"), int)
                     or not re.fullmatch(r"[0-9a-f]{64}", str(entry.get("sha256")))):
                 raise UnsafeOutput(bad + f"field {field!r} entry {name!r} is not a relative path with a SHA-256 and a "
                                    "size; give a new folder")
