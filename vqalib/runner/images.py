@@ -52,11 +52,6 @@ def _megabytes(n: int) -> str:
     return f"{n / 2**20:.1f} MiB"
 
 
-def _seconds(name: str, default: float) -> float:
-    """Setting ``name`` as a positive finite number of seconds, else ``default``; a ValueError names a bad value."""
-    return config.get_seconds(name, default)
-
-
 def default_cache_dir() -> Path:
     """``$VQALIB_IMAGE_CACHE``, else ``$VQALIB_CACHE_DIR/images``, else ``<project>/.cache/vqalib/images``."""
     return config.get_path(IMAGE_CACHE_ENV, cache_root("images"))
@@ -74,8 +69,8 @@ class ImageStore:
         from PIL import Image
 
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self.timeout = float(timeout) if timeout is not None else _seconds(IMAGE_TIMEOUT_ENV, 30.0)
-        self.deadline = float(deadline) if deadline is not None else _seconds(IMAGE_DEADLINE_ENV, 120.0)
+        self.timeout = float(timeout) if timeout is not None else config.get_seconds(IMAGE_TIMEOUT_ENV, 30.0)
+        self.deadline = float(deadline) if deadline is not None else config.get_seconds(IMAGE_DEADLINE_ENV, 120.0)
         if not (self.timeout > 0 and self.deadline > 0):
             raise ValueError(f"timeout ({self.timeout}) and deadline ({self.deadline}) must be > 0 seconds")
         self.max_bytes = int(max_bytes) if max_bytes is not None else config.get_int(IMAGE_MAX_BYTES_ENV,
