@@ -27,19 +27,23 @@ setup: $(STAMP) java  ## create .venv and install the exact pins of requirements
 java:  # METEOR and the PTB tokenizer (pycocoevalcap) run in a JVM
 	@command -v java >/dev/null 2>&1 || { echo "error: a Java runtime (8 or later) is needed on the PATH: METEOR and the PTB tokenizer of pycocoevalcap run in it (Debian/Ubuntu: apt-get install default-jre-headless)" >&2; exit 1; }
 
-# pip byte-compiles every module it installs (about half of the set-up's time): not skipped with --no-compile,
-# because where PYTHONDONTWRITEBYTECODE is set (this project's machines) every process would then compile every
-# module it imports, every time
-PIP_INSTALL := $(BIN)/python -m pip install --quiet
+# uv installs the exact pins (parallel downloads and unpacking: several times faster than pip), with the machine's
+# pip configuration (indexes, local wheel folders, constraints) passed on by tools/install_pins.py. Nothing is
+# byte-compiled at install time (most of pip's set-up time, for the ~23,000 modules of the pins): every command run
+# by make writes the bytecode of what it imports, once, even where PYTHONDONTWRITEBYTECODE is set (this project's
+# machines), so about a quarter of the modules is ever compiled, and each only once
+unexport PYTHONDONTWRITEBYTECODE
+UV_PIN  := uv==0.13.10
+INSTALL := $(BIN)/python tools/install_pins.py
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock pyproject.toml tools/install_pins.py
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade "pip==25.2"
-	# torch first and alone, so no other package can pull a different (multi-GB) build
-	$(PIP_INSTALL) "torch==$$(sed -n 's/^torch==//p' requirements.lock)"
-	$(PIP_INSTALL) -r requirements.lock
-	$(PIP_INSTALL) --no-deps -e .
+	date +%s > $(VENV)/.setup-started
+	$(BIN)/python -m pip install --quiet "$(UV_PIN)"
+	$(INSTALL) -r requirements.lock
+	$(INSTALL) --no-deps -e .
 	touch $@
+	@echo "set-up: the pins of requirements.lock installed in .venv in $$(( $$(date +%s) - $$(cat $(VENV)/.setup-started) )) s"
 
 data: setup  ## fetch and verify the upstream data into data/raw (or copy from $VQALIB_DATA_MIRROR)
 	$(BIN)/vqalib fetch
@@ -64,7 +68,7 @@ define toolkit_venv
 	rm -rf $(1)
 	$(PYTHON) -m venv $(1)
 	echo "import site; site.addsitedir('$(abspath $(VENV))/lib/python3.11/site-packages')" > $(1)/lib/python3.11/site-packages/vqalib-venv.pth
-	$(1)/bin/python -m pip install --quiet --no-deps -r $(2)
+	$(1)/bin/python tools/install_pins.py --no-deps -r $(2)
 	touch $(1)/.installed
 endef
 
@@ -89,7 +93,9 @@ $(INSPECT_STAMP): $(STAMP) tests/inspect_eval/requirements.txt
 	$(call toolkit_venv,$(INSPECT_VENV),tests/inspect_eval/requirements.txt)
 
 test-full: data lmms-env inspect-env  ## slow checks (CI runs them too): notebook smoke runs (the runner hand-off among them), runner runs in subprocesses and on Ray, whole released CommVQA files scored, the classifier refit check, reproduce killed at random moments and on a full disk, lmms-eval's own evaluator, an Inspect AI eval scored; the uninterrupted `vqalib reproduce` runs among them must leave git clean
-	$(BIN)/python -m pytest -m full
+	# two workers, as `make test`; then the checks that need this checkout to themselves, alone
+	$(BIN)/python -m pytest -m "full and not checkout" $(PYTEST_WORKERS)
+	$(BIN)/python -m pytest -m "full and checkout"
 	# the kill trials' first and last runs are full `vqalib reproduce` runs in place (warm after `make test`): git
 	# status must be clean after them; this names every cell that moved, if any
 	$(BIN)/vqalib clean
@@ -97,9 +103,10 @@ test-full: data lmms-env inspect-env  ## slow checks (CI runs them too): noteboo
 	# the fine-tuned classifier's committed weights give its committed probabilities on the declared sample
 	$(BIN)/vqalib classify check
 
-bench: data  ## time loading + validation and `make reproduce` (2-core machine), write benchmarks/
+bench: data  ## the benchmarks, appended to benchmarks/results.md: loading, metrics, ratings; then, in fresh clones, cold and warm `make reproduce`, the model-work floor, cold `make test` and `.ci/run` with its step lines (about 1.5 hours on 2 cores)
 	$(BIN)/python benchmarks/bench.py
 	$(BIN)/python benchmarks/ratings_bench.py
+	$(BIN)/python benchmarks/fresh_clone.py --bench --ci $(if $(VQALIB_DATA_MIRROR),--mirror $(VQALIB_DATA_MIRROR))
 
 # JupyterLab refuses to start as root unless told (containers, CI, cloud notebooks)
 LAB_FLAGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
@@ -122,7 +129,7 @@ check-site: setup site-check/node_modules/.package-lock.json  ## build the site,
 
 lock: setup  ## rewrite requirements.lock from the current .venv
 	{ sed -n '/^#/p' requirements.lock; $(BIN)/python -m pip freeze --exclude-editable \
-	  | sed 's/^torch==\(.*\)+cpu$$/torch==\1/'; } > requirements.lock.new
+	  | grep -v '^uv==' | sed 's/^torch==\(.*\)+cpu$$/torch==\1/'; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock
 
 clean:  ## remove build outputs and caches (keeps .venv, data/raw and figures/)
