@@ -9,7 +9,10 @@ second fresh clone (what CI runs on a clean checkout: `make test` there is cold,
 `ci:` lines. ``--env KEY=VALUE`` simulates another machine, e.g. ``--env ATEN_CPU_CAPABILITY=avx2 --env
 OMP_NUM_THREADS=1``. The result is printed and appended to benchmarks/results.md of this checkout.
 
-    python benchmarks/fresh_clone.py --mirror ../shared/data [--bench] [--ci] [--env K=V ...] [--keep]
+    python benchmarks/fresh_clone.py [--mirror ../shared/data] [--bench] [--ci] [--env K=V ...] [--keep]
+
+`make bench` runs it with ``--bench --ci``: cold and warm `make reproduce`, the model-work floor, cold `make test`
+and `.ci/run`'s step lines (set-up, stage, each pytest run) in one run, to compare the next change with as ratios.
 """
 
 from __future__ import annotations
@@ -84,15 +87,19 @@ def readme_order(checkout: Path, *, env: dict, log: Path, bench: bool) -> list[s
 def ci_run(checkout: Path, *, env: dict, log: Path) -> list[str]:
     before = load()
     seconds, code = timed([str(checkout / ".ci" / "run")], cwd=checkout, env=env, log=log)
-    steps = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
-             if re.match(r"ci: (start|end|make .* took)", line)]
+    text = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    steps = [line for line in text if re.match(r"ci: (start|end|make .* took)", line)]
+    # inside `make test` and `make test-full`: the set-up, the model-work stage, each pytest run
+    inside = [line.strip(" =") for line in text if re.match(r"(set-up: |  model work: every step|=+ .*(passed|failed).* in )",
+                                                            line)]
     return [f"`.ci/run` in a second fresh clone: {seconds / 60:.1f} min ({seconds:.0f} s), exit {code} "
-            f"({before} at its start); its own lines: " + "; ".join(s.removeprefix("ci: ") for s in steps)]
+            f"({before} at its start); its own lines: " + "; ".join(s.removeprefix("ci: ") for s in steps),
+            *(f"  {line}" for line in inside)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirror", type=Path, required=True, help="the data mirror (VQALIB_DATA_MIRROR)")
+    parser.add_argument("--mirror", type=Path, help="the data mirror (VQALIB_DATA_MIRROR); default: download")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for every command in the clone")
     parser.add_argument("--bench", action="store_true", help="also reproduce_bench.py in the clone")
     parser.add_argument("--ci", action="store_true", help="also .ci/run in a second fresh clone")
@@ -100,15 +107,16 @@ def main() -> None:
     args = parser.parse_args()
     extra = dict(item.split("=", 1) for item in args.env)
     env = {k: v for k, v in os.environ.items() if not k.startswith("VQALIB_")}
-    env.update(extra, VQALIB_DATA_MIRROR=str(args.mirror.resolve()))
+    env.update(extra, **({"VQALIB_DATA_MIRROR": str(args.mirror.resolve())} if args.mirror else {}))
     folders = [Path(tempfile.mkdtemp(prefix="vqalib-clone-"))]
     checkout, commit = clone(folders[0])
     lines = readme_order(checkout, env=env, log=folders[0] / "log.txt", bench=args.bench)
     if args.ci:
         folders.append(Path(tempfile.mkdtemp(prefix="vqalib-ci-")))
         ci_checkout, _ = clone(folders[1])
-        lines += ci_run(ci_checkout, env=env, log=folders[1] / "log.txt")
-        print(lines[-1], flush=True)
+        found = ci_run(ci_checkout, env=env, log=folders[1] / "log.txt")
+        lines += found
+        print("\n".join(found), flush=True)
     where = " ".join(f"{k}={v}" for k, v in extra.items()) or "default kernels and threads"
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     text = (f"\n## {stamp} ({platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}): "
