@@ -22,10 +22,8 @@ SCORE = "all: Weighted average"  # the recorded role score compared
 def recorded_scores(*, models_dir: Path | None = None) -> dict[str, float]:
     """Cross-validated weighted role F1 (all sources) recorded in each committed model's metadata: :data:`FROZEN`, and
     :data:`FINETUNED` when its weights are committed."""
-    from vqalib.papers.vizwiz_lf.classifier_io import load
-
     frozen_path = MODEL_PATHS["role"] if models_dir is None else Path(models_dir) / MODEL_PATHS["role"].name
-    scores = {FROZEN: float(load(frozen_path).metadata["cross_validation"]["f1"][SCORE])}
+    scores = {FROZEN: _frozen_score(frozen_path)}
     folder = classifier_finetune.FINETUNED_DIR if models_dir is None else Path(models_dir) / "finetuned"
     weights = folder / classifier_finetune.WEIGHTS_FILE
     if weights.is_file():
@@ -34,6 +32,31 @@ def recorded_scores(*, models_dir: Path | None = None) -> dict[str, float]:
         if recorded is not None:
             scores[FINETUNED] = float(recorded)
     return scores
+
+
+def _frozen_score(path: Path) -> float:
+    """The frozen classifier's recorded score, cached by the bytes of the file and of its hash record (reading the
+    classifier imports skops, about 3 s a process); any change to either reads the file again, with its checks."""
+    import hashlib
+    import json
+
+    from vqalib.core.caches import read_entry, write_entry
+    from vqalib.core.io import cache_root
+    from vqalib.papers.vizwiz_lf.classifier_io import HASH_RECORD, load
+
+    record = path.parent / HASH_RECORD
+    digest = hashlib.sha256(json.dumps([SCORE, "1"]).encode("utf-8") + path.read_bytes()
+                            + (record.read_bytes() if record.is_file() else b"")).hexdigest()
+    entry = cache_root("vizwiz-lf", "classifier-scores") / f"{digest[:32]}.json"
+    payload = read_entry(entry, kind="classifier score cache", max_bytes=1024)
+    if payload is not None:
+        try:
+            return float(json.loads(payload.decode("utf-8"))["score"])
+        except (ValueError, TypeError, KeyError):  # not ours: read the classifier again and replace it
+            pass
+    score = float(load(path).metadata["cross_validation"]["f1"][SCORE])
+    write_entry(entry, json.dumps({"score": score}).encode("utf-8"), kind="classifier score cache")
+    return score
 
 
 def choose(scores: dict[str, float]) -> str:

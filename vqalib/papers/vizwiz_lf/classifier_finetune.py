@@ -248,7 +248,7 @@ def read_metadata(path: Path = FINETUNED_DIR / WEIGHTS_FILE) -> dict:
     from vqalib.papers.vizwiz_lf.classifier_io import verify_recorded
 
     verify_recorded(Path(path))
-    with safe_open(str(path), framework="pt") as handle:
+    with safe_open(str(path), framework="np") as handle:  # the header only: no torch import (about 2 s)
         return json.loads((handle.metadata() or {}).get("vqalib", "{}"))
 
 
