@@ -224,6 +224,18 @@ def test_pooled_bleu_equals_the_library():
         assert table1._bleu_from_pooled(stats[rows].sum(axis=0))[0] == pytest.approx(lib)
 
 
+def test_cider_of_counted_rows_is_the_librarys_bit_for_bit():
+    from pycocoevalcap.cider.cider import Cider
+
+    stats = table1.FileStatistics.__new__(table1.FileStatistics)  # the CIDEr part alone: no METEOR JVM
+    stats.refs, stats.cands, stats._cooked = TOY_REFS, TOY_CANDS, None
+    for rows in ([0, 1, 2, 3], [0, 2], [3, 3, 1], [1, 1, 1, 0]):  # subsets and bootstrap draws with repeats
+        lib, segments = Cider().compute_score({i: list(TOY_REFS[r]) for i, r in enumerate(rows)},
+                                              {i: [TOY_CANDS[r]] for i, r in enumerate(rows)})
+        ours, our_segments = stats.cider(rows)
+        assert ours == float(lib) and np.array_equal(our_segments, np.asarray(segments, dtype=float))
+
+
 @pytest.mark.full  # scores a protocol twice with METEOR's JVM (about 7 s): make test-full, keeping the cold make test within its budget
 def test_protocol_scores_are_cached_by_content_and_come_back_bit_identical(small, tmp_path, monkeypatch):
     """A second scoring of the same inputs and settings reads Parquet/npz (no pickle) instead of running

@@ -62,13 +62,22 @@ class FileStatistics:
         _, rouge = Rouge().compute_score({i: list(r) for i, r in enumerate(refs)},
                                          {i: [c] for i, c in enumerate(cands)})
         self.rouge = np.asarray(rouge, dtype=float)
+        self._cooked = None  # each row's CIDEr n-gram counts, made at the first cider()
 
     def cider(self, rows: list[int]) -> tuple[float, np.ndarray]:
-        """CIDEr-D of the rows (corpus score, segment scores), with the document frequencies of those rows."""
+        """CIDEr-D of the rows (corpus score, segment scores), with the document frequencies of those rows: what
+        ``Cider().compute_score`` does, each row's n-grams counted once per file instead of once per set of rows."""
         from pycocoevalcap.cider.cider import Cider
+        from pycocoevalcap.cider.cider_scorer import CiderScorer
 
-        score, segments = Cider().compute_score({i: list(self.refs[r]) for i, r in enumerate(rows)},
-                                                {i: [self.cands[r]] for i, r in enumerate(rows)})
+        settings = Cider()
+        if self._cooked is None:
+            self._cooked = [CiderScorer(cand, list(refs), n=settings._n, sigma=settings._sigma)
+                            for cand, refs in zip(self.cands, self.refs)]
+        scorer = CiderScorer(n=settings._n, sigma=settings._sigma)
+        for r in rows:
+            scorer += self._cooked[r]
+        score, segments = scorer.compute_score()
         return float(score), np.asarray(segments, dtype=float)
 
     def scores(self, rows: list[int]) -> tuple[dict[str, float], dict[str, np.ndarray]]:
