@@ -103,7 +103,7 @@ test-full: data lmms-env inspect-env  ## slow checks (CI runs them too): noteboo
 	# the fine-tuned classifier's committed weights give its committed probabilities on the declared sample
 	$(BIN)/vqalib classify check
 
-bench: data  ## the benchmarks, appended to benchmarks/results.md: loading, metrics, ratings; then, in fresh clones, cold and warm `make reproduce`, the model-work floor, cold `make test` and `.ci/run` with its step lines (about 1.5 hours on 2 cores)
+bench: data  ## the benchmarks, appended to benchmarks/results.md: loading, metrics, ratings; then, in fresh clones, cold and warm `make reproduce`, the model-work floor, cold `make test` and `.ci/run` with its step lines (over an hour)
 	$(BIN)/python benchmarks/bench.py
 	$(BIN)/python benchmarks/ratings_bench.py
 	$(BIN)/python benchmarks/fresh_clone.py --bench --ci $(if $(VQALIB_DATA_MIRROR),--mirror $(VQALIB_DATA_MIRROR))
