@@ -90,8 +90,8 @@ def ci_run(checkout: Path, *, env: dict, log: Path) -> list[str]:
     text = log.read_text(encoding="utf-8", errors="replace").splitlines()
     steps = [line for line in text if re.match(r"ci: (start|end|make .* took)", line)]
     # inside `make test` and `make test-full`: the set-up, the model-work stage, each pytest run
-    inside = [line.strip(" =") for line in text if re.match(r"(set-up: |  model work: every step|=+ .*(passed|failed).* in )",
-                                                            line)]
+    inside = [line.strip(" =") for line in text
+              if re.match(r"(set-up: |  model work: every step|=+ .*(passed|failed).* in )", line)]
     return [f"`.ci/run` in a second fresh clone: {seconds / 60:.1f} min ({seconds:.0f} s), exit {code} "
             f"({before} at its start); its own lines: " + "; ".join(s.removeprefix("ci: ") for s in steps),
             *(f"  {line}" for line in inside)]

@@ -32,8 +32,8 @@ def pip_settings(python: str) -> dict[str, list[str]]:
     settings: dict[str, list[str]] = {}
     for line in lines:
         name, _, value = line.partition("=")
-        key = name.rsplit(".", 1)[-1]
-        for item in shlex.split(value.strip().strip("'\"")) if key in LISTS else [value.strip().strip("'\"")]:
+        key, value = name.rsplit(".", 1)[-1], value.strip().strip("'\"")
+        for item in shlex.split(value) if key in LISTS else [value]:
             if item not in settings.setdefault(key, []):
                 settings[key].append(item)
     return settings
